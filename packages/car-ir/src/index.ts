@@ -1,0 +1,3 @@
+export * from "./types.ts";
+export * from "./errors.ts";
+export * from "./json.ts";

@@ -1,0 +1,70 @@
+/**
+ * Plain-data helpers. Maps in the IR (parameters, state, effects) may hold any
+ * key — `__proto__`, `constructor`, `toString` — as ordinary data, so nothing
+ * here reads through the prototype chain or assigns with `obj[key] = v` on a
+ * prototype-bearing object.
+ */
+import type { JsonObject, JsonValue } from "./types.ts";
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** An empty map with no prototype: `__proto__` is an ordinary key on it. */
+export function emptyMap<T = JsonValue>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+/** Own-property lookup that never consults `Object.prototype`. */
+export function hasKey(obj: object, key: string): boolean {
+  return hasOwn.call(obj, key);
+}
+
+/** Own-property read: `undefined` when the key is absent, whatever the prototype says. */
+export function getOwn<T>(obj: Record<string, T>, key: string): T | undefined {
+  return hasOwn.call(obj, key) ? obj[key] : undefined;
+}
+
+/** Defines an own, enumerable data property, so `__proto__` stays a key. */
+export function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Deep JSON equality: key order is ignored, numbers compare by value. */
+export function jsonEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== "object") return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEquals(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b as object);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!hasOwn.call(b, k)) return false;
+    if (!jsonEquals((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/**
+ * A deep copy of JSON data into prototype-free maps, so the copy can be
+ * mutated and read without any key reaching `Object.prototype`.
+ */
+export function cloneJson<T extends JsonValue>(value: T): T {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => cloneJson(v)) as T;
+  const out = emptyMap();
+  for (const k of Object.keys(value)) setOwn(out, k, cloneJson((value as JsonObject)[k] as JsonValue));
+  return out as T;
+}
+
+/** The string form a policy rule matches against: strings as-is, anything else as compact JSON. */
+export function stringCoerce(value: JsonValue): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}

@@ -1,0 +1,17 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * Shared vitest settings: resolve workspace packages from `src/` through the
+ * `source` export condition (no build needed), and write a JSON report that
+ * `.ci/run` sums into its closing `N passed, N failed` line.
+ */
+export const sharedConfig = defineConfig({
+  resolve: { conditions: ["source"] },
+  ssr: { resolve: { conditions: ["source"] } },
+  test: {
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
