@@ -1,0 +1,50 @@
+/**
+ * Time and identity are injected wherever they appear (ids, timestamps,
+ * timeouts, backoff) so every test is deterministic.
+ */
+import { randomUUID } from "node:crypto";
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+}
+
+export interface IdGenerator {
+  /** A fresh, unique id. */
+  next(): string;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** UUIDv4-based ids. */
+export const randomIds: IdGenerator = { next: () => randomUUID() };
+
+/** 12 lowercase hex characters from a UUIDv4: the spec's proposal id form. */
+export function shortId(ids: IdGenerator = randomIds): string {
+  return ids.next().replace(/-/g, "").slice(0, 12);
+}
+
+/** Deterministic ids for tests: `prefix1`, `prefix2`, … */
+export function sequentialIds(prefix = "id"): IdGenerator {
+  let n = 0;
+  return { next: () => `${prefix}${++n}` };
+}
+
+/** A clock that only moves when told to. */
+export function manualClock(startMs = 0): Clock & { advance(ms: number): void; set(ms: number): void } {
+  let t = startMs;
+  return {
+    now: () => t,
+    advance(ms: number) {
+      t += ms;
+    },
+    set(ms: number) {
+      t = ms;
+    },
+  };
+}
+
+/** RFC 3339 in UTC, as the wire format writes timestamps. */
+export function rfc3339(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,167 @@
+/**
+ * The one source of truth for ordering (DECISIONS.md §1). Edges come from
+ * explicit `dependencies` (any direction; unknown ids and cycles are errors)
+ * and from `state_dependencies` (the latest *earlier-declared* writer of the
+ * key), and `state_write`s to one key keep declaration order. Verify, the
+ * transaction check and the engine all read edges from here.
+ *
+ * Everything is index-based arrays: this runs on every proposal, at up to
+ * 100k actions, so no per-edge objects and no graph library on this path.
+ */
+import type { Action } from "./types.ts";
+import { CarError } from "./errors.ts";
+import { effectiveWriteSet } from "./state-sets.ts";
+
+export interface DependencyGraph {
+  /** Action ids in declaration order. */
+  readonly ids: readonly string[];
+  /** Action id → declaration index. */
+  readonly indexOf: ReadonlyMap<string, number>;
+  /** `preds[i]`: indices that must finish before action `i` starts (deduplicated). */
+  readonly preds: readonly (readonly number[])[];
+  /** `succs[i]`: indices waiting on action `i`. */
+  readonly succs: readonly (readonly number[])[];
+  /** A topological order of all indices (declaration order among ready actions). */
+  readonly order: readonly number[];
+  /** `level[i]`: length of the longest dependency chain ending at `i`. */
+  readonly level: readonly number[];
+}
+
+function indexIds(actions: readonly Action[]): Map<string, number> {
+  const indexOf = new Map<string, number>();
+  const duplicates: string[] = [];
+  actions.forEach((a, i) => {
+    if (indexOf.has(a.id)) duplicates.push(a.id);
+    else indexOf.set(a.id, i);
+  });
+  if (duplicates.length > 0) {
+    throw new CarError("invalid_proposal", `duplicate action ids: ${[...new Set(duplicates)].join(", ")}`, {
+      problems: duplicates.map((id) => ({ pointer: `/actions/${actions.findLastIndex((a) => a.id === id)}/id`, message: `duplicate action id '${id}'` })),
+    });
+  }
+  return indexOf;
+}
+
+function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): number[][] {
+  const preds: number[][] = new Array(actions.length);
+  const lastWriter = new Map<string, number>();
+  const lastStateWrite = new Map<string, number>();
+  const unknown: { pointer: string; message: string }[] = [];
+  for (let i = 0; i < actions.length; i++) {
+    const action = actions[i]!;
+    const mine = new Set<number>();
+    action.dependencies.forEach((dep, d) => {
+      const j = indexOf.get(dep);
+      if (j === undefined) unknown.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${dep}'` });
+      else mine.add(j);
+    });
+    for (const key of action.state_dependencies) {
+      const j = lastWriter.get(key);
+      if (j !== undefined) mine.add(j);
+    }
+    const writes = effectiveWriteSet(action);
+    if (action.type === "state_write") {
+      for (const key of writes) {
+        const j = lastStateWrite.get(key);
+        if (j !== undefined) mine.add(j);
+        lastStateWrite.set(key, i);
+      }
+    }
+    for (const key of writes) lastWriter.set(key, i);
+    preds[i] = [...mine];
+  }
+  if (unknown.length > 0) {
+    throw new CarError("invalid_proposal", `dependencies name unknown actions: ${unknown.map((u) => u.message).join("; ")}`, { problems: unknown });
+  }
+  return preds;
+}
+
+/** Finds one cycle among nodes Kahn's algorithm could not order, as action ids. */
+function findCycle(preds: readonly (readonly number[])[], remaining: ReadonlySet<number>, ids: readonly string[]): string[] {
+  const state = new Map<number, 1 | 2>(); // 1 = on the DFS stack, 2 = done
+  for (const start of remaining) {
+    if (state.has(start)) continue;
+    const stack: { node: number; next: number }[] = [{ node: start, next: 0 }];
+    const path: number[] = [start];
+    state.set(start, 1);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const ps = preds[top.node]!;
+      if (top.next < ps.length) {
+        const p = ps[top.next++]!;
+        if (!remaining.has(p)) continue;
+        const s = state.get(p);
+        if (s === 1) {
+          const cycle = path.slice(path.indexOf(p)).reverse();
+          return cycle.map((n) => ids[n]!);
+        }
+        if (s === undefined) {
+          state.set(p, 1);
+          stack.push({ node: p, next: 0 });
+          path.push(p);
+        }
+      } else {
+        state.set(top.node, 2);
+        stack.pop();
+        path.pop();
+      }
+    }
+  }
+  return [...remaining].map((n) => ids[n]!);
+}
+
+/**
+ * Computes every edge of a proposal's DAG and a topological order with levels.
+ * Throws `invalid_proposal` for duplicate ids, unknown dependency ids and
+ * cycles (naming the ids on the cycle).
+ */
+export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
+  const n = actions.length;
+  const indexOf = indexIds(actions);
+  const preds = collectPreds(actions, indexOf);
+  const succs: number[][] = Array.from({ length: n }, () => []);
+  const pending = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const ps = preds[i]!;
+    pending[i] = ps.length;
+    for (const p of ps) succs[p]!.push(i);
+  }
+  const level = new Array<number>(n).fill(0);
+  const order: number[] = [];
+  for (let i = 0; i < n; i++) if (pending[i] === 0) order.push(i);
+  for (let head = 0; head < order.length; head++) {
+    const i = order[head]!;
+    const next = level[i]! + 1;
+    for (const s of succs[i]!) {
+      if (level[s]! < next) level[s] = next;
+      if (--pending[s]! === 0) order.push(s);
+    }
+  }
+  const ids = actions.map((a) => a.id);
+  if (order.length < n) {
+    const ordered = new Set(order);
+    const remaining = new Set<number>();
+    for (let i = 0; i < n; i++) if (!ordered.has(i)) remaining.add(i);
+    const cycle = findCycle(preds, remaining, ids);
+    throw new CarError("invalid_proposal", `dependency cycle: ${[...cycle, cycle[0]].join(" -> ")}`, {
+      cycle,
+      problems: [{ pointer: `/actions/${indexOf.get(cycle[0]!)}/dependencies`, message: `dependency cycle through ${cycle.join(", ")}` }],
+    });
+  }
+  return { ids, indexOf, preds, succs, order, level };
+}
+
+/** Groups a graph's actions into levels of ids, declaration order inside a level. */
+export function levelsOf(graph: DependencyGraph): string[][] {
+  const levels: string[][] = [];
+  for (let i = 0; i < graph.ids.length; i++) {
+    const l = graph.level[i]!;
+    (levels[l] ??= []).push(graph.ids[i]!);
+  }
+  return levels;
+}
+
+/** The layered topological order: actions in one level are independent of each other. */
+export function buildDag(actions: readonly Action[]): string[][] {
+  return levelsOf(dependencyEdges(actions));
+}

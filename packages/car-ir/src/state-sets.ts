@@ -1,0 +1,53 @@
+/**
+ * The keys an action reads and writes. Both are unions of the explicit
+ * transactional sets with the keys derived from the rest of the action: a
+ * partial `write_set` must never narrow the real footprint, or a conflict on
+ * an unlisted key would go undetected (car-ir-Action.md).
+ */
+import type { Action, ActionProposal, Reversibility } from "./types.ts";
+import { getOwn } from "./json.ts";
+
+function stateKeyParam(action: Action): string | undefined {
+  const key = getOwn(action.parameters, "key");
+  return typeof key === "string" ? key : undefined;
+}
+
+/** Explicit `write_set` ∪ `expected_effects` keys ∪ a `state_write`'s `key` parameter. */
+export function effectiveWriteSet(action: Action): string[] {
+  const keys = new Set(action.write_set);
+  for (const k of Object.keys(action.expected_effects)) keys.add(k);
+  if (action.type === "state_write") {
+    const k = stateKeyParam(action);
+    if (k !== undefined) keys.add(k);
+  }
+  return [...keys];
+}
+
+/** Explicit `read_set` ∪ `state_dependencies` ∪ assumption keys ∪ a `state_read`'s `key` parameter. */
+export function effectiveReadSet(action: Action): string[] {
+  const keys = new Set(action.read_set);
+  for (const k of action.state_dependencies) keys.add(k);
+  for (const a of action.assumptions) keys.add(a.key);
+  if (action.type === "state_read") {
+    const k = stateKeyParam(action);
+    if (k !== undefined) keys.add(k);
+  }
+  return [...keys];
+}
+
+/** `compensable` with no `compensation`: the one incoherent pairing the types allow. */
+export function missingRequiredCompensation(action: Action): boolean {
+  return action.reversibility === "compensable" && action.compensation === undefined;
+}
+
+const RANK: Record<Reversibility, number> = { reversible: 0, compensable: 1, irreversible: 2 };
+
+/**
+ * The batch's rollback contract: the worst reversibility any action declares.
+ * An empty batch is `"reversible"` — nothing to undo is not "unknown".
+ */
+export function rollbackContract(proposal: Pick<ActionProposal, "actions">): Reversibility {
+  let worst: Reversibility = "reversible";
+  for (const a of proposal.actions) if (RANK[a.reversibility] > RANK[worst]) worst = a.reversibility;
+  return worst;
+}
