@@ -1,0 +1,133 @@
+/**
+ * The dependency chain is ir → verify, policy → engine → conformance, cli.
+ * These tests read every package's sources and manifest and fail when a
+ * package reaches up (or sideways) the chain, or deep-imports another
+ * package's internals instead of its `exports` map.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** Layer of each package: a package may depend only on packages of a lower layer. */
+const LAYERS: Record<string, number> = {
+  "@car/ir": 0,
+  "@car/verify": 1,
+  "@car/policy": 1,
+  "@car/engine": 2,
+  "@car/conformance": 3,
+  "@car/cli": 3,
+};
+/** Test-only exceptions: the CLI's tests run the conformance suite against `car serve`. */
+const TEST_ONLY_EDGES = new Set(["@car/cli -> @car/conformance"]);
+
+interface Pkg {
+  name: string;
+  dir: string;
+  manifest: { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; exports?: Record<string, unknown> };
+}
+
+function packages(): Pkg[] {
+  const out: Pkg[] = [];
+  for (const group of ["packages", "apps"]) {
+    for (const entry of readdirSync(join(root, group))) {
+      const dir = join(root, group, entry);
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      out.push({ name: manifest.name, dir, manifest });
+    }
+  }
+  return out;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const entry of readdirSync(d)) {
+      if (entry === "node_modules" || entry === "dist") continue;
+      const p = join(d, entry);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(ts|mts|js|mjs)$/.test(entry)) out.push(p);
+    }
+  };
+  for (const sub of ["src", "bench"]) {
+    try {
+      walk(join(dir, sub));
+    } catch {
+      // a package without bench/ is fine
+    }
+  }
+  return out;
+}
+
+const IMPORT_RE = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const specs: string[] = [];
+  for (const m of text.matchAll(IMPORT_RE)) specs.push((m[1] ?? m[2] ?? m[3])!);
+  return specs;
+}
+
+function exportedSubpaths(pkg: Pkg): Set<string> {
+  return new Set(Object.keys(pkg.manifest.exports ?? { ".": "" }));
+}
+
+const all = packages();
+const byName = new Map(all.map((p) => [p.name, p]));
+
+describe("layering", () => {
+  it("knows every workspace package", () => {
+    expect(all.map((p) => p.name).sort()).toEqual(Object.keys(LAYERS).sort());
+  });
+
+  for (const pkg of all) {
+    it(`${pkg.name} imports only packages below it, through their exports`, () => {
+      const problems: string[] = [];
+      for (const file of sourceFiles(pkg.dir)) {
+        const isTest = /\.test\.ts$/.test(file) || file.includes(`${pkg.dir}/bench/`);
+        for (const spec of importsOf(file)) {
+          const where = relative(root, file);
+          if (spec.startsWith(".")) {
+            const target = resolve(dirname(file), spec);
+            if (!target.startsWith(pkg.dir + "/")) problems.push(`${where}: relative import leaves the package: ${spec}`);
+            continue;
+          }
+          const m = /^(@car\/[^/]+)(\/.*)?$/.exec(spec);
+          if (!m) continue;
+          const [, name, sub] = m as unknown as [string, string, string | undefined];
+          if (name === pkg.name) {
+            problems.push(`${where}: imports its own package by name: ${spec}`);
+            continue;
+          }
+          const target = byName.get(name);
+          if (!target) {
+            problems.push(`${where}: unknown workspace package ${name}`);
+            continue;
+          }
+          const edge = `${pkg.name} -> ${name}`;
+          const allowedForTest = isTest && TEST_ONLY_EDGES.has(edge);
+          if (LAYERS[name]! >= LAYERS[pkg.name]! && !allowedForTest) problems.push(`${where}: ${edge} points up or sideways the chain`);
+          const subpath = sub ? `.${sub}` : ".";
+          if (!exportedSubpaths(target).has(subpath)) problems.push(`${where}: deep import ${spec} is not in ${name}'s exports map`);
+        }
+      }
+      expect(problems).toEqual([]);
+    });
+
+    it(`${pkg.name} declares only dependencies below it`, () => {
+      const deps = { ...pkg.manifest.dependencies, ...pkg.manifest.optionalDependencies };
+      const bad = Object.keys(deps).filter((d) => d in LAYERS && LAYERS[d]! >= LAYERS[pkg.name]!);
+      expect(bad).toEqual([]);
+    });
+  }
+
+  it("catches an upward import (positive control)", () => {
+    const fake = "import { Runtime } from \"@car/engine\";\nimport { x } from '@car/ir/src/dag.ts';\n";
+    const specs = [...fake.matchAll(IMPORT_RE)].map((m) => m[1] ?? m[2] ?? m[3]);
+    expect(specs).toEqual(["@car/engine", "@car/ir/src/dag.ts"]);
+    expect(LAYERS["@car/engine"]! >= LAYERS["@car/ir"]!).toBe(true);
+    expect(exportedSubpaths(byName.get("@car/ir")!).has("./src/dag.ts")).toBe(false);
+  });
+});
