@@ -1,0 +1,136 @@
+/**
+ * One `.car/policies/*.toml` file → `PolicyRules`. Strict on purpose: a typo
+ * in a security rule must surface, so a malformed document, an unknown key, a
+ * value of the wrong type, or a `[[trace_rule]]` (recognised, but nothing
+ * enforces it) is a `PolicyLoadError` naming the file — never a rule quietly
+ * dropped.
+ */
+import { emptyMap, type JsonValue, setOwn } from "@car/ir";
+import { parse, TomlDate } from "smol-toml";
+import { PolicyLoadError } from "./policy-load-error.ts";
+import { PolicyRules } from "./policy-rules.ts";
+
+type Table = Record<string, unknown>;
+
+export function parsePolicyFile(file: string, text: string): PolicyRules {
+  let doc: Table;
+  try {
+    doc = parse(text) as Table;
+  } catch (err) {
+    throw new PolicyLoadError(file, `not valid TOML: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  const fail = (problem: string): never => {
+    throw new PolicyLoadError(file, problem);
+  };
+  const rules = new PolicyRules();
+  for (const key of Object.keys(doc)) {
+    const value = doc[key];
+    switch (key) {
+      case "deny_tool":
+        rules.deny_tool = stringList(value, key, fail);
+        break;
+      case "deny_keyword":
+        rules.deny_keyword = stringList(value, key, fail);
+        break;
+      case "deny_tool_param":
+        rules.deny_tool_param = tables(value, key, fail).map((t, i) => {
+          const at = `${key}[${i}]`;
+          onlyKeys(t, at, ["tool", "param", "equals", "contains"], fail);
+          return {
+            tool: str(t, "tool", at, fail),
+            param: str(t, "param", at, fail),
+            ...(t["equals"] !== undefined ? { equals: toJson(t["equals"]) } : {}),
+            ...(t["contains"] !== undefined ? { contains: str(t, "contains", at, fail) } : {}),
+          };
+        });
+        break;
+      case "allow_tool_param":
+        rules.allow_tool_param = tables(value, key, fail).map((t, i) => {
+          const at = `${key}[${i}]`;
+          onlyKeys(t, at, ["tool", "param", "allow"], fail);
+          return {
+            tool: str(t, "tool", at, fail),
+            param: str(t, "param", at, fail),
+            allow: t["allow"] === undefined ? [] : stringList(t["allow"], `${at}.allow`, fail),
+          };
+        });
+        break;
+      case "deny_tool_param_matching":
+        rules.deny_tool_param_matching = tables(value, key, fail).map((t, i) => {
+          const at = `${key}[${i}]`;
+          onlyKeys(t, at, ["tool", "param", "matches", "negate"], fail);
+          const negate = t["negate"] ?? false;
+          if (typeof negate !== "boolean") fail(`${at}.negate must be a boolean`);
+          return {
+            tool: str(t, "tool", at, fail),
+            param: str(t, "param", at, fail),
+            matches: str(t, "matches", at, fail),
+            negate: negate as boolean,
+          };
+        });
+        break;
+      case "rate_limit_tool":
+        rules.rate_limit_tool = tables(value, key, fail).map((t, i) => {
+          const at = `${key}[${i}]`;
+          onlyKeys(t, at, ["tool", "max_calls", "interval_secs"], fail);
+          const maxCalls = t["max_calls"];
+          const interval = t["interval_secs"];
+          if (typeof maxCalls !== "number" || !Number.isSafeInteger(maxCalls) || maxCalls < 0) {
+            fail(`${at}.max_calls must be a non-negative integer`);
+          }
+          if (typeof interval !== "number" || !Number.isFinite(interval) || interval <= 0) {
+            fail(`${at}.interval_secs must be a positive number of seconds`);
+          }
+          return { tool: str(t, "tool", at, fail), max_calls: maxCalls as number, interval_secs: interval as number };
+        });
+        break;
+      case "trace_rule":
+        fail("[[trace_rule]] is recognised but not enforced by any gate, so it is refused rather than silently ignored");
+        break;
+      default:
+        fail(`unknown key '${key}'`);
+    }
+  }
+  return rules;
+}
+
+type Fail = (problem: string) => never;
+
+function stringList(value: unknown, at: string, fail: Fail): string[] {
+  if (!Array.isArray(value)) return fail(`${at} must be an array of strings`);
+  for (const v of value) if (typeof v !== "string") fail(`${at} must be an array of strings`);
+  return value as string[];
+}
+
+function tables(value: unknown, at: string, fail: Fail): Table[] {
+  if (!Array.isArray(value)) return fail(`${at} must be an array of tables ([[${at}]])`);
+  for (const v of value) if (!isTable(v)) fail(`${at} must be an array of tables ([[${at}]])`);
+  return value as Table[];
+}
+
+function isTable(v: unknown): v is Table {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+function onlyKeys(t: Table, at: string, allowed: readonly string[], fail: Fail): void {
+  for (const k of Object.keys(t)) if (!allowed.includes(k)) fail(`unknown key '${k}' in ${at}`);
+}
+
+function str(t: Table, key: string, at: string, fail: Fail): string {
+  const v = t[key];
+  if (v === undefined) return fail(`${at}.${key} is required`);
+  if (typeof v !== "string") return fail(`${at}.${key} must be a string`);
+  return v;
+}
+
+/** TOML data as JSON: dates become their TOML text, tables become prototype-free maps. */
+function toJson(value: unknown): JsonValue {
+  if (value instanceof TomlDate) return value.toISOString();
+  if (Array.isArray(value)) return value.map(toJson);
+  if (isTable(value)) {
+    const out = emptyMap();
+    for (const k of Object.keys(value)) setOwn(out, k, toJson(value[k]));
+    return out;
+  }
+  return value as JsonValue;
+}

@@ -1,0 +1,100 @@
+/**
+ * The declarative rule set of `.car/policies/*.toml`: plain data, merged across
+ * files and directories, then lowered onto a `PolicyEngine`. Merging only
+ * concatenates — every kind is a prohibition, so more rules can only deny more.
+ */
+import type { JsonValue } from "@car/ir";
+import type { PolicyEngine } from "../engine.ts";
+import { allowToolParamRule } from "../rules/allow-tool-param.ts";
+import { denyKeywordRule } from "../rules/deny-keyword.ts";
+import { denyToolRule } from "../rules/deny-tool.ts";
+import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
+import { denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
+import { type Clock, rateLimitToolRule } from "../rules/rate-limit-tool.ts";
+
+export interface DenyToolParamSpec {
+  tool: string;
+  param: string;
+  equals?: JsonValue;
+  contains?: string;
+}
+
+export interface AllowToolParamSpec {
+  tool: string;
+  param: string;
+  allow: string[];
+}
+
+export interface DenyToolParamMatchingSpec {
+  tool: string;
+  param: string;
+  matches: string;
+  negate: boolean;
+}
+
+export interface RateLimitToolSpec {
+  tool: string;
+  max_calls: number;
+  interval_secs: number;
+}
+
+export interface ApplyOptions {
+  /** The clock rate-limit windows read; defaults to wall time. */
+  clock?: Clock;
+}
+
+export class PolicyRules {
+  deny_tool: string[] = [];
+  deny_keyword: string[] = [];
+  deny_tool_param: DenyToolParamSpec[] = [];
+  allow_tool_param: AllowToolParamSpec[] = [];
+  deny_tool_param_matching: DenyToolParamMatchingSpec[] = [];
+  rate_limit_tool: RateLimitToolSpec[] = [];
+
+  /** Appends `other`'s rules after this set's (file order is merge order). */
+  merge(other: PolicyRules): this {
+    this.deny_tool.push(...other.deny_tool);
+    this.deny_keyword.push(...other.deny_keyword);
+    this.deny_tool_param.push(...other.deny_tool_param);
+    this.allow_tool_param.push(...other.allow_tool_param);
+    this.deny_tool_param_matching.push(...other.deny_tool_param_matching);
+    this.rate_limit_tool.push(...other.rate_limit_tool);
+    return this;
+  }
+
+  /** How many rules the set holds; each list entry is one rule. */
+  get len(): number {
+    return (
+      this.deny_tool.length +
+      this.deny_keyword.length +
+      this.deny_tool_param.length +
+      this.allow_tool_param.length +
+      this.deny_tool_param_matching.length +
+      this.rate_limit_tool.length
+    );
+  }
+
+  /**
+   * Registers one engine rule per entry. Regexes compile here, once; each
+   * rate limit gets its own window, starting empty.
+   */
+  apply(engine: PolicyEngine, options: ApplyOptions = {}): void {
+    for (const tool of this.deny_tool) engine.register(denyToolRule(`deny_tool:${tool}`, tool));
+    for (const keyword of this.deny_keyword) engine.register(denyKeywordRule(keyword));
+    for (const r of this.deny_tool_param) {
+      engine.register(
+        denyToolParamConditionRule(r.tool, r.param, {
+          ...(r.equals !== undefined ? { equals: r.equals } : {}),
+          ...(r.contains !== undefined ? { contains: r.contains } : {}),
+        }),
+      );
+    }
+    for (const r of this.allow_tool_param) engine.register(allowToolParamRule(r.tool, r.param, r.allow));
+    for (const r of this.deny_tool_param_matching) {
+      engine.register(denyToolParamMatchingRule(r.tool, r.param, r.matches, r.negate));
+    }
+    for (const r of this.rate_limit_tool) {
+      engine.register(rateLimitToolRule(r.tool, r.max_calls, r.interval_secs, options.clock));
+    }
+  }
+}

@@ -1,0 +1,18 @@
+export { PolicyEngine, type PolicyRule } from "./engine.ts";
+export { type PolicyState, type StateLookup } from "./state.ts";
+export { denyToolRule } from "./rules/deny-tool.ts";
+export { denyToolParamRule } from "./rules/deny-tool-param.ts";
+export { requireStateRule } from "./rules/require-state.ts";
+export { callbackRule, type PolicyCallback } from "./rules/callback.ts";
+export { type Clock, systemClock } from "./rules/rate-limit-tool.ts";
+export { PolicyLoadError } from "./files/policy-load-error.ts";
+export {
+  PolicyRules,
+  type AllowToolParamSpec,
+  type ApplyOptions,
+  type DenyToolParamMatchingSpec,
+  type DenyToolParamSpec,
+  type RateLimitToolSpec,
+} from "./files/policy-rules.ts";
+export { parsePolicyFile } from "./files/parse-policy-file.ts";
+export { loadPolicyDir } from "./files/load-policy-dir.ts";

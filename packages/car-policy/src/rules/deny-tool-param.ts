@@ -1,0 +1,54 @@
+/**
+ * `deny_tool_param`: refuse a call to one tool by one parameter's value. The
+ * registered form matches a substring; the file form adds exact JSON equality
+ * and a bare presence check. An absent parameter never violates.
+ */
+import { type Action, getOwn, jsonEquals, type JsonValue, stringCoerce } from "@car/ir";
+import type { PolicyRule } from "../engine.ts";
+
+/** What a file rule compares; with neither field set the rule denies presence alone. */
+export interface ParamCondition {
+  equals?: JsonValue;
+  contains?: string;
+}
+
+/** The registered form: `pattern` is a substring of the string-coerced value. */
+export function denyToolParamRule(name: string, tool: string, key: string, pattern: string): PolicyRule {
+  const reason = `param '${key}' matches denied pattern '${pattern}'`;
+  return {
+    name,
+    evaluate(action: Action) {
+      if (action.tool !== tool) return undefined;
+      const value = getOwn(action.parameters, key);
+      return value !== undefined && stringCoerce(value).includes(pattern) ? reason : undefined;
+    },
+  };
+}
+
+/**
+ * The file form. The reason names the tool, the parameter and which test
+ * fired — never the value, which is what such a rule exists to keep out of logs.
+ */
+export function denyToolParamConditionRule(tool: string, param: string, condition: ParamCondition): PolicyRule {
+  const { equals, contains } = condition;
+  const test =
+    equals !== undefined && contains !== undefined
+      ? "equals a denied value and contains a denied substring"
+      : equals !== undefined
+        ? "equals a denied value"
+        : contains !== undefined
+          ? "contains a denied substring"
+          : "is present, which is denied";
+  const reason = `parameter '${param}' of tool '${tool}' ${test}`;
+  return {
+    name: `deny_tool_param:${tool}.${param}`,
+    evaluate(action: Action) {
+      if (action.tool !== tool) return undefined;
+      const value = getOwn(action.parameters, param);
+      if (value === undefined) return undefined;
+      if (equals !== undefined && !jsonEquals(value, equals)) return undefined;
+      if (contains !== undefined && !stringCoerce(value).includes(contains)) return undefined;
+      return reason;
+    },
+  };
+}
