@@ -1,0 +1,45 @@
+/**
+ * The event-log seam: append, query, count and a live feed. `append` is
+ * synchronous so the engine's hot path never waits on I/O; a durable backend
+ * buffers what a proposal appends and writes it in the same transaction as
+ * the proposal's state changes (`RuntimeStore.commitProposal` receives those
+ * events).
+ */
+import { getOwn } from "@car/ir";
+import type { CarEvent, EventQuery, NewEvent } from "./event.ts";
+
+export interface SubscribeOptions {
+  /** Only events matching this query (its `order`/`limit` are ignored). */
+  filter?: EventQuery;
+  /** Ends the feed when aborted. */
+  signal?: AbortSignal;
+}
+
+export interface EventLog {
+  append(event: NewEvent): CarEvent;
+  query(query?: EventQuery): CarEvent[];
+  count(query?: EventQuery): number;
+  /** Every event appended from now on that matches, until `return()` or the signal aborts. */
+  subscribe(options?: SubscribeOptions): AsyncIterableIterator<CarEvent>;
+}
+
+/** A predicate for one query's filters (not its order or limit); shared by every backend that filters in memory. */
+export function eventMatcher(query: EventQuery): (event: CarEvent) => boolean {
+  const kinds = query.kinds !== undefined && query.kinds.length > 0 ? new Set<string>(query.kinds) : undefined;
+  const since = query.since === undefined ? undefined : Date.parse(query.since);
+  const until = query.until === undefined ? undefined : Date.parse(query.until);
+  const matches = query.data_matches === undefined ? [] : Object.entries(query.data_matches);
+  return (event) => {
+    if (kinds !== undefined && !kinds.has(event.kind)) return false;
+    if (query.proposal_id !== undefined && event.proposal_id !== query.proposal_id) return false;
+    if (query.action_id !== undefined && event.action_id !== query.action_id) return false;
+    if (query.after_seq !== undefined && event.seq <= query.after_seq) return false;
+    if (since !== undefined || until !== undefined) {
+      const t = Date.parse(event.timestamp);
+      if (since !== undefined && t < since) return false;
+      if (until !== undefined && t >= until) return false;
+    }
+    for (const [key, value] of matches) if (getOwn(event.data, key) !== value) return false;
+    return true;
+  };
+}
