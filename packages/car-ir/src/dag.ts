@@ -29,15 +29,13 @@ export interface DependencyGraph {
 
 function indexIds(actions: readonly Action[]): Map<string, number> {
   const indexOf = new Map<string, number>();
-  const duplicates: string[] = [];
+  const duplicates: { pointer: string; message: string }[] = [];
   actions.forEach((a, i) => {
-    if (indexOf.has(a.id)) duplicates.push(a.id);
+    if (indexOf.has(a.id)) duplicates.push({ pointer: `/actions/${i}/id`, message: `duplicate action id '${a.id}'` });
     else indexOf.set(a.id, i);
   });
   if (duplicates.length > 0) {
-    throw new CarError("invalid_proposal", `duplicate action ids: ${[...new Set(duplicates)].join(", ")}`, {
-      problems: duplicates.map((id) => ({ pointer: `/actions/${actions.findLastIndex((a) => a.id === id)}/id`, message: `duplicate action id '${id}'` })),
-    });
+    throw new CarError("invalid_proposal", `duplicate action ids: ${duplicates.map((d) => d.message).join("; ")}`, { problems: duplicates });
   }
   return indexOf;
 }

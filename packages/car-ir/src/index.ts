@@ -5,3 +5,29 @@ export * from "./state-sets.ts";
 export * from "./precondition.ts";
 export * from "./dag.ts";
 export * from "./clock.ts";
+export { schemas, type SchemaName } from "./schemas.ts";
+export { shapeProblems, pointerToken } from "./validate.ts";
+export { compileSchema, type SchemaError, type SchemaValidation, type SchemaValidator } from "./compile-schema.ts";
+export { canonicalJson, paramsDigest } from "./canonical.ts";
+export { parseOutputRef, findOutputRefs, outputRefsOf, resolveOutputRefs, type OutputRef, type LocatedOutputRef, type OutputLookup } from "./refs.ts";
+export { parseProposal, parseAction, type ParseOptions } from "./parse-proposal.ts";
+export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
+export {
+  serializeProposal,
+  stringifyProposal,
+  serializeAction,
+  serializeActionResult,
+  serializeProposalResult,
+  serializeCostSummary,
+} from "./serialize.ts";
+export {
+  newAction,
+  toolCall,
+  stateWrite,
+  stateRead,
+  assertion,
+  precondition,
+  type ActionOverrides,
+  type FactoryOptions,
+  type PreconditionInput,
+} from "./factories.ts";

@@ -1,0 +1,147 @@
+import { describe, expect, it } from "vitest";
+import { CarError, manualClock, parseAction, parseProposal, sequentialIds, serializeProposal, stringifyProposal } from "./index.ts";
+
+function problemsOf(input: unknown): { pointer: string; message: string }[] {
+  try {
+    parseProposal(input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(CarError);
+    expect((error as CarError).code).toBe("invalid_proposal");
+    return (error as CarError).details.problems ?? [];
+  }
+  throw new Error("expected parseProposal to throw");
+}
+
+describe("parseProposal defaults", () => {
+  it("fills every documented default", () => {
+    const p = parseProposal('{"actions":[{"type":"tool_call","tool":"t"}]}', { ids: sequentialIds("g"), clock: manualClock(Date.UTC(2026, 4, 2, 12)) });
+    expect(p.id).toBe("g1");
+    expect(p.source).toBe("unknown");
+    expect(p.timestamp).toBe("2026-05-02T12:00:00.000Z");
+    expect(p.context).toEqual({});
+    const a = p.actions[0]!;
+    expect(a).toEqual({
+      id: "g2",
+      type: "tool_call",
+      tool: "t",
+      parameters: {},
+      preconditions: [],
+      expected_effects: {},
+      dependencies: [],
+      state_dependencies: [],
+      read_set: [],
+      write_set: [],
+      assumptions: [],
+      invocation_mode: "one_shot",
+      reversibility: "irreversible",
+      idempotent: false,
+      max_retries: 3,
+      failure_behavior: "abort",
+      metadata: {},
+    });
+    expect("compensation" in a).toBe(false);
+    expect("timeout_ms" in a).toBe(false);
+  });
+
+  it("generates a 12-hex proposal id from a UUIDv4 by default", () => {
+    expect(parseProposal({ actions: [] }).id).toMatch(/^[0-9a-f]{12}$/);
+  });
+
+  it("defaults a precondition's operator, value and description", () => {
+    const p = parseProposal({ actions: [{ id: "a", type: "assertion", preconditions: [{ key: "k" }] }] });
+    expect(p.actions[0]!.preconditions[0]).toEqual({ key: "k", operator: "eq", value: null, description: "" });
+  });
+
+  it("never lets a generated action id collide with a declared one", () => {
+    const p = parseProposal({ actions: [{ type: "assertion" }, { id: "x1", type: "assertion" }] }, { ids: sequentialIds("x") });
+    expect(p.actions.map((a) => a.id)).toEqual(["x2", "x1"]);
+  });
+});
+
+describe("parseProposal round trip", () => {
+  it("keeps unknown fields on the proposal, actions and preconditions", () => {
+    const text = JSON.stringify({
+      id: "p",
+      source: "s",
+      timestamp: "2026-05-02T12:00:00Z",
+      actions: [{ id: "a", type: "assertion", preconditions: [{ key: "k", operator: "EQ", value: 1, description: "", hint: 2 }], cost: { usd: 1 } }],
+      context: {},
+      future: [1],
+    });
+    const p = parseProposal(text);
+    const wire = serializeProposal(p);
+    expect(wire["future"]).toEqual([1]);
+    expect((wire["actions"] as { cost: unknown }[])[0]!.cost).toEqual({ usd: 1 });
+    expect(stringifyProposal(parseProposal(stringifyProposal(p)))).toBe(stringifyProposal(p));
+  });
+
+  it("keeps __proto__ keys as own data", () => {
+    const p = parseProposal('{"actions":[{"id":"a","type":"tool_call","tool":"t","parameters":{"__proto__":{"polluted":true},"constructor":1}}],"__proto__":{"x":1}}');
+    const params = p.actions[0]!.parameters;
+    expect(Object.keys(params)).toEqual(["__proto__", "constructor"]);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+    expect(stringifyProposal(p)).toContain('"__proto__":{"polluted":true}');
+    expect(stringifyProposal(p)).toContain('"__proto__":{"x":1}');
+  });
+});
+
+describe("parseProposal errors", () => {
+  it("lists every problem with its pointer", () => {
+    const problems = problemsOf({
+      actions: [
+        { type: "tool_call" },
+        { id: "x", type: "nope", parameters: [], max_retries: -1 },
+        { id: "x", type: "state_read", dependencies: ["ghost"] },
+      ],
+    });
+    expect(problems.map((p) => p.pointer)).toEqual([
+      "/actions/0/tool",
+      "/actions/1/type",
+      "/actions/1/parameters",
+      "/actions/1/max_retries",
+      "/actions/2/id",
+      "/actions/2/dependencies/0",
+    ]);
+  });
+
+  it("names the ids of a cycle", () => {
+    const problems = problemsOf({ actions: [{ id: "a", type: "assertion", dependencies: ["b"] }, { id: "b", type: "assertion", dependencies: ["a"] }] });
+    expect(problems[0]!.message).toMatch(/cycle/);
+    expect(problems[0]!.message).toContain("a");
+    expect(problems[0]!.message).toContain("b");
+  });
+
+  it("rejects $<id>.output references to actions that are not transitive dependencies", () => {
+    const ok = parseProposal({
+      actions: [
+        { id: "a", type: "tool_call", tool: "t" },
+        { id: "b", type: "tool_call", tool: "t", dependencies: ["a"] },
+        { id: "c", type: "tool_call", tool: "t", parameters: { x: "$a.output.f", y: "text $z.output" }, dependencies: ["b"] },
+      ],
+    });
+    expect(ok.actions).toHaveLength(3);
+    const problems = problemsOf({
+      actions: [
+        { id: "a", type: "tool_call", tool: "t", parameters: { q: ["$b.output"] } },
+        { id: "b", type: "tool_call", tool: "t", parameters: { q: "$ghost.output", me: "$b.output" } },
+      ],
+    });
+    expect(problems.map((p) => p.pointer)).toEqual(["/actions/0/parameters/q/0", "/actions/1/parameters/q", "/actions/1/parameters/me"]);
+  });
+
+  it("rejects text that is not JSON and values that are not JSON data", () => {
+    expect(problemsOf("{")[0]!.message).toMatch(/not valid JSON/);
+    expect(problemsOf({ actions: [], context: { f: () => 1 } })[0]!.pointer).toBe("/context/f");
+    const cyclic: Record<string, unknown> = { actions: [] };
+    cyclic["self"] = cyclic;
+    expect(problemsOf(cyclic)[0]!.message).toBe("circular reference");
+  });
+});
+
+describe("parseAction", () => {
+  it("parses one action with defaults", () => {
+    const a = parseAction('{"type":"state_read","parameters":{"key":"k"}}', { ids: sequentialIds("s") });
+    expect(a.id).toBe("s1");
+    expect(a.max_retries).toBe(3);
+  });
+});

@@ -1,0 +1,258 @@
+/**
+ * `parseProposal` / `parseAction`: wire JSON → typed IR with every documented
+ * default applied. Structural problems come from the JSON Schemas; the
+ * semantic ones (duplicate ids, unknown dependencies, cycles, `$<id>.output`
+ * references to non-dependencies) are checked here, and ALL of them are
+ * reported together, each with its JSON pointer.
+ */
+import { randomIds, rfc3339, shortId, systemClock, type Clock, type IdGenerator } from "./clock.ts";
+import { dependencyEdges, type DependencyGraph } from "./dag.ts";
+import { CarError, type ErrorProblem } from "./errors.ts";
+import {
+  ACTION_FIELDS,
+  ASSUMPTION_FIELDS,
+  PRECONDITION_FIELDS,
+  PROPOSAL_FIELDS,
+  REF_COMPENSATION_FIELDS,
+  TOOL_COMPENSATION_FIELDS,
+  copyUnknownFields,
+} from "./fields.ts";
+import { guarded, problemsError, readJsonInput } from "./input.ts";
+import { cloneJson, emptyMap, getOwn } from "./json.ts";
+import { findOutputRefs } from "./refs.ts";
+import type {
+  Action,
+  ActionProposal,
+  ActionType,
+  Compensation,
+  FailureBehavior,
+  JsonObject,
+  JsonValue,
+  Precondition,
+  Reversibility,
+  StateAssumption,
+  ToolInvocationMode,
+} from "./types.ts";
+import { shapeProblems } from "./validate.ts";
+
+export interface ParseOptions {
+  /** Source of the default proposal timestamp. */
+  clock?: Clock;
+  /** Source of default proposal and action ids. */
+  ids?: IdGenerator;
+}
+
+type Raw = Record<string, JsonValue>;
+
+function field(raw: Raw, name: string): JsonValue | undefined {
+  return getOwn(raw, name);
+}
+
+function mapField(raw: Raw, name: string): JsonObject {
+  const v = field(raw, name);
+  return v === undefined ? emptyMap() : cloneJson(v as JsonObject);
+}
+
+function stringsField(raw: Raw, name: string): string[] {
+  const v = field(raw, name);
+  return v === undefined ? [] : (v as string[]).slice();
+}
+
+function normalizePrecondition(raw: Raw): Precondition {
+  const out: Precondition = {
+    key: raw["key"] as string,
+    operator: (field(raw, "operator") as string | undefined) ?? "eq",
+    value: cloneJson(field(raw, "value") ?? null),
+    description: (field(raw, "description") as string | undefined) ?? "",
+  };
+  copyUnknownFields(raw, out, PRECONDITION_FIELDS);
+  return out;
+}
+
+function normalizeAssumption(raw: Raw): StateAssumption {
+  const out: StateAssumption = { key: raw["key"] as string };
+  const expected = field(raw, "expected_value");
+  if (expected !== undefined) out.expected_value = cloneJson(expected);
+  const version = field(raw, "read_version");
+  if (version !== undefined) out.read_version = version as number;
+  copyUnknownFields(raw, out, ASSUMPTION_FIELDS);
+  return out;
+}
+
+function normalizeCompensation(raw: Raw): Compensation {
+  if (raw["type"] === "tool") {
+    const out: Compensation = { type: "tool", tool: raw["tool"] as string, parameters: mapField(raw, "parameters") };
+    copyUnknownFields(raw, out, TOOL_COMPENSATION_FIELDS);
+    return out;
+  }
+  const out: Compensation = { type: "action_ref", action_id: raw["action_id"] as string };
+  copyUnknownFields(raw, out, REF_COMPENSATION_FIELDS);
+  return out;
+}
+
+/** A schema-valid raw action → an `Action` with defaults; `id` is decided by the caller. */
+function normalizeAction(raw: Raw, id: string): Action {
+  const action: Action = {
+    id,
+    type: raw["type"] as ActionType,
+    parameters: mapField(raw, "parameters"),
+    preconditions: ((field(raw, "preconditions") as Raw[] | undefined) ?? []).map(normalizePrecondition),
+    expected_effects: mapField(raw, "expected_effects"),
+    dependencies: stringsField(raw, "dependencies"),
+    state_dependencies: stringsField(raw, "state_dependencies"),
+    read_set: stringsField(raw, "read_set"),
+    write_set: stringsField(raw, "write_set"),
+    assumptions: ((field(raw, "assumptions") as Raw[] | undefined) ?? []).map(normalizeAssumption),
+    invocation_mode: (field(raw, "invocation_mode") as ToolInvocationMode | undefined) ?? "one_shot",
+    reversibility: (field(raw, "reversibility") as Reversibility | undefined) ?? "irreversible",
+    idempotent: (field(raw, "idempotent") as boolean | undefined) ?? false,
+    max_retries: (field(raw, "max_retries") as number | undefined) ?? 3,
+    failure_behavior: (field(raw, "failure_behavior") as FailureBehavior | undefined) ?? "abort",
+    metadata: mapField(raw, "metadata"),
+  };
+  // `null` for an optional field means absent, as serde reads an `Option`.
+  const tool = field(raw, "tool");
+  if (typeof tool === "string") action.tool = tool;
+  const compensation = field(raw, "compensation");
+  if (compensation !== undefined && compensation !== null) action.compensation = normalizeCompensation(compensation as Raw);
+  const timeout = field(raw, "timeout_ms");
+  if (typeof timeout === "number") action.timeout_ms = timeout;
+  copyUnknownFields(raw, action, ACTION_FIELDS);
+  return action;
+}
+
+/** Duplicate explicit ids and dependencies naming no action, read from the raw actions. */
+function idProblems(rawActions: readonly unknown[]): { explicit: Set<string>; problems: ErrorProblem[] } {
+  const explicit = new Set<string>();
+  const problems: ErrorProblem[] = [];
+  rawActions.forEach((raw, i) => {
+    const id = typeof raw === "object" && raw !== null ? getOwn(raw as Raw, "id") : undefined;
+    if (typeof id !== "string") return;
+    if (explicit.has(id)) problems.push({ pointer: `/actions/${i}/id`, message: `duplicate action id '${id}'` });
+    explicit.add(id);
+  });
+  rawActions.forEach((raw, i) => {
+    const deps = typeof raw === "object" && raw !== null ? getOwn(raw as Raw, "dependencies") : undefined;
+    if (!Array.isArray(deps)) return;
+    deps.forEach((dep, d) => {
+      if (typeof dep === "string" && !explicit.has(dep)) {
+        problems.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${dep}'` });
+      }
+    });
+  });
+  return { explicit, problems };
+}
+
+/** Whether action `ancestor` must finish before action `of` (a path of edges), using levels to prune. */
+function isTransitiveDependency(graph: DependencyGraph, ancestor: number, of: number, mark: Int32Array, stamp: number): boolean {
+  const target = graph.level[ancestor]!;
+  if (target >= graph.level[of]!) return false;
+  const stack = [of];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    for (const p of graph.preds[node]!) {
+      if (p === ancestor) return true;
+      // An action at or below the target's level cannot have it as an ancestor.
+      if (mark[p] === stamp || graph.level[p]! <= target) continue;
+      mark[p] = stamp;
+      stack.push(p);
+    }
+  }
+  return false;
+}
+
+/** `$<id>.output` references whose id is not a transitive dependency (DECISIONS.md §2). */
+function refProblems(actions: readonly Action[], graph: DependencyGraph): ErrorProblem[] {
+  const problems: ErrorProblem[] = [];
+  let mark: Int32Array | undefined;
+  let stamp = 0;
+  actions.forEach((action, i) => {
+    for (const ref of findOutputRefs(action.parameters)) {
+      const pointer = `/actions/${i}/parameters${ref.pointer}`;
+      const j = graph.indexOf.get(ref.id);
+      if (j === undefined) {
+        problems.push({ pointer, message: `reference to the output of unknown action '${ref.id}'` });
+        continue;
+      }
+      mark ??= new Int32Array(actions.length);
+      if (!isTransitiveDependency(graph, j, i, mark, ++stamp)) {
+        problems.push({ pointer, message: `'${ref.id}' is not a dependency of '${action.id}', so its output is not available` });
+      }
+    }
+  });
+  return problems;
+}
+
+function invalid(problems: ErrorProblem[]): CarError {
+  return problemsError("invalid_proposal", "proposal", problems);
+}
+
+/** A fresh id for an action that declared none, never colliding with a declared one. */
+function freshId(ids: IdGenerator, taken: Set<string>): string {
+  for (;;) {
+    const id = ids.next();
+    if (!taken.has(id)) {
+      taken.add(id);
+      return id;
+    }
+  }
+}
+
+/**
+ * Parses and validates an ActionProposal (JSON text or an already-parsed
+ * value), applying every documented default. Throws `invalid_proposal` with
+ * `details.problems` listing every problem as `{ pointer, message }`.
+ */
+export function parseProposal(input: unknown, options: ParseOptions = {}): ActionProposal {
+  return guarded("invalid_proposal", "proposal", () => {
+    const raw = readJsonInput(input, "invalid_proposal", "proposal");
+    const problems = shapeProblems("actionProposal", raw);
+    const rawActions = typeof raw === "object" && raw !== null && Array.isArray(getOwn(raw as Raw, "actions")) ? ((raw as Raw)["actions"] as unknown[]) : [];
+    const { explicit, problems: idIssues } = idProblems(rawActions);
+    problems.push(...idIssues);
+    if (problems.length > 0) throw invalid(problems);
+
+    const ids = options.ids ?? randomIds;
+    const record = raw as Raw;
+    const proposalId = (field(record, "id") as string | undefined) ?? shortId(ids);
+    const taken = new Set(explicit);
+    const actions = (rawActions as Raw[]).map((a) => {
+      const id = getOwn(a, "id");
+      return normalizeAction(a, typeof id === "string" ? id : freshId(ids, taken));
+    });
+    let graph: DependencyGraph;
+    try {
+      graph = dependencyEdges(actions);
+    } catch (error) {
+      if (error instanceof CarError) throw invalid(error.details.problems ?? [{ pointer: "/actions", message: error.message }]);
+      throw error;
+    }
+    const refIssues = refProblems(actions, graph);
+    if (refIssues.length > 0) throw invalid(refIssues);
+
+    const proposal: ActionProposal = {
+      id: proposalId,
+      source: (field(record, "source") as string | undefined) ?? "unknown",
+      timestamp: (field(record, "timestamp") as string | undefined) ?? rfc3339((options.clock ?? systemClock).now()),
+      actions,
+      context: mapField(record, "context"),
+    };
+    copyUnknownFields(record, proposal, PROPOSAL_FIELDS);
+    return proposal;
+  });
+}
+
+/**
+ * Parses and validates one Action on its own (no graph checks: dependencies
+ * and references are only meaningful inside a proposal).
+ */
+export function parseAction(input: unknown, options: ParseOptions = {}): Action {
+  return guarded("invalid_proposal", "action", () => {
+    const raw = readJsonInput(input, "invalid_proposal", "action");
+    const problems = shapeProblems("action", raw);
+    if (problems.length > 0) throw problemsError("invalid_proposal", "action", problems);
+    const id = getOwn(raw as Raw, "id");
+    return normalizeAction(raw as Raw, typeof id === "string" ? id : (options.ids ?? randomIds).next());
+  });
+}
+
