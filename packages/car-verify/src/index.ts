@@ -1,0 +1,16 @@
+export { verify } from "./verify.ts";
+export type { VerifyOptions } from "./verify.ts";
+export { simulate, simulateDetailed } from "./simulate.ts";
+export type { SimulationOutcome } from "./simulate.ts";
+export { equivalent, equivalentDetailed, DEFAULT_PROBES } from "./equivalent.ts";
+export type { EquivalenceDifference, EquivalenceReport } from "./equivalent.ts";
+export { optimize } from "./optimize.ts";
+export { transactionCheck } from "./transaction.ts";
+export type { TransactionConflict, TransactionConflictKind, TransactionReport, VersionedStore, VersionedValue } from "./transaction.ts";
+export { judgeTransaction, TRANSACTION_MODES } from "./transaction-mode.ts";
+export type { TransactionMode, TransactionVerdict } from "./transaction-mode.ts";
+export { REPEAT_THRESHOLD } from "./repeated-calls.ts";
+export { ALL_PAIRS_LIMIT } from "./pairs.ts";
+export type { ProposalInput } from "./input.ts";
+export type { StateInput } from "./state.ts";
+export type { ToolSpec } from "./tools.ts";

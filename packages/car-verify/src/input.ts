@@ -1,0 +1,35 @@
+/**
+ * Every function here takes a proposal the way callers have it: a parsed
+ * `ActionProposal`, JSON text, or JSON data straight off the wire. Anything
+ * that is not already in parsed shape goes through `parseProposal`, so
+ * defaults are applied and a malformed proposal is a thrown
+ * `invalid_proposal`, never a crash halfway through a check.
+ */
+import type { ActionProposal } from "@car/ir";
+import { isJsonObject, parseProposal } from "@car/ir";
+
+/** A parsed proposal, JSON text, or unparsed JSON data. */
+export type ProposalInput = ActionProposal | string | unknown;
+
+const ARRAY_FIELDS = ["preconditions", "dependencies", "state_dependencies", "read_set", "write_set", "assumptions"] as const;
+const MAP_FIELDS = ["parameters", "expected_effects", "metadata"] as const;
+
+/**
+ * Whether `value` already has every field the checks read, with defaults
+ * applied — a cheap structural test, so a proposal parsed once is not parsed
+ * again on every call.
+ */
+function isParsed(value: unknown): value is ActionProposal {
+  if (!isJsonObject(value) || typeof value["id"] !== "string" || !Array.isArray(value["actions"])) return false;
+  for (const action of value["actions"]) {
+    if (!isJsonObject(action) || typeof action["id"] !== "string" || typeof action["type"] !== "string") return false;
+    for (const f of ARRAY_FIELDS) if (!Array.isArray(action[f])) return false;
+    for (const f of MAP_FIELDS) if (!isJsonObject(action[f])) return false;
+  }
+  return true;
+}
+
+/** `input` as a parsed proposal; throws `CarError("invalid_proposal")` when it is not one. */
+export function toProposal(input: ProposalInput): ActionProposal {
+  return isParsed(input) ? input : parseProposal(input);
+}

@@ -1,0 +1,110 @@
+/**
+ * Which pairs of actions the conflict checks look at, and which of those are
+ * unordered. Work is grouped by state key, so only actions sharing a key are
+ * ever paired; reachability comes from `reachBatch`, never a search per pair.
+ */
+import type { DependencyGraph } from "@car/ir";
+import { reachBatch } from "./reach.ts";
+
+/**
+ * A key with more actions than this on one side is checked only between
+ * neighbours in topological order: the reported pairs are still real
+ * conflicts, but the list is no longer every pair (which would be quadratic).
+ */
+export const ALL_PAIRS_LIMIT = 256;
+
+export interface PairList {
+  readonly a: number[];
+  readonly b: number[];
+}
+
+export function emptyPairs(): PairList {
+  return { a: [], b: [] };
+}
+
+/**
+ * Candidate pairs among one key's actions (`members` in topological order).
+ * Returns `false` when the key was too busy for every pair to be listed.
+ */
+export function pairsWithin(members: readonly number[], out: PairList): boolean {
+  const m = members.length;
+  if (m <= ALL_PAIRS_LIMIT) {
+    for (let i = 0; i < m; i++) {
+      for (let j = i + 1; j < m; j++) {
+        out.a.push(members[i]!);
+        out.b.push(members[j]!);
+      }
+    }
+    return true;
+  }
+  for (let i = 0; i + 1 < m; i++) {
+    out.a.push(members[i]!);
+    out.b.push(members[i + 1]!);
+  }
+  return false;
+}
+
+/**
+ * Candidate pairs between one key's readers and writers (each in topological
+ * order), skipping an action paired with itself. Returns `false` when only
+ * neighbouring pairs were listed.
+ */
+export function pairsAcross(readers: readonly number[], writers: readonly number[], pos: Int32Array, out: PairList): boolean {
+  if (readers.length <= ALL_PAIRS_LIMIT && writers.length <= ALL_PAIRS_LIMIT) {
+    for (const r of readers) {
+      for (const w of writers) {
+        if (r === w) continue;
+        out.a.push(r);
+        out.b.push(w);
+      }
+    }
+    return true;
+  }
+  // Each reader against the nearest writer on either side in topological order.
+  let j = 0;
+  for (const r of readers) {
+    while (j < writers.length && pos[writers[j]!]! < pos[r]!) j++;
+    for (const w of [writers[j - 1], writers[j] === r ? writers[j + 1] : writers[j]]) {
+      if (w === undefined || w === r) continue;
+      out.a.push(r);
+      out.b.push(w);
+    }
+  }
+  return false;
+}
+
+/** For each pair, 1 when neither action reaches the other. */
+export function unorderedPairs(graph: DependencyGraph, pos: Int32Array, pairs: PairList): Uint8Array {
+  const from: number[] = new Array(pairs.a.length);
+  const to: number[] = new Array(pairs.a.length);
+  for (let k = 0; k < pairs.a.length; k++) {
+    const x = pairs.a[k]!;
+    const y = pairs.b[k]!;
+    // Only the earlier action in topological order can reach the later one.
+    if (pos[x]! <= pos[y]!) {
+      from[k] = x;
+      to[k] = y;
+    } else {
+      from[k] = y;
+      to[k] = x;
+    }
+  }
+  const reached = reachBatch(graph, pos, from, to);
+  const out = new Uint8Array(pairs.a.length);
+  for (let k = 0; k < out.length; k++) out[k] = reached[k] === 1 ? 0 : 1;
+  return out;
+}
+
+/** Action indices grouped by key, each group sorted by topological position. */
+export function groupByKey(count: number, keysOf: (i: number) => readonly string[], pos: Int32Array): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  for (let i = 0; i < count; i++) {
+    for (const key of keysOf(i)) {
+      const list = groups.get(key);
+      if (list === undefined) groups.set(key, [i]);
+      else list.push(i);
+    }
+  }
+  for (const list of groups.values()) if (list.length > 1) list.sort((x, y) => pos[x]! - pos[y]!);
+  return groups;
+}

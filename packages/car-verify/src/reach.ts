@@ -1,0 +1,104 @@
+/**
+ * Batched reachability over a proposal's DAG, for the few pairs the conflict
+ * checks actually ask about (writers of one key, readers against writers).
+ *
+ * Asking "is there a path u → v" pair by pair with a graph search is
+ * quadratic on large plans, and a full transitive closure is quadratic in
+ * memory. Instead the queries are filtered by level and topological position
+ * (both O(1) negative answers), and the rest are answered by propagating
+ * bitsets of *query sources only* along the topological order, one chunk of
+ * sources at a time and only across the slice of the order the chunk's
+ * queries span. Memory is one chunk's rows; time is
+ * O(edges in slice × chunk width / 32) per chunk.
+ */
+import type { DependencyGraph } from "@car/ir";
+
+/** Bits per chunk of sources: 32 words of 32 bits. */
+const CHUNK_WORDS = 32;
+const CHUNK_SOURCES = CHUNK_WORDS * 32;
+
+/** `order` inverted: the topological position of every action index. */
+export function topoPositions(graph: DependencyGraph): Int32Array {
+  const pos = new Int32Array(graph.order.length);
+  graph.order.forEach((node, p) => {
+    pos[node] = p;
+  });
+  return pos;
+}
+
+/**
+ * For each query `k`, whether a dependency path leads from `from[k]` to
+ * `to[k]` (a node does not reach itself). `pos` is `topoPositions(graph)`.
+ */
+export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readonly number[], to: readonly number[]): Uint8Array {
+  const answers = new Uint8Array(from.length);
+  const pending: number[] = [];
+  for (let k = 0; k < from.length; k++) {
+    const u = from[k]!;
+    const v = to[k]!;
+    // Every edge raises the level and the topological position, so these answer "no" outright.
+    if (u === v || graph.level[v]! <= graph.level[u]! || pos[v]! < pos[u]!) continue;
+    pending.push(k);
+  }
+  if (pending.length === 0) return answers;
+
+  // Group pending queries by source, sources in topological order.
+  const bySource = new Map<number, number[]>();
+  for (const k of pending) {
+    const u = from[k]!;
+    const list = bySource.get(u);
+    if (list === undefined) bySource.set(u, [k]);
+    else list.push(k);
+  }
+  const sources = [...bySource.keys()].sort((a, b) => pos[a]! - pos[b]!);
+
+  for (let start = 0; start < sources.length; start += CHUNK_SOURCES) {
+    const chunk = sources.slice(start, start + CHUNK_SOURCES);
+    answerChunk(graph, pos, chunk, bySource, to, answers);
+  }
+  return answers;
+}
+
+function answerChunk(
+  graph: DependencyGraph,
+  pos: Int32Array,
+  chunk: readonly number[],
+  bySource: ReadonlyMap<number, readonly number[]>,
+  to: readonly number[],
+  answers: Uint8Array,
+): void {
+  const words = Math.ceil(chunk.length / 32);
+  const lo = pos[chunk[0]!]!;
+  let hi = lo;
+  for (const u of chunk) for (const k of bySource.get(u)!) hi = Math.max(hi, pos[to[k]!]!);
+
+  const span = hi - lo + 1;
+  const rows = new Uint32Array(span * words);
+  const live = new Uint8Array(span); // row is non-zero: lets the sweep skip empty predecessors
+  chunk.forEach((u, slot) => {
+    const r = pos[u]! - lo;
+    rows[r * words + (slot >>> 5)]! |= 1 << (slot & 31);
+    live[r] = 1;
+  });
+
+  for (let r = 0; r < span; r++) {
+    const node = graph.order[lo + r]!;
+    const base = r * words;
+    for (const p of graph.preds[node]!) {
+      const pr = pos[p]! - lo;
+      if (pr < 0 || live[pr] === 0) continue;
+      const pbase = pr * words;
+      for (let w = 0; w < words; w++) rows[base + w]! |= rows[pbase + w]!;
+      live[r] = 1;
+    }
+  }
+
+  chunk.forEach((u, slot) => {
+    const word = slot >>> 5;
+    const bit = 1 << (slot & 31);
+    for (const k of bySource.get(u)!) {
+      const r = pos[to[k]!]! - lo;
+      if ((rows[r * words + word]! & bit) !== 0) answers[k] = 1;
+    }
+  });
+}

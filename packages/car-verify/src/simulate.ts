@@ -1,0 +1,37 @@
+/**
+ * `simulate`: the state a proposal leaves behind, predicted from declared
+ * effects without running anything. Unlike verify's walk, an action that
+ * cannot run (failed precondition, missing state dependency) lands nothing,
+ * and its dependants drop out along data dependencies — the car#622 rule.
+ */
+import type { JsonObject } from "@car/ir";
+import { dependencyEdges } from "@car/ir";
+import type { ProposalInput } from "./input.ts";
+import { toProposal } from "./input.ts";
+import type { StateInput } from "./state.ts";
+import { stateMap, stateRecord } from "./state.ts";
+import { forwardWalk } from "./walk.ts";
+
+export interface SimulationOutcome {
+  /** The post-state. */
+  readonly state: JsonObject;
+  /** Ids of actions whose effects did not land, in declaration order. */
+  readonly skipped: string[];
+}
+
+/** The post-state plus which actions were skipped. Throws `invalid_proposal` for a proposal whose graph cannot be built. */
+export function simulateDetailed(input: ProposalInput, state?: StateInput): SimulationOutcome {
+  const proposal = toProposal(input);
+  const graph = dependencyEdges(proposal.actions);
+  const walk = forwardWalk(proposal.actions, graph, stateMap(state), true);
+  const skipped: string[] = [];
+  walk.skipped!.forEach((flag, i) => {
+    if (flag === 1) skipped.push(proposal.actions[i]!.id);
+  });
+  return { state: stateRecord(walk.simulated!), skipped };
+}
+
+/** The state the proposal leaves behind, starting from `state` (default `{}`). */
+export function simulate(input: ProposalInput, state?: StateInput): JsonObject {
+  return simulateDetailed(input, state).state;
+}

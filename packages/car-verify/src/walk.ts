@@ -1,0 +1,113 @@
+/**
+ * The forward walk verify and simulate share. It visits the DAG level by
+ * level: every action in a level sees the initial state plus the declared
+ * `expected_effects` of all earlier levels, then the level's effects land in
+ * declaration order. Only declared effects exist here; nothing runs.
+ *
+ * Two models ride the same walk (agent-ir-spec.md, "verify and simulate treat
+ * blocked actions differently"):
+ * - the *declared* model applies every action's effects, even a blocked
+ *   one's, so verify reports each real problem once instead of a cascade of
+ *   knock-on "not available" findings;
+ * - the *simulated* model (only when asked) withholds a blocked action's
+ *   effects, as the executor rejects it before dispatch, and drops its
+ *   dependants along data dependencies (explicit `dependencies` and the
+ *   writer a `state_dependencies` key is read from). An action the declared
+ *   model blocks is skipped here too, so simulate never lands effects of an
+ *   action verify reports as blocked. `failure_behavior` is not modelled.
+ */
+import type { Action, DependencyGraph, JsonValue } from "@car/ir";
+import { effectiveWriteSet, evaluatePrecondition } from "@car/ir";
+
+export type BlockReason =
+  | { kind: "precondition"; key: string; message: string }
+  | { kind: "state_dependency"; key: string };
+
+export interface WalkResult {
+  /** Declared model: state after every action's declared effects. */
+  readonly declared: Map<string, JsonValue>;
+  /** Declared model: why action `i` could not run; `undefined` when it could. */
+  readonly blocked: readonly (BlockReason[] | undefined)[];
+  /** Simulated model (when requested): the post-state. */
+  readonly simulated: Map<string, JsonValue> | undefined;
+  /** Simulated model (when requested): 1 for every action whose effects did not land. */
+  readonly skipped: Uint8Array | undefined;
+}
+
+/** Action indices per level, declaration order inside a level. */
+function levelBuckets(graph: DependencyGraph): number[][] {
+  const buckets: number[][] = [];
+  for (let i = 0; i < graph.level.length; i++) (buckets[graph.level[i]!] ??= []).push(i);
+  return buckets;
+}
+
+/** Why `action` cannot run against `state`, or `undefined`. */
+function gate(action: Action, state: ReadonlyMap<string, JsonValue>): BlockReason[] | undefined {
+  let reasons: BlockReason[] | undefined;
+  for (const pre of action.preconditions) {
+    const outcome = evaluatePrecondition(pre, state);
+    if (!outcome.ok) (reasons ??= []).push({ kind: "precondition", key: pre.key, message: outcome.message });
+  }
+  for (const key of action.state_dependencies) {
+    if (!state.has(key)) (reasons ??= []).push({ kind: "state_dependency", key });
+  }
+  return reasons;
+}
+
+/**
+ * The actions each action takes data from: its explicit `dependencies` and,
+ * per `state_dependencies` key, the latest earlier-declared writer (the same
+ * rule `dependencyEdges` orders by). Ordering-only edges between same-key
+ * `state_write`s carry no data and are left out.
+ */
+function dataPredecessors(actions: readonly Action[], graph: DependencyGraph): number[][] {
+  const lastWriter = new Map<string, number>();
+  return actions.map((action, i) => {
+    const preds: number[] = [];
+    for (const dep of action.dependencies) {
+      const j = graph.indexOf.get(dep);
+      if (j !== undefined) preds.push(j);
+    }
+    for (const key of action.state_dependencies) {
+      const j = lastWriter.get(key);
+      if (j !== undefined) preds.push(j);
+    }
+    for (const key of effectiveWriteSet(action)) lastWriter.set(key, i);
+    return preds;
+  });
+}
+
+function applyEffects(action: Action, state: Map<string, JsonValue>): void {
+  const effects = action.expected_effects;
+  for (const key of Object.keys(effects)) state.set(key, effects[key]!);
+}
+
+export function forwardWalk(
+  actions: readonly Action[],
+  graph: DependencyGraph,
+  initial: ReadonlyMap<string, JsonValue>,
+  simulate: boolean,
+): WalkResult {
+  const declared = new Map(initial);
+  const blocked: (BlockReason[] | undefined)[] = new Array(actions.length);
+  const simulated = simulate ? new Map(initial) : undefined;
+  const skipped = simulate ? new Uint8Array(actions.length) : undefined;
+  const dataPreds = simulate ? dataPredecessors(actions, graph) : undefined;
+
+  for (const level of levelBuckets(graph)) {
+    for (const i of level) {
+      const action = actions[i]!;
+      blocked[i] = gate(action, declared);
+      if (simulated !== undefined && skipped !== undefined && dataPreds !== undefined) {
+        const lands =
+          blocked[i] === undefined && dataPreds[i]!.every((p) => skipped[p] === 0) && gate(action, simulated) === undefined;
+        if (!lands) skipped[i] = 1;
+      }
+    }
+    for (const i of level) {
+      applyEffects(actions[i]!, declared);
+      if (simulated !== undefined && skipped![i] === 0) applyEffects(actions[i]!, simulated);
+    }
+  }
+  return { declared, blocked, simulated, skipped };
+}
