@@ -1,0 +1,60 @@
+/**
+ * The per-launch token that admits a WebSocket connection. It is minted fresh
+ * at start, written `0600` under the state directory so same-user clients can
+ * read it (a browser page cannot), and removed at shutdown so a stale token
+ * never outlives the server that minted it.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
+import { CarError } from "@car/ir";
+
+/** 32 random bytes as base64url without padding: 43 characters. */
+export function generateToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** Constant-time comparison; lengths are checked first (the length is not secret). */
+export function tokensMatch(expected: string, supplied: string): boolean {
+  const a = Buffer.from(expected, "utf8");
+  const b = Buffer.from(supplied, "utf8");
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The state directory: `CAR_HOME`, or `~/.car`. A relative `CAR_HOME` is
+ * refused because every process reading it has its own working directory.
+ */
+export function resolveCarHome(env: NodeJS.ProcessEnv = process.env): string {
+  const value = env["CAR_HOME"];
+  if (value === undefined || value === "") return join(homedir(), ".car");
+  if (!isAbsolute(value)) throw new CarError("invalid_params", `CAR_HOME must be an absolute path, got "${value}"`);
+  return value;
+}
+
+/** Where the token of a server using this state directory is written. */
+export function tokenPath(carHome: string): string {
+  return join(carHome, "auth-token");
+}
+
+export async function writeTokenFile(carHome: string, token: string): Promise<string> {
+  const path = tokenPath(carHome);
+  try {
+    await mkdir(carHome, { recursive: true, mode: 0o700 });
+    await writeFile(path, `${token}\n`, { mode: 0o600 });
+  } catch (err) {
+    throw new CarError("storage_error", `cannot write the auth token to ${path}: ${(err as Error).message}`, { path });
+  }
+  return path;
+}
+
+/** Removes the token file only if it still holds our token: a newer server may have replaced it. */
+export async function removeTokenFile(path: string, token: string): Promise<void> {
+  try {
+    const current = (await readFile(path, "utf8")).trim();
+    if (tokensMatch(token, current)) await rm(path, { force: true });
+  } catch {
+    // Already gone, or unreadable: nothing of ours to clean up.
+  }
+}

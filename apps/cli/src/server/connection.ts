@@ -1,0 +1,209 @@
+/**
+ * One WebSocket connection: decodes frames, enforces the auth gate, routes
+ * responses to our own server→client requests, and dispatches requests to the
+ * method table. Requests run concurrently (a `proposal.submit` waits on
+ * `tools.execute` answers arriving on this same socket), and a malformed
+ * frame is answered with a JSON-RPC error without closing the connection.
+ */
+import { CarError, type JsonValue } from "@car/ir";
+import type { RawData, WebSocket } from "ws";
+import {
+  classifyMessage,
+  errorFrame,
+  type Incoming,
+  resultFrame,
+  RPC_AUTH_REQUIRED,
+  RPC_INTERNAL_ERROR,
+  RPC_INVALID_REQUEST,
+  RPC_METHOD_NOT_FOUND,
+  RPC_PARSE_ERROR,
+  RpcFault,
+  toRpcError,
+} from "./jsonrpc.ts";
+import type { MethodTable } from "./method.ts";
+import { paramsObject, requireString } from "./params.ts";
+import { RpcPeer } from "./peer.ts";
+import { Session, type SessionOptions } from "./session.ts";
+import { tokensMatch } from "./auth.ts";
+
+/** Close code sent after refusing an unauthenticated call (RFC 6455 "policy violation"). */
+const CLOSE_POLICY_VIOLATION = 1008;
+/** Close code for a server shutdown (RFC 6455 "going away"). */
+const CLOSE_GOING_AWAY = 1001;
+
+export interface ConnectionOptions extends SessionOptions {
+  /** The token a client must present; `undefined` when auth is off (`--no-auth`). */
+  token: string | undefined;
+  methods: MethodTable;
+  /** True once the server is shutting down: new requests are refused, answers still flow. */
+  isDraining(): boolean;
+}
+
+type Frame = object;
+
+export class Connection {
+  readonly session: Session;
+  private authenticated: boolean;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly aborter = new AbortController();
+  private closed = false;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly options: ConnectionOptions,
+  ) {
+    this.authenticated = options.token === undefined;
+    const peer = new RpcPeer((frame) => this.send(frame));
+    this.session = new Session(peer, this.aborter.signal, options);
+    socket.on("message", (data) => this.onFrame(data));
+    socket.on("close", () => this.onClose());
+    socket.on("error", () => this.onClose());
+  }
+
+  /** Settles when every request in flight on this connection has been answered. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Fires every in-flight handler's signal; each still sends its answer (e.g. a proposal's cancelled actions). */
+  cancelInFlight(reason: string): void {
+    this.aborter.abort(new CarError("cancelled", reason));
+  }
+
+  closeSocket(reason: string, code = CLOSE_GOING_AWAY): void {
+    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) {
+      this.socket.close(code, reason.slice(0, 120));
+    }
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private send(frame: Frame): void {
+    if (this.socket.readyState === this.socket.OPEN) this.socket.send(JSON.stringify(frame));
+  }
+
+  private onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const reason = new CarError("cancelled", "the connection closed");
+    this.aborter.abort(reason);
+    this.session.close(reason);
+  }
+
+  private onFrame(data: RawData): void {
+    const text = frameText(data);
+    let decoded: unknown;
+    try {
+      decoded = JSON.parse(text);
+    } catch {
+      this.send(errorFrame(null, { code: RPC_PARSE_ERROR, message: "parse error: the frame is not valid JSON" }));
+      return;
+    }
+    if (Array.isArray(decoded)) {
+      this.onBatch(decoded);
+      return;
+    }
+    const work = this.handle(classifyMessage(decoded));
+    this.track(work.then((frame) => frame !== undefined && this.send(frame)));
+  }
+
+  /** A JSON-RPC batch: every element is handled, and the replies go back as one array. */
+  private onBatch(items: unknown[]): void {
+    if (items.length === 0) {
+      this.send(errorFrame(null, { code: RPC_INVALID_REQUEST, message: "invalid request: an empty batch" }));
+      return;
+    }
+    const work = Promise.all(items.map((item) => this.handle(classifyMessage(item)))).then((frames) => {
+      const replies = frames.filter((f): f is Frame => f !== undefined);
+      if (replies.length > 0) this.send(replies);
+    });
+    this.track(work);
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  /**
+   * Handles one message. The auth decision is taken synchronously, before any
+   * await, so frames are admitted in arrival order: a `session.auth` followed
+   * immediately by another call cannot race the gate.
+   */
+  private handle(message: Incoming): Promise<Frame | undefined> {
+    switch (message.kind) {
+      case "response":
+        this.session.peer.settle(message.id, message.result, message.error);
+        return Promise.resolve(undefined);
+      case "invalid":
+        return Promise.resolve(errorFrame(message.id, { code: RPC_INVALID_REQUEST, message: `invalid request: ${message.message}` }));
+      case "request":
+      case "notification":
+        break;
+    }
+    const id = message.kind === "request" ? message.id : undefined;
+    const reply = (result: () => JsonValue | Promise<JsonValue>): Promise<Frame | undefined> =>
+      this.run(result).then((outcome) => {
+        if (id === undefined) return undefined;
+        return "error" in outcome ? errorFrame(id, outcome.error) : resultFrame(id, outcome.result);
+      });
+
+    // `run` calls its body synchronously, so the token is checked before the next frame is read.
+    if (message.method === "session.auth") return reply(() => this.authenticate(message.params));
+    if (!this.authenticated) {
+      // Refuse and hang up: an unauthenticated peer gets no second chance on this socket.
+      if (id !== undefined) {
+        this.send(errorFrame(id, { code: RPC_AUTH_REQUIRED, message: "auth required: send session.auth with the server's token as the first call" }));
+      }
+      this.cancelInFlight("auth required");
+      this.closeSocket("auth required", CLOSE_POLICY_VIOLATION);
+      return Promise.resolve(undefined);
+    }
+    if (this.options.isDraining()) {
+      return reply(() => {
+        throw new CarError("cancelled", "the server is shutting down and accepts no new requests");
+      });
+    }
+    const handler = Object.prototype.hasOwnProperty.call(this.options.methods, message.method)
+      ? this.options.methods[message.method]
+      : undefined;
+    if (handler === undefined) {
+      return reply(() => {
+        throw new RpcFault(RPC_METHOD_NOT_FOUND, `unknown method: ${message.method}`);
+      });
+    }
+    const params = message.params;
+    return reply(() => handler(params, { session: this.session, signal: this.aborter.signal }));
+  }
+
+  private async run(body: () => JsonValue | Promise<JsonValue>): Promise<{ result: JsonValue } | { error: ReturnType<typeof toRpcError> }> {
+    try {
+      return { result: await body() };
+    } catch (err) {
+      return { error: toRpcError(err) };
+    }
+  }
+
+  /**
+   * `session.auth`: a wrong token leaves the connection unauthenticated (the
+   * next other call closes it); with auth off any token is accepted so a
+   * client that always authenticates works against both postures.
+   */
+  private authenticate(params: JsonValue | undefined): JsonValue {
+    const token = this.options.token;
+    if (token === undefined) return { ok: true, auth_enabled: false };
+    const supplied = requireString(paramsObject(params), "token");
+    if (!tokensMatch(token, supplied)) throw new RpcFault(RPC_INTERNAL_ERROR, "auth failed: token mismatch");
+    this.authenticated = true;
+    return { ok: true, auth_enabled: true };
+  }
+}
+
+/** Text and binary frames are both read as UTF-8 JSON; invalid JSON is a -32700, not a hang-up. */
+function frameText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return Buffer.from(data).toString("utf8");
+}

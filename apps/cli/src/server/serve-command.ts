@@ -1,0 +1,156 @@
+/**
+ * `car serve`: parses the flags, starts the server, prints where it listens
+ * and the token, and shuts down gracefully on SIGTERM/SIGINT (a second signal
+ * cancels whatever is still running instead of waiting for it).
+ */
+import { isCarError } from "@car/ir";
+import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
+
+const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--no-auth] [--token T]
+
+Serve the CAR runtime as JSON-RPC 2.0 over WebSocket. Each connection is its
+own session with its own runtime.
+
+Options:
+  --host <HOST>    Address to bind [default: ${DEFAULT_HOST}]
+  -p, --port <N>   Port to listen on; 0 picks a free port [default: ${DEFAULT_PORT}]
+  --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
+  --token <T>      Use this token instead of minting one (alias --auth-token)
+  -h, --help       Print help
+
+Environment:
+  CAR_HOME          State directory (absolute); the token is written to $CAR_HOME/auth-token [default: ~/.car]
+  CAR_TOOL_TIMEOUT  Seconds to wait on a tools.execute callback when the action declares no timeout_ms [default: ${DEFAULT_TOOL_TIMEOUT_MS / 1000}]
+`;
+
+export interface ServeIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** Registers the shutdown signals; returns the function that unregisters them. */
+  onSignal: (handler: (signal: NodeJS.Signals) => void) => () => void;
+}
+
+const processIo: ServeIo = {
+  stdout: (line) => process.stdout.write(`${line}\n`),
+  stderr: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+  onSignal(handler) {
+    process.on("SIGTERM", handler);
+    process.on("SIGINT", handler);
+    return () => {
+      process.off("SIGTERM", handler);
+      process.off("SIGINT", handler);
+    };
+  },
+};
+
+type Parsed = { help: true } | { help: false; options: ServerOptions; warnings: string[] };
+
+class UsageError extends Error {}
+
+function parseArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
+  const options: ServerOptions = {};
+  const warnings: string[] = [];
+  if (env["CAR_NO_AUTH"] === "1") options.auth = false;
+  const toolTimeout = env["CAR_TOOL_TIMEOUT"];
+  if (toolTimeout !== undefined && toolTimeout !== "") {
+    const seconds = Number(toolTimeout);
+    if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`CAR_TOOL_TIMEOUT must be a positive number of seconds, got "${toolTimeout}"`);
+    options.toolTimeoutMs = seconds * 1000;
+  }
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const value = (): string => {
+      if (eq > 0) return arg.slice(eq + 1);
+      const next = args[++i];
+      if (next === undefined) throw new UsageError(`${flag} needs a value`);
+      return next;
+    };
+    switch (flag) {
+      case "-h":
+      case "--help":
+        return { help: true };
+      case "--host":
+        options.host = value();
+        break;
+      case "-p":
+      case "--port": {
+        const raw = value();
+        const port = Number(raw);
+        if (!/^\d+$/.test(raw) || port > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got "${raw}"`);
+        options.port = port;
+        break;
+      }
+      case "--no-auth":
+        options.auth = false;
+        break;
+      case "--token":
+      case "--auth-token":
+        options.token = value();
+        break;
+      case "--require-auth":
+        warnings.push("--require-auth is deprecated and has no effect: auth is on by default");
+        break;
+      default:
+        throw new UsageError(`unknown argument: ${arg}`);
+    }
+  }
+  if (options.auth === false && options.token !== undefined) throw new UsageError("--token and --no-auth contradict each other");
+  return { help: false, options, warnings };
+}
+
+/**
+ * Runs `car serve` until a shutdown signal. Resolves with the exit code: 0
+ * after a clean shutdown, 2 for bad usage, or the error's exit code when the
+ * server cannot start.
+ */
+export async function runServe(args: string[], io: ServeIo = processIo): Promise<number> {
+  let parsed: Parsed;
+  try {
+    parsed = parseArgs(args, io.env);
+  } catch (err) {
+    io.stderr(`car serve: ${(err as Error).message}`);
+    io.stderr("Run `car serve --help` for usage.");
+    return 2;
+  }
+  if (parsed.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  for (const w of parsed.warnings) io.stderr(`car serve: warning: ${w}`);
+
+  let server;
+  try {
+    server = await startServer(parsed.options);
+  } catch (err) {
+    io.stderr(`car serve: ${(err as Error).message}`);
+    return isCarError(err) ? err.exitCode : 1;
+  }
+  io.stdout(`car serve listening on ${server.url}`);
+  if (server.token === undefined) io.stdout("auth: off (--no-auth)");
+  else {
+    io.stdout(`auth token: ${server.token}`);
+    if (server.tokenFile !== undefined) io.stdout(`token file: ${server.tokenFile}`);
+  }
+
+  await new Promise<void>((resolve) => {
+    let signals = 0;
+    const unregister = io.onSignal((signal) => {
+      signals += 1;
+      if (signals === 1) {
+        io.stderr(`car serve: ${signal}: finishing in-flight requests, then shutting down (send it again to cancel them)`);
+        void server.close().then(() => {
+          unregister();
+          resolve();
+        });
+      } else {
+        void server.close({ graceMs: 0 });
+      }
+    });
+  });
+  io.stderr("car serve: stopped");
+  return 0;
+}

@@ -1,0 +1,174 @@
+/**
+ * `startServer`: the JSON-RPC 2.0 WebSocket server as an in-process object,
+ * so `car serve`, the tests and the conformance suite all run the same code.
+ * Each accepted connection gets its own session and runtime; the server
+ * itself holds only the listener, the token and the list of connections.
+ */
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { CarError } from "@car/ir";
+import { WebSocketServer } from "ws";
+import { generateToken, removeTokenFile, resolveCarHome, writeTokenFile } from "./auth.ts";
+import { Connection } from "./connection.ts";
+import { isLoopbackHost } from "./loopback.ts";
+import { METHODS } from "./methods/index.ts";
+
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 9100;
+/** The callback wait for an action that declares no `timeout_ms` (the reference's 300 s default). */
+export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
+/** How long `close()` lets in-flight requests finish before cancelling them. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+/** After cancelling, how long cancelled handlers get to send their answers before sockets close. */
+const CANCEL_ANSWER_MS = 5_000;
+/** Largest accepted frame: generous for proposals, bounded so one peer cannot exhaust memory. */
+const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+export interface ServerOptions {
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Require `session.auth` (default true). Turning it off is refused on a non-loopback host. */
+  auth?: boolean;
+  /** Use this token instead of minting one. */
+  token?: string;
+  /** The state directory the token file is written to (default `CAR_HOME` or `~/.car`). */
+  carHome?: string;
+  /** Write the token to `<carHome>/auth-token` (default true when auth is on). */
+  writeTokenFile?: boolean;
+  /** Callback wait for actions without `timeout_ms`. */
+  toolTimeoutMs?: number;
+  /** Default grace period for `close()`. */
+  shutdownGraceMs?: number;
+}
+
+export interface CloseOptions {
+  /** How long in-flight requests may keep running before they are cancelled. */
+  graceMs?: number;
+}
+
+export interface RunningServer {
+  /** `ws://host:port/` */
+  url: string;
+  host: string;
+  port: number;
+  /** The token clients must present, or undefined with auth off. */
+  token: string | undefined;
+  /** Where the token was written, if it was. */
+  tokenFile: string | undefined;
+  /** Number of open connections. */
+  connections(): number;
+  /**
+   * Stops accepting connections and new requests, lets in-flight requests
+   * finish for the grace period, cancels what is left (each gets its answer:
+   * a proposal reports its actions as cancelled), then closes every socket.
+   */
+  close(options?: CloseOptions): Promise<void>;
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_PORT;
+  const auth = options.auth ?? true;
+  if (!auth && !isLoopbackHost(host)) {
+    throw new CarError("invalid_params", `auth can only be turned off on a loopback host, not on ${host}`, { host });
+  }
+  if (options.token !== undefined && options.token.trim() === "") {
+    throw new CarError("invalid_params", "the token must not be empty");
+  }
+  const token = auth ? (options.token?.trim() ?? generateToken()) : undefined;
+  const tokenFile =
+    token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(options.carHome ?? resolveCarHome(), token) : undefined;
+
+  let draining = false;
+  const connections = new Set<Connection>();
+  const http = createServer((_req, res) => {
+    res.writeHead(426, { "content-type": "text/plain", connection: "close" });
+    res.end("this endpoint speaks JSON-RPC 2.0 over WebSocket\n");
+  });
+  const wss = new WebSocketServer({ server: http, maxPayload: MAX_FRAME_BYTES });
+  wss.on("connection", (socket) => {
+    if (draining) {
+      socket.close(1001, "server shutting down");
+      return;
+    }
+    const connection = new Connection(socket, {
+      token,
+      methods: METHODS,
+      isDraining: () => draining,
+      toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+    });
+    connections.add(connection);
+    socket.on("close", () => connections.delete(connection));
+  });
+
+  try {
+    await listen(http, host, port);
+  } catch (err) {
+    wss.close();
+    if (tokenFile !== undefined && token !== undefined) await removeTokenFile(tokenFile, token);
+    throw new CarError("storage_error", `cannot listen on ${host}:${port}: ${(err as Error).message}`, { host, port });
+  }
+  const address = http.address() as AddressInfo;
+  const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+
+  let closing: Promise<void> | undefined;
+  /** Aborted by a second `close({ graceMs: 0 })` to stop waiting for in-flight work. */
+  const cutGrace = new AbortController();
+  const close = async (graceMs: number): Promise<void> => {
+    draining = true;
+    const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
+    const open = [...connections];
+    await withDeadline(Promise.all(open.map((c) => c.drain())), graceMs, cutGrace.signal);
+    for (const c of open) c.cancelInFlight("the server is shutting down");
+    // Cancelled handlers still answer (a proposal reports its cancelled actions); give them a moment to.
+    await withDeadline(Promise.all(open.map((c) => c.drain())), CANCEL_ANSWER_MS);
+    for (const c of open) c.closeSocket("server shutting down");
+    wss.close();
+    if (tokenFile !== undefined && token !== undefined) await removeTokenFile(tokenFile, token);
+    http.closeAllConnections();
+    await httpClosed;
+  };
+
+  return {
+    url: `ws://${urlHost}:${address.port}/`,
+    host: address.address,
+    port: address.port,
+    token,
+    tokenFile,
+    connections: () => connections.size,
+    close(closeOptions = {}) {
+      const graceMs = closeOptions.graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+      if (closing !== undefined && graceMs === 0) cutGrace.abort();
+      return (closing ??= close(graceMs));
+    },
+  };
+}
+
+function listen(http: HttpServer, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(port, host, () => {
+      http.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/** Waits for `work`, but no longer than `ms` or until `cut` aborts; the timer never outlives the wait. */
+async function withDeadline(work: Promise<unknown>, ms: number, cut?: AbortSignal): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onCut: (() => void) | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    onCut = resolve;
+    if (cut?.aborted) resolve();
+    cut?.addEventListener("abort", onCut, { once: true });
+  });
+  try {
+    await Promise.race([work.then(() => undefined), deadline]);
+  } finally {
+    clearTimeout(timer);
+    if (onCut !== undefined) cut?.removeEventListener("abort", onCut);
+  }
+}
