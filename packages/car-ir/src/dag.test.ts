@@ -1,0 +1,153 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { buildDag, CarError, dependencyEdges, newAction, sequentialIds, stateRead, stateWrite, toolCall, type Action } from "./index.ts";
+
+function act(id: string, extra: Partial<Action> = {}): Action {
+  return newAction("assertion", { id, ...extra });
+}
+
+function errorOf(fn: () => unknown): CarError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(CarError);
+    return error as CarError;
+  }
+  throw new Error("expected a CarError");
+}
+
+describe("dependencyEdges / buildDag", () => {
+  it("levels independent actions together, in declaration order", () => {
+    expect(buildDag([act("a"), act("b"), act("c", { dependencies: ["a"] }), act("d", { dependencies: ["c", "b"] })])).toEqual([["a", "b"], ["c"], ["d"]]);
+  });
+
+  it("accepts forward references through dependencies", () => {
+    expect(buildDag([act("late", { dependencies: ["early"] }), act("early")])).toEqual([["early"], ["late"]]);
+  });
+
+  it("rejects unknown dependency ids with a pointer", () => {
+    const error = errorOf(() => buildDag([act("a", { dependencies: ["ghost"] })]));
+    expect(error.code).toBe("invalid_proposal");
+    expect(error.details.problems).toEqual([{ pointer: "/actions/0/dependencies/0", message: "unknown action id 'ghost'" }]);
+  });
+
+  it("rejects duplicate ids, pointing at each repeat", () => {
+    const error = errorOf(() => buildDag([act("a"), act("a"), act("a")]));
+    expect(error.details.problems?.map((p) => p.pointer)).toEqual(["/actions/1/id", "/actions/2/id"]);
+  });
+
+  it("names the ids on a cycle and only those", () => {
+    const error = errorOf(() =>
+      buildDag([act("x"), act("a", { dependencies: ["c"] }), act("b", { dependencies: ["a"] }), act("c", { dependencies: ["b"] }), act("tail", { dependencies: ["a"] })]),
+    );
+    expect(error.code).toBe("invalid_proposal");
+    expect([...(error.details["cycle"] as string[])].sort()).toEqual(["a", "b", "c"]);
+    expect(error.message).toMatch(/cycle/);
+  });
+
+  it("rejects a self-dependency as a cycle", () => {
+    expect(errorOf(() => buildDag([act("a", { dependencies: ["a"] })])).details["cycle"]).toEqual(["a"]);
+  });
+
+  it("orders a state_dependencies reader after the latest earlier writer only", () => {
+    const ids = sequentialIds("x");
+    const actions = [
+      stateWrite("k", 1, { id: "w1" }, { ids }),
+      toolCall("t", {}, { id: "w2", expected_effects: { k: 2 } }),
+      act("r", { state_dependencies: ["k"] }),
+      stateWrite("k", 3, { id: "w3" }),
+    ];
+    const g = dependencyEdges(actions);
+    expect(g.preds[2]!.map((i) => g.ids[i])).toEqual(["w2"]);
+    // The later writer does not become a predecessor of the earlier reader.
+    expect(g.preds[3]!.map((i) => g.ids[i])).toEqual(["w1"]);
+  });
+
+  it("adds no edge for a key no earlier action writes, even if a later one does", () => {
+    const g = dependencyEdges([act("r", { state_dependencies: ["k"] }), stateWrite("k", 1, { id: "w" })]);
+    expect(g.preds[0]).toEqual([]);
+    expect(buildDag([act("r", { state_dependencies: ["k"] }), stateWrite("k", 1, { id: "w" })])).toEqual([["r", "w"]]);
+  });
+
+  it("keeps state_writes to one key in declaration order and leaves other keys parallel", () => {
+    expect(buildDag([stateWrite("k", 1, { id: "a" }), stateWrite("j", 1, { id: "b" }), stateWrite("k", 2, { id: "c" }), stateWrite("k", 3, { id: "d" })])).toEqual([
+      ["a", "b"],
+      ["c"],
+      ["d"],
+    ]);
+  });
+
+  it("uses the effective write set (explicit write_set counts)", () => {
+    expect(buildDag([toolCall("t", {}, { id: "w", write_set: ["k"] }), stateRead("k", { id: "r", state_dependencies: ["k"] })])).toEqual([["w"], ["r"]]);
+  });
+
+  it("deduplicates an edge declared twice", () => {
+    const g = dependencyEdges([act("a"), act("b", { dependencies: ["a", "a"], state_dependencies: [] })]);
+    expect(g.preds[1]).toEqual([0]);
+    expect(g.succs[0]).toEqual([1]);
+  });
+
+  it("handles an empty proposal", () => {
+    expect(buildDag([])).toEqual([]);
+  });
+});
+
+/**
+ * A random DAG. Explicit edges follow a hidden rank; without state usage the
+ * declaration order is shuffled, so `dependencies` may point forward. (With
+ * state usage the rank is the declaration order: state edges point backward
+ * in declaration order, and a mix could form a genuine cycle.)
+ */
+const randomDag = fc
+  .integer({ min: 1, max: 40 })
+  .chain((n) =>
+    fc.tuple(
+      fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n }),
+      fc.array(fc.tuple(fc.nat(n - 1), fc.nat(n - 1)), { maxLength: n * 3 }),
+      fc.array(fc.tuple(fc.nat(n - 1), fc.constantFrom("k1", "k2", "k3"), fc.boolean()), { maxLength: n }),
+    ),
+  )
+  .map(([rankOrder, pairs, stateUse]) => {
+    const n = rankOrder.length;
+    const deps: string[][] = Array.from({ length: n }, () => []);
+    for (const [x, y] of pairs) if (x !== y) deps[Math.max(x, y)]!.push(`r${Math.min(x, y)}`);
+    const reads: string[][] = Array.from({ length: n }, () => []);
+    const writes: string[][] = Array.from({ length: n }, () => []);
+    for (const [i, key, isWrite] of stateUse) (isWrite ? writes : reads)[i]!.push(key);
+    const order = stateUse.length > 0 ? [...rankOrder].sort((x, y) => x - y) : rankOrder;
+    return order.map((rank) =>
+      newAction(writes[rank]!.length > 0 && rank % 2 === 0 ? "state_write" : "assertion", {
+        id: `r${rank}`,
+        dependencies: deps[rank]!,
+        state_dependencies: reads[rank]!,
+        write_set: writes[rank]!,
+      }),
+    );
+  });
+
+describe("buildDag properties", () => {
+  it("levels respect every edge and cover every action once", () => {
+    fc.assert(
+      fc.property(randomDag, (actions) => {
+        const levels = buildDag(actions);
+        const levelOf = new Map<string, number>();
+        levels.forEach((ids, l) => ids.forEach((id) => levelOf.set(id, l)));
+        expect(levelOf.size).toBe(actions.length);
+        expect(levels.flat()).toHaveLength(actions.length);
+        const g = dependencyEdges(actions);
+        g.preds.forEach((ps, i) => {
+          for (const p of ps) expect(levelOf.get(g.ids[p]!)!).toBeLessThan(levelOf.get(g.ids[i]!)!);
+        });
+        for (const a of actions) for (const d of a.dependencies) expect(levelOf.get(d)!).toBeLessThan(levelOf.get(a.id)!);
+        // Inside a level, declaration order is kept.
+        const position = new Map(actions.map((a, i) => [a.id, i]));
+        for (const ids of levels) for (let k = 1; k < ids.length; k++) expect(position.get(ids[k]!)!).toBeGreaterThan(position.get(ids[k - 1]!)!);
+        // state edges only ever point to earlier declarations.
+        g.preds.forEach((ps, i) => {
+          for (const p of ps) if (!actions[i]!.dependencies.includes(g.ids[p]!)) expect(p).toBeLessThan(i);
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

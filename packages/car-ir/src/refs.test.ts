@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { CarError, findOutputRefs, outputRefsOf, parseOutputRef, resolveOutputRefs, type JsonValue } from "./index.ts";
+
+const outputs: Record<string, JsonValue> = { a1: { content: "hi", list: [10, { deep: true }], "": 0 }, "b.c": 7, n: null };
+const lookup = (id: string) => (Object.prototype.hasOwnProperty.call(outputs, id) ? { found: true, value: outputs[id]! } : { found: false });
+
+describe("parseOutputRef", () => {
+  it.each([
+    ["$a1.output", { id: "a1", path: [] }],
+    ["$a1.output.content", { id: "a1", path: ["content"] }],
+    ["$a1.output.list.1.deep", { id: "a1", path: ["list", "1", "deep"] }],
+    ["$b.c.output", { id: "b.c", path: [] }],
+  ])("%s", (text, expected) => {
+    expect(parseOutputRef(text)).toEqual(expected);
+  });
+
+  it.each(["a1.output", "$a1.outputs", "$a1.output.", "$.output", "x $a1.output", "$a1.output ", "$a1"])("%s is not a reference", (text) => {
+    expect(parseOutputRef(text)).toBeUndefined();
+  });
+});
+
+describe("resolveOutputRefs", () => {
+  it("replaces whole-string references by the output or a field, recursively", () => {
+    const resolved = resolveOutputRefs(
+      { whole: "$a1.output", field: "$a1.output.content", indexed: ["$a1.output.list.0", { x: "$a1.output.list.1.deep" }], other: "$b.c.output", nil: "$n.output" },
+      lookup,
+    );
+    expect(resolved).toEqual({ whole: outputs["a1"], field: "hi", indexed: [10, { x: true }], other: 7, nil: null });
+  });
+
+  it("leaves a reference inside a longer string as text, and other values alone", () => {
+    const params = { text: "see $a1.output", n: 1, b: false, z: null, s: "$", o: { k: [1] } };
+    expect(resolveOutputRefs(params, lookup)).toEqual(params);
+  });
+
+  it("copies the output, so the tool cannot mutate the producer's result", () => {
+    const resolved = resolveOutputRefs({ x: "$a1.output.list" }, lookup) as { x: unknown[] };
+    resolved.x.push(1);
+    expect((outputs["a1"] as { list: unknown[] }).list).toHaveLength(2);
+  });
+
+  it("keeps __proto__ parameter keys as data", () => {
+    const params = JSON.parse('{"__proto__":"$a1.output.content"}') as Record<string, JsonValue>;
+    const resolved = resolveOutputRefs(params, lookup);
+    expect(Object.keys(resolved)).toEqual(["__proto__"]);
+    expect(Object.getOwnPropertyDescriptor(resolved, "__proto__")?.value).toBe("hi");
+  });
+
+  it("throws not_found for a missing output or field, naming the pointer", () => {
+    for (const params of [{ p: ["$zz.output"] }, { p: ["$a1.output.nope"] }, { p: ["$a1.output.list.5"] }, { p: ["$a1.output.content.x"] }]) {
+      try {
+        resolveOutputRefs(params, lookup);
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toBeInstanceOf(CarError);
+        expect((error as CarError).code).toBe("not_found");
+        expect((error as CarError).details["pointer"]).toBe("/p/0");
+      }
+    }
+  });
+});
+
+describe("outputRefsOf / findOutputRefs", () => {
+  it("lists referenced ids once each, with escaped pointers", () => {
+    expect(outputRefsOf({ a: "$x.output", b: ["$y.output.f", "$x.output"], c: "no $z.output" })).toEqual(["x", "y"]);
+    expect(findOutputRefs({ "a/b": { "~": "$x.output" } })).toEqual([{ id: "x", path: [], pointer: "/a~1b/~0" }]);
+  });
+});
