@@ -16,3 +16,7 @@ export {
 } from "./files/policy-rules.ts";
 export { parsePolicyFile } from "./files/parse-policy-file.ts";
 export { loadPolicyDir } from "./files/load-policy-dir.ts";
+export { ALLOW, type InspectionOutcome, type InspectionResult, type Inspector, InspectorChain } from "./inspectors/inspector.ts";
+export { DEFAULT_ALLOWED_HOSTS, EgressInspector, type EgressOptions } from "./inspectors/egress/egress-inspector.ts";
+export { curlHost, isAllowlisted, isLoopback, urlHosts } from "./inspectors/egress/hosts.ts";
+export * from "./gate/index.ts";

@@ -1,0 +1,28 @@
+/**
+ * `@car/policy/gate`: the policy-check gate on its own, for the CLI hook whose
+ * cold start matters. It loads policy files, the rule engine and the egress
+ * guard — nothing else from the package.
+ */
+export {
+  policyCheck,
+  policyCheckDirs,
+  type Basis,
+  type Finding,
+  type GateDecision,
+  type GateLoadFailure,
+  type PolicyCheckResult,
+  type PolicySource,
+} from "./policy-check.ts";
+export { carHomeRoot, type CarHomeOptions, isStateRoot, policyDirs, policyDirsExcluding, PROJECT_DIR, repoProjectDirs } from "./policy-dirs.ts";
+export { patchPaths, resolvePatchPath } from "./patch-paths.ts";
+export { shellPatches } from "./shell-patches.ts";
+export {
+  asCarParams,
+  inferredCarTool,
+  isAccountedFor,
+  mappingFor,
+  TOOL_MAP,
+  type ToolMapping,
+  UNMAPPED_CAR_TOOLS,
+  unaccountedTools,
+} from "./tool-map.ts";

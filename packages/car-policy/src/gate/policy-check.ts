@@ -1,0 +1,209 @@
+/**
+ * The policy-check gate: one tool call another agent proposes, judged against
+ * the operator's policy files and CAR's stateless egress guard, answered as a
+ * decision document. `car policy-check-hook` and the MCP `policy_check` tool
+ * both call this, so the two can never disagree about a deny.
+ *
+ * Two sources, reported apart. `policy_rules`: the operator's declarative
+ * rules, matched against the host's own tool name. `inspector:egress`: a
+ * built-in guard nobody authored, run on the call mapped onto CAR's tool
+ * names (`inspected_as`). The stateful repetition inspector is left out on
+ * purpose: this gate sees only the calls a host routes through it, so its
+ * history would be a partial view presented as a whole.
+ *
+ * `basis` separates "real rules ran and passed" from "nothing is configured",
+ * so an unconfigured system never reads as a reviewed one. Rules are re-read
+ * from disk on every call: an operator who adds a deny rule mid-session must
+ * not find it unenforced until something restarts.
+ */
+import { type Action, cloneJson, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import { existsSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { PolicyEngine } from "../engine.ts";
+import { loadPolicyDir } from "../files/load-policy-dir.ts";
+import { PolicyRules } from "../files/policy-rules.ts";
+import { EgressInspector } from "../inspectors/egress/egress-inspector.ts";
+import { InspectorChain } from "../inspectors/inspector.ts";
+import { patchPaths, resolvePatchPath } from "./patch-paths.ts";
+import { type CarHomeOptions, policyDirs } from "./policy-dirs.ts";
+import { asCarParams, inferredCarTool, mappingFor } from "./tool-map.ts";
+
+export interface Finding {
+  source: string;
+  rule: string;
+  severity: "deny" | "warn";
+  reason: string;
+}
+
+export interface PolicySource {
+  path: string;
+  exists: boolean;
+  rules: number;
+}
+
+export type Basis = "denied_by_rule" | "passed_rules" | "no_rules_configured" | "policy_load_failed";
+
+export interface GateDecision {
+  decision: "allow" | "deny";
+  basis: Exclude<Basis, "policy_load_failed">;
+  tool: string;
+  /** The CAR tool the inspectors ran as; `null` when no inspector reads this call. */
+  inspected_as: string | null;
+  findings: Finding[];
+  rules_loaded: number;
+  policy_sources: PolicySource[];
+}
+
+export interface GateLoadFailure {
+  decision: "deny";
+  basis: "policy_load_failed";
+  tool: string;
+  findings: [];
+  policy_sources: PolicySource[];
+  load_errors: { path: string; error: string }[];
+  advice: string;
+}
+
+export type PolicyCheckResult = GateDecision | GateLoadFailure;
+
+/** The file-editing tool names an `apply_patch` is also checked under. */
+const PATCH_ALIASES = ["apply_patch", "Write", "Edit"] as const;
+
+/** Evaluates `tool`/`params` as proposed from `cwd`. */
+export function policyCheck(tool: string, params: JsonValue, cwd: string, options: CarHomeOptions = {}): PolicyCheckResult {
+  return policyCheckDirs(tool, params, policyDirs(cwd, options), cwd);
+}
+
+/** `policyCheck` against an explicit directory list. */
+export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly string[], cwd: string): PolicyCheckResult {
+  const sources: PolicySource[] = [];
+  const loadErrors: { path: string; error: string }[] = [];
+  const merged = new PolicyRules();
+  let rulesLoaded = 0;
+  for (const dir of dirs) {
+    try {
+      const rules = loadPolicyDir(dir);
+      rulesLoaded += rules.len;
+      sources.push({ path: dir, exists: existsSync(dir), rules: rules.len });
+      merged.merge(rules);
+    } catch (err) {
+      // A file that will not parse is not "no rules": failing open on a typo
+      // would enforce nothing while reporting a clean result.
+      loadErrors.push({ path: dir, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  if (loadErrors.length > 0) {
+    return {
+      decision: "deny",
+      basis: "policy_load_failed",
+      tool,
+      findings: [],
+      policy_sources: sources,
+      load_errors: loadErrors,
+      advice:
+        "A policy file failed to load. Until it is fixed the gate cannot tell an allowed call from an ungoverned one, so it denies.",
+    };
+  }
+
+  const findings: Finding[] = [];
+  const isPatch = tool === "apply_patch";
+  if (isPatch) resolveAbsolutePatchRules(merged, cwd);
+  const engine = new PolicyEngine();
+  merged.apply(engine);
+  const parameters = paramsObject(params);
+  const checkRules = (action: Action) => {
+    for (const v of engine.check(action)) {
+      findings.push({ source: "policy_rules", rule: v.policy_name, severity: "deny", reason: v.reason });
+    }
+  };
+  if (!isPatch) {
+    checkRules(gateAction(tool, parameters));
+  } else {
+    // Codex names the call `apply_patch` even when its matcher used Write/Edit,
+    // so all three vocabularies see every path; one refused path refuses the
+    // whole (atomic) patch.
+    const command = parameters["command"];
+    const paths = patchPaths(typeof command === "string" ? command : "");
+    for (const alias of PATCH_ALIASES) {
+      if (paths.length === 0) checkRules(gateAction(alias, parameters));
+      for (const path of paths) {
+        const withPath = cloneJson(parameters);
+        setOwn(withPath, "file_path", resolvePatchPath(cwd, path));
+        checkRules(gateAction(alias, withPath));
+      }
+    }
+  }
+
+  // The built-in guard, on the call in CAR's vocabulary. Only a mapped tool can be denied by it.
+  const mapping = mappingFor(tool);
+  const inspectedAs = mapping ? mapping.car : (inferredCarTool(params) ?? null);
+  if (inspectedAs !== null) {
+    const inspectedParams = mapping ? asCarParams(mapping, params) : parameters;
+    const chain = new InspectorChain().with(new EgressInspector());
+    for (const { name, result } of chain.inspect(inspectedAs, inspectedParams)) {
+      if (result.verdict === "allow") continue;
+      const capped = result.verdict === "deny" && mapping === undefined;
+      findings.push({
+        source: `inspector:${name}`,
+        rule: name,
+        severity: capped ? "warn" : result.verdict,
+        reason: capped
+          ? `${result.reason} (warn only: \`${tool}\` is not a tool this gate maps, so it was inspected as \`${inspectedAs}\` from its parameters and an inspector cannot deny it)`
+          : result.reason,
+      });
+    }
+  }
+
+  const denied = findings.some((f) => f.severity === "deny");
+  return {
+    decision: denied ? "deny" : "allow",
+    basis: denied ? "denied_by_rule" : rulesLoaded === 0 ? "no_rules_configured" : "passed_rules",
+    tool,
+    inspected_as: inspectedAs,
+    findings,
+    rules_loaded: rulesLoaded,
+    policy_sources: sources,
+  };
+}
+
+/**
+ * Absolute `file_path` values in rules for the file-editing tools use the
+ * same real spelling as the resolved patch targets (symlinks, `..`).
+ * Substrings and regexes stay patterns.
+ */
+function resolveAbsolutePatchRules(rules: PolicyRules, cwd: string): void {
+  const governs = (r: { tool: string; param: string }) => r.param === "file_path" && (PATCH_ALIASES as readonly string[]).includes(r.tool);
+  rules.deny_tool_param = rules.deny_tool_param.map((r) =>
+    governs(r) && typeof r.equals === "string" && isAbsolute(r.equals) ? { ...r, equals: resolvePatchPath(cwd, r.equals) } : r,
+  );
+  rules.allow_tool_param = rules.allow_tool_param.map((r) =>
+    governs(r) ? { ...r, allow: r.allow.map((p) => (isAbsolute(p) ? resolvePatchPath(cwd, p) : p)) } : r,
+  );
+}
+
+function paramsObject(params: JsonValue): JsonObject {
+  return typeof params === "object" && params !== null && !Array.isArray(params) ? cloneJson(params) : (Object.create(null) as JsonObject);
+}
+
+/** The synthetic action the operator's rules judge: the host's own tool name, id `policy-check`. */
+function gateAction(tool: string, parameters: JsonObject): Action {
+  return {
+    id: "policy-check",
+    type: "tool_call",
+    tool,
+    parameters,
+    preconditions: [],
+    expected_effects: {},
+    dependencies: [],
+    state_dependencies: [],
+    read_set: [],
+    write_set: [],
+    assumptions: [],
+    invocation_mode: "one_shot",
+    reversibility: "irreversible",
+    idempotent: false,
+    max_retries: 3,
+    failure_behavior: "abort",
+    metadata: {},
+  };
+}

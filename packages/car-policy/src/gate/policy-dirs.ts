@@ -1,0 +1,101 @@
+/**
+ * Where the gate reads policy rules from, in merge order: the operator's
+ * `<CAR_HOME>/policies`, then every project `.car/policies` from the
+ * repository root down to the working directory.
+ *
+ * Walked, because a hook's working directory follows the agent: read from
+ * the working directory alone, one `cd` into a subdirectory would disarm every
+ * repository-root rule. Every `.car` on the way is read, not only the nearest
+ * — rules only add denials, so reading more can never allow what fewer would
+ * deny. The walk stops at the worktree root (the directory holding `.git`);
+ * outside a repository only the working directory's own `.car` counts. A
+ * `.car` that is a state root (`~/.car` when the cwd is `$HOME`) is the
+ * operator's, not a project's, and is never read twice. The working
+ * directory's own `.car/policies` is always listed, existing or not, so a
+ * response shows where a project rule would have to go.
+ */
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+
+export const PROJECT_DIR = ".car";
+
+export interface CarHomeOptions {
+  /** The state root; defaults to `$CAR_HOME`, else `~/.car`. */
+  carHome?: string;
+  /** Directories that are state roots, never project directories; defaults to the state root and `~/.car`. */
+  stateRoots?: readonly string[];
+}
+
+/** The operator's state root: `carHome`, else an absolute `$CAR_HOME`, else `~/.car`. */
+export function carHomeRoot(carHome?: string): string {
+  if (carHome !== undefined) return carHome;
+  const env = process.env["CAR_HOME"];
+  if (env !== undefined && env !== "" && isAbsolute(env)) return env;
+  return join(homedir(), PROJECT_DIR);
+}
+
+export function policyDirs(cwd: string, options: CarHomeOptions = {}): string[] {
+  const operator = carHomeRoot(options.carHome);
+  const roots = options.stateRoots ?? [operator, join(homedir(), PROJECT_DIR)];
+  return policyDirsExcluding(cwd, operator, roots);
+}
+
+/** `policyDirs` with the operator root and the state roots given explicitly (tests never touch the real ones). */
+export function policyDirsExcluding(cwd: string, operatorRoot: string, stateRoots: readonly string[]): string[] {
+  // The operator root is excluded from the walk even when it is not listed among the state roots.
+  const excluded = [...stateRoots, operatorRoot];
+  const own = join(cwd, PROJECT_DIR);
+  const dirs = [join(operatorRoot, "policies")];
+  for (const dir of repoProjectDirs(cwd, excluded).reverse()) {
+    if (!samePath(dir, own)) dirs.push(join(dir, "policies"));
+  }
+  if (!isStateRoot(own, excluded)) dirs.push(join(own, "policies"));
+  return dirs;
+}
+
+/**
+ * Existing project `.car` directories from `cwd` up to the repository root,
+ * nearest first, state roots skipped. Outside a repository: `cwd`'s own only.
+ */
+export function repoProjectDirs(cwd: string, excluded: readonly string[]): string[] {
+  const found: string[] = [];
+  let dir = resolve(cwd);
+  for (;;) {
+    const candidate = join(dir, PROJECT_DIR);
+    if (isDirectory(candidate) && !isStateRoot(candidate, excluded)) found.push(candidate);
+    if (existsSync(join(dir, ".git"))) return found;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  const own = join(resolve(cwd), PROJECT_DIR);
+  return isDirectory(own) && !isStateRoot(own, excluded) ? [own] : [];
+}
+
+export function isStateRoot(dir: string, roots: readonly string[]): boolean {
+  return roots.some((root) => samePath(dir, root));
+}
+
+/** Equal as written (normalised) or as the same real directory. */
+function samePath(a: string, b: string): boolean {
+  if (resolve(a) === resolve(b)) return true;
+  const ra = real(a);
+  return ra !== undefined && ra === real(b);
+}
+
+function real(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

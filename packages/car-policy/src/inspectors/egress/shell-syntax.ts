@@ -1,0 +1,334 @@
+/**
+ * A POSIX-shell reader, just deep enough to know which words a shell would
+ * run as programs. Substring matching cannot tell `nc host 4444` from
+ * `rsync`, `grep nc`, or a commit message that mentions nc; the shell's own
+ * grammar can. It handles quoting and escapes, `;` `&` `&&` `||` `|` and
+ * newlines, `( )` groups, redirections, command substitution (`$( )`,
+ * backticks, `<( )`), and here-documents. It never throws: malformed input
+ * (an unclosed quote) reads to the end of the text, as a shell would complain
+ * rather than run something else.
+ */
+
+/** One shell word after quote removal. Substitutions stay in `text` as written and are parsed into `substitutions`. */
+export interface Word {
+  text: string;
+  substitutions: Script[];
+}
+
+export interface Redirect {
+  /** The operator without its file descriptor: `>`, `>>`, `<`, `<<`, `<<-`, `<<<`, `>&`, `&>`, … */
+  op: string;
+  target: Word;
+  /** For `<<` and `<<-`: the here-document body. */
+  heredoc?: string;
+}
+
+export interface SimpleCommand {
+  kind: "simple";
+  words: Word[];
+  redirects: Redirect[];
+}
+
+export interface Group {
+  kind: "group";
+  body: Script;
+  redirects: Redirect[];
+}
+
+export type Stage = SimpleCommand | Group;
+
+/** Stages joined by `|`. A lone command is a one-stage pipeline. */
+export interface Pipeline {
+  stages: Stage[];
+}
+
+export interface Script {
+  pipelines: Pipeline[];
+  /** Set when substitutions nest deeper than the reader follows; the text is then not fully inspected. */
+  truncated: boolean;
+}
+
+/** Nesting beyond this is not read (it is flagged as `truncated` instead), so hostile input cannot exhaust the stack. */
+const MAX_DEPTH = 48;
+
+export function parseShell(source: string): Script {
+  return new Reader(source, 0).script(false);
+}
+
+interface PendingHeredoc {
+  delimiter: string;
+  stripTabs: boolean;
+  redirect: Redirect;
+}
+
+const BLANK = new Set([" ", "\t"]);
+const WORD_END = new Set([" ", "\t", "\n", ";", "&", "|", "<", ">", "(", ")"]);
+
+class Reader {
+  pos = 0;
+  truncated = false;
+  pending: PendingHeredoc[] = [];
+
+  constructor(
+    readonly src: string,
+    readonly depth: number,
+  ) {}
+
+  /** Reads pipelines until the end of input, or until the `)` closing a substitution or group when `nested`. */
+  script(nested: boolean): Script {
+    const pipelines: Pipeline[] = [];
+    let stages: Stage[] = [];
+    let current: SimpleCommand | undefined;
+    let group: Group | undefined;
+    const endStage = () => {
+      group = undefined;
+      if (current && (current.words.length > 0 || current.redirects.length > 0)) stages.push(current);
+      current = undefined;
+    };
+    const endPipeline = () => {
+      endStage();
+      if (stages.length > 0) pipelines.push({ stages });
+      stages = [];
+    };
+    const src = this.src;
+    while (this.pos < src.length) {
+      const c = src[this.pos] as string;
+      const next = src[this.pos + 1];
+      if (BLANK.has(c)) {
+        this.pos++;
+      } else if (c === "\\" && next === "\n") {
+        this.pos += 2;
+      } else if (c === "#" && !current?.words.length) {
+        while (this.pos < src.length && src[this.pos] !== "\n") this.pos++;
+      } else if (c === "\n") {
+        this.pos++;
+        this.readHeredocs();
+        endPipeline();
+      } else if (c === ")") {
+        this.pos++;
+        if (nested) break;
+        endPipeline();
+      } else if (c === ";" || (c === "&" && next !== ">")) {
+        this.pos += c === "&" && next === "&" ? 2 : next === ";" && c === ";" ? 2 : 1;
+        endPipeline();
+      } else if (c === "|") {
+        if (next === "|") {
+          this.pos += 2;
+          endPipeline();
+        } else {
+          this.pos += next === "&" ? 2 : 1;
+          endStage();
+        }
+      } else if (c === "(" && !current?.words.length) {
+        this.pos++;
+        endStage();
+        group = { kind: "group", body: this.inner((r) => r.script(true)), redirects: [] };
+        stages.push(group);
+      } else if (this.atRedirect()) {
+        // Redirections right after `)` belong to the group.
+        const into = current ?? group ?? (current = { kind: "simple", words: [], redirects: [] });
+        into.redirects.push(this.redirect());
+      } else {
+        group = undefined;
+        current ??= { kind: "simple", words: [], redirects: [] };
+        current.words.push(this.word());
+      }
+    }
+    endPipeline();
+    return { pipelines, truncated: this.truncated };
+  }
+
+  skipBalanced(): void {
+    let open = 1;
+    while (this.pos < this.src.length && open > 0) {
+      const c = this.src[this.pos++];
+      if (c === "(") open++;
+      else if (c === ")") open--;
+    }
+  }
+
+  atRedirect(): boolean {
+    const rest = this.src.slice(this.pos, this.pos + 12);
+    if (/^[<>]\(/.test(rest)) return false; // process substitution is a word
+    return /^(\d*[<>]|&>)/.test(rest);
+  }
+
+  redirect(): Redirect {
+    const m = /^\d*(<<<|<<-|<<|<>|<&|>>|>&|>\||&>>|&>|<|>)/.exec(this.src.slice(this.pos, this.pos + 16)) as RegExpExecArray;
+    this.pos += m[0].length;
+    const op = m[1] as string;
+    while (BLANK.has(this.src[this.pos] as string)) this.pos++;
+    const target = this.word();
+    const redirect: Redirect = { op, target };
+    if (op === "<<" || op === "<<-") {
+      this.pending.push({ delimiter: target.text, stripTabs: op === "<<-", redirect });
+    }
+    return redirect;
+  }
+
+  /** After a newline: the bodies of every here-document opened on the line just ended. */
+  readHeredocs(): void {
+    const src = this.src;
+    for (const doc of this.pending) {
+      const lines: string[] = [];
+      while (this.pos < src.length) {
+        let end = src.indexOf("\n", this.pos);
+        if (end === -1) end = src.length;
+        const line = src.slice(this.pos, end);
+        this.pos = Math.min(end + 1, src.length);
+        if ((doc.stripTabs ? line.replace(/^\t+/, "") : line) === doc.delimiter) break;
+        lines.push(doc.stripTabs ? line.replace(/^\t+/, "") : line);
+      }
+      doc.redirect.heredoc = lines.join("\n");
+    }
+    this.pending = [];
+  }
+
+  word(): Word {
+    const src = this.src;
+    const word: Word = { text: "", substitutions: [] };
+    const start = this.pos;
+    while (this.pos < src.length) {
+      const c = src[this.pos] as string;
+      const next = src[this.pos + 1];
+      if ((c === "<" || c === ">") && next === "(" && this.pos === start) {
+        this.pos += 2;
+        this.substitution(word, start, () => this.inner((r) => r.script(true)));
+        continue;
+      }
+      if (WORD_END.has(c)) break;
+      if (c === "\\") {
+        if (next === "\n") this.pos += 2;
+        else {
+          word.text += next ?? "";
+          this.pos += 2;
+        }
+      } else if (c === "'") {
+        const end = src.indexOf("'", this.pos + 1);
+        const stop = end === -1 ? src.length : end;
+        word.text += src.slice(this.pos + 1, stop);
+        this.pos = stop + 1;
+      } else if (c === '"') {
+        this.pos++;
+        this.doubleQuoted(word);
+      } else if (c === "$") {
+        this.dollar(word);
+      } else if (c === "`") {
+        this.backtick(word);
+      } else {
+        word.text += c;
+        this.pos++;
+      }
+    }
+    return word;
+  }
+
+  doubleQuoted(word: Word): void {
+    const src = this.src;
+    while (this.pos < src.length) {
+      const c = src[this.pos] as string;
+      if (c === '"') {
+        this.pos++;
+        return;
+      }
+      if (c === "\\") {
+        const next = src[this.pos + 1];
+        if (next === "\n") {
+          this.pos += 2;
+        } else if (next === "$" || next === "`" || next === '"' || next === "\\") {
+          word.text += next;
+          this.pos += 2;
+        } else {
+          word.text += c;
+          this.pos++;
+        }
+      } else if (c === "$") {
+        this.dollar(word);
+      } else if (c === "`") {
+        this.backtick(word);
+      } else {
+        word.text += c;
+        this.pos++;
+      }
+    }
+  }
+
+  dollar(word: Word): void {
+    const src = this.src;
+    const start = this.pos;
+    const next = src[this.pos + 1];
+    if (next === "(" && src[this.pos + 2] === "(") {
+      // Arithmetic expansion: text, nothing runs.
+      this.pos += 3;
+      this.skipBalanced();
+      if (src[this.pos] === ")") this.pos++;
+      word.text += src.slice(start, this.pos);
+    } else if (next === "(") {
+      this.pos += 2;
+      this.substitution(word, start, () => this.inner((r) => r.script(true)));
+    } else if (next === "{") {
+      const end = src.indexOf("}", this.pos + 2);
+      this.pos = end === -1 ? src.length : end + 1;
+      word.text += src.slice(start, this.pos);
+    } else if (next === "'") {
+      // ANSI-C quoting: the common escapes decoded, the rest kept.
+      let i = this.pos + 2;
+      let text = "";
+      while (i < src.length && src[i] !== "'") {
+        if (src[i] === "\\" && i + 1 < src.length) {
+          const e = src[i + 1] as string;
+          text += e === "n" ? "\n" : e === "t" ? "\t" : e;
+          i += 2;
+        } else text += src[i++];
+      }
+      this.pos = i + 1;
+      word.text += text;
+    } else {
+      word.text += "$";
+      this.pos++;
+    }
+  }
+
+  backtick(word: Word): void {
+    const src = this.src;
+    const start = this.pos;
+    let i = this.pos + 1;
+    let inner = "";
+    while (i < src.length && src[i] !== "`") {
+      if (src[i] === "\\" && (src[i + 1] === "`" || src[i + 1] === "\\" || src[i + 1] === "$")) {
+        inner += src[i + 1];
+        i += 2;
+      } else inner += src[i++];
+    }
+    this.pos = Math.min(i + 1, src.length);
+    word.text += src.slice(start, this.pos);
+    if (this.depth + 1 > MAX_DEPTH) {
+      this.truncated = true;
+      return;
+    }
+    const script = new Reader(inner, this.depth + 1).script(false);
+    if (script.truncated) this.truncated = true;
+    word.substitutions.push(script);
+  }
+
+  substitution(word: Word, start: number, read: () => Script): void {
+    const script = read();
+    word.substitutions.push(script);
+    word.text += this.src.slice(start, this.pos);
+  }
+
+  /** Reads a nested script in a child reader over the same text, then continues after it. */
+  inner(read: (r: Reader) => Script): Script {
+    if (this.depth + 1 > MAX_DEPTH) {
+      this.truncated = true;
+      this.skipBalanced();
+      return { pipelines: [], truncated: true };
+    }
+    const child = new Reader(this.src, this.depth + 1);
+    child.pos = this.pos;
+    const script = read(child);
+    this.pos = child.pos;
+    if (script.truncated) this.truncated = true;
+    return script;
+  }
+}
