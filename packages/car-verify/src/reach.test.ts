@@ -1,0 +1,64 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { dependencyEdges, toolCall } from "@car/ir";
+import { reachBatch, topoPositions } from "./reach.ts";
+
+/** A random DAG of `n` tool calls, each depending on up to three earlier ones. */
+function randomGraph(n: number, seed: number) {
+  let s = seed >>> 0;
+  const rand = (m: number) => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s % m;
+  };
+  const actions = Array.from({ length: n }, (_, i) => {
+    const deps = i === 0 ? [] : [...new Set(Array.from({ length: rand(4) }, () => `a${rand(i)}`))];
+    return toolCall("t", {}, { id: `a${i}`, dependencies: deps });
+  });
+  return { graph: dependencyEdges(actions), rand };
+}
+
+function naiveReaches(succs: readonly (readonly number[])[], from: number, to: number): boolean {
+  const seen = new Uint8Array(succs.length);
+  const stack = [from];
+  while (stack.length > 0) {
+    for (const s of succs[stack.pop()!]!) {
+      if (s === to) return true;
+      if (seen[s] === 0) {
+        seen[s] = 1;
+        stack.push(s);
+      }
+    }
+  }
+  return false;
+}
+
+describe("reachBatch", () => {
+  it("agrees with a graph search on random DAGs", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 60 }), fc.integer(), (n, seed) => {
+        const { graph, rand } = randomGraph(n, seed);
+        const from = Array.from({ length: 80 }, () => rand(n));
+        const to = Array.from({ length: 80 }, () => rand(n));
+        const answers = reachBatch(graph, topoPositions(graph), from, to);
+        from.forEach((u, k) => expect(answers[k] === 1).toBe(naiveReaches(graph.succs, u, to[k]!)));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("stays exact when the sources span several bitset chunks", () => {
+    const n = 4000;
+    const { graph, rand } = randomGraph(n, 7);
+    const from = Array.from({ length: 3000 }, () => rand(n));
+    const to = Array.from({ length: 3000 }, () => rand(n));
+    const answers = reachBatch(graph, topoPositions(graph), from, to);
+    expect(new Set(from).size).toBeGreaterThan(1024);
+    let positives = 0;
+    from.forEach((u, k) => {
+      const expected = naiveReaches(graph.succs, u, to[k]!);
+      if (expected) positives++;
+      expect(answers[k] === 1).toBe(expected);
+    });
+    expect(positives).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,83 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { dependencyEdges, effectiveWriteSet } from "@car/ir";
+import { DEFAULT_PROBES, optimize, simulate, simulateDetailed, verify } from "../src/index.ts";
+import { proposalArb, stateArb } from "./arbitraries.ts";
+
+const BLOCKED = /^action '(.+?)'(?:: precondition failed| depends on state key)/;
+
+describe("properties", () => {
+  it("verify never throws on a proposal parseProposal accepts", () => {
+    fc.assert(
+      fc.property(proposalArb, stateArb, fc.integer({ min: 0, max: 12 }), (p, state, maxActions) => {
+        const result = verify(p, { state, maxActions, tools: ["t1", { name: "t2", parameters: { type: "object", properties: { p: { type: "number" } } } }] });
+        expect(result.valid).toBe(!result.issues.some((i) => i.severity === "error"));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("simulate never applies the effects of an action verify reports as blocked", () => {
+    fc.assert(
+      fc.property(proposalArb, stateArb, (p, state) => {
+        const blocked = new Set(verify(p, { state }).issues.flatMap((i) => BLOCKED.exec(i.message)?.[1] ?? []));
+        const outcome = simulateDetailed(p, state);
+        for (const id of blocked) expect(outcome.skipped).toContain(id);
+        // And nothing but landed actions (or the start state) explains the post-state.
+        const landed = p.actions.filter((a) => !outcome.skipped.includes(a.id));
+        for (const key of Object.keys(outcome.state)) {
+          const explained = Object.prototype.hasOwnProperty.call(state, key) || landed.some((a) => Object.prototype.hasOwnProperty.call(a.expected_effects, key));
+          expect(explained).toBe(true);
+        }
+      }),
+      { numRuns: 2000 } // the overwrite-then-gate case is rare; enough runs to reach it,
+    );
+  });
+
+  it("optimize preserves simulate on every probe state", () => {
+    fc.assert(
+      fc.property(proposalArb, fc.array(stateArb, { maxLength: 3 }), (p, extra) => {
+        const out = optimize(p);
+        for (const probe of [...DEFAULT_PROBES, ...extra]) expect(simulate(out, probe)).toEqual(simulate(p, probe));
+        expect(out.actions.map((a) => a.id)).toEqual(p.actions.map((a) => a.id));
+        const depth = (q: typeof p) => Math.max(-1, ...dependencyEdges(q.actions).level);
+        expect(depth(out)).toBeLessThanOrEqual(depth(p));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("write conflicts are exactly the same-key writer pairs with no path either way", () => {
+    fc.assert(
+      fc.property(proposalArb, (p) => {
+        const graph = dependencyEdges(p.actions);
+        const reaches = (from: number, to: number): boolean => {
+          const seen = new Set<number>();
+          const stack = [from];
+          while (stack.length > 0) {
+            const node = stack.pop()!;
+            for (const s of graph.succs[node]!) {
+              if (s === to) return true;
+              if (!seen.has(s)) {
+                seen.add(s);
+                stack.push(s);
+              }
+            }
+          }
+          return false;
+        };
+        const expected: [string, string, string][] = [];
+        const writes = p.actions.map(effectiveWriteSet);
+        for (let j = 0; j < p.actions.length; j++) {
+          for (let i = 0; i < j; i++) {
+            if (reaches(i, j) || reaches(j, i)) continue;
+            for (const key of writes[i]!) if (writes[j]!.includes(key)) expected.push([p.actions[i]!.id, p.actions[j]!.id, key]);
+          }
+        }
+        const key = (t: [string, string, string]) => t.join("\u0001");
+        expect(verify(p).conflicts.map(key).sort()).toEqual(expected.map(key).sort());
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
