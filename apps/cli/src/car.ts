@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+/**
+ * The `car` entry. It imports nothing at the top: each command is loaded on
+ * demand, so `car policy-check-hook` (run by an editor on every tool call)
+ * pays only for the gate, and `car verify` never loads the engine.
+ */
+
+/** What every command module exports. */
+export interface CommandModule {
+  /** The help text: a usage line, arguments and options. */
+  usage: string;
+  /** Runs the command; resolves to the process exit code. */
+  main(args: string[]): Promise<number>;
+  /** Set when the command prints its own `--help`. */
+  handlesHelp?: boolean;
+}
+
+interface CommandEntry {
+  summary: string;
+  load(): Promise<CommandModule>;
+}
+
+const COMMANDS: Record<string, CommandEntry> = {
+  verify: { summary: "Statically verify a proposal", load: () => import("./commands/verify.ts") },
+  simulate: { summary: "Simulate a proposal's state effects without executing", load: () => import("./commands/simulate.ts") },
+  optimize: { summary: "Optimize a proposal (remove phantom dependencies)", load: () => import("./commands/optimize.ts") },
+  equivalent: { summary: "Compare two proposals' effects over test states", load: () => import("./commands/equivalent.ts") },
+  run: { summary: "Verify, enforce policies and execute a proposal", load: () => import("./commands/run.ts") },
+  init: { summary: "Create .car/policies/ with a commented example", load: () => import("./commands/init.ts") },
+  policy: { summary: "Check a tool call against policies, or lint policy files", load: () => import("./commands/policy.ts") },
+  "policy-check-hook": { summary: "PreToolUse hook: deny a host's tool call that a policy forbids", load: () => import("./hook.ts") },
+  mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
+  serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
+};
+
+function overview(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    "car — the Common Agent Runtime command line",
+    "",
+    "Usage: car <command> [options]",
+    "",
+    "Commands:",
+    ...lines,
+    "",
+    "Run 'car <command> --help' for a command's options. CAR_HOME (default ~/.car) is the state directory.",
+  ].join("\n");
+}
+
+async function dispatch(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    const topic = name === "help" ? rest[0] : undefined;
+    if (topic !== undefined && Object.hasOwn(COMMANDS, topic)) {
+      process.stdout.write(`${(await COMMANDS[topic]!.load()).usage}\n`);
+      return 0;
+    }
+    process.stdout.write(`${overview()}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-V") {
+    const { readFileSync } = await import("node:fs");
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    process.stdout.write(`car ${pkg.version}\n`);
+    return 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (command === undefined) {
+    process.stderr.write(`car: unknown command '${name}'\n\n${overview()}\n`);
+    return 2;
+  }
+  const mod = await command.load();
+  if (mod.handlesHelp !== true && (rest.includes("--help") || rest.includes("-h"))) {
+    process.stdout.write(`${mod.usage}\n`);
+    return 0;
+  }
+  try {
+    return await mod.main(rest);
+  } catch (err) {
+    const { toCarError } = await import("@car/ir");
+    const error = toCarError(err);
+    process.stderr.write(`car ${name}: ${error.message}\n`);
+    for (const p of error.details.problems ?? []) process.stderr.write(`  ${p.pointer || "/"}: ${p.message}\n`);
+    if (error.code === "invalid_params") process.stderr.write(`Run 'car ${name} --help' for usage.\n`);
+    return error.exitCode;
+  }
+}
+
+process.exitCode = await dispatch(process.argv.slice(2));

@@ -1,0 +1,13 @@
+/**
+ * `car serve`: the JSON-RPC 2.0 WebSocket server. It lives in `src/server/`;
+ * this file only loads it on demand, so no other command pays for `ws`.
+ */
+export const usage = "Usage: car serve [--host 127.0.0.1] [--port 9100] [options]";
+
+/** The server prints its own help, with every flag it takes. */
+export const handlesHelp = true;
+
+export async function main(args: string[]): Promise<number> {
+  const { runServe } = await import("../server/serve-command.ts");
+  return runServe(args);
+}

@@ -1,0 +1,112 @@
+/**
+ * `car policy-check-hook`: a Claude Code / Codex `PreToolUse` hook.
+ *
+ * Hosts run it before every tool call, so it is its own small entry that loads
+ * only the policy gate. The contract (DECISIONS.md §12):
+ * - a rule that denies, or a policy file that will not load, prints the host's
+ *   deny envelope naming the rule or the file;
+ * - anything else prints nothing — never `allow`, which would skip the user's
+ *   own permission prompt, since policies can only ever narrow;
+ * - a payload it cannot read fails open, with a note on stderr;
+ * - the exit code is always 0, so the decision travels only in stdout.
+ */
+import { policyCheck } from "@car/policy";
+import { resolveCarHome } from "./car-home.ts";
+
+export const usage = `Usage: car policy-check-hook
+
+Reads a Claude Code or Codex PreToolUse payload on stdin and, when a CAR
+policy denies the call, prints the host's deny envelope on stdout:
+  {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",...}}
+Otherwise it prints nothing and the host's own permission flow decides.
+
+Policies: <CAR_HOME>/policies, then every .car/policies from the repository
+root down to the payload's cwd. A policy file that does not load denies; a
+payload that cannot be read fails open with a note on stderr. Exits 0 always.
+
+Wire it as a PreToolUse command hook: "car policy-check-hook; exit 0".`;
+
+interface Finding {
+  source: string;
+  rule: string;
+  severity: string;
+  reason: string;
+}
+
+interface PreToolUsePayload {
+  tool: string;
+  params: unknown;
+  cwd: string;
+  event: string;
+}
+
+export async function main(): Promise<number> {
+  const payload = readPayload(await readAll());
+  if (typeof payload === "string") {
+    process.stderr.write(`car policy-check-hook: ${payload}; no decision made (failing open)\n`);
+    return 0;
+  }
+  const reason = denyReason(payload);
+  if (reason !== undefined) {
+    const envelope = {
+      hookSpecificOutput: { hookEventName: payload.event, permissionDecision: "deny", permissionDecisionReason: reason },
+    };
+    process.stdout.write(`${JSON.stringify(envelope)}\n`);
+  }
+  return 0;
+}
+
+async function readAll(): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  } catch {
+    return "";
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The payload's fields, or why it cannot be read. */
+function readPayload(text: string): PreToolUsePayload | string {
+  if (text.trim() === "") return "empty payload on stdin";
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return `the payload is not JSON (${(err as Error).message})`;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "the payload is not a JSON object";
+  const record = value as Record<string, unknown>;
+  const tool = record["tool_name"];
+  if (typeof tool !== "string" || tool === "") return "the payload has no tool_name";
+  const cwd = typeof record["cwd"] === "string" && record["cwd"] !== "" ? record["cwd"] : process.cwd();
+  const event = typeof record["hook_event_name"] === "string" ? record["hook_event_name"] : "PreToolUse";
+  return { tool, params: record["tool_input"] ?? {}, cwd, event };
+}
+
+/** Why the call is denied, or `undefined` when CAR makes no decision. */
+function denyReason(payload: PreToolUsePayload): string | undefined {
+  let carHome: string;
+  try {
+    carHome = resolveCarHome();
+  } catch (err) {
+    // The operator's machine-wide rules cannot be located: failing open would
+    // skip them silently, which is the failure a policy hook exists to prevent.
+    return `CAR policy check could not run: ${(err as Error).message}`;
+  }
+  let decision: ReturnType<typeof policyCheck>;
+  try {
+    decision = policyCheck(payload.tool, payload.params, payload.cwd, { carHome });
+  } catch (err) {
+    return `CAR policy check failed: ${(err as Error).message}`;
+  }
+  const warnings = (decision.findings as Finding[]).filter((f) => f.severity !== "deny");
+  for (const w of warnings) process.stderr.write(`car policy-check-hook: warning (${w.rule}): ${w.reason}\n`);
+  if (decision.decision !== "deny") return undefined;
+  if (decision.basis === "policy_load_failed") {
+    const errors = (decision.load_errors ?? []).map((e) => e.error).join("; ");
+    return `CAR denied ${payload.tool}: a policy file could not be loaded, so every call is denied until it is fixed: ${errors}`;
+  }
+  const denials = (decision.findings as Finding[]).filter((f) => f.severity === "deny");
+  return `CAR policy denied ${payload.tool}: ${denials.map((f) => `${f.rule} (${f.source}): ${f.reason}`).join("; ")}`;
+}

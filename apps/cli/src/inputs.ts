@@ -1,0 +1,60 @@
+/**
+ * The inputs several commands share, loaded the same way everywhere: a
+ * proposal (file or `-`), an initial state, and a tool registry for `--tools`.
+ */
+import { existsSync } from "node:fs";
+import { extname } from "node:path";
+import { type ActionProposal, CarError, isJsonObject, type JsonObject, parseProposal, parseToolSchema, type ToolSchema } from "@car/ir";
+import { readJson } from "./io.ts";
+
+/** Reads and parses a proposal: an unreadable file is `invalid_params`, a malformed proposal `invalid_proposal` (both exit 2). */
+export async function loadProposal(path: string): Promise<ActionProposal> {
+  return parseProposal(await readJson(path, "proposal"));
+}
+
+/** A JSON object from a file, for `--state` and similar maps. */
+export async function loadJsonObject(path: string, what: string): Promise<JsonObject> {
+  const value = await readJson(path, what);
+  if (!isJsonObject(value)) throw new CarError("invalid_params", `${what} '${path}' must be a JSON object`);
+  return value;
+}
+
+/** A registry entry for verify: a bare name, or a schema whose parameters are checked. */
+export type ToolSpec = string | ToolSchema;
+
+const MODULE_EXTENSIONS = new Set([".mjs", ".js", ".cjs", ".mts", ".ts"]);
+
+/** Whether a `--tools` value names a file rather than listing tool names. */
+export function isToolsFile(value: string): boolean {
+  return value.includes("/") || value.includes("\\") || extname(value) !== "" || existsSync(value);
+}
+
+/**
+ * What `--tools` names for verification. A file: a tools module (its exports,
+ * with their schemas), a tools.json map of programs, or a JSON array of names
+ * and ToolSchemas. Anything else: comma-separated names, as the original CLI.
+ */
+export async function loadToolSpecs(value: string): Promise<ToolSpec[]> {
+  if (!isToolsFile(value)) {
+    const names = value.split(",").map((n) => n.trim()).filter((n) => n !== "");
+    if (names.length === 0) throw new CarError("invalid_params", "--tools lists no tool names");
+    return names;
+  }
+  if (MODULE_EXTENSIONS.has(extname(value))) {
+    const { loadToolModule } = await import("./tools/module-tools.ts");
+    return (await loadToolModule(value)).map((t) => t.schema ?? t.name);
+  }
+  const doc = await readJson(value, "tools file");
+  if (Array.isArray(doc)) return doc.map((entry, i) => toolSpecAt(entry, `${value}[${i}]`));
+  const { parseProgramTools } = await import("./tools/program-tools.ts");
+  return parseProgramTools(doc, value).map((t) => t.schema ?? t.name);
+}
+
+function toolSpecAt(entry: unknown, where: string): ToolSpec {
+  if (typeof entry === "string") return entry;
+  try {
+    return parseToolSchema(entry);
+  } catch (err) {
+    throw new CarError("invalid_params", `${where} is neither a tool name nor a ToolSchema: ${(err as Error).message}`);
+  }
+}

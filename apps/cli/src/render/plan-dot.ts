@@ -1,0 +1,46 @@
+/**
+ * The plan as Graphviz DOT (`car verify --format dot | dot -Tsvg`): one rank
+ * per execution level, dependency edges as arrows, write conflicts as dashed
+ * red links, actions with findings filled by their worst severity.
+ */
+import type { PlanModel } from "./plan-model.ts";
+
+const FILL = { error: "#f8d0d0", warning: "#fbe8c0", info: "#d8e8f8" } as const;
+
+/** A DOT double-quoted string. */
+function q(text: string): string {
+  return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
+}
+
+export function planDot(model: PlanModel): string {
+  const lines: string[] = [];
+  lines.push(`digraph ${q(`proposal ${model.proposalId}`)} {`);
+  lines.push("  rankdir=LR;");
+  lines.push(`  label=${q(`proposal ${model.proposalId} — ${model.valid ? "valid" : "INVALID"}`)};`);
+  lines.push('  labelloc="t";');
+  lines.push('  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];');
+  model.levels.forEach((ids, level) => {
+    lines.push(`  subgraph ${q(`cluster_level_${level}`)} {`);
+    lines.push(`    label=${q(`level ${level}`)}; style=dashed; color="#bbbbbb";`);
+    lines.push("    rank=same;");
+    for (const id of ids) {
+      const node = model.nodes.find((n) => n.id === id);
+      if (node === undefined) continue;
+      const findings = node.issues.map((i) => `${i.severity}: ${i.message}`).join("\n");
+      const attrs = [`label=${q(`${node.id}\n${node.label}`)}`];
+      if (node.severity !== undefined) {
+        attrs.push(`fillcolor=${q(FILL[node.severity])}`);
+        attrs.push(`tooltip=${q(findings)}`);
+      }
+      if (node.severity === "error") attrs.push('color="#c00000"', "penwidth=2");
+      lines.push(`    ${q(node.id)} [${attrs.join(", ")}];`);
+    }
+    lines.push("  }");
+  });
+  for (const [from, to] of model.edges) lines.push(`  ${q(from)} -> ${q(to)};`);
+  for (const [a, b, key] of model.conflicts) {
+    lines.push(`  ${q(a)} -> ${q(b)} [dir=none, style=dashed, color="#c00000", fontcolor="#c00000", constraint=false, label=${q(`conflict: ${key}`)}];`);
+  }
+  lines.push("}");
+  return lines.join("\n");
+}

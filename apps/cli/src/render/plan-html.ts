@@ -1,0 +1,185 @@
+/**
+ * The plan as one self-contained HTML page (inline CSS and SVG, no scripts,
+ * nothing fetched), so it can be mailed, attached to a review or opened from
+ * disk. Columns are execution levels; arrows are dependencies; dashed red
+ * links are write conflicts; a node's color is its worst finding, whose text
+ * is in the node's tooltip and in the table below the drawing.
+ */
+import type { JsonObject } from "@car/ir";
+import type { PlanModel, PlanNode } from "./plan-model.ts";
+
+const COL = 230;
+const ROW = 86;
+const NODE_W = 170;
+const NODE_H = 54;
+const MARGIN = 30;
+const TOP = 56;
+
+const FILL = { error: "#fbd5d5", warning: "#fdecc8", info: "#dbeafe", none: "#ffffff" } as const;
+const STROKE = { error: "#b91c1c", warning: "#b45309", info: "#1d4ed8", none: "#6b7280" } as const;
+
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+interface Box {
+  x: number;
+  y: number;
+}
+
+function boxOf(node: PlanNode): Box {
+  return { x: MARGIN + node.level * COL, y: TOP + node.row * ROW };
+}
+
+function nodeSvg(node: PlanNode): string {
+  const { x, y } = boxOf(node);
+  const tone = node.severity ?? "none";
+  const tip = [`${node.id} (${node.label})`, ...node.issues.map((i) => `${i.severity}: ${i.message}`)].join("\n");
+  return [
+    `<g class="action ${tone}" data-action-id="${escapeHtml(node.id)}">`,
+    `<title>${escapeHtml(tip)}</title>`,
+    `<rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="8" fill="${FILL[tone]}" stroke="${STROKE[tone]}" stroke-width="${node.severity === "error" ? 2.5 : 1.5}"/>`,
+    `<text x="${x + 10}" y="${y + 22}" class="id">${escapeHtml(truncate(node.id, 22))}</text>`,
+    `<text x="${x + 10}" y="${y + 41}" class="label">${escapeHtml(truncate(node.label, 24))}${node.issues.length > 0 ? ` · ${node.issues.length} finding${node.issues.length === 1 ? "" : "s"}` : ""}</text>`,
+    "</g>",
+  ].join("");
+}
+
+function edgeSvg(from: PlanNode, to: PlanNode): string {
+  const a = boxOf(from);
+  const b = boxOf(to);
+  const x1 = a.x + NODE_W;
+  const y1 = a.y + NODE_H / 2;
+  const x2 = b.x;
+  const y2 = b.y + NODE_H / 2;
+  const bend = Math.max(30, (x2 - x1) / 2);
+  return `<path class="edge" d="M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2 - 2},${y2}" marker-end="url(#arrow)"/>`;
+}
+
+function conflictSvg(a: PlanNode, b: PlanNode, key: string): string {
+  const p = boxOf(a);
+  const r = boxOf(b);
+  const label = `conflict: ${escapeHtml(truncate(key, 30))}`;
+  if (a.level === b.level) {
+    // Same column: bow out into the gap on the right, clear of both boxes.
+    const x = p.x + NODE_W;
+    const y1 = p.y + NODE_H / 2;
+    const y2 = r.y + NODE_H / 2;
+    const apex = x + 36;
+    return [
+      `<path class="conflict" d="M${x},${y1} C${apex},${y1} ${apex},${y2} ${x},${y2}"/>`,
+      `<text class="conflict-label" x="${apex - 6}" y="${(y1 + y2) / 2 + 4}">${label}</text>`,
+    ].join("");
+  }
+  const x1 = p.x + NODE_W / 2;
+  const y1 = p.y + NODE_H;
+  const x2 = r.x + NODE_W / 2;
+  const y2 = r.y + NODE_H;
+  const mx = (x1 + x2) / 2;
+  const my = Math.max(y1, y2) + 34 + Math.abs(y2 - y1) / 4;
+  return [
+    `<path class="conflict" d="M${x1},${y1} Q${mx},${my} ${x2},${y2}"/>`,
+    `<text class="conflict-label" x="${mx}" y="${my - 4}" text-anchor="middle">${label}</text>`,
+  ].join("");
+}
+
+export interface PlanHtmlExtras {
+  simulatedState?: JsonObject;
+}
+
+export function planHtml(model: PlanModel, extras: PlanHtmlExtras = {}): string {
+  const byId = new Map(model.nodes.map((n) => [n.id, n]));
+  const columns = Math.max(1, model.levels.length);
+  const rows = Math.max(1, ...model.levels.map((l) => l.length));
+  const width = MARGIN * 2 + (columns - 1) * COL + NODE_W;
+  const crossLevel = model.conflicts.some(([a, b]) => byId.get(a)?.level !== byId.get(b)?.level);
+  const height = TOP + rows * ROW + (crossLevel ? 70 : 10);
+
+  const headers = model.levels
+    .map((_, level) => `<text class="level" x="${MARGIN + level * COL}" y="${TOP - 18}">level ${level}</text>`)
+    .join("");
+  const edges = model.edges
+    .map(([f, t]) => {
+      const from = byId.get(f);
+      const to = byId.get(t);
+      return from && to ? edgeSvg(from, to) : "";
+    })
+    .join("");
+  const conflicts = model.conflicts
+    .map(([a, b, key]) => {
+      const na = byId.get(a);
+      const nb = byId.get(b);
+      return na && nb ? conflictSvg(na, nb, key) : "";
+    })
+    .join("");
+  const nodes = model.nodes.map(nodeSvg).join("");
+
+  const allIssues = [...model.proposalIssues, ...model.nodes.flatMap((n) => n.issues)];
+  const issueRows = allIssues
+    .map(
+      (i) =>
+        `<tr class="${i.severity}"><td>${i.severity}</td><td>${escapeHtml(i.action_id ?? "—")}</td><td>${escapeHtml(i.message)}</td><td>${i.tier}</td></tr>`,
+    )
+    .join("");
+  const conflictRows = model.conflicts
+    .map(([a, b, key]) => `<li><code>${escapeHtml(a)}</code> and <code>${escapeHtml(b)}</code> both write <code>${escapeHtml(key)}</code> with no order between them</li>`)
+    .join("");
+  const title = `Proposal ${model.proposalId}`;
+
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} — CAR plan</title>
+<style>
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #111827; background: #fafafa; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+.verdict { font-weight: 600; padding: 2px 8px; border-radius: 6px; }
+.verdict.valid { background: #dcfce7; color: #166534; }
+.verdict.invalid { background: #fee2e2; color: #991b1b; }
+.plan { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; overflow: auto; margin: 16px 0; }
+svg text.id { font: 600 13px ui-monospace, SFMono-Regular, Menlo, monospace; fill: #111827; }
+svg text.label { font-size: 12px; fill: #374151; }
+svg text.level { font-size: 12px; fill: #6b7280; text-transform: uppercase; letter-spacing: .06em; }
+svg .edge { fill: none; stroke: #6b7280; stroke-width: 1.5; }
+svg .conflict { fill: none; stroke: #dc2626; stroke-width: 2; stroke-dasharray: 6 4; }
+svg .conflict-label { font-size: 11px; fill: #b91c1c; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
+table { border-collapse: collapse; width: 100%; background: #fff; }
+th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
+tr.error td:first-child { color: #b91c1c; font-weight: 600; }
+tr.warning td:first-child { color: #b45309; font-weight: 600; }
+tr.info td:first-child { color: #1d4ed8; }
+.legend span { display: inline-block; margin-right: 14px; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; vertical-align: -1px; margin-right: 4px; border: 1px solid #9ca3af; }
+pre { background: #fff; border: 1px solid #e5e7eb; padding: 10px; border-radius: 8px; overflow: auto; }
+</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+<p><span class="verdict ${model.valid ? "valid" : "invalid"}">${model.valid ? "valid" : "invalid"}</span>
+ ${model.nodes.length} action${model.nodes.length === 1 ? "" : "s"} in ${model.levels.length} level${model.levels.length === 1 ? "" : "s"},
+ ${allIssues.length} finding${allIssues.length === 1 ? "" : "s"}, ${model.conflicts.length} conflict${model.conflicts.length === 1 ? "" : "s"}</p>
+<p class="legend"><span><i class="swatch" style="background:${FILL.error}"></i>error</span><span><i class="swatch" style="background:${FILL.warning}"></i>warning</span><span><i class="swatch" style="background:${FILL.info}"></i>info</span><span>→ dependency</span><span style="color:#dc2626">- - write conflict</span></p>
+<div class="plan">
+<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(title)} plan">
+<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#6b7280"/></marker></defs>
+${headers}
+${edges}
+${conflicts}
+${nodes}
+</svg>
+</div>
+<h2>Findings</h2>
+${allIssues.length > 0 ? `<table><thead><tr><th>severity</th><th>action</th><th>message</th><th>tier</th></tr></thead><tbody>${issueRows}</tbody></table>` : "<p>None.</p>"}
+<h2>Conflicts</h2>
+${model.conflicts.length > 0 ? `<ul>${conflictRows}</ul>` : "<p>None.</p>"}
+${extras.simulatedState !== undefined ? `<h2>Simulated state</h2>\n<pre>${escapeHtml(JSON.stringify(extras.simulatedState, null, 2))}</pre>` : ""}
+</body>
+</html>
+`;
+}

@@ -1,0 +1,115 @@
+/**
+ * Runs a tools.json program as a tool: the call JSON
+ * `{tool, params, action_id, request_id, timeout_ms, session_id, attempt}` on
+ * stdin, the result JSON on stdout. A non-zero exit, output that is not JSON,
+ * or `{"error": ...}` is a failure (`"terminal": true` makes it terminal). The
+ * program is killed when its time runs out or when the engine aborts the call
+ * (the action's timeout, or the proposal aborting): SIGTERM, then SIGKILL if
+ * it lingers.
+ */
+import { spawn } from "node:child_process";
+import type { JsonObject } from "@car/ir";
+import { TerminalToolError } from "@car/engine";
+import type { LoadedTool, ToolContext } from "./loaded-tool.ts";
+import type { ProgramTool } from "./program-tools.ts";
+
+/** Output beyond this is refused: a tool result is data, not a log stream. */
+const MAX_STDOUT_BYTES = 32 * 1024 * 1024;
+const STDERR_TAIL_BYTES = 2048;
+const KILL_GRACE_MS = 2000;
+
+export function programTool(tool: ProgramTool): LoadedTool {
+  return { name: tool.name, schema: tool.schema, handler: (params, ctx) => runProgram(tool, params, ctx) };
+}
+
+export function runProgram(tool: ProgramTool, params: JsonObject, ctx: ToolContext): Promise<unknown> {
+  const call = {
+    tool: tool.name,
+    params,
+    action_id: ctx.action_id,
+    request_id: ctx.request_id,
+    timeout_ms: ctx.timeout_ms,
+    session_id: ctx.session_id,
+    attempt: ctx.attempt,
+  };
+  return new Promise((resolvePromise, reject) => {
+    if (ctx.signal.aborted) {
+      reject(new Error(`tool '${tool.name}' was cancelled before it started`));
+      return;
+    }
+    const child = spawn(tool.command[0]!, tool.command.slice(1), {
+      cwd: tool.cwd,
+      env: { ...process.env, ...tool.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderr = "";
+    let stopReason: string | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+
+    const stop = (reason: string) => {
+      if (stopReason !== undefined) return;
+      stopReason = reason;
+      child.kill("SIGTERM");
+      killTimer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS);
+      killTimer.unref();
+    };
+    const deadline = setTimeout(() => stop(`timed out after ${tool.timeout_ms} ms`), tool.timeout_ms);
+    const onAbort = () => stop("was cancelled");
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > MAX_STDOUT_BYTES) stop(`wrote more than ${MAX_STDOUT_BYTES} bytes of output`);
+      else stdout.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
+    });
+    // A program that exits without reading its input closes the pipe; that is its choice.
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(call));
+
+    const finish = () => {
+      clearTimeout(deadline);
+      if (killTimer !== undefined) clearTimeout(killTimer);
+      ctx.signal.removeEventListener("abort", onAbort);
+    };
+    child.on("error", (err) => {
+      finish();
+      reject(new Error(`tool '${tool.name}': cannot run '${tool.command[0]}': ${err.message}`));
+    });
+    child.on("close", (code, signal) => {
+      finish();
+      const tail = stderr.trim() === "" ? "" : `: ${stderr.trim()}`;
+      if (stopReason !== undefined) {
+        reject(new Error(`tool '${tool.name}' ${stopReason}; the program was stopped`));
+        return;
+      }
+      if (code !== 0) {
+        reject(new Error(`tool '${tool.name}' exited with ${code === null ? `signal ${signal}` : `code ${code}`}${tail}`));
+        return;
+      }
+      const text = Buffer.concat(stdout).toString("utf8").trim();
+      if (text === "") {
+        resolvePromise(null);
+        return;
+      }
+      let output: unknown;
+      try {
+        output = JSON.parse(text);
+      } catch {
+        reject(new Error(`tool '${tool.name}' printed output that is not JSON`));
+        return;
+      }
+      const record = typeof output === "object" && output !== null && !Array.isArray(output) ? (output as Record<string, unknown>) : undefined;
+      if (record !== undefined && record["error"] !== undefined && record["error"] !== null) {
+        const message = typeof record["error"] === "string" ? record["error"] : JSON.stringify(record["error"]);
+        reject(record["terminal"] === true ? new TerminalToolError(message) : new Error(message));
+        return;
+      }
+      resolvePromise(output);
+    });
+  });
+}

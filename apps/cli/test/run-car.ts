@@ -1,0 +1,57 @@
+/**
+ * Runs the real `car` command in a child process: `node` with tsx on
+ * `src/car.ts`, resolving workspace packages from source, so every test works
+ * from a fresh clone without a build.
+ */
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const require = createRequire(import.meta.url);
+export const TSX_LOADER = pathToFileURL(require.resolve("tsx")).href;
+export const CAR_ENTRY = fileURLToPath(new URL("../src/car.ts", import.meta.url));
+/** `node` arguments that start the CLI from source. */
+export const CAR_NODE_ARGS = ["--import", TSX_LOADER, "--conditions=source", CAR_ENTRY];
+
+export interface CarRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CarRunOptions {
+  cwd?: string;
+  input?: string;
+  env?: Record<string, string | undefined>;
+  timeoutMs?: number;
+}
+
+export function runCar(args: readonly string[], options: CarRunOptions = {}): Promise<CarRun> {
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1", FORCE_COLOR: undefined, ...options.env };
+    for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
+    const child = spawn(process.execPath, [...CAR_NODE_ARGS, ...args], {
+      cwd: options.cwd ?? process.cwd(),
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`car ${args.join(" ")} did not finish in time\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 25_000);
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(options.input ?? "");
+  });
+}

@@ -1,0 +1,127 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCar } from "./run-car.ts";
+
+const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
+const tmp = mkdtempSync(join(tmpdir(), "car-verify-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("car verify", () => {
+  it("reports a valid proposal with its levels and exits 0", async () => {
+    const r = await runCar(["verify", fixture("deploy.json"), "--state", "../../../examples/deploy/state.json"], { cwd: new URL(".", import.meta.url).pathname });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("proposal a1b2c3d4e5f6: valid");
+    expect(r.stdout).toMatch(/0\s+build\n\s+1\s+test\n\s+2\s+deploy\n\s+3\s+record/);
+    expect(r.stdout).not.toContain("\x1b[");
+  });
+
+  it("reports errors and conflicts by severity and exits 1 when invalid", async () => {
+    const r = await runCar(["verify", fixture("findings.json"), "--tools", "http_get,store"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("INVALID");
+    expect(r.stdout).toContain("Issues (2 errors, 1 warning)");
+    expect(r.stdout).toContain("tool 'publish', which is not registered");
+    expect(r.stdout).toContain("cache: written by cache-a and cache-b");
+    // errors are listed before warnings
+    expect(r.stdout.indexOf("error ")).toBeLessThan(r.stdout.indexOf("warning "));
+  });
+
+  it("prints the VerificationResult as JSON with --json", async () => {
+    const r = await runCar(["verify", fixture("findings.json"), "--json"]);
+    expect(r.code).toBe(1);
+    const result = JSON.parse(r.stdout);
+    expect(result.valid).toBe(false);
+    expect(result.execution_levels).toEqual([["fetch", "cache-a", "cache-b"], ["publish"]]);
+    expect(result.conflicts).toEqual([["cache-a", "cache-b", "cache"]]);
+    expect(result.issues.every((i: { tier: string }) => typeof i.tier === "string")).toBe(true);
+  });
+
+  it("reads the proposal from stdin with -", async () => {
+    const r = await runCar(["verify", "-", "--json"], { input: readFileSync(fixture("deploy.json"), "utf8") });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).valid).toBe(true);
+  });
+
+  it("checks parameters against ToolSchemas from a JSON file", async () => {
+    const tools = join(tmp, "tools.json");
+    writeFileSync(
+      tools,
+      JSON.stringify([
+        "http_get",
+        "store",
+        { name: "publish", parameters: { type: "object", properties: { target: { type: "string", enum: ["staging"] } }, required: ["target"] } },
+      ]),
+    );
+    const state = join(tmp, "state.json");
+    writeFileSync(state, JSON.stringify({ approved: true }));
+    const r = await runCar(["verify", fixture("findings.json"), "--tools", tools, "--state", state, "--json"]);
+    const result = JSON.parse(r.stdout);
+    expect(r.code).toBe(1);
+    const errors = result.issues.filter((i: { severity: string }) => i.severity === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0].action_id).toBe("publish");
+    expect(errors[0].message).toMatch(/schema|enum|must be/i);
+  });
+
+  it("takes the registry from a tools module", async () => {
+    const r = await runCar(["verify", fixture("deploy.json"), "--tools", new URL("../../../examples/deploy/tools.mjs", import.meta.url).pathname, "--json"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).valid).toBe(true);
+  });
+
+  it("enforces --max-actions", async () => {
+    const r = await runCar(["verify", fixture("deploy.json"), "--max-actions", "3", "--json"]);
+    expect(r.code).toBe(1);
+    const issues = JSON.parse(r.stdout).issues as { severity: string; message: string }[];
+    expect(issues.some((i) => i.severity === "error" && /3/.test(i.message))).toBe(true);
+  });
+
+  it("draws the plan as DOT with levels, edges and highlighted findings", async () => {
+    const r = await runCar(["verify", fixture("findings.json"), "--format", "dot"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^digraph /);
+    expect(r.stdout).toContain('subgraph "cluster_level_1"');
+    expect(r.stdout).toContain('"fetch" -> "publish";');
+    expect(r.stdout).toMatch(/"cache-a" -> "cache-b" \[dir=none, style=dashed, color="#c00000".*conflict: cache/);
+    expect(r.stdout).toMatch(/"publish" \[[^\]]*fillcolor="#f8d0d0"/);
+  });
+
+  it("writes the report to a file with --output", async () => {
+    const out = join(tmp, "plan.html");
+    const r = await runCar(["verify", fixture("deploy.json"), "--format", "html", "-o", out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(readFileSync(out, "utf8")).toMatch(/^<!DOCTYPE html>/);
+  });
+
+  it.each([
+    [["verify"], /missing argument <proposal.json>/],
+    [["verify", "a.json", "b.json"], /unexpected argument 'b.json'/],
+    [["verify", "x.json", "--frobnicate"], /unknown option '--frobnicate'/],
+    [["verify", "x.json", "--format", "svg"], /--format must be/],
+    [["verify", "x.json", "--max-actions", "many"], /--max-actions must be a positive integer/],
+    [["verify", "/nonexistent/proposal.json"], /cannot read proposal '\/nonexistent\/proposal.json': no such file/],
+  ])("exits 2 with a clear message for %j", async (args, message) => {
+    const r = await runCar(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe("");
+  });
+
+  it("exits 2 naming the problem for JSON that is not a proposal", async () => {
+    const bad = await runCar(["verify", "-"], { input: "{ not json" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/proposal stdin is not valid JSON/);
+    const malformed = await runCar(["verify", "-"], { input: JSON.stringify({ actions: [{ id: "a", type: "tool_call" }, { id: "a", type: "teleport" }] }) });
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/\/actions\/\d/);
+  });
+
+  it("colors the report only when asked to", async () => {
+    const r = await runCar(["verify", fixture("findings.json")], { env: { NO_COLOR: undefined, FORCE_COLOR: "1" } });
+    expect(r.stdout).toContain("\x1b[31m");
+  });
+});
