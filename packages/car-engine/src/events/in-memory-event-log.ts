@@ -4,16 +4,14 @@
  * consumer costs memory rather than losing events; end the feed (`return()`
  * or the signal) when you stop reading.
  */
+import { AsyncQueue } from "../async-queue.ts";
 import type { CarEvent, EventQuery, NewEvent } from "./event.ts";
 import { eventMatcher } from "./event-log.ts";
 import type { EventLog, SubscribeOptions } from "./event-log.ts";
 
 interface Subscriber {
   matches: (event: CarEvent) => boolean;
-  queue: CarEvent[];
-  /** Index of the next undelivered event in `queue`. */
-  head: number;
-  wake: (() => void) | undefined;
+  queue: AsyncQueue<CarEvent>;
 }
 
 export class InMemoryEventLog implements EventLog {
@@ -23,15 +21,7 @@ export class InMemoryEventLog implements EventLog {
   append(event: NewEvent): CarEvent {
     const stored = { seq: this.#events.length + 1, ...event } as CarEvent;
     this.#events.push(stored);
-    if (this.#subscribers.size > 0) {
-      for (const sub of this.#subscribers) {
-        if (!sub.matches(stored)) continue;
-        sub.queue.push(stored);
-        const wake = sub.wake;
-        sub.wake = undefined;
-        wake?.();
-      }
-    }
+    if (this.#subscribers.size > 0) for (const sub of this.#subscribers) if (sub.matches(stored)) sub.queue.push(stored);
     return stored;
   }
 
@@ -52,48 +42,20 @@ export class InMemoryEventLog implements EventLog {
   }
 
   subscribe(options: SubscribeOptions = {}): AsyncIterableIterator<CarEvent> {
-    const sub: Subscriber = { matches: eventMatcher(options.filter ?? {}), queue: [], head: 0, wake: undefined };
-    const subscribers = this.#subscribers;
-    let done = false;
-    const finish = (): void => {
-      done = true;
-      subscribers.delete(sub);
-      options.signal?.removeEventListener("abort", finish);
-      const wake = sub.wake;
-      sub.wake = undefined;
-      wake?.();
+    const { signal } = options;
+    const sub: Subscriber = {
+      matches: eventMatcher(options.filter ?? {}),
+      queue: new AsyncQueue<CarEvent>(() => {
+        this.#subscribers.delete(sub);
+        signal?.removeEventListener("abort", stop);
+      }),
     };
-    if (options.signal?.aborted) done = true;
+    const stop = (): void => sub.queue.end();
+    if (signal?.aborted) sub.queue.end();
     else {
-      subscribers.add(sub);
-      options.signal?.addEventListener("abort", finish, { once: true });
+      this.#subscribers.add(sub);
+      signal?.addEventListener("abort", stop, { once: true });
     }
-    const iterator: AsyncIterableIterator<CarEvent> = {
-      async next(): Promise<IteratorResult<CarEvent>> {
-        for (;;) {
-          if (sub.head < sub.queue.length) {
-            const event = sub.queue[sub.head++]!;
-            if (sub.head === sub.queue.length) {
-              sub.queue.length = 0;
-              sub.head = 0;
-            }
-            return { value: event, done: false };
-          }
-          if (done) return { value: undefined, done: true };
-          await new Promise<void>((resolve) => {
-            sub.wake = resolve;
-          });
-        }
-      },
-      async return(): Promise<IteratorResult<CarEvent>> {
-        finish();
-        sub.queue.length = 0;
-        return { value: undefined, done: true };
-      },
-      [Symbol.asyncIterator]() {
-        return iterator;
-      },
-    };
-    return iterator;
+    return sub.queue;
   }
 }

@@ -13,7 +13,11 @@
  *   one transaction. It may refuse with `CarError` `stale_read` /
  *   `write_conflict` (naming the keys in `details.keys`) when a key it read
  *   moved; the engine then rolls the proposal back and commits again with
- *   outcome `rolled_back` and no writes, so the audit trail is kept.
+ *   outcome `rolled_back` and no writes, so the audit trail is kept. The
+ *   events passed to a refused commit that described the refused outcome
+ *   (its `state_changed` and `proposal_completed`) are void: the retry's
+ *   `events` lists every event of the proposal, the void ones included, and
+ *   a backend that buffers appends persists the list it is given.
  * - `recover` on start-up: mark proposals that were executing when the last
  *   process died as interrupted (their writes were never committed).
  */
@@ -42,8 +46,12 @@ export interface ProposalBegin {
 
 export interface ProposalCommit {
   proposal_id: string;
-  /** `committed`: apply `mutations`. `rolled_back`: `mutations` is empty; persist only the events. */
-  outcome: "committed" | "rolled_back";
+  /**
+   * `committed`: apply `mutations`. `rolled_back` (the proposal aborted, or
+   * an earlier commit of it was refused) and `rejected` (refused at
+   * admission, nothing ran): `mutations` is empty; persist only the events.
+   */
+  outcome: "committed" | "rolled_back" | "rejected";
   mutations: readonly PendingMutation[];
   /** Keys read from shared state (each executed action's effective read set and its state reads), with the versions seen. */
   reads: readonly ReadRecord[];

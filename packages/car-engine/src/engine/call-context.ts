@@ -1,0 +1,54 @@
+/**
+ * The `ctx` a tool handler receives. The AbortController and the request id
+ * are created on first use: a synchronous no-op tool never touches them, and
+ * at 100k actions that is most of the per-call cost avoided. Aborting before
+ * the signal was ever read still works — the signal is then born aborted.
+ */
+import type { IdGenerator } from "@car/ir";
+import type { ToolCallContext } from "../tools/handler.ts";
+
+export class CallContext implements ToolCallContext {
+  readonly action_id: string;
+  readonly attempt: number;
+  readonly timeout_ms: number | null;
+  readonly session_id: string | null;
+  #ids: IdGenerator;
+  #requestId: string | undefined;
+  #controller: AbortController | undefined;
+  #abortReason: unknown;
+  #aborted = false;
+
+  constructor(action_id: string, attempt: number, timeout_ms: number | null, session_id: string | null, ids: IdGenerator) {
+    this.action_id = action_id;
+    this.attempt = attempt;
+    this.timeout_ms = timeout_ms;
+    this.session_id = session_id;
+    this.#ids = ids;
+  }
+
+  get request_id(): string {
+    return (this.#requestId ??= this.#ids.next());
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** The controller behind `signal` (created if needed), for detached invocations that outlive the call. */
+  get controller(): AbortController {
+    void this.signal;
+    return this.#controller!;
+  }
+
+  /** Tells the tool to stop. Idempotent: the first reason wins. */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
+  }
+}

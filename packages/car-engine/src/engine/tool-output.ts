@@ -1,0 +1,68 @@
+/**
+ * Tool outputs become state, references and audit data, so they must be
+ * plain I-JSON. A JSON round trip both checks that (cycles, BigInt and
+ * functions fail; `undefined` at the top means "no output", i.e. null) and
+ * detaches the value from anything the tool still holds. Outputs larger
+ * than the runtime's `maxOutputBytes` are refused rather than kept.
+ */
+import type { JsonValue, ToolStreamChunk } from "@car/ir";
+import { ActionFailure } from "./action-failure.ts";
+
+export function toJsonOutput(value: unknown, maxBytes: number): JsonValue | ActionFailure {
+  if (value === undefined || value === null) return null;
+  switch (typeof value) {
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value : new ActionFailure(`tool output is not valid JSON: the number ${value} is not finite`, "validation");
+    case "string":
+      return value.length > maxBytes ? tooLarge(value.length, maxBytes) : value;
+    case "object":
+      break;
+    default:
+      return new ActionFailure(`tool output is not valid JSON: a ${typeof value} is not a JSON value`, "validation");
+  }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    return new ActionFailure(`tool output is not valid JSON: ${(error as Error).message}`, "validation");
+  }
+  if (text === undefined) return new ActionFailure("tool output is not valid JSON", "validation");
+  if (text.length > maxBytes) return tooLarge(text.length, maxBytes);
+  return JSON.parse(text) as JsonValue;
+}
+
+/** Parses a callback's JSON-string answer; anything that is not JSON is a validation failure. */
+export function parseJsonOutput(text: unknown, maxBytes: number): JsonValue | ActionFailure {
+  if (typeof text !== "string") return new ActionFailure(`the tool callback must return a JSON string, got ${typeof text}`, "validation");
+  if (text.length > maxBytes) return tooLarge(text.length, maxBytes);
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (error) {
+    return new ActionFailure(`the tool callback returned output that is not JSON: ${(error as Error).message}`, "validation");
+  }
+}
+
+function tooLarge(size: number, maxBytes: number): ActionFailure {
+  return new ActionFailure(`tool output is ${size} bytes of JSON, over the ${maxBytes}-byte limit`, "validation");
+}
+
+const CHUNK_KINDS = new Set(["text", "data", "progress", "done", "error"]);
+
+/** Checks one value a streaming tool yielded against the ToolStreamChunk shapes. */
+export function checkChunk(value: unknown, maxBytes: number): { ok: true; chunk: ToolStreamChunk } | { ok: false; message: string } {
+  const json = toJsonOutput(value, maxBytes);
+  if (json instanceof ActionFailure) return { ok: false, message: json.message };
+  if (json === null || typeof json !== "object" || Array.isArray(json) || typeof json["kind"] !== "string" || !CHUNK_KINDS.has(json["kind"])) {
+    return { ok: false, message: "a streaming tool yielded a value that is not a ToolStreamChunk" };
+  }
+  const c = json as Record<string, JsonValue>;
+  const bad =
+    (c["kind"] === "text" && typeof c["text"] !== "string") ||
+    (c["kind"] === "progress" && typeof c["fraction"] !== "number") ||
+    (c["kind"] === "error" && typeof c["message"] !== "string") ||
+    (c["kind"] === "data" && !Object.hasOwn(c, "data"));
+  if (bad) return { ok: false, message: `a streaming tool yielded a malformed '${String(c["kind"])}' chunk` };
+  return { ok: true, chunk: json as unknown as ToolStreamChunk };
+}

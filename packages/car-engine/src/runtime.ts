@@ -1,0 +1,299 @@
+/**
+ * The CAR runtime: a tool registry, a policy engine and a store, and
+ * `executeProposal`, which admits a proposal (parse → duplicate ids and
+ * graph → static gate → budget) and runs it (`ProposalRun`), then commits
+ * its state changes and events together through the store.
+ */
+import { CarError, dependencyEdges, isCarError, parseProposal, randomIds, rfc3339, systemClock } from "@car/ir";
+import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent } from "@car/ir";
+import { PolicyEngine, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, requireStateRule } from "@car/policy";
+import type { PolicyCallback, PolicyRule } from "@car/policy";
+import { EVENT_KINDS } from "./events/event.ts";
+import type { EventLog } from "./events/event-log.ts";
+import { inMemoryStore } from "./store/runtime-store.ts";
+import type { InterruptedProposal, RuntimeStore } from "./store/runtime-store.ts";
+import type { StateStore } from "./store/state-store.ts";
+import { systemTimers } from "./timers.ts";
+import type { Timers } from "./timers.ts";
+import { DetachedInvocations } from "./tools/detached.ts";
+import type { DetachedPollResult } from "./tools/detached.ts";
+import type { ToolCallback, ToolHandler } from "./tools/handler.ts";
+import { RateLimiter } from "./tools/rate-limiter.ts";
+import { ResultCache } from "./tools/result-cache.ts";
+import { ToolRegistry } from "./tools/tool-registry.ts";
+import { admit } from "./engine/admission.ts";
+import { ProposalRun } from "./engine/proposal-run.ts";
+import type { RunEnvironment } from "./engine/proposal-run.ts";
+import { checkChunk } from "./engine/tool-output.ts";
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  timers?: Timers;
+  ids?: IdGenerator;
+  /** Where state and events live; in memory unless given (e.g. a SQLite or PostgreSQL bundle). */
+  store?: RuntimeStore;
+  /** Limits applied to every proposal unless `executeProposal` passes its own. */
+  budget?: CostBudget;
+  /** Most actions in flight at once per proposal; 0 (default) = no limit. */
+  maxConcurrency?: number;
+  /** Largest tool output accepted, in bytes of JSON (default 8 MiB); larger is a validation failure. */
+  maxOutputBytes?: number;
+  /** Entries kept in the idempotency / TTL result cache (default 10 000). */
+  resultCacheSize?: number;
+}
+
+export interface ExecuteOptions {
+  /** Passed to tools as `session_id`. */
+  session_id?: string | null;
+  budget?: CostBudget;
+  maxConcurrency?: number;
+  /** Aborts the proposal (rolled back like any abort) when it fires. */
+  signal?: AbortSignal;
+}
+
+/** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
+export interface PolicyDefinition {
+  name: string;
+  /** `deny_tool`, `deny_tool_param`, `require_state`, or `callback` (a JavaScript rule). */
+  rule: string;
+  target?: string | null;
+  key?: string | null;
+  pattern?: string | null;
+  /** `require_state`: the required value (or `value_json`, its JSON text). */
+  value?: JsonValue;
+  value_json?: string | null;
+  callback?: PolicyCallback;
+}
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
+
+export class Runtime {
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly ids: IdGenerator;
+  readonly store: RuntimeStore;
+  readonly policies: PolicyEngine = new PolicyEngine();
+  readonly #tools = new ToolRegistry();
+  readonly #cache: ResultCache;
+  readonly #limiter = new RateLimiter();
+  readonly #detached: DetachedInvocations;
+  readonly #options: RuntimeOptions;
+  readonly #env: RunEnvironment;
+  #closed = false;
+
+  constructor(options: RuntimeOptions = {}) {
+    this.#options = options;
+    this.clock = options.clock ?? systemClock;
+    this.timers = options.timers ?? systemTimers;
+    this.ids = options.ids ?? randomIds;
+    this.store = options.store ?? inMemoryStore({ clock: this.clock });
+    const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.#cache = new ResultCache(options.resultCacheSize ?? 10_000);
+    this.#detached = new DetachedInvocations((value) => checkChunk(value, maxOutputBytes));
+    this.#env = {
+      tools: this.#tools,
+      cache: this.#cache,
+      limiter: this.#limiter,
+      detached: this.#detached,
+      policies: this.policies,
+      store: this.store,
+      clock: this.clock,
+      timers: this.timers,
+      ids: this.ids,
+      maxOutputBytes,
+    };
+  }
+
+  /** The versioned state (the store's). */
+  get state(): StateStore {
+    return this.store.state;
+  }
+
+  /** The audit log (the store's). Other parts of the runtime (multi-agent runs) append to it too. */
+  get events(): EventLog {
+    return this.store.events;
+  }
+
+  // --- tools --------------------------------------------------------------
+
+  /**
+   * Registers a tool: a full ToolSchema (its `parameters` and `returns` JSON
+   * Schemas are compiled now and enforced on every call) or a bare name (any
+   * parameters). The handler is optional when proposals run with a dispatch
+   * callback. Re-registering replaces the tool and drops its cached results.
+   */
+  registerTool(schemaOrName: string | (Partial<ToolSchema> & { name: string }), handler?: ToolHandler): ToolSchema {
+    const schema = this.#tools.register(schemaOrName, handler);
+    this.#cache.forget(schema.name);
+    this.#limiter.forget(schema.name);
+    return schema;
+  }
+
+  /** Removes a tool; 0 when none matched (not an error). */
+  unregisterTool(name: string): number {
+    this.#cache.forget(name);
+    this.#limiter.forget(name);
+    return this.#tools.unregister(name);
+  }
+
+  /** Every registered ToolSchema, sorted by name. */
+  listTools(): ToolSchema[] {
+    return this.#tools.list();
+  }
+
+  // --- policies -----------------------------------------------------------
+
+  /**
+   * Adds a policy: a rule object from @car/policy, or a definition of one of
+   * the registrable kinds (DECISIONS.md §8). Returns the policy's name.
+   */
+  registerPolicy(policy: PolicyRule | PolicyDefinition): string {
+    if ("evaluate" in policy) {
+      this.policies.register(policy);
+      return policy.name;
+    }
+    this.policies.register(ruleFrom(policy));
+    return policy.name;
+  }
+
+  /** Removes every policy with this name; returns how many were removed. */
+  unregisterPolicy(name: string): number {
+    return this.policies.unregister(name);
+  }
+
+  /**
+   * Loads every `*.toml` policy file of `dir` onto this runtime's policy
+   * engine. A missing directory adds nothing; a malformed file throws
+   * `policy_load_failed` naming it, and then nothing from `dir` is added.
+   * Returns how many rules were added.
+   */
+  loadPolicies(dir: string): number {
+    const rules = loadPolicyDir(dir);
+    rules.apply(this.policies, { clock: this.clock });
+    return rules.len;
+  }
+
+  // --- execution ----------------------------------------------------------
+
+  /**
+   * Admits and executes a proposal (JSON text, a plain object, or an
+   * ActionProposal). A proposal that does not parse — bad shape, duplicate
+   * ids, unknown dependencies, cycles, bad `$id.output` references — throws
+   * `invalid_proposal`; one that fails the static gate or its budget comes
+   * back with every action `rejected` and nothing run.
+   *
+   * Tools are dispatched to their registered handler, else to `dispatch`
+   * (the single JSON-string callback contract).
+   */
+  async executeProposal(proposal: unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
+    if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
+    if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
+    const parsed: ActionProposal = parseProposal(proposal, { clock: this.clock, ids: this.ids });
+    const graph = dependencyEdges(parsed.actions);
+    const budget = options.budget ?? this.#options.budget;
+    const admission = admit(parsed, this.#tools, budget);
+    const run = new ProposalRun(
+      this.#env,
+      {
+        dispatch,
+        session_id: options.session_id ?? null,
+        budget,
+        maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
+        signal: options.signal,
+      },
+      parsed,
+      graph,
+      admission,
+    );
+    run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
+    await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
+
+    if (admission.findings.length > 0) {
+      const result = run.rejectAll(admission.findings);
+      await this.store.commitProposal(run.commitInput("rejected"));
+      return result;
+    }
+    await run.execute();
+    const result = run.finish();
+    if (run.aborted) {
+      await this.store.commitProposal(run.commitInput("rolled_back"));
+      return result;
+    }
+    try {
+      await this.store.commitProposal(run.commitInput("committed"));
+      return result;
+    } catch (error) {
+      if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
+      // The store refused the writes: the proposal ends rolled back, and that outcome is committed instead.
+      const rolledBack = run.rollback(error.message);
+      await this.store.commitProposal(run.commitInput("rolled_back"));
+      return rolledBack;
+    }
+  }
+
+  // --- detached tools -----------------------------------------------------
+
+  /** Drains a detached invocation's chunks and reports its status; null for an unknown or consumed handle. */
+  toolPoll(handle: string | { id: string }): DetachedPollResult | null {
+    return this.#detached.poll(typeof handle === "string" ? handle : handle.id);
+  }
+
+  /** Cooperatively cancels a detached invocation; false for an unknown handle. */
+  toolCancel(handle: string | { id: string }): boolean {
+    return this.#detached.cancel(typeof handle === "string" ? handle : handle.id);
+  }
+
+  /** Live chunks of one detached invocation, or of all of them when no handle is given. */
+  toolSubscribe(handle?: string | { id: string }, signal?: AbortSignal): AsyncIterableIterator<ToolStreamEvent> {
+    return this.#detached.subscribe(handle === undefined ? undefined : typeof handle === "string" ? handle : handle.id, signal);
+  }
+
+  // --- lifecycle ----------------------------------------------------------
+
+  /** Asks the store which proposals were interrupted by a crash (durable stores); [] in memory. */
+  async recover(): Promise<InterruptedProposal[]> {
+    return (await this.store.recover?.()) ?? [];
+  }
+
+  /** Cancels running detached tools, ends tool feeds and closes the store. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#detached.close();
+    await this.store.close?.();
+  }
+}
+
+function ruleFrom(def: PolicyDefinition): PolicyRule {
+  const need = (field: "target" | "key" | "pattern"): string => {
+    const v = def[field];
+    if (typeof v !== "string" || v === "") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs '${field}'`);
+    return v;
+  };
+  switch (def.rule) {
+    case "deny_tool":
+      return denyToolRule(def.name, need("target"));
+    case "deny_tool_param":
+      return denyToolParamRule(def.name, need("target"), need("key"), need("pattern"));
+    case "require_state": {
+      let value: JsonValue | undefined = def.value;
+      if (value === undefined && typeof def.value_json === "string") {
+        try {
+          value = JSON.parse(def.value_json) as JsonValue;
+        } catch {
+          throw new CarError("invalid_params", `policy '${def.name}' (require_state): value_json is not JSON`);
+        }
+      }
+      if (value === undefined) throw new CarError("invalid_params", `policy '${def.name}' (require_state) needs 'value' or 'value_json'`);
+      return requireStateRule(def.name, need("key"), value);
+    }
+    case "callback":
+    case "deny_tool_callback":
+      if (typeof def.callback !== "function") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs a callback function`);
+      return callbackRule(def.name, def.callback);
+    case "trace_rule":
+      throw new CarError("invalid_params", "trace_rule policies are not enforced by this runtime and cannot be registered");
+    default:
+      throw new CarError("invalid_params", `unknown policy rule kind '${def.rule}'`);
+  }
+}
