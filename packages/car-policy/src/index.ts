@@ -4,7 +4,6 @@ export { denyToolRule } from "./rules/deny-tool.ts";
 export { denyToolParamRule } from "./rules/deny-tool-param.ts";
 export { requireStateRule } from "./rules/require-state.ts";
 export { callbackRule, type PolicyCallback } from "./rules/callback.ts";
-export { type Clock, systemClock } from "./rules/rate-limit-tool.ts";
 export { PolicyLoadError } from "./files/policy-load-error.ts";
 export {
   PolicyRules,

@@ -3,14 +3,14 @@
  * files and directories, then lowered onto a `PolicyEngine`. Merging only
  * concatenates — every kind is a prohibition, so more rules can only deny more.
  */
-import type { JsonValue } from "@car/ir";
+import type { Clock, JsonValue } from "@car/ir";
 import type { PolicyEngine } from "../engine.ts";
 import { allowToolParamRule } from "../rules/allow-tool-param.ts";
 import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { denyToolRule } from "../rules/deny-tool.ts";
 import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
 import { denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
-import { type Clock, rateLimitToolRule } from "../rules/rate-limit-tool.ts";
+import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
 
 export interface DenyToolParamSpec {
   tool: string;

@@ -5,15 +5,8 @@
  * every rule — and a call this rule refuses takes none, so a caller retrying
  * into a full window gets in as soon as the oldest admission ages out.
  */
-import type { Action } from "@car/ir";
+import { type Action, type Clock, systemClock } from "@car/ir";
 import type { PolicyRule } from "../engine.ts";
-
-/** Milliseconds since some epoch; injected so windows are testable without waiting. */
-export interface Clock {
-  now(): number;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };
 
 export function rateLimitToolRule(tool: string, maxCalls: number, intervalSecs: number, clock: Clock = systemClock): PolicyRule {
   const windowMs = intervalSecs * 1000;
