@@ -98,6 +98,18 @@ const SKIPPED = 5;
 const STATUS_NAMES: readonly ActionStatus[] = ["validated", "executing", "succeeded", "failed", "rejected", "skipped"];
 
 type Outcome = { output: JsonValue } | ActionFailure;
+interface Called {
+  outcome: Outcome;
+  cached: boolean;
+}
+
+interface CallPlan {
+  tool: RegisteredTool;
+  detached: boolean;
+  cacheKey: string | undefined;
+  ttl: number | undefined;
+  attempts: number;
+}
 
 const NO_CHANGES: Record<string, StateMutation> = Object.freeze(emptyMap<StateMutation>());
 const NO_DATA: JsonObject = Object.freeze(emptyMap()) as JsonObject;
@@ -131,6 +143,7 @@ export class ProposalRun {
   readonly #appended: CarEvent[] = [];
   /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
   readonly #inflight = new Set<(reason: string) => void>();
+  readonly #startedCache = new Map<string, JsonObject>();
 
   #toolCalls = 0;
   #retries = 0;
@@ -234,32 +247,53 @@ export class ProposalRun {
     let head = 0;
     let running = 0;
     let finished = 0;
+    let pumping = false;
     return new Promise<void>((resolve) => {
-      const done = (): void => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      };
-      const onFinished = (i: number): void => {
+      let resolved = false;
+      const complete = (i: number): void => {
         running--;
         finished++;
         for (const s of this.#graph.succs[i]!) if (--pending[s]! === 0) ready.push(s);
-        pump();
       };
+      const failed = (i: number, error: unknown): void => {
+        // An engine bug must not hang the proposal: record it on the action and abort.
+        this.#settle(i, FAILED, `internal error: ${reasonText(error)}`);
+        this.#abort(`internal error in action '${this.#actions[i]!.id}'`);
+      };
+      // Synchronous completions loop here instead of recursing, so a 100k chain of sync tools never grows the stack.
       const pump = (): void => {
+        if (pumping) return;
+        pumping = true;
         while (head < ready.length && (limit <= 0 || running < limit) && !this.#stopped()) {
           const i = ready[head++]!;
           running++;
-          this.#runAction(i).then(
-            () => onFinished(i),
-            (error: unknown) => {
-              // An engine bug must not hang the proposal: record it on the action and abort.
-              this.#settle(i, FAILED, `internal error: ${reasonText(error)}`);
-              this.#abort(`internal error in action '${this.#actions[i]!.id}'`);
-              onFinished(i);
-            },
-          );
+          let pendingRun: Promise<void> | void = undefined;
+          try {
+            pendingRun = this.#runAction(i);
+          } catch (error) {
+            failed(i, error);
+          }
+          if (pendingRun === undefined) complete(i);
+          else {
+            pendingRun.then(
+              () => {
+                complete(i);
+                pump();
+              },
+              (error: unknown) => {
+                failed(i, error);
+                complete(i);
+                pump();
+              },
+            );
+          }
         }
-        if (running === 0 && (finished === n || this.#stopped() || head >= ready.length)) done();
+        pumping = false;
+        if (!resolved && running === 0 && (finished === n || this.#stopped() || head >= ready.length)) {
+          resolved = true;
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        }
       };
       pump();
     });
@@ -292,7 +326,8 @@ export class ProposalRun {
     return undefined;
   }
 
-  async #runAction(i: number): Promise<void> {
+  /** Runs one action; returns a promise only when something on its path is asynchronous. */
+  #runAction(i: number): Promise<void> | void {
     const action = this.#actions[i]!;
     const overBudget = this.#overBudget(action);
     if (overBudget !== undefined) {
@@ -339,20 +374,33 @@ export class ProposalRun {
     }
 
     this.#noteReads(action);
-    this.emit(EVENT_KINDS.actionStarted, action.id, action.tool === undefined ? { type: action.type } : { type: action.type, tool: action.tool });
-    let outcome: Outcome | undefined;
-    let cached = false;
-    if (action.type === "tool_call") {
-      const called = await this.#callTool(i, action, params);
-      if (called === undefined) return; // rejected at dispatch
-      outcome = called.outcome;
-      cached = called.cached;
-    } else {
-      outcome = this.#runStateAction(action, params);
+    this.emit(EVENT_KINDS.actionStarted, action.id, this.#startedData(action));
+    if (action.type !== "tool_call") {
+      this.#conclude(i, startMs, { outcome: this.#runStateAction(action, params), cached: false });
+      return;
     }
+    const called = this.#callTool(i, action, params);
+    if (isThenable(called)) return called.then((c) => this.#conclude(i, startMs, c));
+    this.#conclude(i, startMs, called);
+  }
+
+  /** Records a finished action; `undefined` means it was already rejected at dispatch. */
+  #conclude(i: number, startMs: number, called: Called | undefined): void {
+    if (called === undefined) return;
     this.#durations[i] = this.#env.clock.now() - startMs;
-    if (outcome instanceof ActionFailure) this.#fail(i, outcome);
-    else this.#succeed(i, outcome.output, cached);
+    if (called.outcome instanceof ActionFailure) this.#fail(i, called.outcome);
+    else this.#succeed(i, called.outcome.output, called.cached);
+  }
+
+  /** `action_started` data, shared between actions of one type and tool (it never changes). */
+  #startedData(action: Action): JsonObject {
+    const key = action.tool === undefined ? action.type : `${action.type}\u0000${action.tool}`;
+    let data = this.#startedCache.get(key);
+    if (data === undefined) {
+      data = Object.freeze(action.tool === undefined ? { type: action.type } : { type: action.type, tool: action.tool }) as JsonObject;
+      this.#startedCache.set(key, data);
+    }
+    return data;
   }
 
   /** The keys a list of preconditions reads, from the working state, as the record the evaluator takes. */
@@ -404,9 +452,11 @@ export class ProposalRun {
 
   /**
    * Dispatches a tool call with caching, rate limiting, timeouts and
-   * retries. `undefined` when the call was rejected before dispatch.
+   * retries; `undefined` when the call was rejected before dispatch. The
+   * common case — no rate limit, a synchronous tool, first attempt — runs
+   * without a single promise.
    */
-  async #callTool(i: number, action: Action, params: JsonObject): Promise<{ outcome: Outcome; cached: boolean } | undefined> {
+  #callTool(i: number, action: Action, params: JsonObject): Called | undefined | Promise<Called | undefined> {
     const tool = this.#env.tools.get(action.tool!);
     if (tool === undefined) {
       this.#reject(i, `unknown tool '${action.tool}'`, "admission");
@@ -421,15 +471,29 @@ export class ProposalRun {
     }
     const detached = action.invocation_mode !== "one_shot";
     const ttl = tool.schema.cache_ttl_secs;
-    const cacheable = !detached && (action.idempotent || tool.schema.idempotent || ttl !== undefined);
-    let cacheKey: string | undefined;
-    if (cacheable) {
-      cacheKey = ResultCache.key(tool.schema.name, params);
-      const hit = this.#env.cache.get(cacheKey, this.#env.clock.now());
+    const plan: CallPlan = { tool, detached, cacheKey: undefined, ttl, attempts: action.failure_behavior === "retry" ? 1 + action.max_retries : 1 };
+    if (!detached && (action.idempotent || tool.schema.idempotent || ttl !== undefined)) {
+      plan.cacheKey = ResultCache.key(tool.schema.name, params);
+      const hit = this.#env.cache.get(plan.cacheKey, this.#env.clock.now());
       if (hit !== undefined) return { outcome: hit, cached: true };
     }
-    const attempts = action.failure_behavior === "retry" ? 1 + action.max_retries : 1;
-    for (let attempt = 1; ; attempt++) {
+    if (tool.schema.rate_limit !== undefined || this.#abortReason !== undefined) return this.#attempts(action, params, plan, 1);
+    this.#toolCalls++;
+    const first = this.#invoke(action, tool, params, 1, detached);
+    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first);
+    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome));
+  }
+
+  #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome): Called | Promise<Called> {
+    const checked = this.#checkOutput(plan, outcome);
+    if (!(checked instanceof ActionFailure) || checked.terminal || plan.attempts <= 1 || this.#abortReason !== undefined) return { outcome: checked, cached: false };
+    return this.#attempts(action, params, plan, 2);
+  }
+
+  /** The general attempt loop: backoff, budget, rate limit, dispatch, until success or the attempts run out. */
+  async #attempts(action: Action, params: JsonObject, plan: CallPlan, from: number): Promise<Called> {
+    const { tool } = plan;
+    for (let attempt = from; ; attempt++) {
       if (attempt > 1) {
         this.#retries++;
         if (!(await this.#sleep(RETRY_BASE_MS * 2 ** (attempt - 2)))) return { outcome: this.#cancelled(), cached: false };
@@ -441,27 +505,33 @@ export class ProposalRun {
       }
       const limit = tool.schema.rate_limit;
       if (limit !== undefined) {
-        for (let wait = this.#env.limiter.acquire(tool.schema.name, limit, this.#env.clock.now()); wait > 0; wait = this.#env.limiter.acquire(tool.schema.name, limit, this.#env.clock.now())) {
+        const now = (): number => this.#env.clock.now();
+        for (let wait = this.#env.limiter.acquire(tool.schema.name, limit, now()); wait > 0; wait = this.#env.limiter.acquire(tool.schema.name, limit, now())) {
           if (wait === Infinity) return { outcome: new ActionFailure(`rate limit of tool '${tool.schema.name}' admits no calls`, "tool_error"), cached: false };
           if (!(await this.#sleep(wait))) return { outcome: this.#cancelled(), cached: false };
         }
       }
       if (this.#abortReason !== undefined) return { outcome: this.#cancelled(), cached: false };
       this.#toolCalls++;
-      let outcome = this.#invoke(action, tool, params, attempt, detached);
+      let outcome = this.#invoke(action, tool, params, attempt, plan.detached);
       if (isThenable(outcome)) outcome = await outcome;
-      if (!(outcome instanceof ActionFailure)) {
-        if (!detached && tool.validateReturns !== undefined) {
-          const checked = tool.validateReturns(outcome.output);
-          if (!checked.ok) outcome = new ActionFailure(`output does not match the returns schema of tool '${tool.schema.name}': ${checked.errors.map((e) => `${e.path === "" ? "(root)" : e.path} ${e.message}`).join("; ")}`, "validation");
-        }
-        if (!(outcome instanceof ActionFailure)) {
-          if (cacheKey !== undefined) this.#env.cache.set(cacheKey, outcome.output, ttl === undefined ? Infinity : this.#env.clock.now() + ttl * 1000);
-          return { outcome, cached: false };
-        }
-      }
-      if (outcome.terminal || attempt >= attempts || this.#abortReason !== undefined) return { outcome, cached: false };
+      const checked = this.#checkOutput(plan, outcome);
+      if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || this.#abortReason !== undefined) return { outcome: checked, cached: false };
     }
+  }
+
+  /** Validates a successful output against `returns` and caches it; failures pass through. */
+  #checkOutput(plan: CallPlan, outcome: Outcome): Outcome {
+    if (outcome instanceof ActionFailure) return outcome;
+    if (!plan.detached && plan.tool.validateReturns !== undefined) {
+      const checked = plan.tool.validateReturns(outcome.output);
+      if (!checked.ok) {
+        const detail = checked.errors.map((e) => `${e.path === "" ? "(root)" : e.path} ${e.message}`).join("; ");
+        return new ActionFailure(`output does not match the returns schema of tool '${plan.tool.schema.name}': ${detail}`, "validation");
+      }
+    }
+    if (plan.cacheKey !== undefined) this.#env.cache.set(plan.cacheKey, outcome.output, plan.ttl === undefined ? Infinity : this.#env.clock.now() + plan.ttl * 1000);
+    return outcome;
   }
 
   #cancelled(): ActionFailure {

@@ -18,8 +18,10 @@ export class InMemoryEventLog implements EventLog {
   readonly #events: CarEvent[] = [];
   readonly #subscribers = new Set<Subscriber>();
 
+  /** Takes ownership of `event` (it becomes the stored record): the engine appends hundreds of thousands, so no copy is made. */
   append(event: NewEvent): CarEvent {
-    const stored = { seq: this.#events.length + 1, ...event } as CarEvent;
+    const stored = event as CarEvent;
+    stored.seq = this.#events.length + 1;
     this.#events.push(stored);
     if (this.#subscribers.size > 0) for (const sub of this.#subscribers) if (sub.matches(stored)) sub.queue.push(stored);
     return stored;
