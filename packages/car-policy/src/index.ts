@@ -19,3 +19,19 @@ export { ALLOW, type InspectionOutcome, type InspectionResult, type Inspector, I
 export { DEFAULT_ALLOWED_HOSTS, EgressInspector, type EgressOptions } from "./inspectors/egress/egress-inspector.ts";
 export { curlHost, isAllowlisted, isLoopback, urlHosts } from "./inspectors/egress/hosts.ts";
 export * from "./gate/index.ts";
+export { RepetitionInspector, type RepetitionOptions } from "./inspectors/repetition-inspector.ts";
+export { isPermissionTier, maxTier, PERMISSION_TIERS, type PermissionTier, tierRank } from "./tiers/permission-tier.ts";
+export { type ActionClassification, classifyAction, classifyProposal, type ProposalClassification } from "./tiers/classify-action.ts";
+export { operationFingerprint } from "./tiers/operation-fingerprint.ts";
+export { type ApprovalLedger, type ApprovalOutcome, type ApprovalRecord, InMemoryApprovalLedger } from "./tiers/approval-ledger.ts";
+export {
+  type ApprovalAnswer,
+  type ApprovalCallback,
+  ApprovalGate,
+  type ApprovalGateOptions,
+  type ApprovalRequest,
+  type GateDecision as ApprovalDecision,
+  type GateTimers,
+  type GateVerdict,
+  type Posture,
+} from "./tiers/approval-gate.ts";

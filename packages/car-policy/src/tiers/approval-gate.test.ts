@@ -1,0 +1,178 @@
+import { manualClock } from "@car/ir";
+import { describe, expect, it } from "vitest";
+import { toolAction } from "../test-helpers.ts";
+import { type ApprovalCallback, ApprovalGate, type GateTimers } from "./approval-gate.ts";
+import { InMemoryApprovalLedger } from "./approval-ledger.ts";
+import { operationFingerprint } from "./operation-fingerprint.ts";
+
+/** Timers that fire only when the test says so. */
+function manualTimers(): GateTimers & { fireAll(): void; pending(): number } {
+  const timers = new Map<number, () => void>();
+  let next = 0;
+  return {
+    setTimeout(cb) {
+      timers.set(++next, cb);
+      return next;
+    },
+    clearTimeout(id) {
+      timers.delete(id as number);
+    },
+    fireAll() {
+      for (const [id, cb] of [...timers]) {
+        timers.delete(id);
+        cb();
+      }
+    },
+    pending: () => timers.size,
+  };
+}
+
+const edit = toolAction("write_file", { path: "a.txt", content: "x" }, "w1");
+const send = toolAction("send_email", { to: "a@b.c" }, "s1");
+
+describe("ApprovalGate", () => {
+  it("allows within the standing tier without asking or recording", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    let asked = 0;
+    const gate = new ApprovalGate({ ledger, sessionId: "s", approver: async () => (asked++, "approve") });
+    expect(gate.grantedTier).toBe("sandbox_edit");
+    expect((await gate.authorize(edit)).decision).toBe("allow");
+    expect(asked).toBe(0);
+    expect(await ledger.list()).toEqual([]);
+  });
+
+  it("asks above the standing tier, records who decided, and remembers the operation", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    const clock = manualClock(1_000);
+    let asked = 0;
+    const gate = new ApprovalGate({
+      ledger,
+      sessionId: "sess",
+      grantedTier: "read_only",
+      clock,
+      approver: async (req) => {
+        asked++;
+        expect(req).toMatchObject({ required_tier: "sandbox_edit", granted_tier: "read_only", session_id: "sess" });
+        return { decision: "approve", reviewer: "conn:7", reason: "looks fine" };
+      },
+    });
+    const first = await gate.authorize(edit);
+    expect(first).toMatchObject({ decision: "allow", required: "sandbox_edit", granted: "read_only" });
+    const records = await ledger.list();
+    expect(records).toEqual([
+      {
+        fingerprint: operationFingerprint(edit),
+        decision: "approved",
+        required_tier: "sandbox_edit",
+        reviewer: "conn:7",
+        decided_at: 1_000,
+        expires_at: null,
+        reason: "looks fine",
+        session_id: "sess",
+        action_id: "w1",
+        tool: "write_file",
+      },
+    ]);
+    // The same operation under another id, with keys reordered, is answered from the ledger.
+    const again = toolAction("write_file", { content: "x", path: "a.txt" }, "w2");
+    expect((await gate.authorize(again)).decision).toBe("allow");
+    expect(asked).toBe(1);
+  });
+
+  it("full_access always needs a human, even with a full_access grant", async () => {
+    const gate = new ApprovalGate({ ledger: new InMemoryApprovalLedger(), sessionId: "s", grantedTier: "full_access" });
+    expect((await gate.evaluate(send)).decision).toBe("needs_approval");
+    // No approver configured: refused, and the refusal is recorded.
+    const denied = await gate.authorize(send);
+    expect(denied.decision).toBe("deny");
+    expect(denied.record).toMatchObject({ decision: "rejected", reviewer: "none" });
+  });
+
+  it("a rejection is recorded and wins over later evaluations", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    const gate = new ApprovalGate({ ledger, sessionId: "s", approver: async () => "deny" });
+    expect((await gate.authorize(send)).decision).toBe("deny");
+    expect((await gate.evaluate(send)).decision).toBe("deny");
+    gate.setTier("full_access");
+    expect((await gate.evaluate(send)).decision).toBe("deny");
+  });
+
+  it("no answer within the timeout is a refusal, and the approver is told to stop", async () => {
+    const timers = manualTimers();
+    const ledger = new InMemoryApprovalLedger();
+    let aborted = false;
+    const approver: ApprovalCallback = (_req, signal) =>
+      new Promise(() => {
+        signal.addEventListener("abort", () => {
+          aborted = true;
+        });
+      });
+    const gate = new ApprovalGate({ ledger, sessionId: "s", approver, timers, timeoutMs: 5_000 });
+    const pending = gate.authorize(send);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(timers.pending()).toBe(1);
+    timers.fireAll();
+    const decided = await pending;
+    expect(decided).toMatchObject({ decision: "deny", reason: "no answer within 5000 ms" });
+    expect(decided.record).toMatchObject({ decision: "rejected", reviewer: "timeout" });
+    expect(aborted).toBe(true);
+    expect(timers.pending()).toBe(0);
+  });
+
+  it("an approver that throws has not approved, and its timer is cleared", async () => {
+    const timers = manualTimers();
+    const gate = new ApprovalGate({
+      ledger: new InMemoryApprovalLedger(),
+      sessionId: "s",
+      timers,
+      approver: async () => {
+        throw new Error("ui gone");
+      },
+    });
+    const decided = await gate.authorize(send);
+    expect(decided.decision).toBe("deny");
+    expect(decided.reason).toContain("ui gone");
+    expect(timers.pending()).toBe(0);
+  });
+
+  it("an expired decision no longer applies", async () => {
+    const clock = manualClock(0);
+    const ledger = new InMemoryApprovalLedger();
+    let asked = 0;
+    const gate = new ApprovalGate({ ledger, sessionId: "s", clock, decisionTtlMs: 1_000, approver: async () => (asked++, "approve") });
+    await gate.authorize(send);
+    clock.advance(999);
+    expect((await gate.authorize(send)).decision).toBe("allow");
+    clock.advance(1);
+    expect((await gate.evaluate(send)).decision).toBe("needs_approval");
+    await gate.authorize(send);
+    expect(asked).toBe(2);
+  });
+
+  it("an approval at a lower tier than the operation needs does not widen access", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    await ledger.record({
+      fingerprint: operationFingerprint(send),
+      decision: "approved",
+      required_tier: "sandbox_edit",
+      reviewer: "conn:1",
+      decided_at: 0,
+      expires_at: null,
+    });
+    const gate = new ApprovalGate({ ledger, sessionId: "s" });
+    expect((await gate.evaluate(send)).decision).toBe("needs_approval");
+  });
+
+  it("a posture lookup can allow, require approval, or deny per tier", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    const gate = new ApprovalGate({
+      ledger,
+      sessionId: "s",
+      posture: (tier) => (tier === "read_only" ? "deny" : tier === "sandbox_edit" ? "require_approval" : "always_allow"),
+    });
+    expect((await gate.evaluate(toolAction("read_file", { path: "a" }))).decision).toBe("deny");
+    expect((await gate.evaluate(edit)).decision).toBe("needs_approval");
+    expect((await gate.evaluate(send)).decision).toBe("allow");
+  });
+});

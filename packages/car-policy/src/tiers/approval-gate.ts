@@ -1,0 +1,185 @@
+/**
+ * The approval gate. A session holds a standing tier; an action whose
+ * required tier is above it — or any `full_access` action, which always needs
+ * a human — is put to an approval callback. No answer within the timeout is a
+ * refusal. Every decision made on that path (approve, reject, timeout, no
+ * approver) is written to the approval ledger, and a decision already in the
+ * ledger answers later evaluations of the same operation without asking
+ * again. Actions within the standing tier are allowed without a ledger write:
+ * nobody decided anything.
+ *
+ * An optional posture lookup (per agent, per tier: `always_allow`,
+ * `require_approval`, `deny`) refines this; without one the tier rules above
+ * apply unchanged.
+ */
+import type { Action, Clock, ToolSchema } from "@car/ir";
+import { systemClock } from "@car/ir";
+import type { ApprovalLedger, ApprovalRecord } from "./approval-ledger.ts";
+import { classifyAction } from "./classify-action.ts";
+import { operationFingerprint } from "./operation-fingerprint.ts";
+import { type PermissionTier, tierRank } from "./permission-tier.ts";
+
+export type GateVerdict = "allow" | "needs_approval" | "deny";
+export type Posture = "always_allow" | "require_approval" | "deny";
+
+/** What the approver is asked. */
+export interface ApprovalRequest {
+  fingerprint: string;
+  action: Action;
+  required_tier: PermissionTier;
+  granted_tier: PermissionTier;
+  reasons: string[];
+  session_id: string;
+}
+
+/** The approver's answer. `reviewer` is who decided; it defaults to `approver`. */
+export type ApprovalAnswer = "approve" | "deny" | { decision: "approve" | "deny"; reviewer?: string; reason?: string };
+
+/** Asks a human (or a policy service). `signal` aborts when the gate stops waiting. */
+export type ApprovalCallback = (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
+
+/** Structurally the engine's `Timers` seam, so its injected timers can be passed straight in. */
+export interface GateTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+export interface ApprovalGateOptions {
+  ledger: ApprovalLedger;
+  sessionId: string;
+  /** The session's standing tier. Default `sandbox_edit`. */
+  grantedTier?: PermissionTier;
+  approver?: ApprovalCallback;
+  /** How long to wait for the approver. Default 60 s. */
+  timeoutMs?: number;
+  /** How long a recorded decision applies; `null` (default) for as long as the ledger keeps it. */
+  decisionTtlMs?: number | null;
+  clock?: Clock;
+  timers?: GateTimers;
+  /** A per-agent posture for the required tier, when the host has one. */
+  posture?: (tier: PermissionTier, action: Action) => Posture | undefined;
+}
+
+export interface GateDecision {
+  action_id: string;
+  fingerprint: string;
+  decision: GateVerdict;
+  required: PermissionTier;
+  granted: PermissionTier;
+  reason?: string;
+  /** The ledger record that decided, when one did. */
+  record?: ApprovalRecord;
+}
+
+const systemTimers: GateTimers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (id) => clearTimeout(id as ReturnType<typeof setTimeout>),
+};
+
+export class ApprovalGate {
+  #granted: PermissionTier;
+  readonly #options: ApprovalGateOptions;
+  readonly #clock: Clock;
+  readonly #timers: GateTimers;
+
+  constructor(options: ApprovalGateOptions) {
+    this.#options = options;
+    this.#granted = options.grantedTier ?? "sandbox_edit";
+    this.#clock = options.clock ?? systemClock;
+    this.#timers = options.timers ?? systemTimers;
+  }
+
+  get grantedTier(): PermissionTier {
+    return this.#granted;
+  }
+
+  setTier(tier: PermissionTier): PermissionTier {
+    this.#granted = tier;
+    return tier;
+  }
+
+  /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
+  async evaluate(action: Action, schema?: ToolSchema): Promise<GateDecision> {
+    const { tier, reasons } = classifyAction(action, schema);
+    const fingerprint = operationFingerprint(action);
+    const base = { action_id: action.id, fingerprint, required: tier, granted: this.#granted };
+    const posture = this.#options.posture?.(tier, action);
+    if (posture === "deny") return { ...base, decision: "deny", reason: `the agent's posture denies ${tier} actions` };
+    const prior = await this.#options.ledger.latest(fingerprint, this.#clock.now());
+    // A recorded approval counts only at or above the operation's true tier, so an under-scoped approval cannot widen access.
+    if (prior?.decision === "rejected") return { ...base, decision: "deny", reason: `rejected by ${prior.reviewer}`, record: prior };
+    if (prior?.decision === "approved" && tierRank(prior.required_tier) >= tierRank(tier)) {
+      return { ...base, decision: "allow", reason: `approved by ${prior.reviewer}`, record: prior };
+    }
+    if (posture === "always_allow") return { ...base, decision: "allow", reason: `the agent's posture allows ${tier} actions` };
+    const mustAsk = posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(this.#granted);
+    if (!mustAsk) return { ...base, decision: "allow" };
+    return { ...base, decision: "needs_approval", reason: reasons.join("; ") || `requires ${tier}` };
+  }
+
+  /** `evaluate`, then asks the approver for anything that needs approval, recording the outcome. */
+  async authorize(action: Action, schema?: ToolSchema): Promise<GateDecision> {
+    const evaluated = await this.evaluate(action, schema);
+    if (evaluated.decision !== "needs_approval") return evaluated;
+    const { tier, reasons } = classifyAction(action, schema);
+    const request: ApprovalRequest = {
+      fingerprint: evaluated.fingerprint,
+      action,
+      required_tier: tier,
+      granted_tier: this.#granted,
+      reasons,
+      session_id: this.#options.sessionId,
+    };
+    const answer = await this.#ask(request);
+    const now = this.#clock.now();
+    const ttl = this.#options.decisionTtlMs ?? null;
+    const record: ApprovalRecord = {
+      fingerprint: evaluated.fingerprint,
+      decision: answer.approved ? "approved" : "rejected",
+      required_tier: tier,
+      reviewer: answer.reviewer,
+      decided_at: now,
+      expires_at: ttl === null ? null : now + ttl,
+      ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+      session_id: this.#options.sessionId,
+      action_id: action.id,
+      ...(action.tool !== undefined ? { tool: action.tool } : {}),
+    };
+    await this.#options.ledger.record(record);
+    return {
+      ...evaluated,
+      decision: answer.approved ? "allow" : "deny",
+      ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+      record,
+    };
+  }
+
+  async #ask(request: ApprovalRequest): Promise<{ approved: boolean; reviewer: string; reason?: string }> {
+    const approver = this.#options.approver;
+    if (approver === undefined) return { approved: false, reviewer: "none", reason: "no approval channel is configured" };
+    const timeoutMs = this.#options.timeoutMs ?? 60_000;
+    const controller = new AbortController();
+    let timer: unknown;
+    const timedOut = new Promise<"timeout">((resolve) => {
+      timer = this.#timers.setTimeout(() => resolve("timeout"), timeoutMs);
+    });
+    try {
+      const answer = await Promise.race([approver(request, controller.signal), timedOut]);
+      if (answer === "timeout") {
+        controller.abort();
+        return { approved: false, reviewer: "timeout", reason: `no answer within ${timeoutMs} ms` };
+      }
+      if (typeof answer === "string") return { approved: answer === "approve", reviewer: "approver" };
+      return {
+        approved: answer.decision === "approve",
+        reviewer: answer.reviewer ?? "approver",
+        ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+      };
+    } catch (err) {
+      // An approver that fails has not approved.
+      return { approved: false, reviewer: "approver", reason: `the approver failed: ${err instanceof Error ? err.message : String(err)}` };
+    } finally {
+      this.#timers.clearTimeout(timer);
+    }
+  }
+}
