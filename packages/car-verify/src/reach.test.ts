@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { dependencyEdges, toolCall } from "@car/ir";
-import { reachBatch, topoPositions } from "./reach.ts";
+import { reachBatch } from "./reach.ts";
+import { topoPositions } from "./topo-orders.ts";
 
 /** A random DAG of `n` tool calls, each depending on up to three earlier ones. */
 function randomGraph(n: number, seed: number) {

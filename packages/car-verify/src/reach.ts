@@ -4,27 +4,20 @@
  *
  * Asking "is there a path u → v" pair by pair with a graph search is
  * quadratic on large plans, and a full transitive closure is quadratic in
- * memory. Instead the queries are filtered by level and topological position
- * (both O(1) negative answers), and the rest are answered by propagating
+ * memory. Instead the queries are filtered by level and by two opposed
+ * topological orders (O(1) negative answers, which settle most unordered
+ * pairs), and the rest are answered exactly by propagating
  * bitsets of *query sources only* along the topological order, one chunk of
  * sources at a time and only across the slice of the order the chunk's
  * queries span. Memory is one chunk's rows; time is
  * O(edges in slice × chunk width / 32) per chunk.
  */
 import type { DependencyGraph } from "@car/ir";
+import { oppositePositions } from "./topo-orders.ts";
 
 /** Bits per chunk of sources: 32 words of 32 bits. */
 const CHUNK_WORDS = 32;
 const CHUNK_SOURCES = CHUNK_WORDS * 32;
-
-/** `order` inverted: the topological position of every action index. */
-export function topoPositions(graph: DependencyGraph): Int32Array {
-  const pos = new Int32Array(graph.order.length);
-  graph.order.forEach((node, p) => {
-    pos[node] = p;
-  });
-  return pos;
-}
 
 /**
  * For each query `k`, whether a dependency path leads from `from[k]` to
@@ -32,7 +25,7 @@ export function topoPositions(graph: DependencyGraph): Int32Array {
  */
 export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readonly number[], to: readonly number[]): Uint8Array {
   const answers = new Uint8Array(from.length);
-  const pending: number[] = [];
+  let pending: number[] = [];
   for (let k = 0; k < from.length; k++) {
     const u = from[k]!;
     const v = to[k]!;
@@ -40,6 +33,9 @@ export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readon
     if (u === v || graph.level[v]! <= graph.level[u]! || pos[v]! < pos[u]!) continue;
     pending.push(k);
   }
+  if (pending.length === 0) return answers;
+  const opposite = oppositePositions(graph, pos);
+  pending = pending.filter((k) => opposite[from[k]!]! < opposite[to[k]!]!);
   if (pending.length === 0) return answers;
 
   // Group pending queries by source, sources in topological order.
@@ -52,15 +48,34 @@ export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readon
   }
   const sources = [...bySource.keys()].sort((a, b) => pos[a]! - pos[b]!);
 
+  const preds = predIndex(graph, pos);
   for (let start = 0; start < sources.length; start += CHUNK_SOURCES) {
     const chunk = sources.slice(start, start + CHUNK_SOURCES);
-    answerChunk(graph, pos, chunk, bySource, to, answers);
+    answerChunk(preds, pos, chunk, bySource, to, answers);
   }
   return answers;
 }
 
+/** Predecessors as topological positions, in one flat array (CSR): the sweep's hot loop reads nothing else. */
+interface PredIndex {
+  start: Int32Array;
+  pos: Int32Array;
+}
+
+function predIndex(graph: DependencyGraph, pos: Int32Array): PredIndex {
+  const n = graph.order.length;
+  const start = new Int32Array(n + 1);
+  for (let p = 0; p < n; p++) start[p + 1] = start[p]! + graph.preds[graph.order[p]!]!.length;
+  const flat = new Int32Array(start[n]!);
+  for (let p = 0; p < n; p++) {
+    let k = start[p]!;
+    for (const q of graph.preds[graph.order[p]!]!) flat[k++] = pos[q]!;
+  }
+  return { start, pos: flat };
+}
+
 function answerChunk(
-  graph: DependencyGraph,
+  preds: PredIndex,
   pos: Int32Array,
   chunk: readonly number[],
   bySource: ReadonlyMap<number, readonly number[]>,
@@ -81,11 +96,13 @@ function answerChunk(
     live[r] = 1;
   });
 
+  const start = preds.start;
+  const predPos = preds.pos;
   for (let r = 0; r < span; r++) {
-    const node = graph.order[lo + r]!;
     const base = r * words;
-    for (const p of graph.preds[node]!) {
-      const pr = pos[p]! - lo;
+    const end = start[lo + r + 1]!;
+    for (let e = start[lo + r]!; e < end; e++) {
+      const pr = predPos[e]! - lo;
       if (pr < 0 || live[pr] === 0) continue;
       const pbase = pr * words;
       for (let w = 0; w < words; w++) rows[base + w]! |= rows[pbase + w]!;

@@ -17,7 +17,7 @@ import type { ProposalInput } from "./input.ts";
 import { toProposal } from "./input.ts";
 import type { PairList } from "./pairs.ts";
 import { emptyPairs, pairsAcross, pairsWithin, unorderedPairs } from "./pairs.ts";
-import { topoPositions } from "./reach.ts";
+import { topoPositions } from "./topo-orders.ts";
 
 export type TransactionConflictKind = "write_write" | "read_write" | "stale_read" | "belief_divergence";
 

@@ -10,7 +10,7 @@ import { findWriteConflicts } from "./conflicts.ts";
 import type { ProposalInput } from "./input.ts";
 import { toProposal } from "./input.ts";
 import { groupByKey } from "./pairs.ts";
-import { topoPositions } from "./reach.ts";
+import { topoPositions } from "./topo-orders.ts";
 import { repeatedCallIssues } from "./repeated-calls.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
