@@ -21,6 +21,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 /** After cancelling, how long cancelled handlers get to send their answers before sockets close. */
 const CANCEL_ANSWER_MS = 5_000;
+/** Close code for a session that could not be set up (RFC 6455 "internal error"). */
+const CLOSE_INTERNAL_ERROR = 1011;
 /** Largest accepted frame: generous for proposals, bounded so one peer cannot exhaust memory. */
 const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
@@ -40,6 +42,8 @@ export interface ServerOptions {
   toolTimeoutMs?: number;
   /** Default grace period for `close()`. */
   shutdownGraceMs?: number;
+  /** Where operator-facing notes go (refused sessions); silent by default. */
+  log?: (line: string) => void;
 }
 
 export interface CloseOptions {
@@ -76,9 +80,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   if (options.token !== undefined && options.token.trim() === "") {
     throw new CarError("invalid_params", "the token must not be empty");
   }
+  const carHome = options.carHome ?? resolveCarHome();
+  const log = options.log ?? (() => {});
   const token = auth ? (options.token?.trim() ?? generateToken()) : undefined;
-  const tokenFile =
-    token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(options.carHome ?? resolveCarHome(), token) : undefined;
+  const tokenFile = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, token) : undefined;
 
   let draining = false;
   const connections = new Set<Connection>();
@@ -92,12 +97,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       socket.close(1001, "server shutting down");
       return;
     }
-    const connection = new Connection(socket, {
-      token,
-      methods: METHODS,
-      isDraining: () => draining,
-      toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-    });
+    let connection: Connection;
+    try {
+      connection = new Connection(socket, {
+        token,
+        methods: METHODS,
+        isDraining: () => draining,
+        toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+        carHome,
+      });
+    } catch (err) {
+      // A session that cannot be built (an operator policy file that does not load) is refused, loudly.
+      const message = err instanceof Error ? err.message : String(err);
+      log(`refused a connection: ${message}`);
+      socket.close(CLOSE_INTERNAL_ERROR, truncateUtf8(`session refused: ${message}`, 123));
+      return;
+    }
     connections.add(connection);
     socket.on("close", () => connections.delete(connection));
   });
@@ -171,4 +186,11 @@ async function withDeadline(work: Promise<unknown>, ms: number, cut?: AbortSigna
     clearTimeout(timer);
     if (onCut !== undefined) cut?.removeEventListener("abort", onCut);
   }
+}
+
+/** A close reason is limited to 123 bytes of UTF-8. */
+function truncateUtf8(text: string, maxBytes: number): string {
+  let out = text;
+  while (Buffer.byteLength(out, "utf8") > maxBytes) out = out.slice(0, -1);
+  return out;
 }

@@ -1,29 +1,44 @@
 /**
  * The CAR side of one connection: its own runtime (tools, policies, state,
- * event log), the peer used to call back into the client, and the ids it
- * hands out. Nothing here is shared with any other connection.
+ * event log, detached tools), the peer used to call back into the client,
+ * and the ids it hands out. Nothing here is shared with another connection,
+ * so one client's tools, rules and state can never reach another's.
  */
-import { randomIds, shortId } from "@car/ir";
+import { join } from "node:path";
+import { type JsonValue, randomIds, shortId } from "@car/ir";
+import { Runtime, type ToolCallback } from "@car/engine";
+import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 
 export interface SessionOptions {
   /** Callback wait for actions that declare no `timeout_ms`. */
   toolTimeoutMs: number;
+  /** The state directory; the operator's rules in `<carHome>/policies` apply to every session. */
+  carHome: string;
 }
 
 export class Session {
-  /** The execution session id stamped on every `tools.execute` this connection receives. */
+  /** Stamped as `session_id` on every `tools.execute` this connection receives. */
   readonly id: string = `sess-${shortId(randomIds)}`;
+  readonly runtime: Runtime = new Runtime();
+  /** Human descriptions of policies registered over the wire, by name (for `policy.list`). */
+  readonly policyDescriptions = new Map<string, string>();
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
+  /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
+  readonly dispatch: ToolCallback = (callJson, signal) => callClientTool(this, callJson, signal);
   private callbackSeq = 0;
+  private streaming = false;
 
   constructor(
     readonly peer: RpcPeer,
     /** Fires when the connection closes or a shutdown cancels in-flight work. */
     readonly signal: AbortSignal,
     readonly options: SessionOptions,
-  ) {}
+  ) {
+    // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
+    this.runtime.loadPolicies(join(options.carHome, "policies"));
+  }
 
   /** A fresh id for a server→client request on this connection. */
   nextCallbackId(prefix: string): string {
@@ -31,7 +46,23 @@ export class Session {
     return `${prefix}-${this.callbackSeq}`;
   }
 
+  /**
+   * Forwards every chunk of every detached tool on this runtime as a
+   * `tools.stream.event` notification, until the connection ends. Idempotent:
+   * returns false when already forwarding.
+   */
+  streamToolEvents(): boolean {
+    if (this.streaming) return false;
+    this.streaming = true;
+    const feed = this.runtime.toolSubscribe(undefined, this.signal);
+    void (async () => {
+      for await (const event of feed) this.peer.notify("tools.stream.event", event as unknown as JsonValue);
+    })();
+    return true;
+  }
+
   close(reason: Error): void {
     this.peer.close(reason);
+    void this.runtime.close();
   }
 }

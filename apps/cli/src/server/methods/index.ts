@@ -1,7 +1,21 @@
 /** The complete method table: one fragment per namespace, merged once. */
 import type { MethodTable } from "../method.ts";
+import { eventMethods } from "./events.ts";
 import { handshakeMethods } from "./handshake.ts";
+import { policyMethods } from "./policy.ts";
+import { proposalMethods } from "./proposal.ts";
+import { sessionMethods } from "./session-init.ts";
+import { stateMethods } from "./state.ts";
+import { staticAnalysisMethods } from "./static-analysis.ts";
+import { toolMethods } from "./tools.ts";
 
 export const METHODS: MethodTable = Object.freeze({
   ...handshakeMethods,
+  ...sessionMethods,
+  ...toolMethods,
+  ...proposalMethods,
+  ...staticAnalysisMethods,
+  ...policyMethods,
+  ...stateMethods,
+  ...eventMethods,
 });

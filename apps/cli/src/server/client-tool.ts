@@ -1,0 +1,61 @@
+/**
+ * Runs one tool call on the client: the engine's JSON-string callback
+ * contract turned into a `tools.execute` request on the connection. The call
+ * is abandoned when the engine gives up on it (the action's `timeout_ms`, a
+ * proposal abort, a shutdown) or when our own wait runs out, and in every
+ * such case the client is told with a `tools.cancel` notification so it can
+ * kill whatever it started.
+ */
+import { CarError, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
+import { TerminalToolError } from "@car/engine";
+import { ClientCallError } from "./peer.ts";
+import type { Session } from "./session.ts";
+
+/** Extra time past a declared `timeout_ms` before we stop waiting ourselves (the engine's deadline fires first). */
+export const CALLBACK_GRACE_MS = 5_000;
+
+export async function callClientTool(session: Session, callJson: string, engineSignal: AbortSignal): Promise<string> {
+  const call = JSON.parse(callJson) as JsonObject;
+  const requestId = typeof call["request_id"] === "string" && !session.peer.has(call["request_id"]) ? call["request_id"] : session.nextCallbackId("cb");
+  const declared = typeof call["timeout_ms"] === "number" ? call["timeout_ms"] : undefined;
+  const waitMs = declared === undefined ? session.options.toolTimeoutMs : declared + CALLBACK_GRACE_MS;
+  const tool = String(call["tool"]);
+  const actionId = typeof call["action_id"] === "string" ? call["action_id"] : "";
+
+  const params: JsonObject = {
+    action_id: actionId,
+    tool,
+    params: call["params"] ?? {},
+    request_id: requestId,
+    attempt: call["attempt"] ?? 1,
+  };
+  if (declared !== undefined) params["timeout_ms"] = declared;
+  params["session_id"] = typeof call["session_id"] === "string" ? call["session_id"] : session.id;
+
+  const waited = new AbortController();
+  const timer = setTimeout(() => {
+    waited.abort(new CarError("timeout", `tool '${tool}' callback timed out (${Math.round(waitMs / 1000)}s)`));
+  }, waitMs);
+  const signal = AbortSignal.any([engineSignal, waited.signal, session.signal]);
+  try {
+    const result = await session.peer.call("tools.execute", params, requestId, signal);
+    return JSON.stringify(result ?? null);
+  } catch (err) {
+    if (signal.aborted && err === signal.reason) {
+      session.peer.notify("tools.cancel", { request_id: requestId, action_id: actionId, reason: describe(signal.reason) });
+      throw signal.reason;
+    }
+    if (err instanceof ClientCallError) {
+      const data = err.error.data;
+      if (isJsonObject(data) && data["terminal"] === true) throw new TerminalToolError(err.message);
+      throw new CarError("tool_error", err.message, { jsonrpc_code: err.error.code });
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describe(reason: unknown): JsonValue {
+  return reason instanceof Error ? reason.message : String(reason);
+}

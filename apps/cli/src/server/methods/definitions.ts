@@ -1,0 +1,64 @@
+/**
+ * The two definition shapes clients send in batches (`session.init`) or one
+ * at a time (`tools.register`, `policy.register`), read into what the
+ * runtime registers. Both are applied all-or-nothing: a batch is tried on a
+ * scratch runtime first, so a bad entry leaves the session as it was.
+ */
+import { CarError, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
+import { Runtime, type PolicyDefinition } from "@car/engine";
+import { invalidParams, optionalString, requireString } from "../params.ts";
+import type { Session } from "../session.ts";
+
+/** Rule kinds that need a JavaScript function: they cannot arrive over the wire. */
+const CALLBACK_RULES = new Set(["callback", "deny_tool_callback"]);
+
+export function policyDefinition(raw: JsonValue, where: string): PolicyDefinition {
+  if (!isJsonObject(raw)) throw invalidParams(`${where} must be an object`);
+  const def: PolicyDefinition = { name: requireString(raw, "name"), rule: requireString(raw, "rule") };
+  if (CALLBACK_RULES.has(def.rule)) {
+    throw new CarError("invalid_params", `invalid params: ${where}: '${def.rule}' rules run a JavaScript function and cannot be registered over the WebSocket`);
+  }
+  for (const field of ["target", "key", "pattern", "value_json"] as const) {
+    const v = optionalString(raw, field);
+    if (v !== undefined) def[field] = v;
+  }
+  if (Object.prototype.hasOwnProperty.call(raw, "value")) def.value = raw["value"] as JsonValue;
+  if (optionalString(raw, "session_id") !== undefined) {
+    throw invalidParams(`${where}: session-scoped policies (session.policy.open) are not supported; omit session_id`);
+  }
+  return def;
+}
+
+/** One line saying what a registered policy does, for `policy.list`. */
+export function describePolicy(def: PolicyDefinition): string {
+  const parts: string[] = [];
+  if (def.target != null) parts.push(`target=${def.target}`);
+  if (def.key != null) parts.push(`key=${def.key}`);
+  if (def.pattern != null) parts.push(`pattern=${JSON.stringify(def.pattern)}`);
+  if (def.value !== undefined) parts.push(`value=${JSON.stringify(def.value)}`);
+  else if (def.value_json != null) parts.push(`value=${def.value_json}`);
+  return parts.length === 0 ? def.rule : `${def.rule}: ${parts.join(", ")}`;
+}
+
+export function toolDefinition(raw: JsonValue, where: string): JsonObject {
+  if (!isJsonObject(raw)) throw invalidParams(`${where} must be an object`);
+  requireString(raw, "name");
+  return raw;
+}
+
+/**
+ * Registers tools and policies on the session, or nothing at all: every
+ * entry is first registered on a throwaway runtime, where any error (a
+ * schema that does not compile, a policy missing its target) surfaces.
+ */
+export function registerAll(session: Session, tools: readonly JsonObject[], policies: readonly PolicyDefinition[]): void {
+  const scratch = new Runtime();
+  for (const t of tools) scratch.registerTool(t as JsonObject & { name: string });
+  for (const p of policies) scratch.registerPolicy(p);
+  void scratch.close();
+  for (const t of tools) session.runtime.registerTool(t as JsonObject & { name: string });
+  for (const p of policies) {
+    session.runtime.registerPolicy(p);
+    session.policyDescriptions.set(p.name, describePolicy(p));
+  }
+}
