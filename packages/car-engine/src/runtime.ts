@@ -6,8 +6,8 @@
  */
 import { CarError, dependencyEdges, isCarError, parseProposal, randomIds, rfc3339, systemClock } from "@car/ir";
 import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent } from "@car/ir";
-import { PolicyEngine, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, requireStateRule } from "@car/policy";
-import type { PolicyCallback, PolicyRule } from "@car/policy";
+import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
+import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
 import { inMemoryStore } from "./store/runtime-store.ts";
@@ -40,6 +40,12 @@ export interface RuntimeOptions {
   maxOutputBytes?: number;
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
+  /**
+   * The permission-tier / approval gate (@car/policy) every action passes
+   * after the policies; none by default. Build it on `store.approvals` so
+   * decisions land in this runtime's ledger.
+   */
+  approvalGate?: ApprovalGate;
 }
 
 export interface ExecuteOptions {
@@ -101,12 +107,18 @@ export class Runtime {
       timers: this.timers,
       ids: this.ids,
       maxOutputBytes,
+      approvalGate: options.approvalGate,
     };
   }
 
   /** The versioned state (the store's). */
   get state(): StateStore {
     return this.store.state;
+  }
+
+  /** The approval ledger (the store's). */
+  get approvals(): ApprovalLedger {
+    return this.store.approvals;
   }
 
   /** The audit log (the store's). Other parts of the runtime (multi-agent runs) append to it too. */
@@ -171,6 +183,20 @@ export class Runtime {
     const rules = loadPolicyDir(dir);
     rules.apply(this.policies, { clock: this.clock });
     return rules.len;
+  }
+
+  /**
+   * Loads a project's policies with the same discovery as the policy gate
+   * (DECISIONS.md §7): `<CAR_HOME>/policies`, then every `.car/policies`
+   * from the repository root down to `cwd`. All files are read before any
+   * rule is added, so a malformed file anywhere adds nothing. Returns how
+   * many rules were added.
+   */
+  loadProjectPolicies(cwd: string, options: CarHomeOptions = {}): number {
+    const merged = new PolicyRules();
+    for (const dir of policyDirs(cwd, options)) merged.merge(loadPolicyDir(dir));
+    merged.apply(this.policies, { clock: this.clock });
+    return merged.len;
   }
 
   // --- execution ----------------------------------------------------------

@@ -41,7 +41,7 @@ import type {
   ProposalResult,
   StateMutation,
 } from "@car/ir";
-import type { PolicyEngine } from "@car/policy";
+import type { ApprovalGate, PolicyEngine } from "@car/policy";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { CarEvent, EventKind } from "../events/event.ts";
 import type { EventLog } from "../events/event-log.ts";
@@ -78,6 +78,8 @@ export interface RunEnvironment {
   readonly timers: Timers;
   readonly ids: IdGenerator;
   readonly maxOutputBytes: number;
+  /** The tier / approval gate every action passes after the policies, when configured. */
+  readonly approvalGate: ApprovalGate | undefined;
 }
 
 export interface RunOptions {
@@ -373,6 +375,24 @@ export class ProposalRun {
       }
     }
 
+    const gate = this.#env.approvalGate;
+    if (gate === undefined) return this.#start(i, action, params, startMs);
+    const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
+    return gate.authorize(params === action.parameters ? action : { ...action, parameters: params }, schema).then((decision) => {
+      const data: JsonObject = { decision: decision.decision, required: decision.required, granted: decision.granted, fingerprint: decision.fingerprint };
+      if (decision.reason !== undefined) data["reason"] = decision.reason;
+      this.emit(EVENT_KINDS.approvalDecided, action.id, data);
+      if (decision.decision !== "allow") {
+        this.#reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
+        return;
+      }
+      if (this.#abortReason !== undefined) return; // aborted while waiting: never started, so skipped
+      return this.#start(i, action, params, startMs);
+    });
+  }
+
+  /** From `action_started` on: state actions run inline, tool calls dispatch. */
+  #start(i: number, action: Action, params: JsonObject, startMs: number): Promise<void> | void {
     this.#noteReads(action);
     this.emit(EVENT_KINDS.actionStarted, action.id, this.#startedData(action));
     if (action.type !== "tool_call") {

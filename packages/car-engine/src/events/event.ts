@@ -15,6 +15,8 @@ export const EVENT_KINDS = {
   actionFailed: "action_failed",
   actionSkipped: "action_skipped",
   policyViolation: "policy_violation",
+  /** The approval gate's verdict on an action (allow / deny), with the tiers. */
+  approvalDecided: "approval_decided",
   stateChanged: "state_changed",
   proposalRolledBack: "proposal_rolled_back",
   proposalCompleted: "proposal_completed",

@@ -22,6 +22,8 @@
  *   process died as interrupted (their writes were never committed).
  */
 import { systemClock } from "@car/ir";
+import { InMemoryApprovalLedger } from "@car/policy";
+import type { ApprovalLedger } from "@car/policy";
 import type { Clock, JsonValue } from "@car/ir";
 import type { CarEvent } from "../events/event.ts";
 import type { EventLog } from "../events/event-log.ts";
@@ -70,6 +72,8 @@ export interface InterruptedProposal {
 export interface RuntimeStore {
   readonly state: StateStore;
   readonly events: EventLog;
+  /** Where approval decisions are recorded (an `ApprovalGate` built for this runtime should use it). */
+  readonly approvals: ApprovalLedger;
   beginProposal?(begin: ProposalBegin): void | Promise<void>;
   /** Applies and persists a proposal's outcome; returns the state transitions it made. */
   commitProposal(commit: ProposalCommit): StateTransition[] | Promise<StateTransition[]>;
@@ -103,6 +107,7 @@ export function inMemoryStore(options: InMemoryStoreOptions = {}): RuntimeStore 
   return {
     state,
     events: new InMemoryEventLog(),
+    approvals: new InMemoryApprovalLedger(),
     commitProposal(commit) {
       if (commit.outcome !== "committed") return [];
       return applyMutations(state, commit.proposal_id, commit.mutations);

@@ -1,0 +1,59 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ApprovalGate } from "@car/policy";
+import { describe, expect, it } from "vitest";
+import { Runtime, manualTimers } from "../src/index.ts";
+import { fakeRuntime, tc } from "./helpers.ts";
+
+describe("project policy discovery", () => {
+  it("loads CAR_HOME policies and every .car/policies from the repository root down to cwd", async () => {
+    const root = mkdtempSync(join(tmpdir(), "car-engine-project-"));
+    try {
+      const home = join(root, "home");
+      mkdirSync(join(home, "policies"), { recursive: true });
+      writeFileSync(join(home, "policies", "op.toml"), 'deny_tool = ["wipe"]\n');
+      const repo = join(root, "repo");
+      mkdirSync(join(repo, ".git"), { recursive: true });
+      mkdirSync(join(repo, ".car", "policies"), { recursive: true });
+      writeFileSync(join(repo, ".car", "policies", "repo.toml"), 'deny_tool = ["deploy"]\n');
+      const sub = join(repo, "pkg", "deep");
+      mkdirSync(sub, { recursive: true });
+      const { rt } = fakeRuntime();
+      rt.registerTool("deploy", () => 1);
+      rt.registerTool("wipe", () => 1);
+      expect(rt.loadProjectPolicies(sub, { carHome: home, stateRoots: [home] })).toBe(2);
+      const r = await rt.executeProposal({ actions: [tc("d", "deploy", { failure_behavior: "skip" }), tc("w", "wipe", { failure_behavior: "skip" })] });
+      expect(r.results.map((x) => x.status)).toEqual(["rejected", "rejected"]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("approval gate", () => {
+  it("asks the approver for actions above the granted tier, records the decision and rejects on deny", async () => {
+    const timers = manualTimers();
+    const rt0 = new Runtime({ clock: timers, timers });
+    const asked: string[] = [];
+    const gate = new ApprovalGate({
+      ledger: rt0.approvals,
+      sessionId: "s",
+      grantedTier: "read_only",
+      clock: timers,
+      timers,
+      approver: async (req) => {
+        asked.push(req.action.id);
+        return req.action.id === "ok" ? "approve" : "deny";
+      },
+    });
+    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
+    rt.registerTool({ name: "write_file" }, () => "written");
+    const r = await timers.settle(rt.executeProposal({ actions: [tc("ok", "write_file", { parameters: { path: "a" } }), tc("no", "write_file", { parameters: { path: "b" }, failure_behavior: "skip" })] }));
+    expect(asked.sort()).toEqual(["no", "ok"]);
+    expect(r.results.map((x) => x.status)).toEqual(["succeeded", "rejected"]);
+    expect(r.results[1]!.error).toMatch(/^denied by approval gate/);
+    expect((await rt.approvals.list()).map((a) => a.decision).sort()).toEqual(["approved", "rejected"]);
+    expect(rt.events.query({ kinds: ["approval_decided"] })).toHaveLength(2);
+  });
+});
