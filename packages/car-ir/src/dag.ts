@@ -10,7 +10,7 @@
  */
 import type { Action } from "./types.ts";
 import { CarError } from "./errors.ts";
-import { effectiveWriteSet } from "./state-sets.ts";
+import { pushWrittenKeys } from "./state-sets.ts";
 
 export interface DependencyGraph {
   /** Action ids in declaration order. */
@@ -30,10 +30,11 @@ export interface DependencyGraph {
 function indexIds(actions: readonly Action[]): Map<string, number> {
   const indexOf = new Map<string, number>();
   const duplicates: { pointer: string; message: string }[] = [];
-  actions.forEach((a, i) => {
-    if (indexOf.has(a.id)) duplicates.push({ pointer: `/actions/${i}/id`, message: `duplicate action id '${a.id}'` });
-    else indexOf.set(a.id, i);
-  });
+  for (let i = 0; i < actions.length; i++) {
+    const id = actions[i]!.id;
+    if (indexOf.has(id)) duplicates.push({ pointer: `/actions/${i}/id`, message: `duplicate action id '${id}'` });
+    else indexOf.set(id, i);
+  }
   if (duplicates.length > 0) {
     throw new CarError("invalid_proposal", `duplicate action ids: ${duplicates.map((d) => d.message).join("; ")}`, { problems: duplicates });
   }
@@ -41,32 +42,50 @@ function indexIds(actions: readonly Action[]): Map<string, number> {
 }
 
 function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): number[][] {
-  const preds: number[][] = new Array(actions.length);
+  const n = actions.length;
+  const preds: number[][] = new Array(n);
   const lastWriter = new Map<string, number>();
   const lastStateWrite = new Map<string, number>();
   const unknown: { pointer: string; message: string }[] = [];
-  for (let i = 0; i < actions.length; i++) {
+  // `seen[j] === i + 1` marks j as already a predecessor of i: deduplication
+  // without a Set per action. No closures in this loop: it runs per action.
+  const seen = new Int32Array(n);
+  const writes: string[] = [];
+  for (let i = 0; i < n; i++) {
     const action = actions[i]!;
-    const mine = new Set<number>();
-    action.dependencies.forEach((dep, d) => {
-      const j = indexOf.get(dep);
-      if (j === undefined) unknown.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${dep}'` });
-      else mine.add(j);
-    });
+    const mine: number[] = [];
+    const stamp = i + 1;
+    const deps = action.dependencies;
+    for (let d = 0; d < deps.length; d++) {
+      const j = indexOf.get(deps[d]!);
+      if (j === undefined) {
+        unknown.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${deps[d]}'` });
+      } else if (seen[j] !== stamp) {
+        seen[j] = stamp;
+        mine.push(j);
+      }
+    }
     for (const key of action.state_dependencies) {
       const j = lastWriter.get(key);
-      if (j !== undefined) mine.add(j);
+      if (j !== undefined && seen[j] !== stamp) {
+        seen[j] = stamp;
+        mine.push(j);
+      }
     }
-    const writes = effectiveWriteSet(action);
+    writes.length = 0;
+    pushWrittenKeys(action, writes);
     if (action.type === "state_write") {
       for (const key of writes) {
         const j = lastStateWrite.get(key);
-        if (j !== undefined) mine.add(j);
+        if (j !== undefined && j !== i && seen[j] !== stamp) {
+          seen[j] = stamp;
+          mine.push(j);
+        }
         lastStateWrite.set(key, i);
       }
     }
     for (const key of writes) lastWriter.set(key, i);
-    preds[i] = [...mine];
+    preds[i] = mine;
   }
   if (unknown.length > 0) {
     throw new CarError("invalid_proposal", `dependencies name unknown actions: ${unknown.map((u) => u.message).join("; ")}`, { problems: unknown });
@@ -117,7 +136,8 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
   const n = actions.length;
   const indexOf = indexIds(actions);
   const preds = collectPreds(actions, indexOf);
-  const succs: number[][] = Array.from({ length: n }, () => []);
+  const succs: number[][] = new Array(n);
+  for (let i = 0; i < n; i++) succs[i] = [];
   const pending = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     const ps = preds[i]!;
@@ -135,7 +155,8 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
       if (--pending[s]! === 0) order.push(s);
     }
   }
-  const ids = actions.map((a) => a.id);
+  const ids: string[] = new Array(n);
+  for (let i = 0; i < n; i++) ids[i] = actions[i]!.id;
   if (order.length < n) {
     const ordered = new Set(order);
     const remaining = new Set<number>();

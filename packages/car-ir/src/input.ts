@@ -32,24 +32,37 @@ function describeNonJson(value: unknown): string | undefined {
   }
 }
 
-function walk(value: unknown, pointer: string, ancestors: Set<object>, out: ErrorProblem[]): void {
+function pointerOf(path: readonly (string | number)[]): string {
+  return path.map((t) => `/${pointerToken(t)}`).join("");
+}
+
+/** Checks a value tree; the path is kept as tokens so pointers are only built for problems. */
+function walk(value: unknown, path: (string | number)[], ancestors: Set<object>, out: ErrorProblem[]): void {
   if (out.length >= MAX_LISTED) return;
   const problem = describeNonJson(value);
   if (problem !== undefined) {
-    out.push({ pointer, message: problem });
+    out.push({ pointer: pointerOf(path), message: problem });
     return;
   }
   if (typeof value !== "object" || value === null) return;
   if (ancestors.has(value)) {
-    out.push({ pointer, message: "circular reference" });
+    out.push({ pointer: pointerOf(path), message: "circular reference" });
     return;
   }
   ancestors.add(value);
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) walk(value[i], `${pointer}/${i}`, ancestors, out);
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      walk(value[i], path, ancestors, out);
+      path.pop();
+    }
   } else {
     const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) walk(record[key], `${pointer}/${pointerToken(key)}`, ancestors, out);
+    for (const key of Object.keys(record)) {
+      path.push(key);
+      walk(record[key], path, ancestors, out);
+      path.pop();
+    }
   }
   ancestors.delete(value);
 }
@@ -67,7 +80,7 @@ export function readJsonInput(input: unknown, code: CarErrorCode, what: string):
     }
   }
   const problems: ErrorProblem[] = [];
-  walk(input, "", new Set(), problems);
+  walk(input, [], new Set(), problems);
   if (problems.length > 0) throw problemsError(code, what, problems);
   return input;
 }

@@ -147,6 +147,8 @@ function idProblems(rawActions: readonly unknown[]): { explicit: Set<string>; pr
 function isTransitiveDependency(graph: DependencyGraph, ancestor: number, of: number, mark: Int32Array, stamp: number): boolean {
   const target = graph.level[ancestor]!;
   if (target >= graph.level[of]!) return false;
+  // The usual case: the referenced action is a direct dependency.
+  if (graph.preds[of]!.includes(ancestor)) return true;
   const stack = [of];
   while (stack.length > 0) {
     const node = stack.pop()!;

@@ -32,21 +32,30 @@ export function parseOutputRef(text: string): OutputRef | undefined {
   return { id: match[1]!, path: fields === "" ? [] : fields.slice(1).split(".") };
 }
 
-function collect(value: JsonValue, pointer: string, out: LocatedOutputRef[]): void {
+/** Walks the tree keeping the path as tokens; a pointer string is built only for a found reference. */
+function collect(value: JsonValue, path: (string | number)[], out: LocatedOutputRef[]): void {
   if (typeof value === "string") {
     const ref = parseOutputRef(value);
-    if (ref !== undefined) out.push({ ...ref, pointer });
+    if (ref !== undefined) out.push({ ...ref, pointer: path.map((t) => `/${pointerToken(t)}`).join("") });
   } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) collect(value[i]!, `${pointer}/${i}`, out);
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      collect(value[i]!, path, out);
+      path.pop();
+    }
   } else if (value !== null && typeof value === "object") {
-    for (const key of Object.keys(value)) collect(value[key]!, `${pointer}/${pointerToken(key)}`, out);
+    for (const key of Object.keys(value)) {
+      path.push(key);
+      collect(value[key]!, path, out);
+      path.pop();
+    }
   }
 }
 
 /** Every reference in a parameter tree, in document order, with its pointer. */
 export function findOutputRefs(params: JsonObject): LocatedOutputRef[] {
   const out: LocatedOutputRef[] = [];
-  collect(params, "", out);
+  collect(params, [], out);
   return out;
 }
 

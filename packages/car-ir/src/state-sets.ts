@@ -12,15 +12,25 @@ function stateKeyParam(action: Action): string | undefined {
   return typeof key === "string" ? key : undefined;
 }
 
+/**
+ * Appends every key an action writes — explicit `write_set`, `expected_effects`
+ * keys, a `state_write`'s `key` parameter — to `out`, possibly more than once.
+ * The hot path (the DAG) reuses one buffer instead of building a set per action.
+ */
+export function pushWrittenKeys(action: Action, out: string[]): void {
+  for (const key of action.write_set) out.push(key);
+  for (const key of Object.keys(action.expected_effects)) out.push(key);
+  if (action.type === "state_write") {
+    const key = stateKeyParam(action);
+    if (key !== undefined) out.push(key);
+  }
+}
+
 /** Explicit `write_set` ∪ `expected_effects` keys ∪ a `state_write`'s `key` parameter. */
 export function effectiveWriteSet(action: Action): string[] {
-  const keys = new Set(action.write_set);
-  for (const k of Object.keys(action.expected_effects)) keys.add(k);
-  if (action.type === "state_write") {
-    const k = stateKeyParam(action);
-    if (k !== undefined) keys.add(k);
-  }
-  return [...keys];
+  const keys: string[] = [];
+  pushWrittenKeys(action, keys);
+  return [...new Set(keys)];
 }
 
 /** Explicit `read_set` ∪ `state_dependencies` ∪ assumption keys ∪ a `state_read`'s `key` parameter. */
