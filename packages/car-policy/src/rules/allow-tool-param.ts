@@ -10,6 +10,7 @@ export function allowToolParamRule(tool: string, param: string, allow: readonly 
   const allowed = new Set(allow);
   return {
     name: `allow_tool_param:${tool}.${param}`,
+    tool,
     evaluate(action: Action) {
       if (action.tool !== tool) return undefined;
       const value = getOwn(action.parameters, param);

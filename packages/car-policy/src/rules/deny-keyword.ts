@@ -3,20 +3,14 @@
  * string-coerced parameter of any action. The keyword is already public in
  * the rule's name; the reason still names only the parameter it was found in.
  */
-import type { Action } from "@car/ir";
-import { stringCoerce } from "@car/ir";
 import type { PolicyRule } from "../engine.ts";
 
 export function denyKeywordRule(keyword: string): PolicyRule {
   return {
     name: `deny_keyword:${keyword}`,
-    evaluate(action: Action) {
-      const params = action.parameters;
-      for (const key of Object.keys(params)) {
-        const value = params[key];
-        if (value !== undefined && stringCoerce(value).includes(keyword)) {
-          return `parameter '${key}' contains a denied keyword`;
-        }
+    evaluate(_action, _state, context) {
+      for (const [key, text] of context.paramStrings()) {
+        if (text.includes(keyword)) return `parameter '${key}' contains a denied keyword`;
       }
       return undefined;
     },

@@ -18,10 +18,11 @@ export function denyToolParamMatchingRule(tool: string, param: string, matches: 
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     const reason = `the pattern for parameter '${param}' of tool '${tool}' does not compile, so every call is denied: ${why}`;
-    return { name, evaluate: (action: Action) => (action.tool === tool ? reason : undefined) };
+    return { name, tool, evaluate: (action: Action) => (action.tool === tool ? reason : undefined) };
   }
   return {
     name,
+    tool,
     evaluate(action: Action) {
       if (action.tool !== tool) return undefined;
       const value = getOwn(action.parameters, param);

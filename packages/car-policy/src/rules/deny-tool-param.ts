@@ -17,6 +17,7 @@ export function denyToolParamRule(name: string, tool: string, key: string, patte
   const reason = `param '${key}' matches denied pattern '${pattern}'`;
   return {
     name,
+    tool,
     evaluate(action: Action) {
       if (action.tool !== tool) return undefined;
       const value = getOwn(action.parameters, key);
@@ -42,6 +43,7 @@ export function denyToolParamConditionRule(tool: string, param: string, conditio
   const reason = `parameter '${param}' of tool '${tool}' ${test}`;
   return {
     name: `deny_tool_param:${tool}.${param}`,
+    tool,
     evaluate(action: Action) {
       if (action.tool !== tool) return undefined;
       const value = getOwn(action.parameters, param);

@@ -4,5 +4,5 @@ import type { PolicyRule } from "../engine.ts";
 
 export function denyToolRule(name: string, tool: string): PolicyRule {
   const reason = `tool '${tool}' is denied by policy`;
-  return { name, evaluate: (action: Action) => (action.tool === tool ? reason : undefined) };
+  return { name, tool, evaluate: (action: Action) => (action.tool === tool ? reason : undefined) };
 }

@@ -14,6 +14,7 @@ export function rateLimitToolRule(tool: string, maxCalls: number, intervalSecs: 
   const reason = `tool '${tool}' exceeded ${maxCalls} call(s) within ${intervalSecs}s`;
   return {
     name: `rate_limit_tool:${tool}`,
+    tool,
     evaluate(action: Action) {
       if (action.tool !== tool) return undefined;
       const now = clock.now();

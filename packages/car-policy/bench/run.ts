@@ -1,0 +1,201 @@
+/**
+ * @car/policy benchmarks, each read as a ratio or a per-call cost measured in
+ * this run (best of several alternating rounds):
+ *
+ *  1. `PolicyEngine.check` of one action against a 50-rule merged file set,
+ *     side by side with the same rules written in Cedar and evaluated by
+ *     `@cedar-policy/cedar-wasm` (policy set pre-parsed, so only the per-call
+ *     cost is compared). Goal: at least 100× Cedar's throughput.
+ *  2. `policyCheck` in a warm process against a repository with 20 rules:
+ *     µs per call, re-reading the rule files every call as the gate must.
+ *
+ * Cedar has no regular expressions; the five regex rules become `like`
+ * patterns there, which is cheaper than what CAR evaluates, so the ratio
+ * flatters Cedar.
+ *
+ * Run: `npm run bench` in packages/car-policy.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { preparsePolicySet, statefulIsAuthorized } from "@cedar-policy/cedar-wasm/nodejs";
+import type { Action, JsonObject } from "@car/ir";
+import { parsePolicyFile, PolicyEngine, policyCheck } from "../src/index.ts";
+
+interface Rate {
+  perSecond: number;
+  microsPerCall: number;
+}
+
+/** Calls `fn` in batches for about `ms` milliseconds and reports the rate. */
+function round(fn: () => unknown, ms: number): Rate {
+  let calls = 0;
+  const start = performance.now();
+  let now = start;
+  while (now - start < ms) {
+    for (let i = 0; i < 20; i++) fn();
+    calls += 20;
+    now = performance.now();
+  }
+  const seconds = (now - start) / 1000;
+  return { perSecond: calls / seconds, microsPerCall: (seconds * 1e6) / calls };
+}
+
+/**
+ * Alternates short rounds of each contender and keeps each one's best round,
+ * so a burst of load from other processes on a shared machine penalises
+ * neither side's figure more than the other's.
+ */
+function compare(fns: (() => unknown)[], rounds: number, ms: number): Rate[] {
+  for (const fn of fns) round(fn, ms / 2); // warm-up
+  const best = fns.map(() => ({ perSecond: 0, microsPerCall: Number.POSITIVE_INFINITY }));
+  for (let r = 0; r < rounds; r++) {
+    fns.forEach((fn, i) => {
+      const rate = round(fn, ms);
+      if (rate.perSecond > (best[i] as Rate).perSecond) best[i] = rate;
+    });
+  }
+  return best;
+}
+
+const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: n < 10 ? 2 : 0 });
+
+// ---- 1. check() vs Cedar, 50 rules -------------------------------------------
+
+const DENIED_TOOLS = Array.from({ length: 20 }, (_, i) => `tool_${i}`);
+const KEYWORDS = ["DROP TABLE", "rm -rf /", "mkfs", ":(){", "169.254.169.254", "BEGIN PRIVATE KEY", "/etc/shadow", "curl | sh", "chmod 777", "eval("];
+const PARAM_RULES = Array.from({ length: 10 }, (_, i) => ({ tool: i % 2 ? "http_request" : "shell", param: i % 2 ? "url" : "command", contains: `blocked-${i}` }));
+const ALLOW_RULES = Array.from({ length: 5 }, (_, i) => ({ tool: `deploy_${i}`, param: "target", allow: ["staging", "preview"] }));
+const REGEX_RULES = [
+  { tool: "http_request", param: "body", matches: "sk-[A-Za-z0-9]{20,}", like: "*sk-*" },
+  { tool: "http_request", param: "body", matches: "AKIA[0-9A-Z]{16}", like: "*AKIA*" },
+  { tool: "http_request", param: "url", matches: "^https?://10\\.", like: "http*://10.*" },
+  { tool: "http_request", param: "body", matches: "(?i)password\\s*=", like: "*password=*" },
+  { tool: "http_request", param: "body", matches: "ghp_[A-Za-z0-9]{36}", like: "*ghp_*" },
+];
+
+const toml = [
+  `deny_tool = ${JSON.stringify(DENIED_TOOLS)}`,
+  `deny_keyword = ${JSON.stringify(KEYWORDS)}`,
+  ...PARAM_RULES.map((r) => `[[deny_tool_param]]\ntool = "${r.tool}"\nparam = "${r.param}"\ncontains = "${r.contains}"`),
+  ...ALLOW_RULES.map((r) => `[[allow_tool_param]]\ntool = "${r.tool}"\nparam = "${r.param}"\nallow = ${JSON.stringify(r.allow)}`),
+  ...REGEX_RULES.map((r) => `[[deny_tool_param_matching]]\ntool = "${r.tool}"\nparam = "${r.param}"\nmatches = ${JSON.stringify(r.matches)}`),
+].join("\n");
+const rules = parsePolicyFile("bench.toml", toml);
+if (rules.len !== 50) throw new Error(`expected 50 rules, got ${rules.len}`);
+const engine = new PolicyEngine();
+rules.apply(engine);
+
+const cedarLike = (s: string) => s.replace(/\*/g, "\\*");
+const cedarPolicies = [
+  `permit(principal, action, resource);`,
+  ...DENIED_TOOLS.map((t) => `forbid(principal, action == Action::"call", resource == Tool::"${t}");`),
+  ...KEYWORDS.map((k) => `forbid(principal, action == Action::"call", resource) when { context.all_params like "*${cedarLike(k)}*" };`),
+  ...PARAM_RULES.map(
+    (r) =>
+      `forbid(principal, action == Action::"call", resource == Tool::"${r.tool}") when { context.params has ${r.param} && context.params.${r.param} like "*${r.contains}*" };`,
+  ),
+  ...ALLOW_RULES.map(
+    (r) =>
+      `forbid(principal, action == Action::"call", resource == Tool::"${r.tool}") unless { context.params has ${r.param} && ${JSON.stringify(r.allow)}.contains(context.params.${r.param}) };`,
+  ),
+  ...REGEX_RULES.map(
+    (r) =>
+      `forbid(principal, action == Action::"call", resource == Tool::"${r.tool}") when { context.params has ${r.param} && context.params.${r.param} like "${r.like}" };`,
+  ),
+].join("\n");
+const preparsed = preparsePolicySet("bench", { staticPolicies: cedarPolicies });
+if (preparsed.type !== "success") throw new Error(`cedar: ${JSON.stringify(preparsed.errors)}`);
+
+const parameters: JsonObject = {
+  url: "https://api.example.org/v1/items?page=2",
+  method: "POST",
+  body: '{"name":"widget","count":3,"note":"nothing secret here"}',
+};
+const action: Action = {
+  id: "a1",
+  type: "tool_call",
+  tool: "http_request",
+  parameters,
+  preconditions: [],
+  expected_effects: {},
+  dependencies: [],
+  state_dependencies: [],
+  read_set: [],
+  write_set: [],
+  assumptions: [],
+  invocation_mode: "one_shot",
+  reversibility: "irreversible",
+  idempotent: false,
+  max_retries: 3,
+  failure_behavior: "abort",
+  metadata: {},
+};
+
+/** One Cedar decision for the same call, building its request from the action as a host would. */
+function cedarCheck(a: Action): boolean {
+  const params: Record<string, string> = {};
+  for (const k of Object.keys(a.parameters)) {
+    const v = a.parameters[k];
+    params[k] = typeof v === "string" ? v : JSON.stringify(v);
+  }
+  const answer = statefulIsAuthorized({
+    principal: { type: "Agent", id: "agent" },
+    action: { type: "Action", id: "call" },
+    resource: { type: "Tool", id: a.tool ?? "" },
+    context: { params, all_params: Object.values(params).join("\u0000") },
+    preparsedPolicySetId: "bench",
+    entities: [],
+  });
+  if (answer.type !== "success") throw new Error(JSON.stringify(answer.errors));
+  return answer.response.decision === "allow";
+}
+
+// Both engines must agree on the benchmark call (allowed) and on a denied twin, or the comparison means nothing.
+const deniedTwin: Action = { ...action, parameters: { ...parameters, body: "key=sk-abcdefghijklmnopqrstuvwxyz" } };
+if (engine.check(action).length !== 0 || !cedarCheck(action)) throw new Error("the engines disagree on the allowed call");
+if (engine.check(deniedTwin).length === 0 || cedarCheck(deniedTwin)) throw new Error("the engines disagree on the denied call");
+
+const [ours, cedar] = compare([() => engine.check(action), () => cedarCheck(action)], 8, 200) as [Rate, Rate];
+console.log("check() of one action against 50 merged rules");
+console.log(`  @car/policy  ${fmt(ours.perSecond)} checks/s  (${fmt(ours.microsPerCall)} µs/check)`);
+console.log(`  cedar-wasm   ${fmt(cedar.perSecond)} checks/s  (${fmt(cedar.microsPerCall)} µs/check)`);
+console.log(`  ratio        ${fmt(ours.perSecond / cedar.perSecond)}× Cedar's throughput (goal ≥ 100×)`);
+
+// ---- 2. policyCheck() warm, 20-rule repository ---------------------------------
+
+const tmp = mkdtempSync(join(tmpdir(), "car-policy-bench-"));
+try {
+  const repo = join(tmp, "repo");
+  const cwd = join(repo, "crates", "app");
+  mkdirSync(join(repo, ".git"), { recursive: true });
+  mkdirSync(join(repo, ".car", "policies"), { recursive: true });
+  mkdirSync(cwd, { recursive: true });
+  writeFileSync(
+    join(repo, ".car", "policies", "security.toml"),
+    [
+      `deny_tool = ${JSON.stringify(DENIED_TOOLS.slice(0, 8))}`,
+      `deny_keyword = ${JSON.stringify(KEYWORDS.slice(0, 6))}`,
+      ...PARAM_RULES.slice(0, 3).map((r) => `[[deny_tool_param]]\ntool = "Bash"\nparam = "command"\ncontains = "${r.contains}"`),
+      `[[deny_tool_param_matching]]\ntool = "Bash"\nparam = "command"\nmatches = "sk-[A-Za-z0-9]{20,}"`,
+      `[[deny_tool_param_matching]]\ntool = "WebFetch"\nparam = "url"\nmatches = "^https?://169\\\\.254\\\\."`,
+      `[[rate_limit_tool]]\ntool = "Bash"\nmax_calls = 1000000000\ninterval_secs = 60`,
+    ].join("\n"),
+  );
+  const carHome = join(tmp, "state");
+  const params = { command: "git status && cargo test -p car-policy 2>&1 | tail -n 20" };
+  const first = policyCheck("Bash", params, cwd, { carHome });
+  if (first.decision !== "allow" || first.basis !== "passed_rules" || first.rules_loaded !== 20) {
+    throw new Error(`unexpected gate answer: ${JSON.stringify(first)}`);
+  }
+  const [gate, fetchGate] = compare(
+    [() => policyCheck("Bash", params, cwd, { carHome }), () => policyCheck("WebFetch", { url: "https://docs.rs/serde" }, cwd, { carHome })],
+    6,
+    200,
+  ) as [Rate, Rate];
+  console.log("\npolicyCheck() in a warm process, 20-rule repository (rules re-read every call)");
+  console.log(`  Bash      ${fmt(gate.microsPerCall)} µs/call  (${fmt(gate.perSecond)} calls/s)`);
+  console.log(`  WebFetch  ${fmt(fetchGate.microsPerCall)} µs/call  (${fmt(fetchGate.perSecond)} calls/s)`);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
