@@ -60,9 +60,8 @@ async function dispatch(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-V") {
-    const { readFileSync } = await import("node:fs");
-    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
-    process.stdout.write(`car ${pkg.version}\n`);
+    const { VERSION } = await import("./version.ts");
+    process.stdout.write(`car ${VERSION}\n`);
     return 0;
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;

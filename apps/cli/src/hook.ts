@@ -10,7 +10,8 @@
  * - a payload it cannot read fails open, with a note on stderr;
  * - the exit code is always 0, so the decision travels only in stdout.
  */
-import { policyCheck } from "@car/policy";
+import type { JsonValue } from "@car/ir";
+import { type Finding, type PolicyCheckResult, policyCheck } from "@car/policy/gate";
 import { resolveCarHome } from "./car-home.ts";
 
 export const usage = `Usage: car policy-check-hook
@@ -26,16 +27,9 @@ payload that cannot be read fails open with a note on stderr. Exits 0 always.
 
 Wire it as a PreToolUse command hook: "car policy-check-hook; exit 0".`;
 
-interface Finding {
-  source: string;
-  rule: string;
-  severity: string;
-  reason: string;
-}
-
 interface PreToolUsePayload {
   tool: string;
-  params: unknown;
+  params: JsonValue;
   cwd: string;
   event: string;
 }
@@ -81,7 +75,7 @@ function readPayload(text: string): PreToolUsePayload | string {
   if (typeof tool !== "string" || tool === "") return "the payload has no tool_name";
   const cwd = typeof record["cwd"] === "string" && record["cwd"] !== "" ? record["cwd"] : process.cwd();
   const event = typeof record["hook_event_name"] === "string" ? record["hook_event_name"] : "PreToolUse";
-  return { tool, params: record["tool_input"] ?? {}, cwd, event };
+  return { tool, params: (record["tool_input"] ?? {}) as JsonValue, cwd, event };
 }
 
 /** Why the call is denied, or `undefined` when CAR makes no decision. */
@@ -94,19 +88,20 @@ function denyReason(payload: PreToolUsePayload): string | undefined {
     // skip them silently, which is the failure a policy hook exists to prevent.
     return `CAR policy check could not run: ${(err as Error).message}`;
   }
-  let decision: ReturnType<typeof policyCheck>;
+  let decision: PolicyCheckResult;
   try {
     decision = policyCheck(payload.tool, payload.params, payload.cwd, { carHome });
   } catch (err) {
     return `CAR policy check failed: ${(err as Error).message}`;
   }
-  const warnings = (decision.findings as Finding[]).filter((f) => f.severity !== "deny");
+  const findings: Finding[] = decision.findings;
+  const warnings = findings.filter((f) => f.severity !== "deny");
   for (const w of warnings) process.stderr.write(`car policy-check-hook: warning (${w.rule}): ${w.reason}\n`);
   if (decision.decision !== "deny") return undefined;
   if (decision.basis === "policy_load_failed") {
-    const errors = (decision.load_errors ?? []).map((e) => e.error).join("; ");
+    const errors = decision.load_errors.map((e) => e.error).join("; ");
     return `CAR denied ${payload.tool}: a policy file could not be loaded, so every call is denied until it is fixed: ${errors}`;
   }
-  const denials = (decision.findings as Finding[]).filter((f) => f.severity === "deny");
+  const denials = findings.filter((f) => f.severity === "deny");
   return `CAR policy denied ${payload.tool}: ${denials.map((f) => `${f.rule} (${f.source}): ${f.reason}`).join("; ")}`;
 }

@@ -1,0 +1,178 @@
+/**
+ * `car mcp`: an MCP server on stdio exposing `policy_check` (the same gate as
+ * the PreToolUse hook) and the stateless static checks `verify`, `simulate`,
+ * `optimize` and `equivalent`. Every tool is a pure function of its
+ * arguments plus, for `policy_check`, the policy files on disk.
+ *
+ * Built on the SDK's low-level `Server` so each tool's input JSON Schema is
+ * exactly what is written here; arguments are checked against it with
+ * @car/ir's validator, and proposals then go through `parseProposal`, so a
+ * `__proto__` key inside parameters reaches the checks as an ordinary key.
+ */
+import { resolve } from "node:path";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CarError, compileSchema, type JsonObject, type JsonValue, parseProposal, serializeProposal, toCarError } from "@car/ir";
+import { policyCheck } from "@car/policy/gate";
+import { equivalentDetailed, optimize, simulate, verify } from "@car/verify";
+import { expectPositionals, parseArgs } from "../argv.ts";
+import { resolveCarHome } from "../car-home.ts";
+import { VERSION } from "../version.ts";
+
+export const usage = `Usage: car mcp
+
+Serves the Model Context Protocol on stdin/stdout with five tools:
+  policy_check  allow/deny for a proposed tool call, from CAR_HOME and project
+                .car/policies (the PreToolUse hook's gate)
+  verify        static verification of a proposal
+  simulate      the state a proposal would leave behind
+  optimize      the proposal with phantom state dependencies pruned
+  equivalent    whether two proposals leave the same state on test states
+
+Example client configuration (.mcp.json):
+  { "mcpServers": { "car": { "command": "car", "args": ["mcp"] } } }`;
+
+const PROPOSAL: JsonObject = {
+  type: "object",
+  description: "An Agent IR ActionProposal: { id?, source?, actions: [ { id, type, tool?, parameters?, ... } ], context? }",
+  required: ["actions"],
+  properties: { actions: { type: "array", items: { type: "object" } } },
+};
+const STATE: JsonObject = { type: "object", description: "A state map: key → JSON value" };
+
+interface ToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: JsonObject & { type: "object" };
+  run(args: JsonObject): JsonValue;
+}
+
+const TOOLS: ToolDefinition[] = [
+  {
+    name: "policy_check",
+    description:
+      "Evaluates a proposed tool call against CAR's policy layer before it runs: <CAR_HOME>/policies plus every .car/policies from the repository root down to cwd, and the built-in egress guard. Read `basis`, not only `decision`: no_rules_configured is an allow with nothing behind it; policy_load_failed denies.",
+    inputSchema: {
+      type: "object",
+      required: ["tool"],
+      properties: {
+        tool: { type: "string", minLength: 1, description: "The tool name as the host calls it (e.g. Bash, WebFetch, apply_patch)" },
+        params: { type: "object", description: "The call's arguments" },
+        cwd: { type: "string", description: "The working directory the call would run in (default: the server's)" },
+      },
+      additionalProperties: false,
+    },
+    run: (args) => {
+      const cwd = typeof args["cwd"] === "string" ? resolve(args["cwd"]) : process.cwd();
+      return policyCheck(args["tool"] as string, (args["params"] ?? {}) as JsonValue, cwd, { carHome: resolveCarHome() }) as unknown as JsonValue;
+    },
+  },
+  {
+    name: "verify",
+    description:
+      "Statically verifies a proposal: dependency cycles and unknown ids, preconditions that cannot hold, unavailable state dependencies, write conflicts, repeated identical calls, tools missing from `tools` and parameters that fail their schema, more than `max_actions` actions. Each issue carries a `tier`. No tool runs and no policy is read.",
+    inputSchema: {
+      type: "object",
+      required: ["proposal"],
+      properties: {
+        proposal: PROPOSAL,
+        state: STATE,
+        tools: { type: "array", description: "The tool registry: names or ToolSchemas", items: { anyOf: [{ type: "string" }, { type: "object", required: ["name"] }] } },
+        max_actions: { type: "integer", minimum: 1, maximum: 1000 },
+      },
+      additionalProperties: false,
+    },
+    run: (args) => {
+      const proposal = parseProposal(args["proposal"]);
+      return verify(proposal, {
+        ...(args["state"] !== undefined ? { state: args["state"] as JsonObject } : {}),
+        ...(args["tools"] !== undefined ? { tools: args["tools"] as (string | { name: string })[] } : {}),
+        ...(args["max_actions"] !== undefined ? { maxActions: args["max_actions"] as number } : {}),
+      }) as unknown as JsonValue;
+    },
+  },
+  {
+    name: "simulate",
+    description:
+      "The state an executor would be left holding, from declared expected_effects only: a declared effect is assumed to land; an action whose preconditions or state dependencies cannot hold is skipped; failure_behavior is not modelled.",
+    inputSchema: {
+      type: "object",
+      required: ["proposal"],
+      properties: { proposal: PROPOSAL, initial_state: STATE },
+      additionalProperties: false,
+    },
+    run: (args) => ({ state: simulate(parseProposal(args["proposal"]), (args["initial_state"] ?? {}) as JsonObject) }),
+  },
+  {
+    name: "optimize",
+    description:
+      "Rewrites a proposal to widen parallelism: state_dependencies naming keys no earlier action writes are pruned (kept as `exists` preconditions). Returns the proposal and `pruned` keys per action. Nothing is reordered or removed.",
+    inputSchema: { type: "object", required: ["proposal"], properties: { proposal: PROPOSAL }, additionalProperties: false },
+    run: (args) => {
+      const before = parseProposal(args["proposal"]);
+      const after = optimize(before);
+      const pruned: JsonObject = {};
+      before.actions.forEach((a, i) => {
+        const kept = new Set(after.actions[i]!.state_dependencies);
+        const dropped = a.state_dependencies.filter((k) => !kept.has(k));
+        if (dropped.length > 0) Object.defineProperty(pruned, a.id, { value: dropped, enumerable: true, writable: true, configurable: true });
+      });
+      return { proposal: serializeProposal(after), pruned };
+    },
+  },
+  {
+    name: "equivalent",
+    description:
+      "Whether two proposals leave the same state behind, by simulating both from each test state — sampled, not proven. Without test_states (or with []) the probes are {} and {\"x\": 1, \"y\": 2}. Names the first probe and key that differ.",
+    inputSchema: {
+      type: "object",
+      required: ["proposal_a", "proposal_b"],
+      properties: {
+        proposal_a: PROPOSAL,
+        proposal_b: PROPOSAL,
+        test_states: { type: "array", maxItems: 256, items: STATE },
+      },
+      additionalProperties: false,
+    },
+    run: (args) => {
+      const states = args["test_states"] as JsonObject[] | undefined;
+      return equivalentDetailed(parseProposal(args["proposal_a"]), parseProposal(args["proposal_b"]), states !== undefined && states.length > 0 ? states : undefined) as unknown as JsonValue;
+    },
+  },
+];
+
+function callTool(name: string, args: unknown): CallToolResult {
+  const tool = TOOLS.find((t) => t.name === name);
+  try {
+    if (tool === undefined) throw new CarError("not_found", `unknown tool '${name}'; this server has ${TOOLS.map((t) => t.name).join(", ")}`);
+    const input = args ?? {};
+    const check = compileSchema(tool.inputSchema)(input);
+    if (!check.ok) {
+      throw new CarError("invalid_params", `invalid arguments for ${name}: ${check.errors.map((e) => `${e.path || "/"} ${e.message}`).join("; ")}`, {
+        problems: check.errors.map((e) => ({ pointer: e.path, message: e.message })),
+      });
+    }
+    const result = tool.run(input as JsonObject);
+    return { content: [{ type: "text", text: JSON.stringify(result, null, 2) }], structuredContent: result as Record<string, unknown> };
+  } catch (err) {
+    const error = toCarError(err);
+    return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: error.toJSON() }, null, 2) }] };
+  }
+}
+
+export async function main(args: string[]): Promise<number> {
+  expectPositionals(parseArgs(args, {}).positionals, []);
+  const server = new Server({ name: "car", version: VERSION }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(request.params.name, request.params.arguments));
+  const closed = new Promise<void>((done) => {
+    server.onclose = done;
+  });
+  await server.connect(new StdioServerTransport());
+  process.stdin.once("end", () => void server.close());
+  await closed;
+  return 0;
+}

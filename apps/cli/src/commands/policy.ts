@@ -1,0 +1,121 @@
+/**
+ * `car policy check` asks the gate about one tool call, exactly as the hook
+ * and the MCP `policy_check` tool do, and prints its decision document.
+ * `car policy lint` loads policy files one by one and lists the rules each
+ * defines, or the error that names the broken file.
+ */
+import { readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { CarError, ERROR_CODES, type JsonValue } from "@car/ir";
+import { parsePolicyFile, PolicyEngine } from "@car/policy";
+import { policyCheck, policyDirs } from "@car/policy/gate";
+import { expectPositionals, parseArgs, usageError } from "../argv.ts";
+import { resolveCarHome } from "../car-home.ts";
+import { println, readText } from "../io.ts";
+import { colorEnabled, colors } from "../render/color.ts";
+
+export const usage = `Usage: car policy check --tool <TOOL> [--params <JSON>] [--cwd <DIR>]
+       car policy lint [DIR] [--json]
+
+check  Evaluates one tool call with the policy-check gate (the same one the
+       PreToolUse hook and the MCP policy_check tool use) and prints its
+       decision document. Policies: <CAR_HOME>/policies, then every
+       .car/policies from the repository root down to --cwd (default: here).
+       Exit status: 0 allow, 1 deny, 2 a policy file does not load.
+
+lint   Loads each *.toml in DIR — or, without DIR, in every directory the
+       gate reads from here — and lists the rules it defines, or the error
+       naming the file. Exit status: 0 all load, 2 some file does not.`;
+
+export async function main(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === "check") return check(rest);
+  if (sub === "lint") return lint(rest);
+  throw usageError(sub === undefined ? "missing subcommand: check or lint" : `unknown subcommand '${sub}': expected check or lint`);
+}
+
+async function check(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { tool: { type: "string" }, params: { type: "string" }, cwd: { type: "string" } });
+  expectPositionals(positionals, []);
+  if (options.tool === undefined || options.tool === "") throw usageError("--tool is required");
+  let params: JsonValue = {};
+  if (options.params !== undefined) {
+    try {
+      params = JSON.parse(options.params) as JsonValue;
+    } catch (err) {
+      throw usageError(`--params is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  const decision = policyCheck(options.tool, params, resolve(options.cwd ?? "."), { carHome: resolveCarHome() });
+  println(JSON.stringify(decision, null, 2));
+  if (decision.basis === "policy_load_failed") return ERROR_CODES.policy_load_failed.exit;
+  return decision.decision === "deny" ? ERROR_CODES.policy_denied.exit : 0;
+}
+
+interface LintedFile {
+  path: string;
+  /** How many rules the file defines. */
+  rule_count: number;
+  /** Their stable names (two rules on the same tool and parameter share one). */
+  rules: string[];
+  error?: string;
+}
+
+interface LintedDir {
+  path: string;
+  exists: boolean;
+  files: LintedFile[];
+}
+
+async function lint(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { json: { type: "boolean" } });
+  const [dir] = positionals.length === 0 ? [undefined] : expectPositionals(positionals, ["DIR"]);
+  const dirs = dir !== undefined ? [resolve(dir)] : policyDirs(process.cwd(), { carHome: resolveCarHome() });
+  const linted = await Promise.all(dirs.map(lintDir));
+  const errors = linted.flatMap((d) => d.files.filter((f) => f.error !== undefined));
+  const rules = linted.reduce((n, d) => n + d.files.reduce((m, f) => m + f.rule_count, 0), 0);
+  if (options.json) {
+    println(JSON.stringify({ directories: linted, rules_loaded: rules, errors: errors.length }, null, 2));
+  } else {
+    const c = colors(colorEnabled(process.stdout));
+    for (const d of linted) {
+      println(c.bold(d.path) + (d.exists ? "" : c.dim(" (does not exist)")));
+      if (d.exists && d.files.length === 0) println(`  ${c.dim("no *.toml files")}`);
+      for (const f of d.files) {
+        if (f.error !== undefined) {
+          println(`  ${c.red("error")} ${f.error}`);
+          continue;
+        }
+        println(`  ${f.path}: ${f.rule_count} rule${f.rule_count === 1 ? "" : "s"}`);
+        for (const r of f.rules) println(`    ${r}`);
+      }
+    }
+    println(errors.length > 0 ? c.red(`${errors.length} file${errors.length === 1 ? "" : "s"} failed to load; every call is denied until fixed`) : c.green(`${rules} rule${rules === 1 ? "" : "s"} loaded`));
+  }
+  return errors.length > 0 ? ERROR_CODES.policy_load_failed.exit : 0;
+}
+
+async function lintDir(dir: string): Promise<LintedDir> {
+  let names: string[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.name.endsWith(".toml") && !e.isDirectory())
+      .map((e) => e.name)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { path: dir, exists: false, files: [] };
+    return { path: dir, exists: true, files: [{ path: dir, rule_count: 0, rules: [], error: `${dir}: cannot be read: ${(err as Error).message}` }] };
+  }
+  const files: LintedFile[] = [];
+  for (const name of names) {
+    const file = join(dir, name);
+    try {
+      const engine = new PolicyEngine();
+      parsePolicyFile(file, await readText(file, "policy file")).apply(engine);
+      files.push({ path: file, rule_count: engine.size, rules: engine.names() });
+    } catch (err) {
+      files.push({ path: file, rule_count: 0, rules: [], error: err instanceof CarError ? err.message : `policy file ${file}: ${(err as Error).message}` });
+    }
+  }
+  return { path: dir, exists: true, files };
+}

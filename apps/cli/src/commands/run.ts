@@ -1,0 +1,153 @@
+/**
+ * `car run`: verify a proposal, load its tools and the project's policies,
+ * execute it on @car/engine with live progress, and print the
+ * ProposalResult. The exit code says how it went (0 all clear, 1 something
+ * failed or was refused, 2 bad usage or input).
+ */
+import { createWriteStream, type WriteStream } from "node:fs";
+import { extname, resolve } from "node:path";
+import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ProposalResult, serializeProposalResult } from "@car/ir";
+import { type CarEvent, Runtime } from "@car/engine";
+import { policyDirs } from "@car/policy/gate";
+import { verify } from "@car/verify";
+import { expectPositionals, parseArgs, usageError } from "../argv.ts";
+import { resolveCarHome } from "../car-home.ts";
+import { loadJsonObject, loadProposal } from "../inputs.ts";
+import { eprintln, println, readJson } from "../io.ts";
+import { colorEnabled, colors } from "../render/color.ts";
+import { progressLine, resultSummary } from "../render/run-progress.ts";
+import { verifyReport } from "../render/verify-report.ts";
+import type { LoadedTool } from "../tools/loaded-tool.ts";
+import { loadToolModule } from "../tools/module-tools.ts";
+import { programTool } from "../tools/program-runner.ts";
+import { parseProgramTools } from "../tools/program-tools.ts";
+import { positiveInteger } from "./verify.ts";
+
+export const usage = `Usage: car run <proposal.json | -> --tools <tools.mjs | tools.json> [options]
+
+Verifies the proposal, loads its tools and policies, executes it with the
+CAR runtime and prints the ProposalResult. Progress goes to stderr.
+
+Tools:
+  tools.mjs   an ES module with one export per tool: a function
+              (params, ctx) => output, or { schema, handler }
+  tools.json  { "<tool>": { "command": ["prog", "arg"], "timeout_ms": 60000,
+              "schema": {...} } }: the program gets the call JSON on stdin and
+              prints the result JSON on stdout
+
+Options:
+  --tools <FILE>          The tools (required)
+  --policies <DIR>        Policy directory (repeatable); default: <CAR_HOME>/policies
+                          and every .car/policies from the repository root down to here
+  --state <FILE>          Initial state (a JSON object)
+  --events <FILE>         Append every runtime event to FILE as JSON lines
+  --max-concurrency <N>   At most N actions in flight
+  --json                  Print the ProposalResult as JSON on stdout, no progress
+
+Exit status: 0 every action succeeded (or was skipped by its own choice),
+1 an action failed, was rejected or the run was cancelled, 2 bad usage or input.`;
+
+const MODULE_EXTENSIONS = new Set([".mjs", ".js", ".cjs", ".mts", ".ts"]);
+
+export async function main(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, {
+    tools: { type: "string" },
+    policies: { type: "string", multiple: true },
+    state: { type: "string" },
+    events: { type: "string" },
+    "max-concurrency": { type: "string" },
+    json: { type: "boolean" },
+  });
+  const [path] = expectPositionals(positionals, ["proposal.json"]);
+  if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
+  const maxConcurrency = options["max-concurrency"] === undefined ? undefined : positiveInteger(options["max-concurrency"], "--max-concurrency");
+
+  const proposal = await loadProposal(path!);
+  const tools = await loadTools(options.tools);
+  const state = options.state === undefined ? {} : await loadJsonObject(options.state, "state file");
+  const policyDirList = options.policies?.map((d) => resolve(d)) ?? policyDirs(process.cwd(), { carHome: resolveCarHome() });
+
+  const c = colors(colorEnabled(process.stderr));
+  const showProgress = options.json !== true;
+  const report = verify(proposal, { state, tools: tools.map((t) => t.schema ?? t.name) });
+  if (showProgress && report.issues.length > 0) eprintln(verifyReport(proposal.id, proposal.actions.length, report, c));
+
+  // The storage seam: a later `--db` picks a SQLite or PostgreSQL RuntimeStore here.
+  const runtime = new Runtime();
+  try {
+    for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);
+    let rules = 0;
+    for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
+    for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
+    if (showProgress) eprintln(c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`));
+
+    const result = await execute(runtime, proposal, {
+      events: options.events,
+      progress: showProgress ? (e) => progressLine(e, c, toolLabels(proposal)) : undefined,
+      maxConcurrency,
+    });
+    if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
+    else println(resultSummary(result, colors(colorEnabled(process.stdout))));
+    const code = outcome(result);
+    return code === undefined ? 0 : ERROR_CODES[code].exit;
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function loadTools(file: string): Promise<LoadedTool[]> {
+  if (MODULE_EXTENSIONS.has(extname(file))) return loadToolModule(file);
+  return parseProgramTools(await readJson(file, "tools file"), file).map(programTool);
+}
+
+function toolLabels(proposal: ActionProposal): Map<string, string> {
+  return new Map(proposal.actions.map((a) => [a.id, a.tool ?? a.type]));
+}
+
+interface ExecuteSetup {
+  events: string | undefined;
+  progress: ((event: CarEvent) => string | undefined) | undefined;
+  maxConcurrency: number | undefined;
+}
+
+/**
+ * Executes while following the runtime's event feed: each event goes to the
+ * JSON-lines file and to the progress view as it happens. Ctrl-C aborts the
+ * proposal (rolled back like any abort; running tools are told to stop).
+ */
+async function execute(runtime: Runtime, proposal: ActionProposal, setup: ExecuteSetup): Promise<ProposalResult> {
+  const sink: WriteStream | undefined = setup.events === undefined ? undefined : createWriteStream(setup.events, { flags: "a" });
+  const feed = runtime.events.subscribe();
+  const follow = (async () => {
+    for await (const event of feed) {
+      sink?.write(`${JSON.stringify(event)}\n`);
+      const line = setup.progress?.(event);
+      if (line !== undefined) eprintln(line);
+      if (event.kind === "proposal_completed" && event.proposal_id === proposal.id) break;
+    }
+  })();
+  const cancel = new AbortController();
+  const onSigint = () => cancel.abort(new Error("interrupted (SIGINT)"));
+  process.once("SIGINT", onSigint);
+  try {
+    const result = await runtime.executeProposal(proposal, undefined, {
+      signal: cancel.signal,
+      ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
+    });
+    await follow;
+    return result;
+  } finally {
+    process.off("SIGINT", onSigint);
+    await feed.return?.();
+    if (sink !== undefined) await new Promise<void>((done, fail) => sink.end((err?: Error | null) => (err ? fail(err) : done())));
+  }
+}
+
+/** The error code that describes the run, or `undefined` when it went cleanly. */
+function outcome(result: ProposalResult): CarErrorCode | undefined {
+  if (result.results.some((r) => r.terminal === true)) return "terminal_failure";
+  if (result.results.some((r) => r.status === "failed")) return "tool_error";
+  if (result.results.some((r) => r.status === "rejected")) return result.results.some((r) => r.error?.includes("denied by policy")) ? "policy_denied" : "verification_failed";
+  if (result.results.some((r) => r.rolled_back === true)) return "cancelled";
+  return undefined;
+}

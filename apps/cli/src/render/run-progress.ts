@@ -1,0 +1,58 @@
+/**
+ * What `car run` shows a person while a proposal executes — one line per
+ * action event as the runtime emits it — and the summary of the
+ * ProposalResult at the end.
+ */
+import type { JsonObject, ProposalResult } from "@car/ir";
+import type { Colors } from "./color.ts";
+
+/** The fields of an engine event this view reads. */
+export interface ProgressEvent {
+  kind: string;
+  action_id?: string;
+  data: JsonObject;
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** One progress line for an event, or `undefined` for events not worth a line. */
+export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap<string, string>): string | undefined {
+  const id = event.action_id ?? "";
+  const label = tools.get(id);
+  const name = label === undefined ? c.bold(id) : `${c.bold(id)} ${c.dim(`(${label})`)}`;
+  switch (event.kind) {
+    case "action_started":
+      return `${c.cyan("▶")} ${name}`;
+    case "action_succeeded":
+      return `${c.green("✓")} ${name}${event.data["cached"] === true ? c.dim(" (cached)") : ""}`;
+    case "action_failed":
+      return `${c.red("✗")} ${name} ${c.red(text(event.data["error"]))}${event.data["terminal"] === true ? c.red(" [terminal]") : ""}`;
+    case "action_rejected":
+      return `${c.red("⊘")} ${name} rejected: ${text(event.data["reason"])}`;
+    case "action_skipped":
+      return `${c.yellow("↷")} ${name} skipped${event.data["reason"] !== undefined ? `: ${text(event.data["reason"])}` : ""}`;
+    case "proposal_rolled_back":
+      return `${c.yellow("↺")} rolled back: ${text(event.data["reason"])}`;
+    default:
+      return undefined;
+  }
+}
+
+export function resultSummary(result: ProposalResult, c: Colors): string {
+  const paint: Record<string, (s: string) => string> = { succeeded: c.green, failed: c.red, rejected: c.red, skipped: c.yellow };
+  const width = Math.max(6, ...result.results.map((r) => r.action_id.length));
+  const lines = [c.bold(`proposal ${result.proposal_id}`)];
+  for (const r of result.results) {
+    const status = (paint[r.status] ?? ((s: string) => s))(r.status.padEnd(9));
+    const flags = [r.rolled_back ? "rolled back" : "", r.terminal ? "terminal" : ""].filter((f) => f !== "");
+    const detail = r.status === "succeeded" && !r.rolled_back ? c.dim(JSON.stringify(r.output)) : (r.error ?? "");
+    lines.push(`  ${r.action_id.padEnd(width)}  ${status} ${c.dim(`${Math.round(r.duration_ms)} ms`.padStart(7))}  ${flags.length > 0 ? c.yellow(`[${flags.join(", ")}] `) : ""}${detail}`);
+  }
+  const k = result.cost;
+  lines.push(
+    c.dim(`  ${k.actions_executed} executed, ${k.actions_rejected} rejected, ${k.actions_skipped} skipped; ${k.tool_calls} tool call${k.tool_calls === 1 ? "" : "s"}, ${k.retries} retr${k.retries === 1 ? "y" : "ies"}, ${Math.round(k.total_duration_ms)} ms`),
+  );
+  return lines.join("\n");
+}

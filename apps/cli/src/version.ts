@@ -1,0 +1,4 @@
+/** The CLI's version, from its package.json (inlined by the build). */
+import pkg from "../package.json" with { type: "json" };
+
+export const VERSION: string = pkg.version;

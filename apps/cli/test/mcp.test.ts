@@ -1,0 +1,108 @@
+/**
+ * `car mcp` driven by the MCP SDK's own Client over a real stdio transport
+ * that spawns the command.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CAR_NODE_ARGS } from "./run-car.ts";
+
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")) as Record<string, unknown>;
+
+let root: string;
+let client: Client;
+
+async function call(name: string, args: Record<string, unknown>) {
+  const result = await client.callTool({ name, arguments: args });
+  const content = result.content as { type: string; text: string }[];
+  return { isError: result.isError === true, body: JSON.parse(content[0]!.text) as Record<string, any> };
+}
+
+beforeAll(async () => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), "car-mcp-")));
+  const repo = join(root, "repo");
+  mkdirSync(join(repo, ".car", "policies"), { recursive: true });
+  mkdirSync(join(repo, "pkg"), { recursive: true });
+  execFileSync("git", ["init", "-q", repo]);
+  writeFileSync(join(repo, ".car", "policies", "rules.toml"), 'deny_tool = ["WebFetch"]\n');
+  mkdirSync(join(root, "home"));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...CAR_NODE_ARGS, "mcp"],
+    cwd: repo,
+    env: { ...(process.env as Record<string, string>), CAR_HOME: join(root, "home") },
+    stderr: "pipe",
+  });
+  client = new Client({ name: "car-cli-test", version: "1.0.0" });
+  await client.connect(transport);
+});
+
+afterAll(async () => {
+  await client?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe("car mcp", () => {
+  it("lists the five tools with JSON Schemas for their inputs", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(["equivalent", "optimize", "policy_check", "simulate", "verify"]);
+    const verify = tools.find((t) => t.name === "verify")!;
+    expect(verify.inputSchema.type).toBe("object");
+    expect(verify.inputSchema.required).toEqual(["proposal"]);
+    expect(verify.inputSchema.properties).toHaveProperty("max_actions");
+    expect(tools.find((t) => t.name === "policy_check")!.inputSchema.required).toEqual(["tool"]);
+  });
+
+  it("answers policy_check with the gate's decision document, from a subdirectory", async () => {
+    const denied = await call("policy_check", { tool: "WebFetch", params: { url: "https://docs.rs" }, cwd: join(root, "repo", "pkg") });
+    expect(denied.isError).toBe(false);
+    expect(denied.body.decision).toBe("deny");
+    expect(denied.body.basis).toBe("denied_by_rule");
+    expect(denied.body.findings[0].rule).toBe("deny_tool:WebFetch");
+    const allowed = await call("policy_check", { tool: "Bash", params: { command: "ls" } });
+    expect(allowed.body).toMatchObject({ decision: "allow", basis: "passed_rules", inspected_as: "shell" });
+  });
+
+  it("verifies a proposal statelessly", async () => {
+    const r = await call("verify", { proposal: fixture("findings.json"), tools: ["http_get", "store", "publish"], state: { approved: true } });
+    expect(r.isError).toBe(false);
+    expect(r.body.valid).toBe(true);
+    expect(r.body.conflicts).toEqual([["cache-a", "cache-b", "cache"]]);
+    const capped = await call("verify", { proposal: fixture("deploy.json"), max_actions: 2 });
+    expect(capped.body.valid).toBe(false);
+  });
+
+  it("simulates, optimizes and compares proposals", async () => {
+    const sim = await call("simulate", { proposal: fixture("deploy.json"), initial_state: { tests_passed: false } });
+    expect(sim.body.state).toMatchObject({ deployed: true, last_deploy: "staging" });
+
+    const phantom = { actions: [{ id: "a", type: "state_write", parameters: { key: "k", value: 1 }, state_dependencies: ["never_written"] }] };
+    const opt = await call("optimize", { proposal: phantom });
+    expect(opt.body.pruned).toEqual({ a: ["never_written"] });
+    expect(opt.body.proposal.actions[0].state_dependencies ?? []).toEqual([]);
+
+    const a = { actions: [{ id: "w", type: "state_write", parameters: { key: "z", value: 1 }, expected_effects: { z: 1 } }] };
+    const b = { actions: [{ id: "w", type: "state_write", parameters: { key: "z", value: 2 }, expected_effects: { z: 2 } }] };
+    const same = await call("equivalent", { proposal_a: a, proposal_b: a, test_states: [] });
+    expect(same.body).toMatchObject({ equivalent: true, probes: 2 });
+    const differ = await call("equivalent", { proposal_a: a, proposal_b: b });
+    expect(differ.body).toMatchObject({ equivalent: false, difference: { key: "z", left: 1, right: 2 } });
+  });
+
+  it("reports bad arguments and malformed proposals as tool errors, and keeps serving", async () => {
+    const missing = await call("verify", {});
+    expect(missing.isError).toBe(true);
+    expect(missing.body.error.code).toBe("invalid_params");
+    const malformed = await call("verify", { proposal: { actions: [{ id: "x", type: "teleport" }] } });
+    expect(malformed.isError).toBe(true);
+    expect(malformed.body.error.code).toBe("invalid_proposal");
+    const tooMany = await call("verify", { proposal: fixture("deploy.json"), max_actions: 5000 });
+    expect(tooMany.isError).toBe(true);
+    const after = await call("simulate", { proposal: fixture("deploy.json") });
+    expect(after.isError).toBe(false);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * `car run` end to end: the README demo, tools from a module and from
+ * programs in a tools.json, policies given and discovered, the event log,
+ * and exit codes by outcome.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCar } from "./run-car.ts";
+
+const repoRoot = new URL("../../../", import.meta.url).pathname;
+const demo = ["examples/deploy/proposal.json", "--tools", "examples/deploy/tools.mjs", "--policies", "examples/deploy/policies", "--state", "examples/deploy/state.json"];
+
+let root: string;
+let carHome: string;
+
+const PROGRAMS = `
+import { readFileSync, writeFileSync } from "node:fs";
+const call = JSON.parse(readFileSync(0, "utf8"));
+const mode = process.argv[2];
+if (mode === "echo") process.stdout.write(JSON.stringify({ tool: call.tool, params: call.params, action_id: call.action_id, attempt: call.attempt }));
+if (mode === "crash") { process.stderr.write("disk on fire"); process.exit(3); }
+if (mode === "garbage") process.stdout.write("not json at all");
+if (mode === "fatal") process.stdout.write(JSON.stringify({ error: "credentials revoked", terminal: true }));
+if (mode === "hang") { writeFileSync(process.argv[3], String(process.pid)); setInterval(() => {}, 1000); }
+`;
+
+function writeProposal(name: string, actions: unknown[]): string {
+  const file = join(root, name);
+  writeFileSync(file, JSON.stringify({ id: name.replace(/\W/g, "").slice(0, 12), actions }));
+  return file;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), "car-run-")));
+  carHome = join(root, "car-home");
+  mkdirSync(carHome);
+  writeFileSync(join(root, "programs.mjs"), PROGRAMS);
+  const program = (mode: string, extra: Record<string, unknown> = {}) => ({ command: [process.execPath, "./programs.mjs", mode], ...extra });
+  writeFileSync(
+    join(root, "tools.json"),
+    JSON.stringify({
+      echo: program("echo", { schema: { parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } } }),
+      crash: program("crash"),
+      garbage: program("garbage"),
+      fatal: program("fatal"),
+      hang: { command: [process.execPath, "./programs.mjs", "hang", join(root, "hang.pid")], timeout_ms: 60000 },
+    }),
+  );
+});
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("car run", () => {
+  it("runs the README demo: verify, policies, execute, exit 0", async () => {
+    const r = await runCar(["run", ...demo], { cwd: repoRoot, env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/build\s+succeeded/);
+    expect(r.stdout).toMatch(/deploy\s+succeeded.*"url":"https:\/\/staging.example.internal"/);
+    expect(r.stdout).toMatch(/record\s+succeeded/);
+    expect(r.stdout).toContain("4 executed, 0 rejected, 0 skipped; 3 tool calls");
+    // live progress, one line per action event, on stderr
+    expect(r.stderr).toContain("5 policy rules");
+    expect(r.stderr.indexOf("▶ build")).toBeLessThan(r.stderr.indexOf("✓ build"));
+    expect(r.stderr.indexOf("✓ build")).toBeLessThan(r.stderr.indexOf("▶ deploy"));
+  });
+
+  it("prints the ProposalResult as JSON and writes the event log as JSON lines", async () => {
+    const events = join(root, "events.jsonl");
+    const r = await runCar(["run", ...demo, "--json", "--events", events], { cwd: repoRoot, env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    const result = JSON.parse(r.stdout);
+    expect(result.proposal_id).toBe("a1b2c3d4e5f6");
+    expect(result.results.map((x: { status: string }) => x.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
+    expect(result.results[3].state_changes).toEqual({ last_deploy: { op: "set", value: "staging" } });
+    expect(result.cost).toMatchObject({ tool_calls: 3, actions_executed: 4, actions_rejected: 0, actions_skipped: 0, retries: 0 });
+    const lines = readFileSync(events, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines[0].kind).toBe("proposal_received");
+    expect(lines.at(-1).kind).toBe("proposal_completed");
+    const succeeded = lines.filter((e) => e.kind === "action_succeeded");
+    expect(succeeded.map((e) => e.action_id)).toEqual(["build", "test", "deploy", "record"]);
+    expect(succeeded[0].data.params_digest).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("refuses a call a policy denies, naming the rule, and exits 1", async () => {
+    const proposal = writeProposal("prod.json", [{ id: "ship", type: "tool_call", tool: "deploy", parameters: { env: "prod", artifact: "web.tar.gz" } }]);
+    const tools = join(repoRoot, "examples/deploy/tools.mjs");
+    const r = await runCar(["run", proposal, "--tools", tools, "--policies", join(repoRoot, "examples/deploy/policies"), "--json"], { env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(1);
+    const result = JSON.parse(r.stdout);
+    expect(result.results[0].status).toBe("rejected");
+    expect(result.results[0].error).toContain("allow_tool_param:deploy.env");
+  });
+
+  it("discovers the repository's policies from a subdirectory when --policies is absent", async () => {
+    const repo = join(root, "repo");
+    mkdirSync(join(repo, "a", "b"), { recursive: true });
+    execFileSync("git", ["init", "-q", repo]);
+    mkdirSync(join(repo, ".car", "policies"), { recursive: true });
+    writeFileSync(join(repo, ".car", "policies", "deny.toml"), 'deny_tool = ["echo"]\n');
+    const proposal = writeProposal("echo.json", [{ id: "e", type: "tool_call", tool: "echo", parameters: { n: 1 } }]);
+    const r = await runCar(["run", proposal, "--tools", join(root, "tools.json"), "--json"], { cwd: join(repo, "a", "b"), env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).results[0].error).toContain("deny_tool:echo");
+  });
+
+  it("stops with exit 2 naming a policy file that does not load", async () => {
+    const dir = join(root, "broken-policies");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "bad.toml"), "deny_tool = [ nope");
+    const proposal = writeProposal("one.json", [{ id: "e", type: "tool_call", tool: "echo", parameters: { n: 1 } }]);
+    const r = await runCar(["run", proposal, "--tools", join(root, "tools.json"), "--policies", dir], { env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(join(dir, "bad.toml"));
+    expect(r.stdout).toBe("");
+  });
+
+  it("runs programs from a tools.json with the call JSON on stdin", async () => {
+    const proposal = writeProposal("echo2.json", [
+      { id: "first", type: "tool_call", tool: "echo", parameters: { n: 1 } },
+      { id: "second", type: "tool_call", tool: "echo", parameters: { n: "$first.output.params.n" }, dependencies: ["first"] },
+    ]);
+    const r = await runCar(["run", proposal, "--tools", join(root, "tools.json"), "--json"], { env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(0);
+    const [first, second] = JSON.parse(r.stdout).results;
+    expect(first.output).toEqual({ tool: "echo", params: { n: 1 }, action_id: "first", attempt: 1 });
+    expect(second.output.params).toEqual({ n: 1 });
+  });
+
+  it.each([
+    ["crash", /exited with code 3: disk on fire/],
+    ["garbage", /not JSON/],
+  ])("reports a %s program as a failed action and exits 1", async (tool, message) => {
+    const proposal = writeProposal(`${tool}.json`, [{ id: "x", type: "tool_call", tool, parameters: {} }]);
+    const r = await runCar(["run", proposal, "--tools", join(root, "tools.json"), "--json"], { env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(1);
+    const [x] = JSON.parse(r.stdout).results;
+    expect(x.status).toBe("failed");
+    expect(x.error).toMatch(message);
+  });
+
+  it("treats {error, terminal: true} as terminal: no retry, the rest rolled back", async () => {
+    const proposal = writeProposal("fatal.json", [
+      { id: "ok", type: "state_write", parameters: { key: "k", value: 1 } },
+      { id: "x", type: "tool_call", tool: "fatal", parameters: {}, dependencies: ["ok"], failure_behavior: "retry", max_retries: 3 },
+    ]);
+    const r = await runCar(["run", proposal, "--tools", join(root, "tools.json"), "--json"], { env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(1);
+    const { results, cost } = JSON.parse(r.stdout);
+    expect(results[1]).toMatchObject({ status: "failed", terminal: true, error: "credentials revoked" });
+    expect(results[0]).toMatchObject({ status: "succeeded", rolled_back: true });
+    expect(cost.retries).toBe(0);
+  });
+
+  it("kills a program that outlives its action's timeout", async () => {
+    const pidFile = join(root, "hang.pid");
+    const proposal = writeProposal("hang.json", [{ id: "h", type: "tool_call", tool: "hang", parameters: {}, timeout_ms: 1500 }]);
+    const r = await runCar(["run", proposal, "--tools", join(root, "tools.json"), "--json"], { env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).results[0].status).toBe("failed");
+    expect(existsSync(pidFile)).toBe(true);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(alive(pid)).toBe(false);
+  });
+
+  it.each([
+    [["run", "examples/deploy/proposal.json"], /--tools is required/],
+    [["run", "examples/deploy/proposal.json", "--tools", "examples/deploy/nope.mjs"], /cannot load tools module/],
+    [["run", "examples/deploy/proposal.json", "--tools", "examples/deploy/state.json"], /tool 'tests_passed' must be a program path/],
+  ])("exits 2 on bad usage: %j", async (args, message) => {
+    const r = await runCar(args, { cwd: repoRoot, env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+});
