@@ -19,7 +19,7 @@ import {
 } from "./fields.ts";
 import { guarded, problemsError, readJsonInput } from "./input.ts";
 import { cloneJson, emptyMap, getOwn } from "./json.ts";
-import { findOutputRefs } from "./refs.ts";
+import { findOutputRefs, pushOutputRefIds } from "./refs.ts";
 import type {
   Action,
   ActionProposal,
@@ -168,20 +168,30 @@ function refProblems(actions: readonly Action[], graph: DependencyGraph): ErrorP
   const problems: ErrorProblem[] = [];
   let mark: Int32Array | undefined;
   let stamp = 0;
-  actions.forEach((action, i) => {
-    for (const ref of findOutputRefs(action.parameters)) {
-      const pointer = `/actions/${i}/parameters${ref.pointer}`;
-      const j = graph.indexOf.get(ref.id);
-      if (j === undefined) {
-        problems.push({ pointer, message: `reference to the output of unknown action '${ref.id}'` });
-        continue;
-      }
+  const ids: string[] = [];
+  for (let i = 0; i < actions.length; i++) {
+    const action = actions[i]!;
+    ids.length = 0;
+    pushOutputRefIds(action.parameters, ids);
+    if (ids.length === 0) continue;
+    let bad: Set<string> | undefined;
+    for (const id of ids) {
+      const j = graph.indexOf.get(id);
       mark ??= new Int32Array(actions.length);
-      if (!isTransitiveDependency(graph, j, i, mark, ++stamp)) {
-        problems.push({ pointer, message: `'${ref.id}' is not a dependency of '${action.id}', so its output is not available` });
-      }
+      if (j === undefined || !isTransitiveDependency(graph, j, i, mark, ++stamp)) (bad ??= new Set()).add(id);
     }
-  });
+    if (bad === undefined) continue;
+    // Only now pay for pointers: walk again, locating each bad reference.
+    for (const ref of findOutputRefs(action.parameters)) {
+      if (!bad.has(ref.id)) continue;
+      const pointer = `/actions/${i}/parameters${ref.pointer}`;
+      problems.push(
+        graph.indexOf.has(ref.id)
+          ? { pointer, message: `'${ref.id}' is not a dependency of '${action.id}', so its output is not available` }
+          : { pointer, message: `reference to the output of unknown action '${ref.id}'` },
+      );
+    }
+  }
   return problems;
 }
 

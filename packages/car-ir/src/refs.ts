@@ -59,9 +59,24 @@ export function findOutputRefs(params: JsonObject): LocatedOutputRef[] {
   return out;
 }
 
+/** Appends the action id of every reference in the tree to `out` (repeats included): the cheap scan, with no pointers. */
+export function pushOutputRefIds(value: JsonValue, out: string[]): void {
+  if (typeof value === "string") {
+    if (value.charCodeAt(0) !== 36 /* $ */) return;
+    const ref = parseOutputRef(value);
+    if (ref !== undefined) out.push(ref.id);
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) pushOutputRefIds(value[i]!, out);
+  } else if (value !== null && typeof value === "object") {
+    for (const key of Object.keys(value)) pushOutputRefIds(value[key]!, out);
+  }
+}
+
 /** The distinct action ids a parameter tree references, in first-seen order. */
 export function outputRefsOf(params: JsonObject): string[] {
-  return [...new Set(findOutputRefs(params).map((r) => r.id))];
+  const ids: string[] = [];
+  pushOutputRefIds(params, ids);
+  return [...new Set(ids)];
 }
 
 function select(output: JsonValue, path: readonly string[]): { found: boolean; value?: JsonValue } {
