@@ -84,3 +84,31 @@ describe("PolicyEngine", () => {
     expect(engine.check(toolAction("b"))).toHaveLength(1);
   });
 });
+
+describe("PolicyEngine indexing", () => {
+  it("keeps registration order across tool-specific and general rules, and skips other tools' rules", () => {
+    const engine = new PolicyEngine();
+    let otherToolEvaluated = false;
+    engine.register(callbackRule("general-1", () => "g1"));
+    engine.register(denyToolRule("specific-1", "shell"));
+    engine.register({
+      name: "other-tool",
+      tool: "http",
+      evaluate: () => {
+        otherToolEvaluated = true;
+        return "never for shell";
+      },
+    });
+    engine.register(callbackRule("general-2", () => "g2"));
+    engine.register(denyToolParamRule("specific-2", "shell", "command", "x"));
+    expect(engine.check(toolAction("shell", { command: "x" })).map((v) => v.policy_name)).toEqual([
+      "general-1",
+      "specific-1",
+      "general-2",
+      "specific-2",
+    ]);
+    expect(otherToolEvaluated).toBe(false);
+    engine.unregister("general-1");
+    expect(engine.check(toolAction("http")).map((v) => v.policy_name)).toEqual(["other-tool", "general-2"]);
+  });
+});

@@ -535,3 +535,25 @@ describe("the egress guard on host tool names (car#3409)", () => {
     ]);
   });
 });
+
+describe("the gate never throws", () => {
+  it("for any tool name and any JSON parameters", async () => {
+    const fc = (await import("fast-check")).default;
+    const dir = tempdir();
+    withPolicy(dir, 'deny_keyword = ["rm -rf /"]\n[[deny_tool_param_matching]]\ntool = "Bash"\nparam = "command"\nmatches = "(a+)+$"\n');
+    const tool = fc.oneof(fc.constantFrom("Bash", "WebFetch", "apply_patch", "Read", "mcp__x__y", "__proto__"), fc.string());
+    const text = fc.oneof(fc.string(), fc.constantFrom("$(", "<<EOF\n", "'", '"', "`", "|", "curl http://[::1", "*** Add File: ../../x"));
+    const params = fc.oneof(
+      fc.jsonValue(),
+      fc.record({ command: fc.array(text).map((p) => p.join(" ")) }),
+      fc.record({ url: text }),
+    );
+    fc.assert(
+      fc.property(tool, params, (t, p) => {
+        const out = policyCheckDirs(t, p as JsonValue, [join(dir, ".car", "policies")], dir);
+        expect(["allow", "deny"]).toContain(out.decision);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

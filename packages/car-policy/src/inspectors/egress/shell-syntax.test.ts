@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { invocationsOf, pipelinesOf, shellCommandString } from "./command-position.ts";
 import { parseShell } from "./shell-syntax.ts";
@@ -88,11 +89,23 @@ describe("the shell reader", () => {
   });
 
   it("never throws on malformed input, and flags nesting too deep to follow", () => {
-    for (const text of ["echo 'unclosed", 'echo "unclosed $(', "cat <<EOF", ")))", "a |", "$(", "`", "<<", "2>"]) {
+    for (const text of ["echo 'unclosed", 'echo "unclosed $(', "cat <<EOF", ")))", "a |", "$(", "`", "<<", "2>", "echo (", "a((b"]) {
       expect(() => pipelinesOf(text), text).not.toThrow();
     }
     const deep = `${"$(".repeat(200)}nc h${")".repeat(200)}`;
     expect(pipelinesOf(deep).truncated).toBe(true);
     expect(pipelinesOf("$($($(nc h)))").truncated).toBe(false);
+  });
+});
+
+describe("the shell reader on arbitrary text", () => {
+  it("always finishes, whatever the mix of metacharacters", () => {
+    const piece = fc.constantFrom(..."ab ;&|<>()$`'\"\\\n#{}=-c0".split(""), "$(", "<<", "<<-", "EOF", "bash -c ", "sudo ", "|&", "&>", ">&");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 60 }), (parts) => {
+        expect(() => pipelinesOf(parts.join(""))).not.toThrow();
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

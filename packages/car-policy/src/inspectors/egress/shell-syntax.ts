@@ -220,6 +220,8 @@ class Reader {
         this.pos++;
       }
     }
+    // A metacharacter the grammar has no place for here (`echo (`): take it as text so reading always advances.
+    if (this.pos === start && this.pos < src.length) word.text += src[this.pos++];
     return word;
   }
 
