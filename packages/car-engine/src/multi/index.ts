@@ -1,0 +1,15 @@
+export type { AgentFn, AgentCallContext, AgentInput, BudgetLimits, MultiOptions, CutOff, CutOffReason, RunSummary } from "./types.ts";
+export { MULTI_EVENT_KINDS } from "./multi-run.ts";
+export { runPipeline, type PipelineResult } from "./pipeline.ts";
+export { runSwarm, SWARM_MODES, DEFAULT_DEBATE_ROUNDS, type SwarmMode, type SwarmOptions, type SwarmResult } from "./swarm.ts";
+export {
+  runSupervisor,
+  DEFAULT_SUPERVISOR_ROUNDS,
+  type SupervisorOptions,
+  type SupervisorResult,
+  type SupervisorRound,
+  type DelegationEntry,
+} from "./supervisor.ts";
+export { readSupervisorAnswer, type Delegation, type SupervisorDecision } from "./delegation.ts";
+export { runMapReduce, type MapReduceResult } from "./map-reduce.ts";
+export { runVote, voteKey, type VoteOptions, type VoteResult, type VoteTally } from "./vote.ts";

@@ -1,0 +1,283 @@
+/**
+ * One multi-agent run: the part every pattern shares. It owns the agent
+ * calls — concurrency slots, the per-agent timeout, the run's budget, the
+ * caller's signal — turns every way a call can go wrong into an error entry
+ * for that agent, and writes the run to the event log.
+ */
+import { CarError, cloneJson, parseAgentOutput, parseAgentSpec, randomIds, rfc3339, shortId, systemClock } from "@car/ir";
+import type { AgentOutput, AgentSpec, Clock, JsonObject } from "@car/ir";
+import type { EventLog } from "../events/event-log.ts";
+import { InMemoryEventLog } from "../events/in-memory-event-log.ts";
+import { systemTimers } from "../timers.ts";
+import type { TimerId, Timers } from "../timers.ts";
+import { Slots } from "./slots.ts";
+import type { AgentCallContext, AgentFn, AgentInput, CutOff, CutOffReason, MultiOptions, RunSummary } from "./types.ts";
+
+/** The event kinds a multi-agent run writes; `proposal_id` is the run id, `action_id` the call id. */
+export const MULTI_EVENT_KINDS = {
+  runStarted: "multi_run_started",
+  runCompleted: "multi_run_completed",
+  agentStarted: "agent_started",
+  agentFinished: "agent_finished",
+  agentFailed: "agent_failed",
+  /** An agent the run did not start: budget spent, run cancelled, or an upstream stage failed. */
+  agentSkipped: "agent_skipped",
+} as const;
+
+/** Why a call in flight was aborted; kept beside the signal so the entry can say it. */
+interface Stop {
+  reason: CutOffReason;
+  detail: string;
+  error: CarError;
+}
+
+/** Validates a pattern's specs up front: a bad spec is the caller's bug, reported before any agent runs. */
+export function parseSpecs(specs: readonly unknown[], what: string): AgentSpec[] {
+  if (!Array.isArray(specs)) throw new CarError("invalid_params", `${what} must be an array of agent specs`);
+  return specs.map((spec, i) => parseSpec(spec, `${what}[${i}]`));
+}
+
+export function parseSpec(spec: unknown, what: string): AgentSpec {
+  try {
+    return parseAgentSpec(spec);
+  } catch (error) {
+    const e = error as CarError;
+    throw new CarError("invalid_params", `${what}: ${e.message}`, e.details);
+  }
+}
+
+function checkCount(value: number | null | undefined, what: string, allowZero: boolean): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Number.isInteger(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new CarError("invalid_params", `${what} must be a ${allowZero ? "non-negative" : "positive"} integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+export class MultiRun {
+  readonly run_id: string;
+  readonly task: string;
+  readonly events: EventLog;
+  readonly #pattern: string;
+  readonly #agent: AgentFn;
+  readonly #clock: Clock;
+  readonly #timers: Timers;
+  readonly #slots: Slots;
+  readonly #timeoutMs: number | undefined;
+  readonly #maxAgents: number | undefined;
+  readonly #maxDurationMs: number | undefined;
+  readonly #signal: AbortSignal | undefined;
+  /** Aborted when the whole run must stop; every call's own controller follows it. */
+  readonly #stopController = new AbortController();
+  #stop: Stop | undefined;
+  readonly #startedAt: number;
+  #durationTimer: TimerId | undefined;
+  #calls = 0;
+  #failed = 0;
+  readonly #cutOff: CutOff[] = [];
+  readonly #onCallerAbort = (): void => this.#halt("cancelled", "the caller cancelled the run", "cancelled");
+
+  constructor(pattern: string, task: string, agent: AgentFn, options: MultiOptions) {
+    if (typeof task !== "string") throw new CarError("invalid_params", "task must be a string");
+    if (typeof agent !== "function") throw new CarError("invalid_params", "the agent callback must be a function");
+    const rt = options.runtime;
+    this.#pattern = pattern;
+    this.task = task;
+    this.#agent = agent;
+    this.events = options.events ?? rt?.events ?? new InMemoryEventLog();
+    this.#clock = options.clock ?? rt?.clock ?? systemClock;
+    this.#timers = options.timers ?? rt?.timers ?? systemTimers;
+    this.run_id = shortId(options.ids ?? rt?.ids ?? randomIds);
+    this.#slots = new Slots(checkCount(options.maxConcurrency, "maxConcurrency", true) ?? 0);
+    this.#timeoutMs = checkCount(options.agentTimeoutMs, "agentTimeoutMs", false);
+    this.#maxAgents = checkCount(options.budget?.max_agents, "budget.max_agents", true);
+    this.#maxDurationMs = checkCount(options.budget?.max_duration_ms, "budget.max_duration_ms", true);
+    this.#signal = options.signal;
+    this.#startedAt = this.#clock.now();
+  }
+
+  /** Writes the run-start event and arms the duration budget and the caller's signal. */
+  start(agents: readonly AgentSpec[], data: JsonObject = {}): void {
+    const limits: JsonObject = {};
+    if (this.#maxAgents !== undefined) limits["max_agents"] = this.#maxAgents;
+    if (this.#maxDurationMs !== undefined) limits["max_duration_ms"] = this.#maxDurationMs;
+    if (this.#timeoutMs !== undefined) limits["agent_timeout_ms"] = this.#timeoutMs;
+    this.#emit(MULTI_EVENT_KINDS.runStarted, undefined, {
+      pattern: this.#pattern,
+      task: this.task,
+      agents: agents.map((a) => a.name),
+      limits,
+      ...data,
+    });
+    if (this.#maxDurationMs !== undefined) {
+      const ms = this.#maxDurationMs;
+      this.#durationTimer = this.#timers.setTimeout(() => {
+        this.#durationTimer = undefined;
+        this.#halt("max_duration", `the run's duration budget of ${ms} ms is spent`, "budget_exceeded");
+      }, ms);
+    }
+    if (this.#signal?.aborted) this.#onCallerAbort();
+    else this.#signal?.addEventListener("abort", this.#onCallerAbort, { once: true });
+  }
+
+  /** True once the duration budget or the caller's signal has stopped the run. */
+  get stopped(): boolean {
+    return this.#stop !== undefined;
+  }
+
+  /**
+   * Runs one agent and always resolves with an AgentOutput: the agent's own
+   * (validated) or an error entry naming what went wrong.
+   */
+  async call(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[] = []): Promise<AgentOutput> {
+    await this.#slots.acquire();
+    try {
+      if (this.#stop !== undefined) return this.skip(spec, step, this.#stop.reason, this.#stop.detail);
+      if (this.#maxAgents !== undefined && this.#calls >= this.#maxAgents) {
+        return this.skip(spec, step, "max_agents", `the run's budget of ${this.#maxAgents} agent calls is spent`);
+      }
+      return await this.#invoke(spec, task, step, inputs);
+    } finally {
+      this.#slots.release();
+    }
+  }
+
+  /** Records an agent the run does not start, with why; returns its error entry. */
+  skip(spec: AgentSpec, step: string, reason: CutOffReason, detail: string): AgentOutput {
+    this.#cutOff.push({ name: spec.name, step, reason, detail });
+    this.#emit(MULTI_EVENT_KINDS.agentSkipped, undefined, { agent: spec.name, step, reason, detail });
+    return errorEntry(spec.name, `not started: ${detail}`, 0);
+  }
+
+  /** Writes the run-end event, clears the run's timer and returns the fields every result shares. */
+  finish(final_answer: string | null): RunSummary {
+    if (this.#durationTimer !== undefined) this.#timers.clearTimeout(this.#durationTimer);
+    this.#durationTimer = undefined;
+    this.#signal?.removeEventListener("abort", this.#onCallerAbort);
+    const duration_ms = this.#clock.now() - this.#startedAt;
+    this.#emit(MULTI_EVENT_KINDS.runCompleted, undefined, {
+      pattern: this.#pattern,
+      agent_calls: this.#calls,
+      failed_calls: this.#failed,
+      cut_off: this.#cutOff.length,
+      has_answer: final_answer !== null,
+      duration_ms,
+    });
+    return {
+      run_id: this.run_id,
+      task: this.task,
+      final_answer,
+      agent_calls: this.#calls,
+      failed_calls: this.#failed,
+      cut_off: this.#cutOff.slice(),
+      duration_ms,
+    };
+  }
+
+  async #invoke(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[]): Promise<AgentOutput> {
+    const call_id = `call-${++this.#calls}`;
+    const started = this.#clock.now();
+    this.#emit(MULTI_EVENT_KINDS.agentStarted, call_id, { agent: spec.name, step, task });
+
+    const controller = new AbortController();
+    let stop: Stop | undefined;
+    const abort = (s: Stop): void => {
+      if (stop !== undefined) return;
+      stop = s;
+      controller.abort(s.error);
+    };
+    const followRun = (): void => abort(this.#stop!);
+    this.#stopController.signal.addEventListener("abort", followRun, { once: true });
+    let timer: TimerId | undefined;
+    if (this.#timeoutMs !== undefined) {
+      const ms = this.#timeoutMs;
+      const detail = `timed out after ${ms} ms`;
+      timer = this.#timers.setTimeout(() => {
+        timer = undefined;
+        abort({ reason: "timeout", detail, error: new CarError("timeout", detail) });
+      }, ms);
+    }
+    const ctx: AgentCallContext = {
+      run_id: this.run_id,
+      call_id,
+      step,
+      original_task: this.task,
+      inputs: inputs.map((i) => ({ name: i.name, answer: i.answer })),
+      signal: controller.signal,
+      timeout_ms: this.#timeoutMs ?? null,
+    };
+
+    type Settled = { value: unknown } | { thrown: unknown } | { aborted: true };
+    const settled = await new Promise<Settled>((resolve) => {
+      controller.signal.addEventListener("abort", () => resolve({ aborted: true }), { once: true });
+      try {
+        Promise.resolve(this.#agent(cloneJson(spec as unknown as JsonObject) as unknown as AgentSpec, task, ctx)).then(
+          (value) => resolve({ value }),
+          (thrown: unknown) => resolve({ thrown }),
+        );
+      } catch (thrown) {
+        resolve({ thrown });
+      }
+    });
+    if (timer !== undefined) this.#timers.clearTimeout(timer);
+    this.#stopController.signal.removeEventListener("abort", followRun);
+    const elapsed = this.#clock.now() - started;
+
+    if ("aborted" in settled) {
+      const s = stop!;
+      this.#cutOff.push({ name: spec.name, step, call_id, reason: s.reason, detail: s.detail });
+      return this.#failedEntry(spec.name, step, call_id, s.reason, errorEntry(spec.name, s.detail, elapsed));
+    }
+    if ("thrown" in settled) {
+      const message = settled.thrown instanceof Error ? settled.thrown.message : String(settled.thrown);
+      return this.#failedEntry(spec.name, step, call_id, "threw", errorEntry(spec.name, `agent threw: ${message}`, elapsed));
+    }
+    let output: AgentOutput;
+    try {
+      output = parseAgentOutput(settled.value);
+    } catch (error) {
+      return this.#failedEntry(spec.name, step, call_id, "invalid_output", errorEntry(spec.name, (error as Error).message, elapsed));
+    }
+    if (output.name !== spec.name) {
+      const message = `invalid agent output: it names '${output.name}' but the agent is '${spec.name}'`;
+      return this.#failedEntry(spec.name, step, call_id, "invalid_output", errorEntry(spec.name, message, elapsed));
+    }
+    if (output.error !== null) return this.#failedEntry(spec.name, step, call_id, "reported", output);
+    this.#emit(MULTI_EVENT_KINDS.agentFinished, call_id, {
+      agent: spec.name,
+      step,
+      answer: output.answer,
+      turns: output.turns,
+      tool_calls: output.tool_calls,
+      duration_ms: output.duration_ms,
+    });
+    return output;
+  }
+
+  #failedEntry(name: string, step: string, call_id: string, reason: string, entry: AgentOutput): AgentOutput {
+    this.#failed++;
+    this.#emit(MULTI_EVENT_KINDS.agentFailed, call_id, { agent: name, step, reason, error: entry.error });
+    return entry;
+  }
+
+  #halt(reason: CutOffReason, detail: string, code: "budget_exceeded" | "cancelled"): void {
+    if (this.#stop !== undefined) return;
+    this.#stop = { reason, detail, error: new CarError(code, detail) };
+    this.#stopController.abort(this.#stop.error);
+  }
+
+  #emit(kind: string, action_id: string | undefined, data: JsonObject): void {
+    const event = { kind, proposal_id: this.run_id, timestamp: rfc3339(this.#clock.now()), data };
+    this.events.append(action_id === undefined ? event : { ...event, action_id });
+  }
+}
+
+/** The entry recorded for an agent that produced no valid answer. */
+export function errorEntry(name: string, error: string, duration_ms: number): AgentOutput {
+  return { name, answer: "", turns: 0, tool_calls: 0, duration_ms, error };
+}
+
+/** True when the entry is a usable answer. */
+export function succeeded(output: AgentOutput): boolean {
+  return output.error === null;
+}

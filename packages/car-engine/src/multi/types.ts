@@ -1,0 +1,96 @@
+/**
+ * The shapes shared by every multi-agent pattern: the agent callback the
+ * user supplies, the options that hand the runtime its limits and its audit
+ * log, and the report of what the runtime cut off.
+ */
+import type { AgentOutput, AgentSpec, Clock, IdGenerator } from "@car/ir";
+import type { EventLog } from "../events/event-log.ts";
+import type { Runtime } from "../runtime.ts";
+import type { Timers } from "../timers.ts";
+
+/** One answer an agent's task was composed from (a previous stage, a peer, a worker). */
+export interface AgentInput {
+  name: string;
+  answer: string;
+}
+
+/** The third argument of the agent callback: what the runtime knows about this call. */
+export interface AgentCallContext {
+  /** The multi-agent run; also the `proposal_id` of its events. */
+  run_id: string;
+  /** This call, unique within the run; the `action_id` of its events. */
+  call_id: string;
+  /** Where in the pattern the call sits, e.g. `stage 2`, `round 1`, `map 3`, `reduce`. */
+  step: string;
+  /** The task the run was started with (the `task` argument may be composed from it). */
+  original_task: string;
+  /** The answers the `task` argument was composed from, so a callback can build its own prompt. */
+  inputs: readonly AgentInput[];
+  /** Aborted when the per-agent timeout, the run's duration budget or the caller's signal ends the call. */
+  signal: AbortSignal;
+  /** The per-agent timeout, or null when there is none. */
+  timeout_ms: number | null;
+}
+
+/**
+ * The user's agent: any model, any tool loop. It returns an AgentOutput (an
+ * object or its JSON text), validated strictly; a throw, a malformed output
+ * or a reported `error` becomes an error entry for this agent, never a crash.
+ */
+export type AgentFn = (spec: AgentSpec, task: string, ctx: AgentCallContext) => AgentOutput | string | Promise<AgentOutput | string>;
+
+/**
+ * A run's spend ceiling (snake_case, as on the wire). An omitted or null
+ * field is unbounded. The runtime refuses to START an agent once a limit is
+ * reached; agents in flight when the duration runs out are aborted.
+ */
+export interface BudgetLimits {
+  /** Most agent calls the run may start. */
+  max_agents?: number | null;
+  /** Wall-clock budget for the whole run, in milliseconds. */
+  max_duration_ms?: number | null;
+}
+
+export interface MultiOptions {
+  /** Supplies the event log, clock, timers and ids unless given separately. */
+  runtime?: Runtime;
+  /** Where the run's events go; the runtime's log by default, else a private in-memory log. */
+  events?: EventLog;
+  clock?: Clock;
+  timers?: Timers;
+  ids?: IdGenerator;
+  /** Most agent calls in flight at once; 0 or absent = no limit. */
+  maxConcurrency?: number;
+  /** Each agent call is aborted after this many milliseconds; absent = no timeout. */
+  agentTimeoutMs?: number;
+  budget?: BudgetLimits;
+  /** Aborting it cancels agents in flight and skips the rest. */
+  signal?: AbortSignal;
+}
+
+/** Why an agent did not produce an answer although the agent itself did not fail. */
+export type CutOffReason = "timeout" | "max_agents" | "max_duration" | "cancelled" | "upstream_failed";
+
+export interface CutOff {
+  name: string;
+  step: string;
+  /** Present when the call was started (timeouts, agents aborted in flight). */
+  call_id?: string;
+  reason: CutOffReason;
+  detail: string;
+}
+
+/** Fields every pattern's result carries. */
+export interface RunSummary {
+  run_id: string;
+  task: string;
+  /** The run's answer; null when it could not produce one. */
+  final_answer: string | null;
+  /** Agent calls started. */
+  agent_calls: number;
+  /** Agent calls whose entry carries an error (including timeouts and aborts in flight). */
+  failed_calls: number;
+  /** What the runtime's limits, the caller's signal or an upstream failure stopped. */
+  cut_off: CutOff[];
+  duration_ms: number;
+}
