@@ -6,8 +6,7 @@
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import { CarError } from "@car/ir";
 
 /** 32 random bytes as base64url without padding: 43 characters. */
@@ -20,17 +19,6 @@ export function tokensMatch(expected: string, supplied: string): boolean {
   const a = Buffer.from(expected, "utf8");
   const b = Buffer.from(supplied, "utf8");
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/**
- * The state directory: `CAR_HOME`, or `~/.car`. A relative `CAR_HOME` is
- * refused because every process reading it has its own working directory.
- */
-export function resolveCarHome(env: NodeJS.ProcessEnv = process.env): string {
-  const value = env["CAR_HOME"];
-  if (value === undefined || value === "") return join(homedir(), ".car");
-  if (!isAbsolute(value)) throw new CarError("invalid_params", `CAR_HOME must be an absolute path, got "${value}"`);
-  return value;
 }
 
 /** Where the token of a server using this state directory is written. */

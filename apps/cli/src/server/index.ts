@@ -2,4 +2,4 @@
 export { startServer, DEFAULT_HOST, DEFAULT_PORT, type CloseOptions, type RunningServer, type ServerOptions } from "./server.ts";
 export { runServe, type ServeIo } from "./serve-command.ts";
 export { PROTOCOL_VERSION } from "./methods/handshake.ts";
-export { tokenPath, resolveCarHome } from "./auth.ts";
+export { tokenPath } from "./auth.ts";

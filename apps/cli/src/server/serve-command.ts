@@ -4,6 +4,8 @@
  * cancels whatever is still running instead of waiting for it).
  */
 import { isCarError } from "@car/ir";
+import { type OptionSpecs, parseArgs, usageError } from "../argv.ts";
+import { resolveCarHome } from "../car-home.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 
 const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--no-auth] [--token T]
@@ -47,58 +49,42 @@ const processIo: ServeIo = {
 
 type Parsed = { help: true } | { help: false; options: ServerOptions; warnings: string[] };
 
-class UsageError extends Error {}
+const SPECS = {
+  host: { type: "string" },
+  port: { type: "string", short: "p" },
+  // `--no-auth` is the negation of this flag.
+  auth: { type: "boolean" },
+  token: { type: "string" },
+  "auth-token": { type: "string" },
+  "require-auth": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies OptionSpecs;
 
-function parseArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
+function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
+  const { positionals, options: o } = parseArgs(args, SPECS);
+  if (o.help === true) return { help: true };
+  if (positionals.length > 0) throw usageError(`unexpected argument '${positionals[0]}'`);
   const options: ServerOptions = {};
   const warnings: string[] = [];
-  if (env["CAR_NO_AUTH"] === "1") options.auth = false;
+  if (o.host !== undefined) options.host = o.host;
+  if (o.port !== undefined) {
+    const port = Number(o.port);
+    if (!/^\d+$/.test(o.port) || port > 65535) throw usageError(`--port must be an integer from 0 to 65535, got '${o.port}'`);
+    options.port = port;
+  }
+  if (o.auth === false || env["CAR_NO_AUTH"] === "1") options.auth = false;
+  const token = o.token ?? o["auth-token"];
+  if (token !== undefined) {
+    if (options.auth === false) throw usageError("--token and --no-auth contradict each other");
+    options.token = token;
+  }
+  if (o["require-auth"] === true) warnings.push("--require-auth is deprecated and has no effect: auth is on by default");
   const toolTimeout = env["CAR_TOOL_TIMEOUT"];
   if (toolTimeout !== undefined && toolTimeout !== "") {
     const seconds = Number(toolTimeout);
-    if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`CAR_TOOL_TIMEOUT must be a positive number of seconds, got "${toolTimeout}"`);
+    if (!Number.isFinite(seconds) || seconds <= 0) throw usageError(`CAR_TOOL_TIMEOUT must be a positive number of seconds, got '${toolTimeout}'`);
     options.toolTimeoutMs = seconds * 1000;
   }
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const value = (): string => {
-      if (eq > 0) return arg.slice(eq + 1);
-      const next = args[++i];
-      if (next === undefined) throw new UsageError(`${flag} needs a value`);
-      return next;
-    };
-    switch (flag) {
-      case "-h":
-      case "--help":
-        return { help: true };
-      case "--host":
-        options.host = value();
-        break;
-      case "-p":
-      case "--port": {
-        const raw = value();
-        const port = Number(raw);
-        if (!/^\d+$/.test(raw) || port > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got "${raw}"`);
-        options.port = port;
-        break;
-      }
-      case "--no-auth":
-        options.auth = false;
-        break;
-      case "--token":
-      case "--auth-token":
-        options.token = value();
-        break;
-      case "--require-auth":
-        warnings.push("--require-auth is deprecated and has no effect: auth is on by default");
-        break;
-      default:
-        throw new UsageError(`unknown argument: ${arg}`);
-    }
-  }
-  if (options.auth === false && options.token !== undefined) throw new UsageError("--token and --no-auth contradict each other");
   return { help: false, options, warnings };
 }
 
@@ -110,7 +96,7 @@ function parseArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
 export async function runServe(args: string[], io: ServeIo = processIo): Promise<number> {
   let parsed: Parsed;
   try {
-    parsed = parseArgs(args, io.env);
+    parsed = parseServeArgs(args, io.env);
   } catch (err) {
     io.stderr(`car serve: ${(err as Error).message}`);
     io.stderr("Run `car serve --help` for usage.");
@@ -124,7 +110,7 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
 
   let server;
   try {
-    server = await startServer(parsed.options);
+    server = await startServer({ ...parsed.options, carHome: resolveCarHome(io.env), log: (line) => io.stderr(`car serve: ${line}`) });
   } catch (err) {
     io.stderr(`car serve: ${(err as Error).message}`);
     return isCarError(err) ? err.exitCode : 1;

@@ -8,7 +8,7 @@ import type { JsonValue } from "@car/ir";
 import { RPC_CAPABILITY_MISMATCH, RPC_PROTOCOL_MISMATCH, RpcFault } from "../jsonrpc.ts";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { optionalArray, optionalString, paramsObject, stringArray } from "../params.ts";
-import { SERVER_VERSION } from "../version.ts";
+import { VERSION } from "../../version.ts";
 
 /** The wire protocol version this server speaks (the reference's v3 envelope). */
 export const PROTOCOL_VERSION = 3;
@@ -35,7 +35,7 @@ function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue
   ctx.session.negotiatedProtocol = PROTOCOL_VERSION;
   return {
     protocol_version: PROTOCOL_VERSION,
-    server_version: SERVER_VERSION,
+    server_version: VERSION,
     client_protocol_version: requested,
     client_version: (optionalString(p, "client_version") ?? "unknown").slice(0, 64),
     negotiated_capabilities: negotiated,
