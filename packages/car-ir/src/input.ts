@@ -28,7 +28,7 @@ function describeNonJson(value: unknown): string | undefined {
       return proto === Object.prototype || proto === null ? undefined : "not plain JSON data (an object with a custom prototype)";
     }
     default:
-      return `a ${typeof value} is not a JSON value`;
+      return `not a JSON value (${typeof value})`;
   }
 }
 

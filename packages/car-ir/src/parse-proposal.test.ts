@@ -138,6 +138,29 @@ describe("parseProposal errors", () => {
   });
 });
 
+describe("parseProposal robustness", () => {
+  it("turns nesting deep enough to exhaust the stack into invalid_proposal", () => {
+    const text = `{"actions":[],"context":{"d":${"[".repeat(200_000)}${"]".repeat(200_000)}}}`;
+    expect(problemsOf(text)).toHaveLength(1);
+  });
+
+  it("reports holes in arrays and merges alternative type errors", () => {
+    // eslint-disable-next-line no-sparse-arrays
+    expect(problemsOf({ actions: [, 1] })).toEqual([{ pointer: "/actions/0", message: "not a JSON value (undefined)" }]);
+    expect(problemsOf({ actions: [{ type: "tool_call", tool: "t", compensation: 5, timeout_ms: "soon" }] })).toEqual([
+      { pointer: "/actions/0/compensation", message: "must be null or object" },
+      { pointer: "/actions/0/timeout_ms", message: "must be integer or null" },
+    ]);
+  });
+
+  it("copies caller data: mutating the input afterwards changes nothing", () => {
+    const input = { actions: [{ id: "a", type: "tool_call", tool: "t", parameters: { list: [1] } }] };
+    const p = parseProposal(input);
+    input.actions[0]!.parameters.list.push(2);
+    expect(p.actions[0]!.parameters).toEqual({ list: [1] });
+  });
+});
+
 describe("parseAction", () => {
   it("parses one action with defaults", () => {
     const a = parseAction('{"type":"state_read","parameters":{"key":"k"}}', { ids: sequentialIds("s") });

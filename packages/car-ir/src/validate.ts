@@ -30,6 +30,8 @@ function toProblem(error: AjvError, base: string): ErrorProblem {
     const missing = String(error.params["missingProperty"]);
     pointer += `/${pointerToken(missing)}`;
     message = `required field '${missing}' is missing`;
+  } else if (error.keyword === "type") {
+    message = `must be ${String(error.params["type"]).split(",").join(" or ")}`;
   } else if (error.keyword === "enum") {
     message = `must be one of ${(error.params["allowedValues"] as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
   }
@@ -45,10 +47,23 @@ export function shapeProblems(name: SchemaName, value: unknown, base = ""): Erro
   if (validate(value)) return [];
   const problems: ErrorProblem[] = [];
   const seen = new Set<string>();
+  // `anyOf` branches (e.g. "null or a compensation") each report their own
+  // type error at one pointer; they are merged into one "must be a or b".
+  const typeProblems = new Map<string, { problem: ErrorProblem; types: string[] }>();
   for (const error of validate.errors ?? []) {
     // `if`/`anyOf` failures only restate the specific errors reported beside them.
     if (error.keyword === "if" || error.keyword === "anyOf") continue;
     const problem = toProblem(error, base);
+    if (error.keyword === "type") {
+      const merged = typeProblems.get(problem.pointer);
+      const type = String(error.params["type"]).split(",").join(" or ");
+      if (merged !== undefined) {
+        merged.types.push(type);
+        merged.problem.message = `must be ${merged.types.join(" or ")}`;
+        continue;
+      }
+      typeProblems.set(problem.pointer, { problem, types: [type] });
+    }
     const id = `${problem.pointer}\u0000${problem.message}`;
     if (seen.has(id)) continue;
     seen.add(id);
