@@ -49,9 +49,11 @@ export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readon
   const sources = [...bySource.keys()].sort((a, b) => pos[a]! - pos[b]!);
 
   const preds = predIndex(graph, pos);
+  // One buffer for every chunk: rows of up to CHUNK_WORDS words for each position.
+  const scratch = { rows: new Uint32Array(0), live: new Uint8Array(0) };
   for (let start = 0; start < sources.length; start += CHUNK_SOURCES) {
     const chunk = sources.slice(start, start + CHUNK_SOURCES);
-    answerChunk(preds, pos, chunk, bySource, to, answers);
+    answerChunk(preds, pos, chunk, bySource, to, answers, scratch);
   }
   return answers;
 }
@@ -81,6 +83,7 @@ function answerChunk(
   bySource: ReadonlyMap<number, readonly number[]>,
   to: readonly number[],
   answers: Uint8Array,
+  scratch: { rows: Uint32Array; live: Uint8Array },
 ): void {
   const words = Math.ceil(chunk.length / 32);
   const lo = pos[chunk[0]!]!;
@@ -88,8 +91,12 @@ function answerChunk(
   for (const u of chunk) for (const k of bySource.get(u)!) hi = Math.max(hi, pos[to[k]!]!);
 
   const span = hi - lo + 1;
-  const rows = new Uint32Array(span * words);
-  const live = new Uint8Array(span); // row is non-zero: lets the sweep skip empty predecessors
+  if (scratch.rows.length < span * words) scratch.rows = new Uint32Array(span * words);
+  if (scratch.live.length < span) scratch.live = new Uint8Array(span);
+  const rows = scratch.rows;
+  const live = scratch.live; // row is non-zero: lets the sweep skip empty predecessors
+  rows.fill(0, 0, span * words);
+  live.fill(0, 0, span);
   chunk.forEach((u, slot) => {
     const r = pos[u]! - lo;
     rows[r * words + (slot >>> 5)]! |= 1 << (slot & 31);

@@ -74,3 +74,14 @@ describe("transaction modes", () => {
     expect(judgeTransaction({ consistent: true, conflicts: [] }, "strict").admit).toBe(true);
   });
 });
+
+describe("transactionCheck on a busy key", () => {
+  it("pairs each of many readers with its neighbouring unordered writers", () => {
+    const readers = Array.from({ length: 300 }, (_, i) => tool(`r${i}`, { read_set: ["hot"] }));
+    const report = transactionCheck({ actions: [tool("w", { write_set: ["hot"] }), ...readers, tool("w2", { write_set: ["hot"], dependencies: ["w"] })] });
+    const hazards = report.conflicts.filter((c) => c.kind === "read_write");
+    // Every reader races the first writer; the chained second writer is only a neighbour of the last readers.
+    expect(new Set(hazards.filter((c) => c.actions[1] === "w").map((c) => c.actions[0])).size).toBe(300);
+    expect(hazards.every((c) => c.actions[0]!.startsWith("r"))).toBe(true);
+  });
+});
