@@ -20,13 +20,13 @@ export function output(name: string, answer: string, error: string | null = null
 export interface FakeEnv {
   timers: ManualTimers;
   events: InMemoryEventLog;
-  options: MultiOptions & { events: InMemoryEventLog };
+  options: MultiOptions;
 }
 
 export function fakeEnv(extra: MultiOptions = {}): FakeEnv {
   const timers = manualTimers(1_700_000_000_000);
   const events = new InMemoryEventLog();
-  return { timers, events, options: { clock: timers, timers, events, ids: sequentialIds("run"), ...extra } };
+  return { timers, events, options: { clock: timers, timers, ids: sequentialIds("run"), ...extra, events } };
 }
 
 type Behaviour = (task: string, ctx: AgentCallContext, spec: AgentSpec) => AgentOutput | string | Promise<AgentOutput | string>;
