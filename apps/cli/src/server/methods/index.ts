@@ -2,6 +2,7 @@
 import type { MethodTable } from "../method.ts";
 import { eventMethods } from "./events.ts";
 import { handshakeMethods } from "./handshake.ts";
+import { multiMethods } from "./multi.ts";
 import { policyMethods } from "./policy.ts";
 import { proposalMethods } from "./proposal.ts";
 import { sessionMethods } from "./session-init.ts";
@@ -18,4 +19,5 @@ export const METHODS: MethodTable = Object.freeze({
   ...policyMethods,
   ...stateMethods,
   ...eventMethods,
+  ...multiMethods,
 });
