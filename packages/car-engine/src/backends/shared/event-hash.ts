@@ -1,0 +1,54 @@
+/**
+ * The hash chain's link: every durable event stores `prev_hash` (the hash of
+ * the event before it) and `hash` = lowercase SHA-256 of the event's RFC 8785
+ * (JCS) form without `hash`. Shared by every durable backend so SQLite and
+ * PostgreSQL chains are byte-for-byte the same and one verifier reads both.
+ */
+import { createHash } from "node:crypto";
+import { CarError, canonicalJson } from "@car/ir";
+import type { CarEvent } from "../../events/event.ts";
+
+/** `prev_hash` of the first event of a log that never lost its head. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/** An event ready to be hashed: everything but `hash`, with its `prev_hash` set. */
+export type UnhashedEvent = Omit<CarEvent, "hash"> & { prev_hash: string };
+
+/** JCS of a string is its JSON.stringify form once it is well formed (no lone surrogate). */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+function jcsString(value: string): string {
+  if (LONE_SURROGATE.test(value)) throw new CarError("invalid_params", "an event string has no canonical JSON form (lone surrogate)");
+  return JSON.stringify(value);
+}
+
+/**
+ * The JCS text of an event without `hash`. The envelope's members are fixed,
+ * so they are written here in JCS member order (`action_id`, `data`, `kind`,
+ * `prev_hash`, `proposal_id`, `seq`, `timestamp`) and only `data` goes
+ * through `canonicalJson`: this runs once per stored event, and the generic
+ * canonicaliser over the envelope costs about twice as much. A property test
+ * pins it to `canonicalJson` of the whole event.
+ */
+export function canonicalEventText(event: UnhashedEvent): string {
+  const data = canonicalJson(event.data);
+  const action = event.action_id === undefined ? "" : `"action_id":${jcsString(event.action_id)},`;
+  const proposal = event.proposal_id === null ? "null" : jcsString(event.proposal_id);
+  return `{${action}"data":${data},"kind":${jcsString(event.kind)},"prev_hash":${jcsString(event.prev_hash)},"proposal_id":${proposal},"seq":${event.seq},"timestamp":${jcsString(event.timestamp)}}`;
+}
+
+/** Lowercase hex SHA-256 of a canonical event text. */
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/**
+ * Links `event` after `prevHash`: sets its `prev_hash` and `hash` in place
+ * (the stored record is the object the log handed out) and returns its
+ * canonical text, which is what a backend stores.
+ */
+export function linkEvent(event: CarEvent, prevHash: string): string {
+  event.prev_hash = prevHash;
+  const text = canonicalEventText(event as UnhashedEvent);
+  event.hash = sha256Hex(text);
+  return text;
+}

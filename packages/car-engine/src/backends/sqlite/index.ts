@@ -1,0 +1,21 @@
+/**
+ * `@car/engine/sqlite`: the durable, tamper-evident store. A separate entry
+ * so that only users who ask for SQLite load the native `better-sqlite3`
+ * module (an optional dependency of @car/engine).
+ */
+export { sqlite, SqliteStore, type SqliteStoreOptions } from "./sqlite-store.ts";
+export { SCHEMA_VERSION } from "./schema.ts";
+export type { ChainBreak, ChainReport } from "../shared/chain-verify.ts";
+export type { Checkpoint, SignedCheckpoint } from "../shared/checkpoint.ts";
+export {
+  postureLookup,
+  type DurableApprovalLedger,
+  type DurableRuntimeStore,
+  type LedgerEntry,
+  type PostureEntry,
+  type PostureStore,
+  type RetentionPolicy,
+  type RetentionResult,
+} from "../shared/durable-store.ts";
+export { replayStateChanges } from "../shared/state-replay.ts";
+export { GENESIS_HASH } from "../shared/event-hash.ts";

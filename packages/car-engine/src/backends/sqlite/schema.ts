@@ -1,0 +1,112 @@
+/**
+ * Opening a CAR database: WAL mode, a busy timeout so a second process (the
+ * `car audit` / `car approvals` commands beside a running server) waits
+ * instead of failing, and versioned migrations applied in one transaction.
+ */
+import Database from "better-sqlite3";
+import { CarError } from "@car/ir";
+
+export type SqliteDatabase = Database.Database;
+
+/** Migrations, in order; index + 1 is the schema version they produce. Never edit a shipped one: append. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+   CREATE TABLE chain_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL) STRICT;
+   CREATE TABLE events (
+     seq INTEGER PRIMARY KEY,
+     kind TEXT NOT NULL,
+     proposal_id TEXT,
+     action_id TEXT,
+     ts INTEGER NOT NULL,
+     body TEXT NOT NULL,
+     hash TEXT NOT NULL
+   ) STRICT;
+   CREATE INDEX events_by_proposal ON events (proposal_id, seq);
+   CREATE INDEX events_by_time ON events (ts);
+   CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, body TEXT NOT NULL, signature TEXT NOT NULL) STRICT;
+   CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT, version INTEGER NOT NULL, ord INTEGER) STRICT;
+   CREATE TABLE transitions (
+     id INTEGER PRIMARY KEY,
+     key TEXT NOT NULL,
+     mutation TEXT NOT NULL,
+     previous_version INTEGER NOT NULL,
+     version INTEGER NOT NULL,
+     proposal_id TEXT,
+     action_id TEXT,
+     timestamp TEXT NOT NULL
+   ) STRICT;
+   CREATE TABLE proposals (
+     run INTEGER PRIMARY KEY,
+     proposal_id TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('executing', 'committed', 'rolled_back', 'rejected', 'interrupted')),
+     began_at TEXT NOT NULL,
+     ended_at TEXT,
+     owner_pid INTEGER NOT NULL,
+     owner TEXT NOT NULL
+   ) STRICT;
+   CREATE INDEX proposals_executing ON proposals (status) WHERE status = 'executing';
+   CREATE TABLE approvals (
+     id INTEGER PRIMARY KEY,
+     fingerprint TEXT NOT NULL,
+     decision TEXT NOT NULL CHECK (decision IN ('approved', 'rejected')),
+     decided_at INTEGER NOT NULL,
+     expires_at INTEGER,
+     record TEXT NOT NULL
+   ) STRICT;
+   CREATE INDEX approvals_by_fingerprint ON approvals (fingerprint, id);
+   CREATE TABLE revocations (approval_id INTEGER PRIMARY KEY REFERENCES approvals (id), revoked_at INTEGER NOT NULL, revoked_by TEXT NOT NULL) STRICT;
+   CREATE TABLE postures (
+     agent_id TEXT NOT NULL,
+     tier TEXT NOT NULL CHECK (tier IN ('*', 'read_only', 'sandbox_edit', 'full_access')),
+     posture TEXT NOT NULL CHECK (posture IN ('always_allow', 'require_approval', 'deny')),
+     updated_at INTEGER NOT NULL,
+     PRIMARY KEY (agent_id, tier)
+   ) STRICT;`,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export interface OpenOptions {
+  /** `full` (default): every commit is on disk when it returns, power loss included. `normal`: survives a process crash, may lose the last commits on power loss; faster. */
+  synchronous?: "full" | "normal";
+  /** Open an existing database for reading only (verification, queries). */
+  readonly?: boolean;
+}
+
+export function openDatabase(path: string, options: OpenOptions = {}): SqliteDatabase {
+  let db: SqliteDatabase;
+  try {
+    db = new Database(path, { readonly: options.readonly === true, fileMustExist: options.readonly === true });
+  } catch (error) {
+    throw new CarError("storage_error", `cannot open the database '${path}': ${(error as Error).message}`, {}, { cause: error });
+  }
+  try {
+    db.pragma("busy_timeout = 5000");
+    if (options.readonly !== true) {
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
+      db.pragma("foreign_keys = ON");
+      migrate(db);
+    } else if (userVersion(db) !== SCHEMA_VERSION) {
+      throw new CarError("storage_error", `the database '${path}' has schema version ${userVersion(db)}, this build reads ${SCHEMA_VERSION}`);
+    }
+    return db;
+  } catch (error) {
+    db.close();
+    if (error instanceof CarError) throw error;
+    throw new CarError("storage_error", `cannot prepare the database '${path}': ${(error as Error).message}`, {}, { cause: error });
+  }
+}
+
+function userVersion(db: SqliteDatabase): number {
+  return db.pragma("user_version", { simple: true }) as number;
+}
+
+function migrate(db: SqliteDatabase): void {
+  db.transaction(() => {
+    const current = userVersion(db);
+    if (current > SCHEMA_VERSION) throw new CarError("storage_error", `the database has schema version ${current}, newer than this build (${SCHEMA_VERSION})`);
+    for (let v = current; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    if (current !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

@@ -1,0 +1,257 @@
+/**
+ * The hash-chained event log in SQLite. `append` stays synchronous and cheap:
+ * it numbers the event, buffers it and feeds subscribers. The buffer is
+ * written (hashed, chained, inserted in batches of multi-row INSERTs) by
+ * `flush`, which the store calls inside a proposal's begin and commit
+ * transactions — so a proposal's events land in the same transaction as the
+ * state changes they describe. An event that belongs to no open proposal
+ * (an approval record, a multi-agent run) is flushed at once.
+ *
+ * Several processes may write one database (a server, `car run`, `car
+ * approvals`): a flush re-reads the recorded chain head inside its write
+ * transaction and renumbers its buffered events after whatever another
+ * process appended, so the chain stays one line.
+ */
+import { CarError, isCarError } from "@car/ir";
+import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
+import { EVENT_KINDS } from "../../events/event.ts";
+import { eventMatcher } from "../../events/event-log.ts";
+import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
+import type { StoredEventRow } from "../shared/chain-verify.ts";
+import { EventFeed } from "../shared/event-feed.ts";
+import { GENESIS_HASH, linkEvent } from "../shared/event-hash.ts";
+import type { SqliteDatabase } from "./schema.ts";
+
+/** Rows per multi-row INSERT: fewer statement executions, well under SQLite's bound-parameter limit. */
+const BATCH = 64;
+const COLUMNS = 7;
+
+interface EventRow {
+  seq: number;
+  kind: string;
+  proposal_id: string | null;
+  action_id: string | null;
+  ts: number;
+  body: string;
+  hash: string;
+}
+
+export interface ChainHead {
+  seq: number;
+  hash: string;
+}
+
+/** Milliseconds of an RFC 3339 timestamp, 0 when it does not parse (the body keeps the text). */
+function timeOf(timestamp: string): number {
+  const t = Date.parse(timestamp);
+  return Number.isFinite(t) ? t : 0;
+}
+
+export function eventFromRow(row: EventRow): StoredEventRow {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(row.body) as Record<string, unknown>;
+  } catch {
+    const event: CarEvent = { seq: row.seq, kind: row.kind, proposal_id: row.proposal_id, timestamp: "", data: {}, hash: row.hash };
+    return { event, stored: row.body, problem: "the stored event is not valid JSON" };
+  }
+  const event = {
+    seq: parsed["seq"],
+    kind: parsed["kind"],
+    proposal_id: parsed["proposal_id"],
+    ...(parsed["action_id"] !== undefined ? { action_id: parsed["action_id"] } : {}),
+    timestamp: parsed["timestamp"],
+    data: parsed["data"],
+    prev_hash: parsed["prev_hash"],
+    hash: row.hash,
+  } as CarEvent;
+  const problem =
+    event.seq !== row.seq ? "the seq column disagrees with the stored event"
+    : event.kind !== row.kind ? "the kind column disagrees with the stored event"
+    : event.proposal_id !== row.proposal_id ? "the proposal_id column disagrees with the stored event"
+    : (event.action_id ?? null) !== row.action_id ? "the action_id column disagrees with the stored event"
+    : typeof event.timestamp !== "string" || timeOf(event.timestamp) !== row.ts ? "the time column disagrees with the stored event"
+    : undefined;
+  return problem === undefined ? { event, stored: row.body } : { event, stored: row.body, problem };
+}
+
+export class SqliteEventLog implements EventLog {
+  readonly #db: SqliteDatabase;
+  readonly #feed = new EventFeed();
+  #buffer: CarEvent[] = [];
+  /** Proposals between `proposal_received` and their commit: their events wait for it. */
+  readonly #open = new Set<string>();
+  /** Written by a transaction that has not committed yet. */
+  #unconfirmed: CarEvent[] = [];
+  #nextSeq: number;
+  readonly #readHead;
+  readonly #writeHead;
+  readonly #insertOne;
+  readonly #insertBatch;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+    this.#readHead = db.prepare("SELECT seq, hash FROM chain_head WHERE id = 1");
+    this.#writeHead = db.prepare("INSERT INTO chain_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
+    const row = "(?, ?, ?, ?, ?, ?, ?)";
+    const insert = "INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash) VALUES ";
+    this.#insertOne = db.prepare(insert + row);
+    this.#insertBatch = db.prepare(insert + Array.from({ length: BATCH }, () => row).join(", "));
+    this.#nextSeq = (this.recordedHead()?.seq ?? 0) + 1;
+  }
+
+  /** The head recorded beside the log (the last appended event, even after retention removed it); null for an empty log. */
+  recordedHead(): ChainHead | null {
+    return (this.#readHead.get() as ChainHead | undefined) ?? null;
+  }
+
+  /** Events are buffered for this proposal until its commit. */
+  openProposal(proposal_id: string): void {
+    this.#open.add(proposal_id);
+  }
+
+  closeProposal(proposal_id: string): void {
+    this.#open.delete(proposal_id);
+  }
+
+  append(event: NewEvent): CarEvent {
+    const stored = event as CarEvent;
+    stored.seq = this.#nextSeq++;
+    this.#buffer.push(stored);
+    const pid = stored.proposal_id;
+    if (pid !== null && stored.kind === EVENT_KINDS.proposalReceived) this.#open.add(pid);
+    this.#feed.publish(stored);
+    if (pid === null || !this.#open.has(pid)) this.flush();
+    return stored;
+  }
+
+  /**
+   * Writes every buffered event, chained after the recorded head. Inside a
+   * transaction the write is provisional until `confirm` (the transaction
+   * committed) or `abandon` (it rolled back: the events are buffered again);
+   * outside one it runs in its own transaction.
+   */
+  flush(): void {
+    if (this.#buffer.length === 0) return;
+    if (this.#db.inTransaction) {
+      this.#write();
+      return;
+    }
+    try {
+      this.#db.transaction(() => this.#write()).immediate();
+    } catch (error) {
+      this.abandon();
+      throw error;
+    }
+    this.confirm();
+  }
+
+  confirm(): void {
+    this.#unconfirmed = [];
+  }
+
+  abandon(): void {
+    if (this.#unconfirmed.length > 0) this.#buffer = [...this.#unconfirmed, ...this.#buffer];
+    this.#unconfirmed = [];
+  }
+
+  #write(): void {
+    const buffer = this.#buffer;
+    const recorded = this.recordedHead() ?? { seq: 0, hash: GENESIS_HASH };
+    if (buffer[0]!.seq !== recorded.seq + 1) {
+      // Another process appended since our last write: continue after it.
+      for (let i = 0; i < buffer.length; i++) buffer[i]!.seq = recorded.seq + 1 + i;
+      this.#nextSeq = recorded.seq + 1 + buffer.length;
+    }
+    let prev = recorded.hash;
+    const params: unknown[] = new Array(BATCH * COLUMNS);
+    let i = 0;
+    try {
+      for (; i + BATCH <= buffer.length; i += BATCH) {
+        for (let j = 0; j < BATCH; j++) prev = this.#bind(params, j * COLUMNS, buffer[i + j]!, prev);
+        this.#insertBatch.run(params);
+      }
+      for (; i < buffer.length; i++) {
+        prev = this.#bind(params, 0, buffer[i]!, prev);
+        this.#insertOne.run(params.slice(0, COLUMNS));
+      }
+      this.#writeHead.run(buffer[buffer.length - 1]!.seq, prev);
+    } catch (error) {
+      if (isCarError(error)) throw error;
+      throw new CarError("storage_error", `cannot write events: ${(error as Error).message}`, {}, { cause: error });
+    }
+    this.#unconfirmed = this.#unconfirmed.length === 0 ? buffer : this.#unconfirmed.concat(buffer);
+    this.#buffer = [];
+  }
+
+  #bind(params: unknown[], at: number, event: CarEvent, prev: string): string {
+    const body = linkEvent(event, prev);
+    params[at] = event.seq;
+    params[at + 1] = event.kind;
+    params[at + 2] = event.proposal_id;
+    params[at + 3] = event.action_id ?? null;
+    params[at + 4] = timeOf(event.timestamp);
+    params[at + 5] = body;
+    params[at + 6] = event.hash!;
+    return event.hash!;
+  }
+
+  query(query: EventQuery = {}): CarEvent[] {
+    const pushLimit = query.data_matches === undefined || Object.keys(query.data_matches).length === 0;
+    const { where, params } = sqlFilter(query);
+    const desc = query.order === "desc";
+    const limit = query.limit !== undefined && query.limit > 0 ? query.limit : 0;
+    const sql = `SELECT seq, kind, proposal_id, action_id, ts, body, hash FROM events${where} ORDER BY seq ${desc ? "DESC" : "ASC"}${pushLimit && limit > 0 ? ` LIMIT ${limit}` : ""}`;
+    const matches = eventMatcher(query);
+    const stored: CarEvent[] = [];
+    for (const row of this.#db.prepare(sql).iterate(...params) as IterableIterator<EventRow>) {
+      const { event } = eventFromRow(row);
+      if (pushLimit || matches(event)) stored.push(event);
+    }
+    const buffered = this.#buffer.filter(matches);
+    let out = desc ? [...buffered.reverse(), ...stored] : [...stored, ...buffered];
+    if (limit > 0) out = out.slice(0, limit);
+    return out;
+  }
+
+  count(query: EventQuery = {}): number {
+    if (query.data_matches !== undefined && Object.keys(query.data_matches).length > 0) return this.query(query).length;
+    const { where, params } = sqlFilter(query);
+    const stored = (this.#db.prepare(`SELECT count(*) AS n FROM events${where}`).get(...params) as { n: number }).n;
+    const matches = eventMatcher(query);
+    let n = stored;
+    for (const e of this.#buffer) if (matches(e)) n++;
+    return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
+  }
+
+  subscribe(options?: SubscribeOptions): AsyncIterableIterator<CarEvent> {
+    return this.#feed.subscribe(options);
+  }
+
+  /** Every stored event, oldest first, as verification reads it. */
+  *storedRows(): IterableIterator<StoredEventRow> {
+    for (const row of this.#db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash FROM events ORDER BY seq").iterate() as IterableIterator<EventRow>) {
+      yield eventFromRow(row);
+    }
+  }
+
+  close(): void {
+    this.#feed.close();
+  }
+}
+
+/** The indexed part of a query as SQL; `data_matches` is left to `eventMatcher`. */
+function sqlFilter(query: EventQuery): { where: string; params: (string | number)[] } {
+  const clauses: string[] = [];
+  const params: (string | number)[] = [];
+  if (query.kinds !== undefined && query.kinds.length > 0) {
+    clauses.push(`kind IN (${query.kinds.map(() => "?").join(", ")})`);
+    params.push(...query.kinds);
+  }
+  if (query.proposal_id !== undefined) (clauses.push("proposal_id = ?"), params.push(query.proposal_id));
+  if (query.action_id !== undefined) (clauses.push("action_id = ?"), params.push(query.action_id));
+  if (query.after_seq !== undefined) (clauses.push("seq > ?"), params.push(query.after_seq));
+  if (query.since !== undefined) (clauses.push("ts >= ?"), params.push(Date.parse(query.since)));
+  if (query.until !== undefined) (clauses.push("ts < ?"), params.push(Date.parse(query.until)));
+  return { where: clauses.length > 0 ? ` WHERE ${clauses.join(" AND ")}` : "", params };
+}

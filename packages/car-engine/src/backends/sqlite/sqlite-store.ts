@@ -1,0 +1,274 @@
+/**
+ * The SQLite `RuntimeStore`: state, the hash-chained event log, the approval
+ * ledger and per-agent postures in one WAL-mode database file.
+ *
+ * Durability follows the engine's proposal boundaries. `beginProposal`
+ * records the proposal as executing (with its `proposal_received` event)
+ * and commits. `commitProposal` writes the proposal's state changes, its
+ * buffered events and its final status in ONE transaction — nothing of a
+ * proposal's writes reaches the database earlier, because the engine keeps
+ * them in a `WorkingState` overlay until then. So a process killed
+ * mid-proposal leaves the state exactly as before the proposal, and
+ * `recover` (run by the next process) marks it interrupted.
+ *
+ * Other processes may use the same file (a server and `car approvals`, or
+ * two `car run`s): each commit runs in an IMMEDIATE transaction, re-reads
+ * the state when another connection committed since (`PRAGMA
+ * data_version`), and refuses with `stale_read` / `write_conflict` when a
+ * key the proposal read or wrote moved meanwhile — the engine then rolls the
+ * proposal back, as for any refused commit.
+ */
+import { randomBytes } from "node:crypto";
+import { CarError, isCarError, rfc3339, systemClock } from "@car/ir";
+import type { Clock, JsonObject } from "@car/ir";
+import type { CarEvent, NewEvent } from "../../events/event.ts";
+import { EVENT_KINDS } from "../../events/event.ts";
+import { applyMutations } from "../../store/runtime-store.ts";
+import type { InterruptedProposal, ProposalBegin, ProposalCommit } from "../../store/runtime-store.ts";
+import type { StateTransition } from "../../store/state-store.ts";
+import { ChainVerifier } from "../shared/chain-verify.ts";
+import type { ChainReport } from "../shared/chain-verify.ts";
+import { checkpointKey, loadOrCreateKeyFile, parseHexKey } from "../shared/checkpoint.ts";
+import type { CheckpointKey, SignedCheckpoint } from "../shared/checkpoint.ts";
+import type { DurableRuntimeStore, RetentionPolicy, RetentionResult } from "../shared/durable-store.ts";
+import { openDatabase } from "./schema.ts";
+import type { OpenOptions, SqliteDatabase } from "./schema.ts";
+import { SqliteApprovalLedger } from "./sqlite-approval-ledger.ts";
+import { SqliteEventLog } from "./sqlite-event-log.ts";
+import { SqlitePostureStore } from "./sqlite-posture-store.ts";
+import { removeThrough, retentionCut, storedCheckpoints, validateRetention } from "./sqlite-retention.ts";
+import { SqliteStateStore } from "./sqlite-state-store.ts";
+import type { StoreWriter } from "./store-writer.ts";
+
+export interface SqliteStoreOptions extends OpenOptions {
+  clock?: Clock;
+  /** Bound the log; enforced after every commit (and by `enforceRetention`). */
+  retention?: RetentionPolicy;
+  /**
+   * Where the retention checkpoints' HMAC key lives: a file (created with
+   * mode 0600 when missing, e.g. `<CAR_HOME>/audit.key`). Without it the key
+   * is kept in the database itself — see checkpoint.ts for what each choice
+   * protects against.
+   */
+  checkpointKeyFile?: string;
+}
+
+/** Store instances open in this process, so `recover` never takes a live instance's proposal for a dead one. */
+const LIVE_INSTANCES = new Set<string>();
+
+interface ExecutingRow {
+  run: number;
+  proposal_id: string;
+  began_at: string;
+  owner_pid: number;
+  owner: string;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export class SqliteStore implements DurableRuntimeStore, StoreWriter {
+  readonly path: string;
+  readonly state: SqliteStateStore;
+  readonly events: SqliteEventLog;
+  readonly approvals: SqliteApprovalLedger;
+  readonly postures: SqlitePostureStore;
+  readonly #db: SqliteDatabase;
+  readonly #clock: Clock;
+  readonly #instance = `${process.pid}:${randomBytes(6).toString("hex")}`;
+  readonly #retention: RetentionPolicy | undefined;
+  readonly #keyFile: string | undefined;
+  /** The `proposals` row of each proposal this instance is running. */
+  readonly #runs = new Map<string, number>();
+  #dataVersion: number;
+  #closed = false;
+  readonly #insertRun;
+  readonly #endRun;
+
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    this.path = path;
+    this.#clock = options.clock ?? systemClock;
+    this.#retention = options.retention === undefined ? undefined : validateRetention(options.retention);
+    this.#keyFile = options.checkpointKeyFile;
+    this.#db = openDatabase(path, options);
+    this.state = new SqliteStateStore(this.#db, this.#clock);
+    this.events = new SqliteEventLog(this.#db);
+    this.approvals = new SqliteApprovalLedger(this.#db, this);
+    this.postures = new SqlitePostureStore(this.#db, this);
+    this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, status, began_at, owner_pid, owner) VALUES (?, 'executing', ?, ?, ?)");
+    this.#endRun = this.#db.prepare("UPDATE proposals SET status = ?, ended_at = ? WHERE run = ?");
+    this.#dataVersion = this.#readDataVersion();
+    LIVE_INSTANCES.add(this.#instance);
+  }
+
+  // --- StoreWriter ----------------------------------------------------------
+
+  atomically<T>(fn: () => T): T {
+    if (this.#closed) throw new CarError("storage_error", `the store '${this.path}' is closed`);
+    if (this.#db.inTransaction) return fn();
+    let result: T;
+    try {
+      result = this.#db.transaction(fn).immediate();
+    } catch (error) {
+      this.events.abandon();
+      this.state.reload();
+      if (isCarError(error)) throw error;
+      throw new CarError("storage_error", `a write to '${this.path}' failed: ${(error as Error).message}`, {}, { cause: error });
+    }
+    this.events.confirm();
+    return result;
+  }
+
+  audit(kind: string, data: JsonObject, options: { timestamp?: string; action_id?: string | undefined } = {}): void {
+    const event: NewEvent = { kind, proposal_id: null, timestamp: options.timestamp ?? rfc3339(this.#clock.now()), data };
+    if (options.action_id !== undefined) event.action_id = options.action_id;
+    this.events.append(event);
+  }
+
+  // --- RuntimeStore hooks -----------------------------------------------------
+
+  beginProposal(begin: ProposalBegin): void {
+    this.atomically(() => {
+      this.#syncFromOthers();
+      this.events.openProposal(begin.proposal_id);
+      const run = Number(this.#insertRun.run(begin.proposal_id, begin.timestamp, process.pid, this.#instance).lastInsertRowid);
+      this.#runs.set(begin.proposal_id, run);
+      this.events.flush();
+    });
+  }
+
+  commitProposal(commit: ProposalCommit): StateTransition[] {
+    const transitions = this.atomically(() => {
+      if (commit.outcome === "committed") this.#refuseStale(commit);
+      const made = commit.outcome === "committed" ? applyMutations(this.state, commit.proposal_id, commit.mutations) : [];
+      this.events.flush();
+      const run = this.#runs.get(commit.proposal_id);
+      if (run !== undefined) this.#endRun.run(commit.outcome, rfc3339(this.#clock.now()), run);
+      return made;
+    });
+    this.#runs.delete(commit.proposal_id);
+    this.events.closeProposal(commit.proposal_id);
+    if (this.#retention !== undefined) this.#enforce(this.#retention, this.#clock.now(), false);
+    return transitions;
+  }
+
+  /**
+   * Marks proposals that were executing in a process that is gone as
+   * interrupted, with a `proposal_interrupted` event each. Their writes were
+   * never committed, so the state is already their pre-proposal snapshot.
+   */
+  recover(): InterruptedProposal[] {
+    return this.atomically(() => {
+      const rows = this.#db.prepare("SELECT run, proposal_id, began_at, owner_pid, owner FROM proposals WHERE status = 'executing' ORDER BY run").all() as ExecutingRow[];
+      const now = rfc3339(this.#clock.now());
+      const out: InterruptedProposal[] = [];
+      for (const row of rows) {
+        const live = row.owner_pid === process.pid ? LIVE_INSTANCES.has(row.owner) : processAlive(row.owner_pid);
+        if (live) continue;
+        this.#endRun.run("interrupted", now, row.run);
+        this.events.append({ kind: EVENT_KINDS.proposalInterrupted, proposal_id: row.proposal_id, timestamp: now, data: { began_at: row.began_at, reason: "the process running it stopped before it completed" } });
+        out.push({ proposal_id: row.proposal_id, timestamp: row.began_at });
+      }
+      return out;
+    });
+  }
+
+  // --- audit ------------------------------------------------------------------
+
+  verifyChain(): ChainReport {
+    // Read in one transaction so a concurrent writer cannot move the head between reads.
+    return this.#db.transaction(() => {
+      const checkpoints = storedCheckpoints(this.#db);
+      const verifier = new ChainVerifier(checkpoints, checkpoints.length > 0 ? this.#key(false) : undefined);
+      for (const row of this.events.storedRows()) if (!verifier.check(row)) break;
+      return verifier.finish(this.events.recordedHead());
+    })();
+  }
+
+  checkpoints(): SignedCheckpoint[] {
+    return storedCheckpoints(this.#db);
+  }
+
+  /** Applies the configured policy, or `policy` when given (e.g. a one-off `car audit` trim), strictly (no slack). */
+  enforceRetention(now: number = this.#clock.now(), policy?: RetentionPolicy): RetentionResult {
+    const chosen = policy === undefined ? this.#retention : validateRetention(policy);
+    if (chosen === undefined) return { removed: 0, checkpoint: null };
+    return this.#enforce(chosen, now, true);
+  }
+
+  #enforce(policy: RetentionPolicy, now: number, strict: boolean): RetentionResult {
+    return this.atomically(() => {
+      const cut = retentionCut(this.#db, policy, now, strict);
+      if (cut === undefined) return { removed: 0, checkpoint: null };
+      return removeThrough(this.#db, cut, policy, this.#key(true)!, now);
+    });
+  }
+
+  /** Every stored event (oldest first) — for replays and exports; `events.query` is the filtered form. */
+  *storedEvents(): IterableIterator<CarEvent> {
+    for (const row of this.events.storedRows()) yield row.event;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      this.events.flush();
+    } finally {
+      this.#closed = true;
+      LIVE_INSTANCES.delete(this.#instance);
+      this.events.close();
+      this.#db.close();
+    }
+  }
+
+  // --- internals --------------------------------------------------------------
+
+  #readDataVersion(): number {
+    return this.#db.pragma("data_version", { simple: true }) as number;
+  }
+
+  /** Reloads the state cache when another connection committed since we last looked; true when it did. */
+  #syncFromOthers(): boolean {
+    const version = this.#readDataVersion();
+    if (version === this.#dataVersion) return false;
+    this.#dataVersion = version;
+    this.state.reload();
+    return true;
+  }
+
+  /** Refuses a commit whose reads or writes another process moved since the proposal saw them. */
+  #refuseStale(commit: ProposalCommit): void {
+    const seen = this.state.versionsOf([...commit.reads.map((r) => r.key), ...commit.mutations.map((m) => m.key)]);
+    if (!this.#syncFromOthers()) return;
+    const staleReads = [...new Set(commit.reads.filter((r) => this.state.version(r.key) !== r.version).map((r) => r.key))];
+    if (staleReads.length > 0) throw new CarError("stale_read", `state read by the proposal changed before commit: ${staleReads.join(", ")}`, { keys: staleReads });
+    const conflicts = [...new Set(commit.mutations.filter((m) => this.state.version(m.key) !== seen.get(m.key)).map((m) => m.key))];
+    if (conflicts.length > 0) throw new CarError("write_conflict", `another process wrote these keys first: ${conflicts.join(", ")}`, { keys: conflicts });
+  }
+
+  /** The checkpoint HMAC key: from the key file, else from the database (created there on first need when `create`). */
+  #key(create: boolean): CheckpointKey | undefined {
+    if (this.#keyFile !== undefined) return loadOrCreateKeyFile(this.#keyFile);
+    const stored = this.#db.prepare("SELECT value FROM meta WHERE key = 'checkpoint_key'").pluck().get() as string | undefined;
+    if (stored !== undefined) return checkpointKey(parseHexKey(stored, "the database"));
+    if (!create) return undefined;
+    const key = checkpointKey(randomBytes(32));
+    this.#db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint_key', ?)").run(key.key.toString("hex"));
+    return key;
+  }
+}
+
+/**
+ * A SQLite-backed `RuntimeStore` at `path` (created when missing): `new
+ * Runtime({ store: sqlite("car.db") })`. Call `runtime.recover()` once at
+ * start-up to mark proposals a crashed process left executing.
+ */
+export function sqlite(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+  return new SqliteStore(path, options);
+}
