@@ -47,6 +47,7 @@ export class Connection {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly aborter = new AbortController();
   private closed = false;
+  private lastInbound = Date.now();
 
   constructor(
     private readonly socket: WebSocket,
@@ -55,7 +56,13 @@ export class Connection {
     this.authenticated = options.token === undefined;
     const peer = new RpcPeer((frame) => this.send(frame));
     this.session = new Session(peer, this.aborter.signal, options);
-    socket.on("message", (data) => this.onFrame(data));
+    socket.on("message", (data) => {
+      this.lastInbound = Date.now();
+      this.onFrame(data);
+    });
+    socket.on("pong", () => {
+      this.lastInbound = Date.now();
+    });
     socket.on("close", () => this.onClose());
     socket.on("error", () => this.onClose());
   }
@@ -76,8 +83,18 @@ export class Connection {
     }
   }
 
-  get isClosed(): boolean {
-    return this.closed;
+  /**
+   * One liveness tick: a peer silent (no frame, no pong) for longer than
+   * `idleMs` is dropped, anyone else is pinged so a quiet but healthy client
+   * answers with a pong and stays.
+   */
+  checkLiveness(now: number, idleMs: number): void {
+    if (this.closed) return;
+    if (now - this.lastInbound > idleMs) {
+      this.socket.terminate();
+      return;
+    }
+    if (this.socket.readyState === this.socket.OPEN) this.socket.ping();
   }
 
   private send(frame: Frame): void {

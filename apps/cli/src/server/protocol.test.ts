@@ -160,6 +160,19 @@ describe("malformed frames", () => {
   });
 });
 
+describe("liveness", () => {
+  it("drops a peer that stops answering pings and keeps one that answers", async () => {
+    const s = await server({ pingIntervalMs: 20 });
+    const healthy = await client(s);
+    const silent = await TestClient.connect(s.url, { autoPong: false });
+    clients.push(silent);
+    silent.send({ jsonrpc: "2.0", id: 1, method: "session.auth", params: { token: s.token } });
+    await silent.waitFor((f) => f.id === 1);
+    expect((await silent.closed).code).toBe(1006);
+    expect(await healthy.result("state.keys")).toEqual([]);
+  });
+});
+
 describe("listener", () => {
   it("answers a plain HTTP request with 426 Upgrade Required", async () => {
     const s = await server();

@@ -20,6 +20,8 @@ export const DEFAULT_PORT = 9100;
 export const DEFAULT_TOOL_TIMEOUT_MS = 300_000;
 /** How long `close()` lets in-flight requests finish before cancelling them. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+/** The reference's liveness cadence: ping every 30 s, drop a peer silent for 90 s. */
+const DEFAULT_PING_INTERVAL_MS = 30_000;
 /** After cancelling, how long cancelled handlers get to send their answers before sockets close. */
 const CANCEL_ANSWER_MS = 5_000;
 /** Close code for a session that could not be set up (RFC 6455 "internal error"). */
@@ -43,6 +45,8 @@ export interface ServerOptions {
   toolTimeoutMs?: number;
   /** Default grace period for `close()`. */
   shutdownGraceMs?: number;
+  /** Ping interval; a peer silent for three intervals is dropped (default 30 s, so 90 s). */
+  pingIntervalMs?: number;
   /** Where operator-facing notes go (refused sessions); silent by default. */
   log?: (line: string) => void;
 }
@@ -118,9 +122,17 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     socket.on("close", () => connections.delete(connection));
   });
 
+  const pingMs = options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
+  const liveness = setInterval(() => {
+    const now = Date.now();
+    for (const c of connections) c.checkLiveness(now, pingMs * 3);
+  }, pingMs);
+  liveness.unref();
+
   try {
     await listen(http, host, port);
   } catch (err) {
+    clearInterval(liveness);
     wss.close();
     if (tokenFile !== undefined && token !== undefined) await removeTokenFile(tokenFile, token);
     throw new CarError("storage_error", `cannot listen on ${host}:${port}: ${(err as Error).message}`, { host, port });
@@ -133,6 +145,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const cutGrace = new AbortController();
   const close = async (graceMs: number): Promise<void> => {
     draining = true;
+    clearInterval(liveness);
     const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
     const open = [...connections];
     await withDeadline(Promise.all(open.map((c) => c.drain())), graceMs, cutGrace.signal);

@@ -35,9 +35,9 @@ export class TestClient {
     socket.on("message", (data) => void this.onMessage(JSON.parse(data.toString())));
   }
 
-  static connect(url: string): Promise<TestClient> {
+  static connect(url: string, options?: WebSocket.ClientOptions): Promise<TestClient> {
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url);
+      const socket = new WebSocket(url, options);
       socket.once("open", () => resolve(new TestClient(socket)));
       socket.once("error", reject);
     });
