@@ -53,16 +53,16 @@ function asSet(fields: readonly string[]): ReadonlySet<string> {
 
 /**
  * Copies the fields of `from` that are not in `known` onto `to` (deep
- * copies, own properties — a `__proto__` field stays a field).
+ * copies by default, own properties — a `__proto__` field stays a field).
  */
-export function copyUnknownFields(from: object, to: object, known: readonly string[]): void {
+export function copyUnknownFields(from: object, to: object, known: readonly string[], copy: (value: JsonValue) => JsonValue = cloneJson): void {
   const knownSet = asSet(known);
   const source = from as Record<string, JsonValue>;
   for (const key of Object.keys(source)) {
     if (knownSet.has(key) || !hasKey(source, key)) continue;
     const value = source[key];
     if (value === undefined) continue;
-    setOwn(to as Record<string, JsonValue>, key, cloneJson(value));
+    setOwn(to as Record<string, JsonValue>, key, copy(value));
   }
 }
 

@@ -67,6 +67,22 @@ export function cloneJson<T extends JsonValue>(value: T): T {
   return out as T;
 }
 
+/**
+ * What `cloneJson` returns, made IN PLACE: every object in the tree loses its
+ * prototype. Only for data nothing else holds — the fresh result of our own
+ * `JSON.parse` — where copying would be pure overhead.
+ */
+export function adoptJson<T extends JsonValue>(value: T): T {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) adoptJson(value[i] as JsonValue);
+    return value;
+  }
+  Object.setPrototypeOf(value, null);
+  for (const k of Object.keys(value)) adoptJson((value as JsonObject)[k] as JsonValue);
+  return value;
+}
+
 /** The string form a policy rule matches against: strings as-is, anything else as compact JSON. */
 export function stringCoerce(value: JsonValue): string {
   return typeof value === "string" ? value : JSON.stringify(value);

@@ -168,3 +168,18 @@ describe("parseAction", () => {
     expect(a.max_retries).toBe(3);
   });
 });
+
+describe("maps are prototype-free on both input paths", () => {
+  it.each([
+    ["text", (v: unknown) => JSON.stringify(v)],
+    ["value", (v: unknown) => v],
+  ])("from %s", (_name, wrap) => {
+    const p = parseProposal(wrap({ actions: [{ id: "a", type: "tool_call", tool: "t", parameters: { nested: { x: [{ y: 1 }] } } }], context: { c: {} } }));
+    const params = p.actions[0]!.parameters as Record<string, Record<string, { y: number }[]>>;
+    expect(Object.getPrototypeOf(params)).toBeNull();
+    expect(Object.getPrototypeOf(params["nested"])).toBeNull();
+    expect(Object.getPrototypeOf(params["nested"]!["x"]![0])).toBeNull();
+    expect(Object.getPrototypeOf(p.context)).toBeNull();
+    expect(params["toString"]).toBeUndefined();
+  });
+});

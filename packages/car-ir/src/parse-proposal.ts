@@ -18,7 +18,7 @@ import {
   copyUnknownFields,
 } from "./fields.ts";
 import { guarded, problemsError, readJsonInput } from "./input.ts";
-import { cloneJson, emptyMap, getOwn } from "./json.ts";
+import { adoptJson, cloneJson, emptyMap, getOwn } from "./json.ts";
 import { findOutputRefs, pushOutputRefIds } from "./refs.ts";
 import type {
   Action,
@@ -44,13 +44,20 @@ export interface ParseOptions {
 
 type Raw = Record<string, JsonValue>;
 
+/**
+ * How JSON data moves from the input into the IR: `cloneJson` for a caller's
+ * value (never alias it), `adoptJson` for our own fresh `JSON.parse` result.
+ * Both give prototype-free maps.
+ */
+type Copy = <T extends JsonValue>(value: T) => T;
+
 function field(raw: Raw, name: string): JsonValue | undefined {
   return getOwn(raw, name);
 }
 
-function mapField(raw: Raw, name: string): JsonObject {
+function mapField(raw: Raw, name: string, copy: Copy): JsonObject {
   const v = field(raw, name);
-  return v === undefined ? emptyMap() : cloneJson(v as JsonObject);
+  return v === undefined ? emptyMap() : copy(v as JsonObject);
 }
 
 function stringsField(raw: Raw, name: string): string[] {
@@ -58,66 +65,66 @@ function stringsField(raw: Raw, name: string): string[] {
   return v === undefined ? [] : (v as string[]).slice();
 }
 
-function normalizePrecondition(raw: Raw): Precondition {
+function normalizePrecondition(raw: Raw, copy: Copy): Precondition {
   const out: Precondition = {
     key: raw["key"] as string,
     operator: (field(raw, "operator") as string | undefined) ?? "eq",
-    value: cloneJson(field(raw, "value") ?? null),
+    value: copy(field(raw, "value") ?? null),
     description: (field(raw, "description") as string | undefined) ?? "",
   };
-  copyUnknownFields(raw, out, PRECONDITION_FIELDS);
+  copyUnknownFields(raw, out, PRECONDITION_FIELDS, copy);
   return out;
 }
 
-function normalizeAssumption(raw: Raw): StateAssumption {
+function normalizeAssumption(raw: Raw, copy: Copy): StateAssumption {
   const out: StateAssumption = { key: raw["key"] as string };
   const expected = field(raw, "expected_value");
-  if (expected !== undefined) out.expected_value = cloneJson(expected);
+  if (expected !== undefined) out.expected_value = copy(expected);
   const version = field(raw, "read_version");
   if (version !== undefined) out.read_version = version as number;
-  copyUnknownFields(raw, out, ASSUMPTION_FIELDS);
+  copyUnknownFields(raw, out, ASSUMPTION_FIELDS, copy);
   return out;
 }
 
-function normalizeCompensation(raw: Raw): Compensation {
+function normalizeCompensation(raw: Raw, copy: Copy): Compensation {
   if (raw["type"] === "tool") {
-    const out: Compensation = { type: "tool", tool: raw["tool"] as string, parameters: mapField(raw, "parameters") };
-    copyUnknownFields(raw, out, TOOL_COMPENSATION_FIELDS);
+    const out: Compensation = { type: "tool", tool: raw["tool"] as string, parameters: mapField(raw, "parameters", copy) };
+    copyUnknownFields(raw, out, TOOL_COMPENSATION_FIELDS, copy);
     return out;
   }
   const out: Compensation = { type: "action_ref", action_id: raw["action_id"] as string };
-  copyUnknownFields(raw, out, REF_COMPENSATION_FIELDS);
+  copyUnknownFields(raw, out, REF_COMPENSATION_FIELDS, copy);
   return out;
 }
 
 /** A schema-valid raw action → an `Action` with defaults; `id` is decided by the caller. */
-function normalizeAction(raw: Raw, id: string): Action {
+function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
   const action: Action = {
     id,
     type: raw["type"] as ActionType,
-    parameters: mapField(raw, "parameters"),
-    preconditions: ((field(raw, "preconditions") as Raw[] | undefined) ?? []).map(normalizePrecondition),
-    expected_effects: mapField(raw, "expected_effects"),
+    parameters: mapField(raw, "parameters", copy),
+    preconditions: ((field(raw, "preconditions") as Raw[] | undefined) ?? []).map((p) => normalizePrecondition(p, copy)),
+    expected_effects: mapField(raw, "expected_effects", copy),
     dependencies: stringsField(raw, "dependencies"),
     state_dependencies: stringsField(raw, "state_dependencies"),
     read_set: stringsField(raw, "read_set"),
     write_set: stringsField(raw, "write_set"),
-    assumptions: ((field(raw, "assumptions") as Raw[] | undefined) ?? []).map(normalizeAssumption),
+    assumptions: ((field(raw, "assumptions") as Raw[] | undefined) ?? []).map((a) => normalizeAssumption(a, copy)),
     invocation_mode: (field(raw, "invocation_mode") as ToolInvocationMode | undefined) ?? "one_shot",
     reversibility: (field(raw, "reversibility") as Reversibility | undefined) ?? "irreversible",
     idempotent: (field(raw, "idempotent") as boolean | undefined) ?? false,
     max_retries: (field(raw, "max_retries") as number | undefined) ?? 3,
     failure_behavior: (field(raw, "failure_behavior") as FailureBehavior | undefined) ?? "abort",
-    metadata: mapField(raw, "metadata"),
+    metadata: mapField(raw, "metadata", copy),
   };
   // `null` for an optional field means absent, as serde reads an `Option`.
   const tool = field(raw, "tool");
   if (typeof tool === "string") action.tool = tool;
   const compensation = field(raw, "compensation");
-  if (compensation !== undefined && compensation !== null) action.compensation = normalizeCompensation(compensation as Raw);
+  if (compensation !== undefined && compensation !== null) action.compensation = normalizeCompensation(compensation as Raw, copy);
   const timeout = field(raw, "timeout_ms");
   if (typeof timeout === "number") action.timeout_ms = timeout;
-  copyUnknownFields(raw, action, ACTION_FIELDS);
+  copyUnknownFields(raw, action, ACTION_FIELDS, copy);
   return action;
 }
 
@@ -225,12 +232,13 @@ export function parseProposal(input: unknown, options: ParseOptions = {}): Actio
     if (problems.length > 0) throw invalid(problems);
 
     const ids = options.ids ?? randomIds;
+    const copy: Copy = typeof input === "string" ? adoptJson : cloneJson;
     const record = raw as Raw;
     const proposalId = (field(record, "id") as string | undefined) ?? shortId(ids);
     const taken = new Set(explicit);
     const actions = (rawActions as Raw[]).map((a) => {
       const id = getOwn(a, "id");
-      return normalizeAction(a, typeof id === "string" ? id : freshId(ids, taken));
+      return normalizeAction(a, typeof id === "string" ? id : freshId(ids, taken), copy);
     });
     let graph: DependencyGraph;
     try {
@@ -247,9 +255,9 @@ export function parseProposal(input: unknown, options: ParseOptions = {}): Actio
       source: (field(record, "source") as string | undefined) ?? "unknown",
       timestamp: (field(record, "timestamp") as string | undefined) ?? rfc3339((options.clock ?? systemClock).now()),
       actions,
-      context: mapField(record, "context"),
+      context: mapField(record, "context", copy),
     };
-    copyUnknownFields(record, proposal, PROPOSAL_FIELDS);
+    copyUnknownFields(record, proposal, PROPOSAL_FIELDS, copy);
     return proposal;
   });
 }
@@ -264,7 +272,8 @@ export function parseAction(input: unknown, options: ParseOptions = {}): Action 
     const problems = shapeProblems("action", raw);
     if (problems.length > 0) throw problemsError("invalid_proposal", "action", problems);
     const id = getOwn(raw as Raw, "id");
-    return normalizeAction(raw as Raw, typeof id === "string" ? id : (options.ids ?? randomIds).next());
+    const copy: Copy = typeof input === "string" ? adoptJson : cloneJson;
+    return normalizeAction(raw as Raw, typeof id === "string" ? id : (options.ids ?? randomIds).next(), copy);
   });
 }
 
