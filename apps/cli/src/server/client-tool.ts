@@ -32,11 +32,16 @@ export async function callClientTool(session: Session, callJson: string, engineS
   if (declared !== undefined) params["timeout_ms"] = declared;
   params["session_id"] = typeof call["session_id"] === "string" ? call["session_id"] : session.id;
 
-  const waited = new AbortController();
+  // One signal for "stop waiting": the engine gave up, or our own wait ran out. (The connection
+  // closing needs no signal here: the peer then fails every outstanding call itself.)
+  const stop = new AbortController();
+  const onEngineAbort = (): void => stop.abort(engineSignal.reason);
+  if (engineSignal.aborted) onEngineAbort();
+  else engineSignal.addEventListener("abort", onEngineAbort, { once: true });
   const timer = setTimeout(() => {
-    waited.abort(new CarError("timeout", `tool '${tool}' callback timed out (${Math.round(waitMs / 1000)}s)`));
+    stop.abort(new CarError("timeout", `tool '${tool}' callback timed out (${Math.round(waitMs / 1000)}s)`));
   }, waitMs);
-  const signal = AbortSignal.any([engineSignal, waited.signal, session.signal]);
+  const signal = stop.signal;
   try {
     const result = await session.peer.call("tools.execute", params, requestId, signal);
     return JSON.stringify(result ?? null);
@@ -53,6 +58,7 @@ export async function callClientTool(session: Session, callJson: string, engineS
     throw err;
   } finally {
     clearTimeout(timer);
+    engineSignal.removeEventListener("abort", onEngineAbort);
   }
 }
 

@@ -124,6 +124,25 @@ describe("proposal.submit", () => {
     expect(typeof cancel.params.reason).toBe("string");
   });
 
+  it("stops waiting on its own when the action declares no timeout (CAR_TOOL_TIMEOUT), and says so with tools.cancel", async () => {
+    const s = await startServer({ port: 0, carHome, writeTokenFile: false, toolTimeoutMs: 30 });
+    const c = await TestClient.open(s.url, s.token);
+    try {
+      await c.result("tools.register", [{ name: "mute" }]);
+      c.handle("tools.execute", () => undefined);
+      const result = await c.result("proposal.submit", { proposal: { actions: [{ id: "m", type: "tool_call", tool: "mute" }] } });
+      expect(result.results[0]).toMatchObject({ action_id: "m", status: "failed" });
+      expect(result.results[0].error).toContain("callback timed out");
+      const execute = c.frames.find((f) => f.method === "tools.execute");
+      expect(execute.params.timeout_ms).toBeUndefined();
+      const cancel = await c.waitFor((f) => f.method === "tools.cancel");
+      expect(cancel.params).toMatchObject({ request_id: execute.id, action_id: "m" });
+    } finally {
+      await c.close();
+      await s.close({ graceMs: 0 });
+    }
+  });
+
   it("rejects an unregistered tool at admission without calling the client", async () => {
     const c = await client();
     const result = await c.result("proposal.submit", { proposal: { actions: [{ id: "x", type: "tool_call", tool: "nope" }] } });
