@@ -1,15 +1,35 @@
 import { defineConfig } from "tsdown";
 
 /**
- * `car.mjs` is the bin; `hook.mjs` is the PreToolUse hook's own small entry
- * (reached from car.mjs by a dynamic import) so the editor's per-call hook
- * loads only the policy gate; `index.mjs` is the library surface. Commands
- * are dynamic imports and become their own chunks.
+ * Two builds into `dist/`:
+ * - the CLI: `car.mjs` (the bin) and `index.mjs` (the library surface), with
+ *   every command a dynamic import, so each becomes its own chunk and a
+ *   command loads only what it uses;
+ * - the PreToolUse hook, `hook.mjs`, which editors run on every tool call:
+ *   bundled into one self-contained file (the policy gate and what it uses,
+ *   tree-shaken) so its cold start reads one module instead of resolving
+ *   the workspace packages and their dependencies. `car.mjs` reaches it by a
+ *   computed import. `re2js` is swapped for a loader that brings the regex
+ *   engine in only when a policy has a regex rule (src/lazy-re2js.ts).
  */
-export default defineConfig({
-  entry: ["src/car.ts", "src/hook.ts", "src/index.ts"],
-  format: "esm",
-  dts: true,
-  platform: "node",
-  target: "node20",
-});
+export default defineConfig([
+  {
+    entry: ["src/car.ts", "src/index.ts"],
+    format: "esm",
+    dts: true,
+    platform: "node",
+    target: "node20",
+  },
+  {
+    entry: ["src/hook.ts"],
+    format: "esm",
+    dts: false,
+    clean: false,
+    platform: "node",
+    target: "node20",
+    deps: { alwaysBundle: [/^@car\//, "smol-toml"], onlyBundle: false },
+    alias: { re2js: new URL("./src/lazy-re2js.ts", import.meta.url).pathname },
+    // Bundle the workspace packages from their sources, so the hook needs no prior build of them.
+    inputOptions: { resolve: { conditionNames: ["source", "import", "node", "default"] } },
+  },
+]);

@@ -20,6 +20,13 @@ interface CommandEntry {
   load(): Promise<CommandModule>;
 }
 
+/**
+ * The hook is a separate build entry (`dist/hook.mjs`, bundled on its own so
+ * it loads one file). Its path is computed, so the bundler leaves this import
+ * alone instead of pulling the hook into the CLI's chunks.
+ */
+const HOOK_MODULE = new URL(import.meta.url.endsWith(".ts") ? "./hook.ts" : "./hook.mjs", import.meta.url).href;
+
 const COMMANDS: Record<string, CommandEntry> = {
   verify: { summary: "Statically verify a proposal", load: () => import("./commands/verify.ts") },
   simulate: { summary: "Simulate a proposal's state effects without executing", load: () => import("./commands/simulate.ts") },
@@ -28,7 +35,7 @@ const COMMANDS: Record<string, CommandEntry> = {
   run: { summary: "Verify, enforce policies and execute a proposal", load: () => import("./commands/run.ts") },
   init: { summary: "Create .car/policies/ with a commented example", load: () => import("./commands/init.ts") },
   policy: { summary: "Check a tool call against policies, or lint policy files", load: () => import("./commands/policy.ts") },
-  "policy-check-hook": { summary: "PreToolUse hook: deny a host's tool call that a policy forbids", load: () => import("./hook.ts") },
+  "policy-check-hook": { summary: "PreToolUse hook: deny a host's tool call that a policy forbids", load: () => import(HOOK_MODULE) as Promise<CommandModule> },
   mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
   serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
 };
@@ -69,12 +76,12 @@ async function dispatch(argv: string[]): Promise<number> {
     process.stderr.write(`car: unknown command '${name}'\n\n${overview()}\n`);
     return 2;
   }
-  const mod = await command.load();
-  if (mod.handlesHelp !== true && (rest.includes("--help") || rest.includes("-h"))) {
-    process.stdout.write(`${mod.usage}\n`);
-    return 0;
-  }
   try {
+    const mod = await command.load();
+    if (mod.handlesHelp !== true && (rest.includes("--help") || rest.includes("-h"))) {
+      process.stdout.write(`${mod.usage}\n`);
+      return 0;
+    }
     return await mod.main(rest);
   } catch (err) {
     const { toCarError } = await import("@car/ir");

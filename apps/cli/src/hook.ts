@@ -10,6 +10,7 @@
  * - a payload it cannot read fails open, with a note on stderr;
  * - the exit code is always 0, so the decision travels only in stdout.
  */
+import { readFileSync, writeSync } from "node:fs";
 import type { JsonValue } from "@car/ir";
 import { type Finding, type PolicyCheckResult, policyCheck } from "@car/policy/gate";
 import { resolveCarHome } from "./car-home.ts";
@@ -37,7 +38,7 @@ interface PreToolUsePayload {
 export async function main(): Promise<number> {
   const payload = readPayload(await readAll());
   if (typeof payload === "string") {
-    process.stderr.write(`car policy-check-hook: ${payload}; no decision made (failing open)\n`);
+    writeSync(2, `car policy-check-hook: ${payload}; no decision made (failing open)\n`);
     return 0;
   }
   const reason = denyReason(payload);
@@ -45,12 +46,23 @@ export async function main(): Promise<number> {
     const envelope = {
       hookSpecificOutput: { hookEventName: payload.event, permissionDecision: "deny", permissionDecisionReason: reason },
     };
-    process.stdout.write(`${JSON.stringify(envelope)}\n`);
+    writeSync(1, `${JSON.stringify(envelope)}\n`);
   }
   return 0;
 }
 
+/**
+ * All of stdin. Read synchronously from fd 0 (and written with `writeSync`)
+ * because setting up `process.stdin` / `process.stdout` streams costs more
+ * than the whole policy check; the stream is the fallback for a non-blocking
+ * stdin that refuses a synchronous read.
+ */
 async function readAll(): Promise<string> {
+  try {
+    return readFileSync(0, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EAGAIN") return "";
+  }
   const chunks: Buffer[] = [];
   try {
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -96,7 +108,7 @@ function denyReason(payload: PreToolUsePayload): string | undefined {
   }
   const findings: Finding[] = decision.findings;
   const warnings = findings.filter((f) => f.severity !== "deny");
-  for (const w of warnings) process.stderr.write(`car policy-check-hook: warning (${w.rule}): ${w.reason}\n`);
+  for (const w of warnings) writeSync(2, `car policy-check-hook: warning (${w.rule}): ${w.reason}\n`);
   if (decision.decision !== "deny") return undefined;
   if (decision.basis === "policy_load_failed") {
     const errors = decision.load_errors.map((e) => e.error).join("; ");
