@@ -1,0 +1,27 @@
+export type { DistilledSkill, DistilledSkillInput, SkillEvidence, SkillTrigger, SkillRecord, SkillStats, SkillRef, SkillChange, SkillQuery, SkillMatch } from "./types.ts";
+export type { SkillStore } from "./skill-store.ts";
+export { InMemorySkillStore } from "./in-memory-skill-store.ts";
+export { JsonFileSkillStore, SKILL_FILE_FORMAT } from "./json-file-skill-store.ts";
+export type { SkillOptions } from "./record-version.ts";
+export { distillSkills, DEFAULT_MIN_OCCURRENCES, type DistillOptions } from "./distill.ts";
+export { ingestDistilledSkills } from "./ingest.ts";
+export {
+  reportOutcome,
+  domainsNeedingEvolution,
+  shouldDegrade,
+  successRate,
+  DEFAULT_EVOLUTION_THRESHOLD,
+  type Outcome,
+  type OutcomeReport,
+} from "./outcomes.ts";
+export {
+  evolveSkills,
+  repairSkill,
+  type ImproveOptions,
+  type EvolveRequest,
+  type SkillEvolver,
+  type RepairRequest,
+  type SkillRepair,
+  type SkillRepairer,
+} from "./improve.ts";
+export { findSkill } from "./find.ts";

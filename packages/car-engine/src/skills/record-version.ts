@@ -1,0 +1,40 @@
+/**
+ * Writing a new version of a skill: numbered after the latest one, with a
+ * fresh track record (a changed procedure earns its own), and its lineage.
+ */
+import { rfc3339, systemClock } from "@car/ir";
+import type { Clock } from "@car/ir";
+import type { SkillStore } from "./skill-store.ts";
+import type { DistilledSkill, SkillChange, SkillRecord, SkillRef } from "./types.ts";
+
+export interface SkillOptions {
+  /** Timestamps for `created_at` and `last_outcome_at`. */
+  clock?: Clock;
+}
+
+export function refOf(record: SkillRecord): SkillRef {
+  return { name: record.name, version: record.version };
+}
+
+/** Stores `skill` as the next version of its name and returns the stored record. */
+export function recordVersion(store: SkillStore, skill: DistilledSkill, change: SkillChange, derived_from: SkillRef[], options: SkillOptions): SkillRecord {
+  const latest = store.get(skill.name);
+  const record: SkillRecord = {
+    ...skill,
+    version: (latest?.version ?? 0) + 1,
+    change,
+    derived_from,
+    created_at: rfc3339((options.clock ?? systemClock).now()),
+    stats: { success_count: 0, fail_count: 0, last_outcome_at: null },
+    broken_for_repair: false,
+  };
+  store.put(record);
+  return record;
+}
+
+/** True when the skill's content (not its bookkeeping) equals `skill`'s. */
+export function sameContent(record: SkillRecord, skill: DistilledSkill): boolean {
+  const content = (s: DistilledSkill): string =>
+    JSON.stringify([s.description, s.when_to_apply, s.domain, s.code, s.trigger.persona, s.trigger.url_pattern, s.trigger.task_keywords, s.source]);
+  return content(record) === content(skill);
+}
