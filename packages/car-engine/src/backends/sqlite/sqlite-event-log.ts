@@ -55,8 +55,9 @@ export function eventFromRow(row: EventRow): StoredEventRow {
     const event: CarEvent = { seq: row.seq, kind: row.kind, proposal_id: row.proposal_id, timestamp: "", data: {}, hash: row.hash };
     return { event, stored: row.body, problem: "the stored event is not valid JSON" };
   }
+  // The row's seq names the event in a report; a body that says otherwise is a finding.
   const event = {
-    seq: parsed["seq"],
+    seq: row.seq,
     kind: parsed["kind"],
     proposal_id: parsed["proposal_id"],
     ...(parsed["action_id"] !== undefined ? { action_id: parsed["action_id"] } : {}),
@@ -66,7 +67,7 @@ export function eventFromRow(row: EventRow): StoredEventRow {
     hash: row.hash,
   } as CarEvent;
   const problem =
-    event.seq !== row.seq ? "the seq column disagrees with the stored event"
+    parsed["seq"] !== row.seq ? "the seq column disagrees with the stored event"
     : event.kind !== row.kind ? "the kind column disagrees with the stored event"
     : event.proposal_id !== row.proposal_id ? "the proposal_id column disagrees with the stored event"
     : (event.action_id ?? null) !== row.action_id ? "the action_id column disagrees with the stored event"

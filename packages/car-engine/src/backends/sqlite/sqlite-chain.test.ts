@@ -1,0 +1,117 @@
+/**
+ * Tamper evidence, edited straight in the database file through a second
+ * connection: any single changed byte of a stored event, a removed event
+ * (first, middle, last) and a swapped pair are each reported at the first
+ * broken link.
+ */
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Runtime } from "../../runtime.ts";
+import { sqlite } from "./sqlite-store.ts";
+import type { SqliteStore } from "./sqlite-store.ts";
+import { tempDatabase } from "./test-database.ts";
+import type { TempDir } from "./test-database.ts";
+
+let temp: TempDir;
+let store: SqliteStore;
+let raw: Database.Database;
+
+interface Row {
+  seq: number;
+  kind: string;
+  proposal_id: string | null;
+  action_id: string | null;
+  ts: number;
+  body: string;
+  hash: string;
+}
+
+beforeEach(async () => {
+  temp = tempDatabase();
+  store = sqlite(temp.db);
+  const rt = new Runtime({ store });
+  rt.registerTool("t", () => ({ ok: true }));
+  await rt.executeProposal({ id: "p1", actions: [{ id: "a", type: "tool_call", tool: "t", parameters: { q: "ü" }, expected_effects: { k: [1, "two"] } }] });
+  await rt.executeProposal({ id: "p2", actions: [{ id: "b", type: "state_write", parameters: { key: "k", value: 3 } }] });
+  raw = new Database(temp.db);
+});
+afterEach(async () => {
+  raw.close();
+  await store.close();
+  temp.remove();
+});
+
+const row = (seq: number): Row => raw.prepare("SELECT * FROM events WHERE seq = ?").get(seq) as Row;
+const seqs = (): number[] => raw.prepare("SELECT seq FROM events ORDER BY seq").pluck().all() as number[];
+
+/** Every single-character edit of `text`: each position replaced by a different printable ASCII character. */
+function* singleByteEdits(text: string): Generator<string> {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const replacement = code === 0x61 ? "b" : "a";
+    yield text.slice(0, i) + replacement + text.slice(i + 1);
+  }
+}
+
+describe("tampering", () => {
+  it("verifies untouched", () => {
+    expect(store.verifyChain()).toMatchObject({ ok: true, verified: seqs().length });
+  });
+
+  it("finds every single-byte edit of a stored event's body, in the middle and at the end of the log", () => {
+    const all = seqs();
+    for (const seq of [all[Math.floor(all.length / 2)]!, all.at(-1)!]) {
+      const original = row(seq).body;
+      let edits = 0;
+      for (const edited of singleByteEdits(original)) {
+        raw.prepare("UPDATE events SET body = ? WHERE seq = ?").run(edited, seq);
+        const report = store.verifyChain();
+        expect(report.ok, `edit ${edits} of event ${seq} found`).toBe(false);
+        if (!report.ok) expect(report.broken.seq).toBe(seq);
+        edits++;
+      }
+      raw.prepare("UPDATE events SET body = ? WHERE seq = ?").run(original, seq);
+      expect(edits).toBeGreaterThan(100);
+    }
+    expect(store.verifyChain().ok).toBe(true);
+  });
+
+  it("finds a single-byte edit of the hash and of every denormalised column", () => {
+    const seq = seqs()[3]!;
+    const original = row(seq);
+    const edits: [string, unknown][] = [
+      ["hash", original.hash.slice(0, 10) + (original.hash[10] === "0" ? "1" : "0") + original.hash.slice(11)],
+      ["kind", `${original.kind.slice(0, -1)}x`],
+      ["proposal_id", "p9"],
+      ["action_id", original.action_id === null ? "z" : `${original.action_id}z`],
+      ["ts", original.ts + 1],
+      ["seq", 10_000],
+    ];
+    for (const [column, value] of edits) {
+      raw.prepare(`UPDATE events SET ${column} = ? WHERE seq = ?`).run(value, seq);
+      const report = store.verifyChain();
+      expect(report.ok, `edit of ${column} found`).toBe(false);
+      const where = column === "seq" ? 10_000 : seq;
+      raw.prepare(`UPDATE events SET ${column} = ? WHERE seq = ?`).run((original as unknown as Record<string, unknown>)[column], where);
+    }
+    expect(store.verifyChain().ok).toBe(true);
+  });
+
+  it("finds a removed first, middle or last event, and a swap of two events' contents", () => {
+    const all = seqs();
+    for (const seq of [all[0]!, all[4]!, all.at(-1)!]) {
+      const saved = row(seq);
+      raw.prepare("DELETE FROM events WHERE seq = ?").run(seq);
+      const report = store.verifyChain();
+      expect(report.ok, `removal of ${seq} found`).toBe(false);
+      raw.prepare("INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash) VALUES (@seq, @kind, @proposal_id, @action_id, @ts, @body, @hash)").run(saved);
+    }
+    expect(store.verifyChain().ok).toBe(true);
+    const [a, b] = [row(all[2]!), row(all[3]!)];
+    const swap = raw.prepare("UPDATE events SET kind = ?, proposal_id = ?, action_id = ?, ts = ?, body = ?, hash = ? WHERE seq = ?");
+    swap.run(b.kind, b.proposal_id, b.action_id, b.ts, b.body, b.hash, a.seq);
+    swap.run(a.kind, a.proposal_id, a.action_id, a.ts, a.body, a.hash, b.seq);
+    const report = store.verifyChain();
+    expect(report).toMatchObject({ ok: false, broken: { seq: a.seq } });
+  });
+});
