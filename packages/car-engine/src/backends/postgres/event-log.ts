@@ -1,0 +1,133 @@
+/**
+ * The event log of a PostgreSQL-backed runtime: the shared log (every
+ * runtime's events, in commit order) behind the synchronous `EventLog` seam.
+ *
+ * Writing: `append` never waits on the network. A proposal's events are
+ * buffered by the engine and written, hash-chained, by its commit
+ * transaction; events that belong to no open proposal of this runtime
+ * (multi-agent runs, direct appends) are written shortly after, as a batch.
+ * Until written, an event's `seq` is 0.
+ *
+ * Reading: `query` / `count` / `subscribe` work on a local copy of the log,
+ * loaded on start and brought up to date at every `beginProposal` and after
+ * every commit — the same consistency model as the state cache (the
+ * database as of the last refresh). `queryShared` / `countShared` ask the
+ * database directly. Subscribers get events in `seq` order, without gaps,
+ * whichever runtime wrote them.
+ */
+import type { Pool } from "pg";
+import { EVENT_KINDS } from "../../events/event.ts";
+import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
+import { eventMatcher } from "../../events/event-log.ts";
+import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
+import { EventFeed } from "../shared/event-feed.ts";
+import { eventFromRow, eventWhere } from "./event-sql.ts";
+import type { EventRow } from "./event-sql.ts";
+
+export class PostgresEventLog implements EventLog {
+  /** The log as known here, by `seq`; `#known[i].seq === i + 1` up to `#prefix`. */
+  readonly #known: CarEvent[] = [];
+  /** How many leading events are known without a gap (and were fed to subscribers). */
+  #prefix = 0;
+  /** Proposals received and not yet committed: their events travel with the commit. */
+  readonly #open = new Set<string>();
+  #loose: CarEvent[] = [];
+  readonly #feed = new EventFeed();
+  readonly #pool: Pool;
+  readonly #onLoose: () => void;
+
+  constructor(pool: Pool, onLoose: () => void) {
+    this.#pool = pool;
+    this.#onLoose = onLoose;
+  }
+
+  append(event: NewEvent): CarEvent {
+    const stored = event as CarEvent;
+    stored.seq = 0;
+    const id = stored.proposal_id;
+    if (id !== null && stored.kind === EVENT_KINDS.proposalReceived) this.#open.add(id);
+    else if (id === null || !this.#open.has(id)) {
+      this.#loose.push(stored);
+      if (this.#loose.length === 1) this.#onLoose();
+    }
+    return stored;
+  }
+
+  /** The buffered events of no open proposal, handed over for writing. */
+  takeLoose(): CarEvent[] {
+    const out = this.#loose;
+    this.#loose = [];
+    return out;
+  }
+
+  /** The proposal's outcome is written: later events with its id are loose. */
+  closeProposal(proposal_id: string): void {
+    this.#open.delete(proposal_id);
+  }
+
+  /** The highest seq known without a gap: a refresh asks for what follows. */
+  get knownThrough(): number {
+    return this.#prefix;
+  }
+
+  /** True when events written here sit after a gap (another runtime committed in between). */
+  get hasGap(): boolean {
+    return this.#known.length > this.#prefix;
+  }
+
+  /** Takes written events (this runtime's commits, or a refresh), keeps them in `seq` order, feeds subscribers as the gap-free prefix grows. */
+  learn(events: readonly CarEvent[]): void {
+    for (const e of events) {
+      if (e.seq <= this.#prefix) continue;
+      let i = this.#known.length;
+      while (i > this.#prefix && this.#known[i - 1]!.seq > e.seq) i--;
+      if (i > this.#prefix && this.#known[i - 1]!.seq === e.seq) continue;
+      this.#known.splice(i, 0, e);
+    }
+    while (this.#prefix < this.#known.length && this.#known[this.#prefix]!.seq === this.#prefix + 1) {
+      this.#feed.publish(this.#known[this.#prefix]!);
+      this.#prefix++;
+    }
+  }
+
+  query(query: EventQuery = {}): CarEvent[] {
+    const matches = eventMatcher(query);
+    let out = this.#known.slice(0, this.#prefix).filter(matches);
+    if (query.order === "desc") out.reverse();
+    if (query.limit !== undefined && query.limit > 0) out = out.slice(0, query.limit);
+    return out;
+  }
+
+  count(query: EventQuery = {}): number {
+    const matches = eventMatcher(query);
+    let n = 0;
+    for (let i = 0; i < this.#prefix; i++) if (matches(this.#known[i]!)) n++;
+    return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
+  }
+
+  subscribe(options: SubscribeOptions = {}): AsyncIterableIterator<CarEvent> {
+    return this.#feed.subscribe(options);
+  }
+
+  /** Every runtime's events matching `query`, from the database. */
+  async queryShared(query: EventQuery = {}): Promise<CarEvent[]> {
+    const { where, params } = eventWhere(query);
+    const order = query.order === "desc" ? "DESC" : "ASC";
+    const limit = query.limit !== undefined && query.limit > 0 ? ` LIMIT ${Math.floor(query.limit)}` : "";
+    const { rows } = await this.#pool.query<EventRow>(`SELECT body, hash FROM car_events${where} ORDER BY seq ${order}${limit}`, params);
+    return rows.map(eventFromRow);
+  }
+
+  /** How many of every runtime's events match `query`, from the database. */
+  async countShared(query: EventQuery = {}): Promise<number> {
+    const { where, params } = eventWhere(query);
+    const { rows } = await this.#pool.query<{ n: string }>(`SELECT count(*) AS n FROM car_events${where}`, params);
+    const n = Number(rows[0]!.n);
+    return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
+  }
+
+  /** Ends every live feed (the store is closing). */
+  close(): void {
+    this.#feed.close();
+  }
+}

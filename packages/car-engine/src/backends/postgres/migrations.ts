@@ -1,0 +1,137 @@
+/**
+ * Versioned schema migrations. Every runtime applies the missing ones on
+ * start, one transaction per migration, under an advisory lock so runtimes
+ * starting together do not race; the applied versions are recorded in
+ * `car_migrations`, which makes starting again a no-op. A database whose
+ * schema is newer than this code knows is refused rather than guessed at.
+ *
+ * Layout (all tables prefixed `car_`, so the backend can share a database):
+ * - `car_state`: one row per key ever written or locked. `value` is the JSON
+ *   text (byte-exact, unlike jsonb); `present = false` is a deleted (or
+ *   merely locked) key, which keeps its version. `txid` is the writing
+ *   transaction, so a runtime refreshes its cache with only the rows changed
+ *   since its last snapshot's horizon.
+ * - `car_events`: the audit log, in commit order by `seq`; `body` is the
+ *   event's canonical (JCS) text, which `hash` covers.
+ * - `car_log_head`: the chain's newest seq and hash (one row; locked by the
+ *   transaction appending to the log), so a truncated tail is detectable.
+ * - `car_proposals`: proposals begun, their outcome and the runtime running
+ *   them (for marking the proposals of a dead runtime interrupted).
+ * - `car_approvals`, `car_revocations`, `car_postures`: the approval ledger
+ *   and per-agent postures.
+ */
+import { CarError } from "@car/ir";
+import type { PoolClient } from "pg";
+
+/** Advisory-lock class ids (the first key of the two-key form), chosen to be unlikely in other applications. */
+export const MIGRATION_LOCK_CLASS = 0x43415201;
+export const RUNTIME_LOCK_CLASS = 0x43415203;
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "state, event log, proposals, approvals, postures",
+    sql: `
+      CREATE TABLE car_state (
+        key text PRIMARY KEY,
+        value text,
+        present boolean NOT NULL,
+        version bigint NOT NULL,
+        ord bigserial NOT NULL,
+        txid xid8 NOT NULL DEFAULT pg_current_xact_id()
+      );
+      CREATE INDEX car_state_txid ON car_state (txid);
+
+      CREATE TABLE car_events (
+        seq bigint PRIMARY KEY,
+        proposal_id text,
+        action_id text,
+        kind text NOT NULL,
+        ts timestamptz NOT NULL,
+        body text NOT NULL,
+        hash text NOT NULL
+      );
+      CREATE INDEX car_events_proposal ON car_events (proposal_id, seq);
+      CREATE INDEX car_events_action ON car_events (action_id, seq);
+      CREATE INDEX car_events_kind ON car_events (kind, seq);
+      CREATE INDEX car_events_ts ON car_events (ts);
+
+      CREATE TABLE car_log_head (
+        id integer PRIMARY KEY CHECK (id = 1),
+        seq bigint NOT NULL,
+        hash text NOT NULL
+      );
+      INSERT INTO car_log_head VALUES (1, 0, '${"0".repeat(64)}');
+
+      CREATE TABLE car_proposals (
+        proposal_id text PRIMARY KEY,
+        status text NOT NULL,
+        runtime_key integer NOT NULL,
+        began_at text NOT NULL
+      );
+      CREATE INDEX car_proposals_executing ON car_proposals (runtime_key) WHERE status = 'executing';
+
+      CREATE TABLE car_approvals (
+        id bigserial PRIMARY KEY,
+        fingerprint text NOT NULL,
+        decision text NOT NULL,
+        expires_at bigint,
+        record text NOT NULL
+      );
+      CREATE INDEX car_approvals_fingerprint ON car_approvals (fingerprint, id);
+      CREATE TABLE car_revocations (
+        approval_id bigint PRIMARY KEY REFERENCES car_approvals (id),
+        revoked_at bigint NOT NULL,
+        revoked_by text NOT NULL
+      );
+
+      CREATE TABLE car_postures (
+        agent_id text NOT NULL,
+        tier text NOT NULL,
+        posture text NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (agent_id, tier)
+      );
+    `,
+  },
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
+
+/** Applies every missing migration; returns the versions it applied (empty when the schema was current). */
+export async function migrate(client: PoolClient): Promise<number[]> {
+  await client.query("SELECT pg_advisory_lock($1, 0)", [MIGRATION_LOCK_CLASS]);
+  try {
+    await client.query("CREATE TABLE IF NOT EXISTS car_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+    const { rows } = await client.query<{ version: number }>("SELECT version FROM car_migrations ORDER BY version");
+    const applied = new Set(rows.map((r) => r.version));
+    const newest = rows.at(-1)?.version ?? 0;
+    if (newest > SCHEMA_VERSION) {
+      throw new CarError("storage_error", `the database schema is at version ${newest}, newer than this runtime's ${SCHEMA_VERSION}: upgrade @car/engine`);
+    }
+    const done: number[] = [];
+    for (const m of MIGRATIONS) {
+      if (applied.has(m.version)) continue;
+      await client.query("BEGIN");
+      try {
+        await client.query(m.sql);
+        await client.query("INSERT INTO car_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK");
+        throw error;
+      }
+      done.push(m.version);
+    }
+    return done;
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1, 0)", [MIGRATION_LOCK_CLASS]);
+  }
+}

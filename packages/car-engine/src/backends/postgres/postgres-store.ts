@@ -1,0 +1,480 @@
+/**
+ * A `RuntimeStore` on PostgreSQL, shared by any number of runtimes in any
+ * number of processes or hosts: versioned state, one ordered audit log
+ * (hash-chained per proposal) and the approval ledger.
+ *
+ * - On start: apply missing schema migrations; hold a session advisory lock
+ *   that says "this runtime is alive" for as long as its connection lives.
+ * - `beginProposal`: record the proposal as executing, refresh the state
+ *   cache (see state-cache.ts for the consistency model).
+ * - `commitProposal`: one transaction locks every key the proposal read,
+ *   assumed or writes, checks their versions (commit-conflicts.ts) under
+ *   the configured mode, writes the new values and versions, the
+ *   proposal's events as one hash chain and its outcome — all or nothing.
+ *   A runtime that dies mid-proposal has written nothing of it.
+ * - `recover`: proposals left executing by runtimes whose liveness lock is
+ *   free (their process died) are marked interrupted, with an event.
+ */
+import { CarError, isCarError, rfc3339, systemClock } from "@car/ir";
+import type { Clock, JsonValue } from "@car/ir";
+import { judgeTransaction } from "@car/verify";
+import type { TransactionMode } from "@car/verify";
+import pg from "pg";
+import type { PoolClient } from "pg";
+import { EVENT_KINDS } from "../../events/event.ts";
+import type { CarEvent } from "../../events/event.ts";
+import type { InterruptedProposal, ProposalBegin, ProposalCommit, RuntimeStore } from "../../store/runtime-store.ts";
+import type { StateTransition } from "../../store/state-store.ts";
+import type { ChainReport } from "../shared/chain-verify.ts";
+import { PostgresApprovalLedger } from "./approval-ledger.ts";
+import type { Audit } from "./audited-transaction.ts";
+import { appendToLog, eventsAfter, verifyLog } from "./log-chain.ts";
+import { conflictError, findConflicts } from "./commit-conflicts.ts";
+import type { LockedKey } from "./commit-conflicts.ts";
+import { PostgresEventLog } from "./event-log.ts";
+import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
+import { PostgresPostureStore } from "./posture-store.ts";
+import { StateCache } from "./state-cache.ts";
+import type { DirectWrite } from "./state-cache.ts";
+
+export interface PostgresStoreOptions {
+  clock?: Clock;
+  /**
+   * How conflicts found at commit are treated (@car/verify's modes):
+   * `strict` (default) refuses the commit with `stale_read` / `write_conflict`;
+   * `warn` commits and records a `transaction_warning` event in the
+   * proposal's chain; `off` checks nothing (writes still get correct versions).
+   */
+  mode?: TransactionMode;
+  /** Connections in this runtime's pool (default 10), plus one for the liveness lock. */
+  poolSize?: number;
+}
+
+/** Written into a proposal's chain when `warn` mode committed it despite conflicts. */
+export const TRANSACTION_WARNING = "transaction_warning";
+
+/** Why a proposal is marked interrupted by `recover`. */
+const INTERRUPTED_REASON = "the runtime running it stopped before it committed; none of its effects were applied";
+
+interface StateRow {
+  key: string;
+  value: string | null;
+  present: boolean;
+  version: string;
+}
+
+export class PostgresStore implements RuntimeStore {
+  readonly state: StateCache;
+  readonly events: PostgresEventLog;
+  readonly approvals: PostgresApprovalLedger;
+  readonly postures: PostgresPostureStore;
+  readonly mode: TransactionMode;
+  /** Migration versions this store applied on start (empty when the schema was current). */
+  migrationsApplied: number[] = [];
+  readonly #pool: pg.Pool;
+  readonly #clock: Clock;
+  #runtimeKey: number;
+  readonly #ready: Promise<void>;
+  #liveness: pg.PoolClient | undefined;
+  /** The snapshot horizon of the last cache refresh: rows written by transactions at or after it may be new. */
+  #horizon = 0n;
+  #directWrites: DirectWrite[] = [];
+  /** Background writes (direct state writes, loose events), in order; failures surface on the next flush. */
+  #background: Promise<void> = Promise.resolve();
+  #backgroundError: unknown;
+  #closed = false;
+
+  constructor(url: string, options: PostgresStoreOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.mode = options.mode ?? "strict";
+    // 31 bits: a runtime's id in `car_proposals` and its liveness lock key.
+    this.#runtimeKey = 1 + Math.floor(Math.random() * 0x7ffffffe);
+    this.#pool = new pg.Pool({ connectionString: url, max: (options.poolSize ?? 10) + 1 });
+    // An idle connection that drops is replaced on next use; without a listener it would crash the process.
+    this.#pool.on("error", () => {});
+    this.state = new StateCache(this.#clock, (write) => {
+      this.#directWrites.push(write);
+      if (this.#directWrites.length === 1) this.#inBackground(() => this.#writeDirect());
+    });
+    this.events = new PostgresEventLog(this.#pool, () => this.#inBackground(() => this.#writeLoose()));
+    const audited = <T>(work: (client: PoolClient, audit: Audit) => Promise<T>): Promise<T> => this.#audited(work);
+    this.approvals = new PostgresApprovalLedger(this.#pool, audited);
+    this.postures = new PostgresPostureStore(this.#pool, audited);
+    this.#ready = this.#start();
+    this.#ready.catch(() => {});
+  }
+
+  /** Resolves once migrations ran and the cache holds the current state; rejects with `storage_error` if the database cannot be used. */
+  async ready(): Promise<void> {
+    await this.#ready;
+  }
+
+  async #start(): Promise<void> {
+    const client = await this.#connect();
+    try {
+      this.migrationsApplied = await migrate(client);
+      for (;;) {
+        const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1, $2) AS ok", [RUNTIME_LOCK_CLASS, this.#runtimeKey]);
+        if (rows[0]!.ok) break;
+        this.#runtimeKey = 1 + Math.floor(Math.random() * 0x7ffffffe);
+      }
+    } catch (error) {
+      client.release(true);
+      throw storageError(error, "cannot prepare the PostgreSQL schema");
+    }
+    this.#liveness = client;
+    client.on("error", () => {});
+    await Promise.all([this.#refresh(), this.#refreshEvents()]);
+  }
+
+  async #connect(): Promise<PoolClient> {
+    try {
+      return await this.#pool.connect();
+    } catch (error) {
+      throw storageError(error, "cannot connect to PostgreSQL");
+    }
+  }
+
+  /** Pulls every state row written since the last refresh's horizon into the cache. */
+  async #refresh(): Promise<void> {
+    const { rows } = await this.#query<StateRow & { horizon: string }>(
+      `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon, s.key, s.value, s.present, s.version::text
+       FROM (SELECT 1) AS one LEFT JOIN car_state s ON s.txid >= $1::text::xid8 ORDER BY s.ord`,
+      [this.#horizon.toString()],
+    );
+    for (const row of rows) if (row.key !== null) this.state.absorb(keyFrom(row));
+    const horizon = BigInt(rows[0]!.horizon);
+    if (horizon > this.#horizon) this.#horizon = horizon;
+  }
+
+  /** Pulls the log's events this runtime has not seen yet. */
+  async #refreshEvents(): Promise<void> {
+    try {
+      this.events.learn(await eventsAfter(this.#pool, this.events.knownThrough));
+    } catch (error) {
+      throw storageError(error, "cannot read the event log");
+    }
+  }
+
+  async #query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.#pool.query<R>(sql, params);
+    } catch (error) {
+      throw storageError(error, "PostgreSQL query failed");
+    }
+  }
+
+  async beginProposal(begin: ProposalBegin): Promise<void> {
+    await this.#ready;
+    await this.flush();
+    await Promise.all([
+      this.#query(
+        `INSERT INTO car_proposals (proposal_id, status, runtime_key, began_at) VALUES ($1, 'executing', $2, $3)
+         ON CONFLICT (proposal_id) DO UPDATE SET status = 'executing', runtime_key = EXCLUDED.runtime_key, began_at = EXCLUDED.began_at`,
+        [begin.proposal_id, this.#runtimeKey, begin.timestamp],
+      ),
+      this.#refresh(),
+      this.#refreshEvents(),
+    ]);
+  }
+
+  async commitProposal(commit: ProposalCommit): Promise<StateTransition[]> {
+    // Taken before any await: the versions the engine numbered this proposal's `state_changed` events from.
+    const writeBase = new Map<string, { version: number; action_id: string }>();
+    if (commit.outcome === "committed") for (const m of commit.mutations) if (!writeBase.has(m.key)) writeBase.set(m.key, { version: this.state.version(m.key), action_id: m.action_id });
+    await this.#ready;
+    await this.flush();
+    const events = [...commit.events];
+    const client = await this.#connect();
+    let versions: Map<string, number> | undefined;
+    try {
+      await client.query("BEGIN");
+      if (commit.outcome === "committed") versions = await this.#checkAndWrite(client, commit, writeBase, events);
+      const { rowCount } = await client.query(
+        `INSERT INTO car_proposals (proposal_id, status, runtime_key, began_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (proposal_id) DO UPDATE SET status = EXCLUDED.status
+         WHERE car_proposals.status = 'executing' AND car_proposals.runtime_key = EXCLUDED.runtime_key`,
+        [commit.proposal_id, commit.outcome, this.#runtimeKey, events[0]?.timestamp ?? rfc3339(this.#clock.now())],
+      );
+      if (rowCount !== 1) throw new CarError("storage_error", `proposal '${commit.proposal_id}' is no longer executing in this runtime (marked interrupted by another runtime?); nothing of it was committed`);
+      // Last: the log head stays locked from here to COMMIT.
+      await appendToLog(client, events);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      client.release();
+      const refused = isCarError(error, "stale_read") || isCarError(error, "write_conflict");
+      const lost = lostRace(error, writeBase);
+      if (!refused && lost === undefined) this.events.closeProposal(commit.proposal_id);
+      throw lost ?? (isCarError(error) ? error : storageError(error, `cannot commit proposal '${commit.proposal_id}'`));
+    }
+    client.release();
+    this.events.closeProposal(commit.proposal_id);
+    const transitions: StateTransition[] = [];
+    if (versions !== undefined) {
+      const next = new Map<string, number>();
+      for (const m of commit.mutations) {
+        const version = (next.get(m.key) ?? versions.get(m.key)!) + 1;
+        next.set(m.key, version);
+        transitions.push(this.state.applyCommitted(m.key, m.mutation, version, { proposal_id: commit.proposal_id, action_id: m.action_id }));
+      }
+    }
+    this.events.learn(events);
+    if (this.events.hasGap) this.#inBackground(() => this.#refreshEvents());
+    return transitions;
+  }
+
+  /**
+   * Locks the keys, checks them under the mode and writes the new rows.
+   * Returns each written key's version before this proposal's writes.
+   */
+  async #checkAndWrite(client: PoolClient, commit: ProposalCommit, writeBase: ReadonlyMap<string, { version: number; action_id: string }>, events: CarEvent[]): Promise<Map<string, number>> {
+    const checking = this.mode !== "off";
+    const keySet = new Set<string>(writeBase.keys());
+    if (checking) {
+      for (const r of commit.reads) keySet.add(r.key);
+      for (const a of commit.assumptions) keySet.add(a.key);
+    }
+    const keys = [...keySet].sort();
+    const found = new Map<string, LockedKey>();
+    if (keys.length > 0) {
+      // Every key gets a row (a new or never-written key an absent placeholder) so it can be row-locked:
+      // two proposals racing on a key that does not exist yet still serialise.
+      if (writeBase.size > 0) await client.query("INSERT INTO car_state (key, present, version) SELECT k, false, 0 FROM unnest($1::text[]) AS k ORDER BY k ON CONFLICT (key) DO NOTHING", [keys]);
+      // A proposal that writes nothing needs no locks: one statement's snapshot is a consistent point to check against.
+      const lock = writeBase.size > 0 ? " ORDER BY key FOR UPDATE" : "";
+      const { rows } = await client.query<StateRow>(`SELECT key, value, present, version::text FROM car_state WHERE key = ANY($1::text[])${lock}`, [keys]);
+      for (const row of rows) {
+        const k = keyFrom(row);
+        found.set(k.key, k);
+      }
+    }
+    const current = (key: string): LockedKey => found.get(key) ?? { value: undefined, version: 0 };
+    if (checking) {
+      const conflicts = findConflicts(commit, writeBase, current);
+      if (conflicts.length > 0) {
+        const verdict = judgeTransaction({ consistent: false, conflicts }, this.mode);
+        if (!verdict.admit) throw conflictError(verdict.blocking);
+        const warning: CarEvent = {
+          seq: 0,
+          kind: TRANSACTION_WARNING,
+          proposal_id: commit.proposal_id,
+          timestamp: rfc3339(this.#clock.now()),
+          data: { mode: this.mode, keys: [...new Set(verdict.warnings.map((c) => c.key))].sort(), conflicts: verdict.warnings as unknown as JsonValue[] },
+        };
+        const completed = events.findIndex((e) => e.kind === EVENT_KINDS.proposalCompleted);
+        events.splice(completed < 0 ? events.length : completed, 0, warning);
+      }
+    }
+    // Final row per key; versions count every write from the key's current version.
+    const before = new Map<string, number>();
+    const finalRows = new Map<string, { value: string | null; version: number }>();
+    for (const m of commit.mutations) {
+      if (!before.has(m.key)) before.set(m.key, current(m.key).version);
+      const version = (finalRows.get(m.key)?.version ?? before.get(m.key)!) + 1;
+      finalRows.set(m.key, { value: m.mutation.op === "set" ? JSON.stringify(m.mutation.value) : null, version });
+    }
+    renumberStateChanges(events, before);
+    if (finalRows.size > 0) {
+      const rows = [...finalRows];
+      await client.query(
+        `UPDATE car_state AS s SET value = u.value, present = u.value IS NOT NULL, version = u.version, txid = pg_current_xact_id()
+         FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(key, value, version) WHERE s.key = u.key`,
+        [rows.map(([k]) => k), rows.map(([, r]) => r.value), rows.map(([, r]) => r.version)],
+      );
+    }
+    return before;
+  }
+
+  /** Proposals left executing by runtimes that are gone, now marked interrupted (each with a `proposal_interrupted` event). */
+  async recover(): Promise<InterruptedProposal[]> {
+    await this.#ready;
+    const { rows } = await this.#query<{ runtime_key: number }>("SELECT DISTINCT runtime_key FROM car_proposals WHERE status = 'executing' AND runtime_key <> $1", [this.#runtimeKey]);
+    const out: InterruptedProposal[] = [];
+    for (const { runtime_key } of rows) {
+      const client = await this.#connect();
+      try {
+        await client.query("BEGIN");
+        const alive = !(await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1, $2) AS ok", [RUNTIME_LOCK_CLASS, runtime_key])).rows[0]!.ok;
+        if (alive) {
+          await client.query("ROLLBACK");
+          continue;
+        }
+        const marked = await client.query<{ proposal_id: string; began_at: string }>(
+          "UPDATE car_proposals SET status = 'interrupted' WHERE runtime_key = $1 AND status = 'executing' RETURNING proposal_id, began_at",
+          [runtime_key],
+        );
+        const written: CarEvent[] = [];
+        for (const p of marked.rows) {
+          const event: CarEvent = {
+            seq: 0,
+            kind: EVENT_KINDS.proposalInterrupted,
+            proposal_id: p.proposal_id,
+            timestamp: rfc3339(this.#clock.now()),
+            data: { began_at: p.began_at, reason: INTERRUPTED_REASON },
+          };
+          written.push(event);
+          out.push({ proposal_id: p.proposal_id, timestamp: p.began_at });
+        }
+        await appendToLog(client, written);
+        await client.query("COMMIT");
+        this.events.learn(written);
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw isCarError(error) ? error : storageError(error, "cannot recover interrupted proposals");
+      } finally {
+        client.release();
+      }
+    }
+    return out;
+  }
+
+  /** The whole log's hash chain, every runtime's events, verified from the database. */
+  async verifyChain(): Promise<ChainReport> {
+    await this.#ready;
+    try {
+      return await verifyLog(this.#pool);
+    } catch (error) {
+      throw storageError(error, "cannot read the event log");
+    }
+  }
+
+  /** Waits for background writes (direct state writes, events outside proposals); rethrows the first that failed. */
+  async flush(): Promise<void> {
+    await this.#background;
+    if (this.#backgroundError !== undefined) {
+      const error = this.#backgroundError;
+      this.#backgroundError = undefined;
+      throw error;
+    }
+  }
+
+  #inBackground(work: () => Promise<void>): void {
+    this.#background = this.#background.then(async () => {
+      try {
+        await this.#ready;
+        await work();
+      } catch (error) {
+        this.#backgroundError ??= error;
+      }
+    });
+  }
+
+  /** Direct writes, last writer wins: each bumps the key's stored version. */
+  async #writeDirect(): Promise<void> {
+    const writes = this.#directWrites;
+    this.#directWrites = [];
+    const client = await this.#connect();
+    try {
+      await client.query("BEGIN");
+      for (const w of writes) {
+        const value = w.mutation.op === "set" ? JSON.stringify(w.mutation.value) : null;
+        const { rows } = await client.query<StateRow>(
+          `INSERT INTO car_state (key, value, present, version) VALUES ($1, $2, $2::text IS NOT NULL, 1)
+           ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, present = EXCLUDED.present, version = car_state.version + 1, txid = pg_current_xact_id()
+           RETURNING key, value, present, version::text`,
+          [w.key, value],
+        );
+        this.state.absorb(keyFrom(rows[0]!));
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw storageError(error, "cannot write state");
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Events appended outside any open proposal of this runtime, written as one chain. */
+  async #writeLoose(): Promise<void> {
+    const events = this.events.takeLoose();
+    if (events.length === 0) return;
+    const client = await this.#connect();
+    try {
+      await client.query("BEGIN");
+      await appendToLog(client, events);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw storageError(error, "cannot append events");
+    } finally {
+      client.release();
+    }
+    this.events.learn(events);
+  }
+
+  /** Runs `work` in a transaction whose audit events join the log in the same commit. */
+  async #audited<T>(work: (client: PoolClient, audit: Audit) => Promise<T>): Promise<T> {
+    await this.#ready;
+    const events: CarEvent[] = [];
+    const audit: Audit = (kind, data, options = {}) => {
+      const event: CarEvent = { seq: 0, kind, proposal_id: null, timestamp: options.timestamp ?? rfc3339(this.#clock.now()), data };
+      if (options.action_id !== undefined) event.action_id = options.action_id;
+      events.push(event);
+    };
+    const client = await this.#connect();
+    let result: T;
+    try {
+      await client.query("BEGIN");
+      result = await work(client, audit);
+      await appendToLog(client, events);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw storageError(error, "cannot write to the ledger");
+    } finally {
+      client.release();
+    }
+    this.events.learn(events);
+    return result;
+  }
+
+  /** Writes what is pending, releases the liveness lock and closes every connection. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#ready.catch(() => {});
+      await this.flush();
+    } finally {
+      this.events.close();
+      this.#liveness?.release();
+      await this.#pool.end();
+    }
+  }
+}
+
+function keyFrom(row: StateRow): { key: string; value: JsonValue | undefined; version: number } {
+  return { key: row.key, value: row.present && row.value !== null ? (JSON.parse(row.value) as JsonValue) : undefined, version: Number(row.version) };
+}
+
+/** Sets each `state_changed` event's `version` to the one the write really gets (it differs from the cache's guess only when a conflict was let through). */
+function renumberStateChanges(events: readonly CarEvent[], before: ReadonlyMap<string, number>): void {
+  const next = new Map<string, number>();
+  for (const e of events) {
+    if (e.kind !== EVENT_KINDS.stateChanged) continue;
+    const key = e.data["key"];
+    if (typeof key !== "string" || !before.has(key)) continue;
+    const version = (next.get(key) ?? before.get(key)!) + 1;
+    next.set(key, version);
+    if (e.data["version"] !== version) e.data["version"] = version;
+  }
+}
+
+/**
+ * PostgreSQL broke a lock cycle between two commits (deadlock) or refused a
+ * serialisation: the proposal lost a race on its written keys.
+ */
+function lostRace(error: unknown, writeBase: ReadonlyMap<string, unknown>): CarError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== "40P01" && code !== "40001") return undefined;
+  const keys = [...writeBase.keys()].sort();
+  return new CarError("write_conflict", `a concurrent commit on the same keys won the race: ${keys.join(", ")}`, { keys });
+}
+
+function storageError(error: unknown, what: string): CarError {
+  if (isCarError(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new CarError("storage_error", `${what}: ${message}`, {}, { cause: error });
+}
