@@ -5,9 +5,12 @@
  * 10k to 100k (goal ≤ 12×), and an all-pairs conflict check to show the gap
  * (run where it finishes quickly, extrapolated quadratically beyond).
  *
- * Each timing is the fastest of several runs, as wall time and as this
- * process's CPU time; on a shared machine the CPU time is the steadier one.
+ * Each timing is the fastest of several runs, each after a full garbage
+ * collection, as wall time and as this process's CPU time (on a shared
+ * machine the CPU time is the steadier one).
  */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { parseProposal } from "@car/ir";
 import { verify } from "../src/index.ts";
 import { allPairsConflicts } from "./all-pairs.ts";
@@ -16,6 +19,10 @@ import { randomProposalJson } from "./generate.ts";
 const SIZES = [1_000, 10_000, 100_000];
 /** The all-pairs reference is measured up to this size and extrapolated (n²) above it. */
 const ALL_PAIRS_MAX = 10_000;
+
+// A full collection before each timed run, so one run does not pay for the garbage of the last.
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
 
 interface Timing {
   wall: number;
@@ -27,6 +34,7 @@ function time<T>(runs: number, f: () => T): Timing & { value: T } {
   let wall = Infinity;
   let cpu = Infinity;
   for (let r = 0; r < runs; r++) {
+    collectGarbage();
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     value = f();
@@ -49,7 +57,7 @@ const ms = (x: number) => `${x.toFixed(1).padStart(7)} ms`;
 const rows: Row[] = [];
 for (const n of SIZES) {
   const text = randomProposalJson(n);
-  const runs = n >= 100_000 ? 4 : n >= 10_000 ? 8 : 20;
+  const runs = n >= 100_000 ? 6 : n >= 10_000 ? 12 : 20;
   const base = time(runs, () => parseProposal(JSON.parse(text)));
   const proposal = base.value;
   const v = time(runs, () => verify(proposal));

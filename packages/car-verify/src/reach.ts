@@ -34,7 +34,7 @@ export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readon
     pending.push(k);
   }
   if (pending.length === 0) return answers;
-  const opposite = oppositePositions(graph, pos);
+  const opposite = oppositePositions(graph);
   pending = pending.filter((k) => opposite[from[k]!]! < opposite[to[k]!]!);
   if (pending.length === 0) return answers;
 

@@ -2,9 +2,8 @@
  * Two topological orders of one DAG, as position arrays. If `u` reaches `v`
  * then `u` comes first in *every* topological order, so `v` before `u` in
  * either order proves there is no path (FELINE-style dominance). The second
- * order breaks ties the opposite way from the first — among ready actions it
- * takes the one latest in the first order — so the two disagree on as many
- * unordered pairs as possible.
+ * order is depth-first where the first is breadth-first, so the two disagree
+ * on many unordered pairs — every pair across independent branches.
  */
 import type { DependencyGraph } from "@car/ir";
 
@@ -17,45 +16,25 @@ export function topoPositions(graph: DependencyGraph): Int32Array {
   return pos;
 }
 
-/** Positions in a topological order that prefers, among ready actions, the latest in `pos`. */
-export function oppositePositions(graph: DependencyGraph, pos: Int32Array): Int32Array {
+/**
+ * Positions in a depth-first topological order: Kahn's algorithm with a stack
+ * instead of `graph.order`'s queue, so it follows one branch to its end before
+ * the next, where the first order sweeps across branches level by level.
+ */
+export function oppositePositions(graph: DependencyGraph): Int32Array {
   const n = graph.order.length;
   const pending = new Int32Array(n);
-  for (let i = 0; i < n; i++) pending[i] = graph.preds[i]!.length;
-  // A binary max-heap of action indices keyed by `pos`.
-  const heap = new Int32Array(n);
-  let size = 0;
-  const push = (x: number) => {
-    let i = size++;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (pos[heap[parent]!]! >= pos[x]!) break;
-      heap[i] = heap[parent]!;
-      i = parent;
-    }
-    heap[i] = x;
-  };
-  const pop = (): number => {
-    const top = heap[0]!;
-    const last = heap[--size]!;
-    let i = 0;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= size) break;
-      if (child + 1 < size && pos[heap[child + 1]!]! > pos[heap[child]!]!) child++;
-      if (pos[heap[child]!]! <= pos[last]!) break;
-      heap[i] = heap[child]!;
-      i = child;
-    }
-    heap[i] = last;
-    return top;
-  };
-  for (let i = 0; i < n; i++) if (pending[i] === 0) push(i);
+  const stack = new Int32Array(n);
+  let top = 0;
+  for (let i = 0; i < n; i++) {
+    pending[i] = graph.preds[i]!.length;
+    if (pending[i] === 0) stack[top++] = i;
+  }
   const out = new Int32Array(n);
   for (let p = 0; p < n; p++) {
-    const node = pop();
+    const node = stack[--top]!;
     out[node] = p;
-    for (const s of graph.succs[node]!) if (--pending[s]! === 0) push(s);
+    for (const s of graph.succs[node]!) if (--pending[s]! === 0) stack[top++] = s;
   }
   return out;
 }
