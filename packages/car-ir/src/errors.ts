@@ -4,17 +4,21 @@
  * `ERROR_CODES` instead of inventing their own numbers.
  */
 
-/** Every code, with the JSON-RPC error code and CLI exit code it maps to. */
+/**
+ * Every code, with the JSON-RPC error code and CLI exit code it maps to.
+ * Numbers the reference protocol assigns keep their meaning (-32001 auth
+ * required, -32003 approval denied); -32000…-32008 are otherwise left to it.
+ */
 export const ERROR_CODES = {
   invalid_proposal: { jsonrpc: -32602, exit: 2, summary: "the proposal is malformed" },
   invalid_params: { jsonrpc: -32602, exit: 2, summary: "a request's arguments are malformed" },
   invalid_schema: { jsonrpc: -32602, exit: 2, summary: "a JSON Schema does not compile" },
-  unknown_tool: { jsonrpc: -32001, exit: 1, summary: "a tool is not registered" },
-  schema_mismatch: { jsonrpc: -32002, exit: 1, summary: "a value does not match its JSON Schema" },
-  verification_failed: { jsonrpc: -32003, exit: 1, summary: "static verification rejected the proposal" },
+  unknown_tool: { jsonrpc: -32013, exit: 1, summary: "a tool is not registered" },
+  schema_mismatch: { jsonrpc: -32014, exit: 1, summary: "a value does not match its JSON Schema" },
+  verification_failed: { jsonrpc: -32015, exit: 1, summary: "static verification rejected the proposal" },
   policy_denied: { jsonrpc: -32010, exit: 1, summary: "a policy denied the action" },
   policy_load_failed: { jsonrpc: -32011, exit: 2, summary: "a policy file could not be loaded" },
-  approval_denied: { jsonrpc: -32012, exit: 1, summary: "an approval was refused or timed out" },
+  approval_denied: { jsonrpc: -32003, exit: 1, summary: "an approval was refused or timed out" },
   timeout: { jsonrpc: -32020, exit: 1, summary: "a deadline expired" },
   tool_error: { jsonrpc: -32021, exit: 1, summary: "a tool reported an error" },
   terminal_failure: { jsonrpc: -32022, exit: 1, summary: "a tool reported a terminal failure" },
@@ -26,7 +30,7 @@ export const ERROR_CODES = {
   write_conflict: { jsonrpc: -32031, exit: 1, summary: "a concurrent writer committed the same key first" },
   interrupted: { jsonrpc: -32032, exit: 1, summary: "a proposal was interrupted before it completed" },
   not_found: { jsonrpc: -32040, exit: 1, summary: "the requested item does not exist" },
-  unauthorized: { jsonrpc: -32041, exit: 2, summary: "authentication is missing or wrong" },
+  unauthorized: { jsonrpc: -32001, exit: 2, summary: "authentication is missing or wrong" },
   storage_error: { jsonrpc: -32050, exit: 1, summary: "the durable store failed" },
   chain_broken: { jsonrpc: -32051, exit: 1, summary: "the audit hash chain does not verify" },
   internal: { jsonrpc: -32603, exit: 3, summary: "an internal invariant failed" },
