@@ -4,13 +4,13 @@
  *
  * Asking "is there a path u → v" pair by pair with a graph search is
  * quadratic on large plans, and a full transitive closure is quadratic in
- * memory. Instead the queries are filtered by level and by two opposed
- * topological orders (O(1) negative answers, which settle most unordered
- * pairs), and the rest are answered exactly by propagating
- * bitsets of *query sources only* along the topological order, one chunk of
- * sources at a time and only across the slice of the order the chunk's
- * queries span. Memory is one chunk's rows; time is
- * O(edges in slice × chunk width / 32) per chunk.
+ * memory. Instead the queries are first filtered by level and by two
+ * different topological orders (O(1) "no path" answers; they settle pairs on
+ * independent branches, the common shape of fanned-out plans). The rest are
+ * answered exactly by propagating bitsets of *query sources only* along the
+ * topological order, one chunk of 1024 sources at a time and only across the
+ * slice of the order the chunk's queries span. Memory is one chunk's rows;
+ * time is O(edges in the slice × 32 words) per chunk.
  */
 import type { DependencyGraph } from "@car/ir";
 import { oppositePositions } from "./topo-orders.ts";
