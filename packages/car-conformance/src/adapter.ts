@@ -1,0 +1,56 @@
+/**
+ * The adapter interface: the small surface a runtime exposes so RuntimeBench
+ * can drive it. One `ConformanceRuntime` is created per scenario (a fresh
+ * session: no tools, policies, state or events), used, and destroyed.
+ * Tool calls the runtime makes must be answered through the `ToolBehaviours`
+ * handed to `registerTools` — that is how declared behaviours reach it.
+ */
+import type { JsonObject, JsonValue } from "@car/ir";
+import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
+import type { ToolBehaviours } from "./tool-behaviours.ts";
+
+/** A submission refused as a whole (e.g. a malformed proposal): the CAR error code when known. */
+export interface SubmitError {
+  /** A CAR error code (`invalid_proposal`, …) or, when the transport gives none, its own code as text. */
+  code: string;
+  message: string;
+}
+
+export type SubmitOutcome = { result: JsonValue } | { error: SubmitError };
+
+export interface ConformanceRuntime {
+  /** Registers the scenario's tools; every call of one must be answered by `behaviours.play`. */
+  registerTools(tools: readonly ScenarioTool[], behaviours: ToolBehaviours): Promise<void>;
+  registerPolicy(policy: ScenarioPolicy): Promise<void>;
+  setState(state: JsonObject): Promise<void>;
+  /** Executes a proposal; a runtime error refusing the whole submission is `{ error }`. */
+  submit(proposal: JsonValue): Promise<SubmitOutcome>;
+  /** `VerificationResult` (`valid`, `issues`, …); tool checks use the registered tools. */
+  verify(proposal: JsonValue, state?: JsonObject): Promise<JsonValue>;
+  /** The post-state. */
+  simulate(proposal: JsonValue, state?: JsonObject): Promise<JsonObject>;
+  equivalent(a: JsonValue, b: JsonValue, testStates?: JsonObject[]): Promise<boolean>;
+  /** The optimized proposal. */
+  optimize(proposal: JsonValue): Promise<JsonValue>;
+  /** A detached tool's `ToolPollResult`, or null. */
+  poll(handle: string): Promise<JsonValue>;
+  cancel(handle: string): Promise<JsonValue>;
+  /** The whole state as an object. */
+  getState(): Promise<JsonObject>;
+  /** The whole event log, oldest first (`{ kind, proposal_id, action_id?, data, … }`). */
+  getEvents(): Promise<JsonObject[]>;
+}
+
+/** How the runner gets runtimes: everything `runConformance` needs besides the scenarios. */
+export interface RuntimeFactory {
+  /** A label for reports. */
+  name?: string;
+  /**
+   * Optional abilities some scenarios need: `raw_output` (a tool can answer
+   * with text that is not JSON — impossible over JSON-RPC). A scenario whose
+   * `requires` names a missing feature is skipped, not failed.
+   */
+  features?: readonly string[];
+  createRuntime(): ConformanceRuntime | Promise<ConformanceRuntime>;
+  destroyRuntime?(runtime: ConformanceRuntime): void | Promise<void>;
+}

@@ -1,0 +1,106 @@
+/**
+ * `runConformance`: every selected scenario against fresh runtimes from the
+ * factory, one at a time (scenarios observe timing and ordering, so they do
+ * not share the machine with each other), with a per-scenario deadline so a
+ * runtime that hangs fails that scenario instead of the run.
+ */
+import type { RuntimeFactory } from "./adapter.ts";
+import { loadCapabilities } from "./load-scenarios.ts";
+import type { CapabilityReport, ConformanceReport, ScenarioReport } from "./report.ts";
+import { runScenario, type ScenarioFailure } from "./run-scenario.ts";
+import type { CapabilityFile, Scenario } from "./scenario.ts";
+
+export type ProgressEvent =
+  | { type: "capability"; capability: string; title: string; required: boolean; scenarios: number }
+  | { type: "scenario"; capability: string; report: ScenarioReport; done: number; total: number };
+
+export interface RunOptions extends RuntimeFactory {
+  /** Only these capabilities (by name); all when absent or empty. */
+  capabilities?: readonly string[];
+  /** Only scenarios whose id contains one of these strings. */
+  scenarioFilter?: readonly string[];
+  /** The suite to run (default: the bundled scenarios). */
+  suite?: readonly CapabilityFile[];
+  /** Called as each capability starts and each scenario ends. */
+  onProgress?: (event: ProgressEvent) => void;
+  /** Per-scenario deadline (default 30 s). */
+  scenarioTimeoutMs?: number;
+}
+
+const DEFAULT_SCENARIO_TIMEOUT_MS = 30_000;
+
+/** Runs the suite and returns the report; never throws for a runtime's failures. */
+export async function runConformance(options: RunOptions): Promise<ConformanceReport> {
+  const started = performance.now();
+  const suite = options.suite ?? loadCapabilities();
+  const wanted = options.capabilities ?? [];
+  const unknown = wanted.filter((c) => !suite.some((f) => f.capability === c));
+  if (unknown.length > 0) throw new Error(`unknown capability: ${unknown.join(", ")} (known: ${suite.map((f) => f.capability).join(", ")})`);
+  const selected = suite
+    .filter((f) => wanted.length === 0 || wanted.includes(f.capability))
+    .map((f) => ({ ...f, scenarios: f.scenarios.filter((s) => selectedScenario(s, options.scenarioFilter)) }))
+    .filter((f) => f.scenarios.length > 0);
+  const total = selected.reduce((n, f) => n + f.scenarios.length, 0);
+  const features = new Set(options.features ?? []);
+  let done = 0;
+  const capabilities: CapabilityReport[] = [];
+  for (const file of selected) {
+    options.onProgress?.({ type: "capability", capability: file.capability, title: file.title, required: file.required, scenarios: file.scenarios.length });
+    const cap: CapabilityReport = { capability: file.capability, title: file.title, required: file.required, passed: 0, failed: 0, skipped: 0, scenarios: [] };
+    for (const scenario of file.scenarios) {
+      const report = await runOne(scenario, options, features);
+      cap.scenarios.push(report);
+      cap[report.status]++;
+      done++;
+      options.onProgress?.({ type: "scenario", capability: file.capability, report, done, total });
+    }
+    capabilities.push(cap);
+  }
+  const sum = (k: "passed" | "failed" | "skipped"): number => capabilities.reduce((n, c) => n + c[k], 0);
+  return {
+    runtime: options.name ?? "runtime",
+    conformant: capabilities.every((c) => !c.required || c.failed === 0),
+    passed: sum("passed"),
+    failed: sum("failed"),
+    skipped: sum("skipped"),
+    duration_ms: Math.round(performance.now() - started),
+    capabilities,
+  };
+}
+
+function selectedScenario(s: Scenario, filter: readonly string[] | undefined): boolean {
+  return filter === undefined || filter.length === 0 || filter.some((f) => s.id.includes(f));
+}
+
+async function runOne(scenario: Scenario, options: RunOptions, features: ReadonlySet<string>): Promise<ScenarioReport> {
+  const base = { id: scenario.id, title: scenario.title, spec: scenario.spec };
+  const missing = (scenario.requires ?? []).filter((f) => !features.has(f));
+  if (missing.length > 0) return { ...base, status: "skipped", skip_reason: `needs feature ${missing.join(", ")}`, failures: [], duration_ms: 0 };
+  const started = performance.now();
+  let failures: ScenarioFailure[];
+  let runtime: Awaited<ReturnType<RunOptions["createRuntime"]>> | undefined;
+  const deadline = options.scenarioTimeoutMs ?? DEFAULT_SCENARIO_TIMEOUT_MS;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    runtime = await options.createRuntime();
+    const timedOut = new Promise<ScenarioFailure[]>((resolve) => {
+      timer = setTimeout(
+        () => resolve([{ where: "scenario", path: "(root)", expected: `completion within ${deadline} ms`, actual: "still running", message: "the scenario did not finish in time (a hung call or proposal)" }]),
+        deadline,
+      );
+    });
+    failures = await Promise.race([runScenario(scenario, runtime), timedOut]);
+  } catch (err) {
+    failures = [{ where: "setup", path: "(root)", expected: "a runtime", actual: String(err), message: `creating the runtime failed: ${err instanceof Error ? err.message : String(err)}` }];
+  } finally {
+    clearTimeout(timer);
+  }
+  if (runtime !== undefined) {
+    try {
+      await options.destroyRuntime?.(runtime);
+    } catch (err) {
+      failures.push({ where: "teardown", path: "(root)", expected: "a clean shutdown", actual: String(err), message: `destroying the runtime failed: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
+  return { ...base, status: failures.length === 0 ? "passed" : "failed", failures, duration_ms: Math.round(performance.now() - started) };
+}
