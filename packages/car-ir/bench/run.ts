@@ -31,17 +31,25 @@ interface Timing {
   median: number;
 }
 
-/** Times `fn` over `runs` runs after `warmup` unmeasured ones. */
-function time(fn: () => unknown, runs: number, warmup = 2): Timing {
-  for (let i = 0; i < warmup; i++) fn();
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    fn();
-    samples.push(performance.now() - t0);
+/**
+ * Times several functions INTERLEAVED (a, b, c, a, b, c, …) after `warmup`
+ * unmeasured rounds, so a baseline and its subject see the same machine load
+ * — other processes on a shared machine would otherwise skew the ratios.
+ */
+function timeAll(fns: readonly (() => unknown)[], runs: number, warmup = 2): Timing[] {
+  for (let w = 0; w < warmup; w++) for (const fn of fns) fn();
+  const samples: number[][] = fns.map(() => []);
+  for (let r = 0; r < runs; r++) {
+    fns.forEach((fn, k) => {
+      const t0 = performance.now();
+      fn();
+      samples[k]!.push(performance.now() - t0);
+    });
   }
-  samples.sort((a, b) => a - b);
-  return { min: samples[0]!, median: samples[Math.floor(samples.length / 2)]! };
+  return samples.map((xs) => {
+    xs.sort((a, b) => a - b);
+    return { min: xs[0]!, median: xs[Math.floor(xs.length / 2)]! };
+  });
 }
 
 function fmt(ms: number): string {
@@ -92,11 +100,16 @@ function benchParse(): void {
   const n = 10_000;
   const text = proposalText(n);
   const runs = 25;
-  const jsonParse = time(() => JSON.parse(text), runs);
-  const schemaOnly = time(() => shapeProblems("actionProposal", JSON.parse(text)), runs);
-  const parse = time(() => parseProposal(text, { ids: sequentialIds() }), runs);
   const parsedValue = JSON.parse(text) as unknown;
-  const parseValue = time(() => parseProposal(parsedValue, { ids: sequentialIds() }), runs);
+  const [jsonParse, schemaOnly, parse, parseValue] = timeAll(
+    [
+      () => JSON.parse(text),
+      () => shapeProblems("actionProposal", JSON.parse(text)),
+      () => parseProposal(text, { ids: sequentialIds() }),
+      () => parseProposal(parsedValue, { ids: sequentialIds() }),
+    ],
+    runs,
+  ) as [Timing, Timing, Timing, Timing];
   console.log(`\nparse+validate, ${n} actions (${(text.length / 1e6).toFixed(1)} MB of JSON); ratio = min / baseline min`);
   console.log(row("JSON.parse (baseline)", jsonParse, jsonParse));
   console.log(row("JSON.parse + schema validation", schemaOnly, jsonParse));
@@ -176,9 +189,7 @@ function benchDag(): void {
       throw new Error(`implementations disagree at n=${n}`);
     }
     const runs = n >= 100_000 ? 7 : 21;
-    const ours = time(() => buildDag(actions), runs);
-    const kahn = time(() => kahnLevels(actions), runs);
-    const graphology = time(() => graphologyLevels(actions), runs);
+    const [ours, kahn, graphology] = timeAll([() => buildDag(actions), () => kahnLevels(actions), () => graphologyLevels(actions)], runs) as [Timing, Timing, Timing];
     console.log(`  n=${n}`);
     console.log(row("buildDag", ours, ours));
     console.log(row("hand-written array Kahn", kahn, ours, `  → buildDag is ${(ours.min / kahn.min).toFixed(2)}x Kahn`));
