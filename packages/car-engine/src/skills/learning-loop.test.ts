@@ -9,8 +9,9 @@ import type { AgentSpec, TraceEvent } from "@car/ir";
 import { describe, expect, it } from "vitest";
 import { output } from "../../test/multi/agents.ts";
 import { Runtime } from "../index.ts";
-import { runPipeline } from "../multi/index.ts";
-import type { AgentFn } from "../multi/index.ts";
+// Through the package's public subpaths, as a user imports them.
+import { runPipeline } from "@car/engine/multi";
+import type { AgentFn } from "@car/engine/multi";
 import {
   InMemorySkillStore,
   distillSkills,
@@ -20,7 +21,7 @@ import {
   ingestDistilledSkills,
   repairSkill,
   reportOutcome,
-} from "./index.ts";
+} from "@car/engine/skills";
 
 const stages: AgentSpec[] = [
   { name: "web_scraper", system_prompt: "scrape web pages", tools: ["http_get"], max_turns: 3, metadata: { domain: "web" } },
