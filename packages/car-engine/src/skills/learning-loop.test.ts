@@ -9,9 +9,8 @@ import type { AgentSpec, TraceEvent } from "@car/ir";
 import { describe, expect, it } from "vitest";
 import { output } from "../../test/multi/agents.ts";
 import { Runtime } from "../index.ts";
-// Through the package's public subpaths, as a user imports them.
-import { runPipeline } from "@car/engine/multi";
-import type { AgentFn } from "@car/engine/multi";
+import { runPipeline } from "../multi/index.ts";
+import type { AgentFn } from "../multi/index.ts";
 import {
   InMemorySkillStore,
   distillSkills,
@@ -21,7 +20,7 @@ import {
   ingestDistilledSkills,
   repairSkill,
   reportOutcome,
-} from "@car/engine/skills";
+} from "./index.ts";
 
 const stages: AgentSpec[] = [
   { name: "web_scraper", system_prompt: "scrape web pages", tools: ["http_get"], max_turns: 3, metadata: { domain: "web" } },
