@@ -228,7 +228,7 @@ export function parseProposal(input: unknown, options: ParseOptions = {}): Actio
     const problems = shapeProblems("actionProposal", raw);
     const rawActions = typeof raw === "object" && raw !== null && Array.isArray(getOwn(raw as Raw, "actions")) ? ((raw as Raw)["actions"] as unknown[]) : [];
     const { explicit, problems: idIssues } = idProblems(rawActions);
-    problems.push(...idIssues);
+    for (const issue of idIssues) problems.push(issue);
     if (problems.length > 0) throw invalid(problems);
 
     const ids = options.ids ?? randomIds;
