@@ -7,3 +7,4 @@ export { loadCapabilities, SCENARIOS_DIR } from "./load-scenarios.ts";
 export { runScenario, type ScenarioFailure } from "./run-scenario.ts";
 export { runConformance, type ProgressEvent, type RunOptions } from "./run-conformance.ts";
 export { engineAdapter, type EngineAdapterOptions } from "./engine-adapter.ts";
+export { wsAdapter, type WsAdapterOptions } from "./ws-adapter.ts";

@@ -1,0 +1,174 @@
+/**
+ * The adapter for any server speaking CAR's WebSocket JSON-RPC protocol
+ * (`car serve`, or another implementation). Each scenario gets its own
+ * connection — a session of its own on the server — authenticated with
+ * `session.auth` when a token is given. The suite is the client: it
+ * registers the scenario's tools and answers `tools.execute` with their
+ * declared behaviours, honouring `tools.cancel` for calls the server gave up on.
+ */
+import type { JsonObject, JsonValue } from "@car/ir";
+import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome } from "./adapter.ts";
+import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
+import type { ToolBehaviours, ToolCall } from "./tool-behaviours.ts";
+import { RpcCallError, WsPeer, type RequestAnswer } from "./ws-peer.ts";
+
+export interface WsAdapterOptions {
+  /** `ws://host:port/` */
+  url: string;
+  /** Sent with `session.auth` as each connection's first call; omitted when the server runs without auth. */
+  token?: string;
+}
+
+/** JSON-RPC "invalid params": the reference's code for a malformed proposal. */
+const RPC_INVALID_PARAMS = -32602;
+/** An application-defined server error code for a failing tool callback (as the reference's examples use). */
+const TOOL_ERROR_CODE = -32000;
+
+/** A fresh connection (session) per scenario. */
+export function wsAdapter(options: WsAdapterOptions): RuntimeFactory {
+  return {
+    name: `WebSocket ${options.url}`,
+    features: [],
+    createRuntime: async () => {
+      const peer = await WsPeer.connect(options.url);
+      try {
+        if (options.token !== undefined) await peer.call("session.auth", { token: options.token });
+      } catch (err) {
+        await peer.close();
+        throw err;
+      }
+      return new WsRuntime(peer);
+    },
+    destroyRuntime: (rt) => (rt as WsRuntime).close(),
+  };
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+class WsRuntime implements ConformanceRuntime {
+  readonly #peer: WsPeer;
+  readonly #inflight = new Map<string, AbortController>();
+  #behaviours: ToolBehaviours | undefined;
+
+  constructor(peer: WsPeer) {
+    this.#peer = peer;
+    peer.onRequest("tools.execute", (params) => this.#execute(params));
+    peer.onNotification("tools.cancel", (params) => {
+      const id = isObject(params) ? params["request_id"] : undefined;
+      if (typeof id === "string") this.#inflight.get(id)?.abort();
+    });
+  }
+
+  async #execute(raw: unknown): Promise<RequestAnswer> {
+    const p = isObject(raw) ? raw : {};
+    const args = p["params"] ?? p["parameters"] ?? {};
+    const requestId = typeof p["request_id"] === "string" ? p["request_id"] : undefined;
+    const call: ToolCall = {
+      tool: String(p["tool"]),
+      params: isObject(args) ? args : {},
+      action_id: typeof p["action_id"] === "string" ? p["action_id"] : "",
+    };
+    if (requestId !== undefined) call.request_id = requestId;
+    if (typeof p["attempt"] === "number") call.attempt = p["attempt"];
+    if (typeof p["timeout_ms"] === "number") call.timeout_ms = p["timeout_ms"];
+    if (typeof p["session_id"] === "string") call.session_id = p["session_id"];
+    if (this.#behaviours === undefined) return { error: { code: TOOL_ERROR_CODE, message: `no behaviour for tool '${call.tool}'` } };
+    const controller = new AbortController();
+    if (requestId !== undefined) this.#inflight.set(requestId, controller);
+    try {
+      const reply = await this.#behaviours.play(call, controller.signal);
+      switch (reply.kind) {
+        case "output":
+          return { result: reply.value };
+        case "error":
+          return { error: reply.terminal ? { code: TOOL_ERROR_CODE, message: reply.message, data: { terminal: true } } : { code: TOOL_ERROR_CODE, message: reply.message } };
+        case "json_text":
+          return { resultJsonText: reply.text };
+        case "raw":
+          // JSON-RPC cannot carry non-JSON; scenarios needing it declare the `raw_output` feature, which this adapter lacks.
+          return { error: { code: TOOL_ERROR_CODE, message: "raw output cannot be sent over JSON-RPC" } };
+        case "cancelled":
+          return undefined;
+      }
+    } finally {
+      if (requestId !== undefined) this.#inflight.delete(requestId);
+    }
+  }
+
+  async registerTools(tools: readonly ScenarioTool[], behaviours: ToolBehaviours): Promise<void> {
+    this.#behaviours = behaviours;
+    await this.#peer.call("tools.register", tools.map((t) => ({ ...(t.schema ?? {}), name: t.name })));
+  }
+
+  async registerPolicy(policy: ScenarioPolicy): Promise<void> {
+    await this.#peer.call("policy.register", policy);
+  }
+
+  async setState(state: JsonObject): Promise<void> {
+    for (const [key, value] of Object.entries(state)) await this.#peer.call("state.set", { key, value });
+  }
+
+  async submit(proposal: JsonValue): Promise<SubmitOutcome> {
+    try {
+      return { result: (await this.#peer.call("proposal.submit", { proposal })) as JsonValue };
+    } catch (err) {
+      if (!(err instanceof RpcCallError)) throw err;
+      const data = err.error.data;
+      const carCode = isObject(data) && typeof data["car_code"] === "string" ? data["car_code"] : undefined;
+      const code = carCode ?? (err.error.code === RPC_INVALID_PARAMS ? "invalid_proposal" : String(err.error.code));
+      return { error: { code, message: err.error.message } };
+    }
+  }
+
+  async verify(proposal: JsonValue, state?: JsonObject): Promise<JsonValue> {
+    return (await this.#peer.call("verify", { proposal, ...(state === undefined ? {} : { initial_state: state }) })) as JsonValue;
+  }
+
+  async simulate(proposal: JsonValue, state?: JsonObject): Promise<JsonObject> {
+    const result = await this.#peer.call("simulate", { proposal, ...(state === undefined ? {} : { initial_state: state }) });
+    // `car serve` answers `{ state, skipped }`; a server answering the bare post-state is read as such.
+    if (isObject(result) && isObject(result["state"]) && Array.isArray(result["skipped"])) return result["state"];
+    if (!isObject(result)) throw new Error(`simulate answered ${JSON.stringify(result)}, not a state object`);
+    return result;
+  }
+
+  async equivalent(a: JsonValue, b: JsonValue, testStates?: JsonObject[]): Promise<boolean> {
+    const result = await this.#peer.call("equivalent", { proposal_a: a, proposal_b: b, ...(testStates === undefined ? {} : { test_states: testStates }) });
+    if (typeof result === "boolean") return result;
+    if (isObject(result) && typeof result["equivalent"] === "boolean") return result["equivalent"];
+    throw new Error(`equivalent answered ${JSON.stringify(result)}, not a boolean`);
+  }
+
+  async optimize(proposal: JsonValue): Promise<JsonValue> {
+    return (await this.#peer.call("optimize", { proposal })) as JsonValue;
+  }
+
+  async poll(handle: string): Promise<JsonValue> {
+    return ((await this.#peer.call("tools.poll", { handle })) ?? null) as JsonValue;
+  }
+
+  async cancel(handle: string): Promise<JsonValue> {
+    return (await this.#peer.call("tools.cancel", { handle })) as JsonValue;
+  }
+
+  async getState(): Promise<JsonObject> {
+    const snapshot = await this.#peer.call("state.snapshot", {});
+    if (!isObject(snapshot)) throw new Error(`state.snapshot answered ${JSON.stringify(snapshot)}`);
+    return snapshot;
+  }
+
+  async getEvents(): Promise<JsonObject[]> {
+    const answer = await this.#peer.call("events.query", {});
+    const events = isObject(answer) ? answer["events"] : undefined;
+    if (!Array.isArray(events)) throw new Error(`events.query answered ${JSON.stringify(answer)}`);
+    // The protocol answers most recent first; observations read oldest first.
+    return (events.filter(isObject) as JsonObject[]).reverse();
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.#inflight.values()) c.abort();
+    await this.#peer.close();
+  }
+}

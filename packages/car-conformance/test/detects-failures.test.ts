@@ -1,0 +1,90 @@
+/**
+ * The runner must be able to fail: deliberately broken runtimes (wrapping
+ * the real engine) fail exactly the scenarios that observe what they break.
+ */
+import { describe, expect, it } from "vitest";
+import type { JsonObject, JsonValue } from "@car/ir";
+import { engineAdapter, runConformance, ToolBehaviours } from "../src/index.ts";
+import type { ConformanceReport, ConformanceRuntime, RuntimeFactory } from "../src/index.ts";
+
+const METHODS = ["registerTools", "registerPolicy", "setState", "submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "getState", "getEvents"] as const;
+
+/** A factory whose runtimes are the engine's, with some methods replaced. */
+function broken(patch: (rt: ConformanceRuntime) => Partial<ConformanceRuntime>): RuntimeFactory {
+  const real = engineAdapter();
+  const originals = new WeakMap<object, ConformanceRuntime>();
+  return {
+    name: "broken",
+    features: real.features ?? [],
+    createRuntime: async () => {
+      const rt = await real.createRuntime();
+      const delegate = Object.fromEntries(METHODS.map((m) => [m, (rt[m] as (...args: unknown[]) => unknown).bind(rt)])) as unknown as ConformanceRuntime;
+      const wrapped: ConformanceRuntime = { ...delegate, ...patch(rt) };
+      originals.set(wrapped, rt);
+      return wrapped;
+    },
+    destroyRuntime: (rt) => real.destroyRuntime?.(originals.get(rt)!),
+  };
+}
+
+function statusOf(report: ConformanceReport): Map<string, string> {
+  return new Map(report.capabilities.flatMap((c) => c.scenarios.map((s) => [s.id, s.status] as const)));
+}
+
+describe("the runner detects a non-conforming runtime", () => {
+  it("a runtime that ignores the declared tool behaviours fails the retry and terminal scenarios", async () => {
+    const factory = broken((rt) => ({
+      // Every tool just succeeds with {"ok": true}, whatever the scenario declared.
+      registerTools: (tools, _behaviours) => rt.registerTools(tools, new ToolBehaviours([])),
+    }));
+    const report = await runConformance({ ...factory, capabilities: ["failure-behaviours", "terminal-failures", "ordering"] });
+    const status = statusOf(report);
+    expect(status.get("failure-behaviours.retry-then-succeed")).toBe("failed");
+    expect(status.get("failure-behaviours.abort-is-default")).toBe("failed");
+    expect(status.get("terminal-failures.no-retry")).toBe("failed");
+    // Scenarios that do not depend on tool behaviour still pass.
+    expect(status.get("ordering.cycle-refused")).toBe("passed");
+    expect(status.get("ordering.state-writes-keep-declaration-order")).toBe("passed");
+    expect(report.conformant).toBe(false);
+    // Failures are findings about behaviour, not a broken harness.
+    expect(report.capabilities.flatMap((c) => c.scenarios).flatMap((s) => s.failures).filter((f) => f.where === "setup")).toEqual([]);
+    const failure = report.capabilities.find((c) => c.capability === "failure-behaviours")!.scenarios.find((s) => s.id === "failure-behaviours.retry-then-succeed")!;
+    expect(failure.failures.some((f) => f.path.includes("cost") || f.path.includes("count"))).toBe(true);
+  }, 60_000);
+
+  it("a runtime that drops rolled_back and skips rollback fails exactly the rollback scenarios that observe them", async () => {
+    const factory = broken((rt) => ({
+      submit: async (proposal) => {
+        const outcome = await rt.submit(proposal);
+        if (!("result" in outcome)) return outcome;
+        const result = outcome.result as JsonObject;
+        const results = (result["results"] as JsonObject[]).map((r) => {
+          const { rolled_back: _dropped, ...rest } = r;
+          return rest as JsonObject;
+        });
+        return { result: { ...result, results } as JsonValue };
+      },
+    }));
+    const report = await runConformance({ ...factory, capabilities: ["rollback"] });
+    const status = statusOf(report);
+    expect(status.get("rollback.succeeded-marked-rolled-back")).toBe("failed");
+    expect(status.get("rollback.earlier-proposal-untouched")).toBe("failed");
+    expect(status.get("rollback.abort-restores-state")).toBe("passed");
+    expect(status.get("rollback.rolled-back-omitted-when-committed")).toBe("passed");
+  }, 60_000);
+
+  it("a hung runtime fails the scenario at its deadline instead of hanging the run", async () => {
+    const factory = broken(() => ({ submit: () => new Promise(() => {}) }));
+    const report = await runConformance({ ...factory, capabilities: ["ordering"], scenarioFilter: ["ordering.cycle-refused"], scenarioTimeoutMs: 200 });
+    expect(report.failed).toBe(1);
+    expect(report.capabilities[0]!.scenarios[0]!.failures[0]!.message).toContain("did not finish in time");
+  });
+
+  it("skips scenarios needing a feature the runtime lacks, without failing them", async () => {
+    const real = engineAdapter();
+    const report = await runConformance({ ...real, features: [], capabilities: ["failure-behaviours"] });
+    const skipped = report.capabilities[0]!.scenarios.filter((s) => s.status === "skipped");
+    expect(skipped.map((s) => s.id)).toContain("failure-behaviours.tool-throwing-transport-error");
+    expect(report.conformant).toBe(true);
+  }, 60_000);
+});
