@@ -43,9 +43,15 @@ export interface ChainHead {
 
 /** Milliseconds of an RFC 3339 timestamp, 0 when it does not parse (the body keeps the text). */
 function timeOf(timestamp: string): number {
+  if (timestamp === lastStamp) return lastTime;
   const t = Date.parse(timestamp);
-  return Number.isFinite(t) ? t : 0;
+  lastStamp = timestamp;
+  lastTime = Number.isFinite(t) ? t : 0;
+  return lastTime;
 }
+// Consecutive events mostly share a timestamp (the engine stamps once per millisecond).
+let lastStamp = "";
+let lastTime = 0;
 
 export function eventFromRow(row: EventRow): StoredEventRow {
   let parsed: Record<string, unknown>;
