@@ -22,11 +22,16 @@ export async function loadJsonObject(path: string, what: string): Promise<JsonOb
 /** A registry entry for verify: a bare name, or a schema whose parameters are checked. */
 export type ToolSpec = string | ToolSchema;
 
-const MODULE_EXTENSIONS = new Set([".mjs", ".js", ".cjs", ".mts", ".ts"]);
+export const MODULE_EXTENSIONS: ReadonlySet<string> = new Set([".mjs", ".js", ".cjs", ".mts", ".ts"]);
 
-/** Whether a `--tools` value names a file rather than listing tool names. */
+/**
+ * Whether a `--tools` value names a file rather than listing tool names. Tool
+ * names may hold dots (`db.delete`), so only a known extension, a path
+ * separator or an existing file makes it a path.
+ */
 export function isToolsFile(value: string): boolean {
-  return value.includes("/") || value.includes("\\") || extname(value) !== "" || existsSync(value);
+  const ext = extname(value);
+  return ext === ".json" || MODULE_EXTENSIONS.has(ext) || /[\\/]/.test(value) || existsSync(value);
 }
 
 /**

@@ -29,6 +29,12 @@ describe("car verify", () => {
     expect(r.stdout.indexOf("error ")).toBeLessThan(r.stdout.indexOf("warning "));
   });
 
+  it("reads dotted tool names in a --tools list as names, not as a file", async () => {
+    const r = await runCar(["verify", fixture("findings.json"), "--tools", "http_get,store,publish,db.delete", "--state", fixture("approved.json"), "--json"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+  });
+
   it("prints the VerificationResult as JSON with --json", async () => {
     const r = await runCar(["verify", fixture("findings.json"), "--json"]);
     expect(r.code).toBe(1);

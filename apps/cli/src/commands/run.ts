@@ -12,7 +12,7 @@ import { policyDirs } from "@car/policy/gate";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
-import { loadJsonObject, loadProposal } from "../inputs.ts";
+import { loadJsonObject, loadProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 import { progressLine, resultSummary } from "../render/run-progress.ts";
@@ -46,8 +46,6 @@ Options:
 
 Exit status: 0 every action succeeded (or was skipped by its own choice),
 1 an action failed, was rejected or the run was cancelled, 2 bad usage or input.`;
-
-const MODULE_EXTENSIONS = new Set([".mjs", ".js", ".cjs", ".mts", ".ts"]);
 
 export async function main(args: string[]): Promise<number> {
   const { positionals, options } = parseArgs(args, {
