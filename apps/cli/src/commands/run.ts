@@ -16,7 +16,6 @@ import { loadJsonObject, loadProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 import { progressLine, resultSummary } from "../render/run-progress.ts";
-import { verifyReport } from "../render/verify-report.ts";
 import type { LoadedTool } from "../tools/loaded-tool.ts";
 import { loadToolModule } from "../tools/module-tools.ts";
 import { programTool } from "../tools/program-runner.ts";
@@ -68,7 +67,11 @@ export async function main(args: string[]): Promise<number> {
   const c = colors(colorEnabled(process.stderr));
   const showProgress = options.json !== true;
   const report = verify(proposal, { state, tools: tools.map((t) => t.schema ?? t.name) });
-  if (showProgress && report.issues.length > 0) eprintln(verifyReport(proposal.id, proposal.actions.length, report, c));
+  // Findings are shown, not enforced here: the engine's admission gate refuses what must not run.
+  if (showProgress) {
+    const paint = { error: c.red, warning: c.yellow, info: c.cyan };
+    for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+  }
 
   // The storage seam: a later `--db` picks a SQLite or PostgreSQL RuntimeStore here.
   const runtime = new Runtime();
