@@ -67,8 +67,8 @@ export class MultiRun {
   readonly #maxAgents: number | undefined;
   readonly #maxDurationMs: number | undefined;
   readonly #signal: AbortSignal | undefined;
-  /** Aborted when the whole run must stop; every call's own controller follows it. */
-  readonly #stopController = new AbortController();
+  /** The abort of every call in flight, so stopping the run reaches each one (a Set: O(1) in and out). */
+  readonly #inFlight = new Set<(stop: Stop) => void>();
   #stop: Stop | undefined;
   readonly #startedAt: number;
   #durationTimer: TimerId | undefined;
@@ -179,15 +179,23 @@ export class MultiRun {
     const started = this.#clock.now();
     this.#emit(MULTI_EVENT_KINDS.agentStarted, call_id, { agent: spec.name, step, task });
 
-    const controller = new AbortController();
+    type Settled = { value: unknown } | { thrown: unknown } | { aborted: true };
+    let settle!: (settled: Settled) => void;
+    const outcome = new Promise<Settled>((resolve) => {
+      settle = resolve;
+    });
+    // The controller is made on first use of `ctx.signal` (most agents that
+    // finish quickly never read it), born aborted if the call already stopped.
+    let controller: AbortController | undefined;
     let stop: Stop | undefined;
+    // Settles the race directly rather than through an abort listener: EventTarget listeners cost more than the rest of a call.
     const abort = (s: Stop): void => {
       if (stop !== undefined) return;
       stop = s;
-      controller.abort(s.error);
+      controller?.abort(s.error);
+      settle({ aborted: true });
     };
-    const followRun = (): void => abort(this.#stop!);
-    this.#stopController.signal.addEventListener("abort", followRun, { once: true });
+    this.#inFlight.add(abort);
     let timer: TimerId | undefined;
     if (this.#timeoutMs !== undefined) {
       const ms = this.#timeoutMs;
@@ -203,24 +211,26 @@ export class MultiRun {
       step,
       original_task: this.task,
       inputs: inputs.map((i) => ({ name: i.name, answer: i.answer })),
-      signal: controller.signal,
+      get signal(): AbortSignal {
+        if (controller === undefined) {
+          controller = new AbortController();
+          if (stop !== undefined) controller.abort(stop.error);
+        }
+        return controller.signal;
+      },
       timeout_ms: this.#timeoutMs ?? null,
     };
-
-    type Settled = { value: unknown } | { thrown: unknown } | { aborted: true };
-    const settled = await new Promise<Settled>((resolve) => {
-      controller.signal.addEventListener("abort", () => resolve({ aborted: true }), { once: true });
-      try {
-        Promise.resolve(this.#agent(cloneJson(spec as unknown as JsonObject) as unknown as AgentSpec, task, ctx)).then(
-          (value) => resolve({ value }),
-          (thrown: unknown) => resolve({ thrown }),
-        );
-      } catch (thrown) {
-        resolve({ thrown });
-      }
-    });
+    try {
+      Promise.resolve(this.#agent(cloneJson(spec as unknown as JsonObject) as unknown as AgentSpec, task, ctx)).then(
+        (value) => settle({ value }),
+        (thrown: unknown) => settle({ thrown }),
+      );
+    } catch (thrown) {
+      settle({ thrown });
+    }
+    const settled = await outcome;
     if (timer !== undefined) this.#timers.clearTimeout(timer);
-    this.#stopController.signal.removeEventListener("abort", followRun);
+    this.#inFlight.delete(abort);
     const elapsed = this.#clock.now() - started;
 
     if ("aborted" in settled) {
@@ -262,8 +272,9 @@ export class MultiRun {
 
   #halt(reason: CutOffReason, detail: string, code: "budget_exceeded" | "cancelled"): void {
     if (this.#stop !== undefined) return;
-    this.#stop = { reason, detail, error: new CarError(code, detail) };
-    this.#stopController.abort(this.#stop.error);
+    const stop: Stop = { reason, detail, error: new CarError(code, detail) };
+    this.#stop = stop;
+    for (const abort of [...this.#inFlight]) abort(stop);
   }
 
   #emit(kind: string, action_id: string | undefined, data: JsonObject): void {
