@@ -91,7 +91,7 @@ export class MultiRun {
     this.#slots = new Slots(checkCount(options.maxConcurrency, "maxConcurrency", true) ?? 0);
     this.#timeoutMs = checkCount(options.agentTimeoutMs, "agentTimeoutMs", false);
     this.#maxAgents = checkCount(options.budget?.max_agents, "budget.max_agents", true);
-    this.#maxDurationMs = checkCount(options.budget?.max_duration_ms, "budget.max_duration_ms", true);
+    this.#maxDurationMs = checkCount(options.budget?.max_duration_ms, "budget.max_duration_ms", false);
     this.#signal = options.signal;
     this.#startedAt = this.#clock.now();
   }
