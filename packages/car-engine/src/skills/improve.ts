@@ -5,7 +5,7 @@
  */
 import { CarError, getOwn, isCarError, parseTraceEvent } from "@car/ir";
 import type { TraceEvent } from "@car/ir";
-import { recordVersion, refOf } from "./record-version.ts";
+import { recordVersion, refOf, sameContent } from "./record-version.ts";
 import type { SkillOptions } from "./record-version.ts";
 import { parseDistilledSkill } from "./skill-input.ts";
 import type { SkillStore } from "./skill-store.ts";
@@ -48,7 +48,8 @@ export type SkillRepairer = (request: RepairRequest) => string | SkillRepair | n
  * Asks the improver for better skills in `domain` and records each one it
  * returns (domain defaulted to `domain`; another domain is refused). An
  * improved name is derived from its previous version; a new name from every
- * skill the improver was shown. Returns the recorded versions.
+ * skill the improver was shown; a skill returned unchanged is not recorded
+ * again. Returns the recorded versions.
  */
 export async function evolveSkills(store: SkillStore, domain: string, improver: SkillEvolver, options: ImproveOptions = {}): Promise<SkillRecord[]> {
   if (typeof domain !== "string" || domain === "") throw new CarError("invalid_params", "domain must be a non-empty string");
@@ -61,10 +62,14 @@ export async function evolveSkills(store: SkillStore, domain: string, improver: 
     if (s.domain !== domain) throw new CarError("invalid_output", `the skill evolver returned '${s.name}' in domain '${s.domain}', not '${domain}'`);
   }
   const shown = skills.map(refOf);
-  return parsed.map((s) => {
+  const recorded: SkillRecord[] = [];
+  for (const s of parsed) {
     const latest = store.get(s.name);
-    return recordVersion(store, s, "evolved", latest === undefined ? shown : [refOf(latest)], options);
-  });
+    // Handing back a skill unchanged is no evolution: it keeps its version and track record.
+    if (latest !== undefined && sameContent(latest, s)) continue;
+    recorded.push(recordVersion(store, s, "evolved", latest === undefined ? shown : [refOf(latest)], options));
+  }
+  return recorded;
 }
 
 /**

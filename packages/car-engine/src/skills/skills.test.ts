@@ -202,6 +202,12 @@ describe("evolveSkills", () => {
       ["scrape_cached", 1, "evolved", "web", [{ name: "scrape", version: 1 }]],
     ]);
     expect(store.get("scrape")!.stats).toEqual({ success_count: 0, fail_count: 0, last_outcome_at: null });
+
+    // Skills handed back unchanged are no evolution: no new versions.
+    reportOutcome(store, "scrape", "success");
+    expect(await evolveSkills(store, "web", ({ skills }) => skills)).toEqual([]);
+    expect(store.history("scrape")).toHaveLength(2);
+    expect(store.get("scrape")!.stats.success_count).toBe(1);
   });
 
   it("refuses an improver's malformed or foreign-domain skills and wraps its failures", async () => {
