@@ -1,60 +1,91 @@
 /**
  * The audit log's hash chain on PostgreSQL: one chain across every runtime,
- * in commit order. A transaction appending events locks the log head
- * (`car_log_head`), numbers its events after it, links them with the shared
- * chain helpers and moves the head — as its last statements, so the lock is
- * held only from there to COMMIT while everything before it (key locks,
- * checks, state writes) runs in parallel across runtimes. Because `seq`s
- * are handed out under that lock, the visible log is always a gap-free
- * prefix: a reader resuming after `seq` N never misses an event, and each
- * proposal's events form one contiguous, linked run.
+ * in commit order. A transaction appends its events through
+ * `car_append_events`, which locks the log head (`car_log_head`), numbers
+ * the events after it, hashes them and moves the head — all in one call,
+ * the transaction's last before COMMIT, so the head is locked only from
+ * there to the commit while everything before it (key locks, checks, state
+ * writes) runs in parallel across runtimes. Because `seq`s are handed out
+ * under that lock, the visible log is always a gap-free prefix: a reader
+ * resuming after `seq` N never misses an event, and each proposal's events
+ * form one contiguous, linked run.
  *
+ * The client builds each event's canonical text with the shared helper and
+ * sends it in three parts around `prev_hash` and `seq`; afterwards it links
+ * its event objects itself from the first seq and hash the call reports.
  * Verification is the shared `ChainVerifier` over the whole log, against
  * the recorded head (a removed tail is found too).
  */
+import pg from "pg";
 import type { Pool, PoolClient } from "pg";
 import type { CarEvent } from "../../events/event.ts";
 import { ChainVerifier } from "../shared/chain-verify.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
-import { linkEvent } from "../shared/event-hash.ts";
+import { canonicalEventText, linkEvent } from "../shared/event-hash.ts";
+import type { UnhashedEvent } from "../shared/event-hash.ts";
 import { eventFromRow } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
 
+const PREV = '"prev_hash":"';
+const SEQ = '"seq":';
+
 /**
- * Numbers, links and inserts `events` at the end of the log inside the
- * caller's transaction (setting `seq`, `prev_hash` and `hash` on each in
- * place). The head stays locked until the caller commits or rolls back.
+ * The arguments of `car_append_events` for `events`. In the canonical text
+ * `prev_hash` and `seq` follow `data`, and every later member is a JSON
+ * string (no raw quotes inside), so their last occurrences are the
+ * envelope's own.
  */
+function appendArguments(events: readonly CarEvent[]): (string | null)[][] {
+  const proposals: (string | null)[] = [];
+  const actions: (string | null)[] = [];
+  const kinds: string[] = [];
+  const stamps: string[] = [];
+  const heads: string[] = [];
+  const mids: string[] = [];
+  const tails: string[] = [];
+  for (const event of events) {
+    const text = canonicalEventText({ ...event, seq: 0, prev_hash: "" } as UnhashedEvent);
+    const p = text.lastIndexOf(PREV) + PREV.length;
+    const q = text.lastIndexOf(SEQ) + SEQ.length;
+    heads.push(text.slice(0, p));
+    mids.push(text.slice(p, q));
+    tails.push(text.slice(q + 1));
+    proposals.push(event.proposal_id);
+    actions.push(event.action_id ?? null);
+    kinds.push(event.kind);
+    stamps.push(event.timestamp);
+  }
+  return [proposals, actions, kinds, stamps, heads, mids, tails];
+}
+
+function textArray(values: readonly (string | null)[]): string {
+  return `ARRAY[${values.map((v) => (v === null ? "NULL" : pg.escapeLiteral(v))).join(",")}]::text[]`;
+}
+
+/** The `car_append_events` call for `events` with its arguments inlined (for a multi-statement query). */
+export function appendStatement(events: readonly CarEvent[]): string {
+  return `SELECT first_seq::text, linked_to FROM car_append_events(${appendArguments(events).map(textArray).join(", ")})`;
+}
+
+/** Sets `seq`, `prev_hash` and `hash` on the appended events from what `car_append_events` returned. */
+export function linkAppended(events: readonly CarEvent[], row: { first_seq: string; linked_to: string }): void {
+  let seq = Number(row.first_seq);
+  let prev = row.linked_to;
+  for (const event of events) {
+    event.seq = seq++;
+    linkEvent(event, prev);
+    prev = event.hash!;
+  }
+}
+
+/** Appends `events` at the end of the log inside the caller's transaction (setting their `seq` and hashes). */
 export async function appendToLog(client: PoolClient, events: readonly CarEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const head = (await client.query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1 FOR UPDATE")).rows[0]!;
-  const n = events.length;
-  const seqs = new Array<number>(n);
-  const proposals = new Array<string | null>(n);
-  const actions = new Array<string | null>(n);
-  const kinds = new Array<string>(n);
-  const stamps = new Array<string>(n);
-  const bodies = new Array<string>(n);
-  const hashes = new Array<string>(n);
-  let seq = Number(head.seq);
-  let prev = head.hash;
-  events.forEach((event, i) => {
-    event.seq = seqs[i] = ++seq;
-    bodies[i] = linkEvent(event, prev);
-    prev = hashes[i] = event.hash!;
-    proposals[i] = event.proposal_id;
-    actions[i] = event.action_id ?? null;
-    kinds[i] = event.kind;
-    stamps[i] = event.timestamp;
-  });
-  await client.query(
-    `WITH ev AS (
-       INSERT INTO car_events (seq, proposal_id, action_id, kind, ts, body, hash)
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
-     )
-     UPDATE car_log_head SET seq = $8, hash = $9 WHERE id = 1`,
-    [seqs, proposals, actions, kinds, stamps, bodies, hashes, seq, prev],
+  const { rows } = await client.query<{ first_seq: string; linked_to: string }>(
+    "SELECT first_seq::text, linked_to FROM car_append_events($1, $2, $3, $4, $5, $6, $7)",
+    appendArguments(events),
   );
+  linkAppended(events, rows[0]!);
 }
 
 const PAGE = 2000;
@@ -80,10 +111,4 @@ export async function verifyLog(pool: Pool): Promise<ChainReport> {
     if (rows.length < PAGE) break;
   }
   return verifier.finish(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash });
-}
-
-/** Every event after `seq`, in order (the cross-runtime tail a runtime's event cache follows). */
-export async function eventsAfter(pool: Pool, seq: number): Promise<CarEvent[]> {
-  const { rows } = await pool.query<EventRow>("SELECT body, hash FROM car_events WHERE seq > $1 ORDER BY seq", [seq]);
-  return rows.map(eventFromRow);
 }

@@ -69,6 +69,43 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       INSERT INTO car_log_head VALUES (1, 0, '${"0".repeat(64)}');
 
+      -- Appends events at the log head, under its row lock: the caller sends
+      -- each event's canonical text in three parts around the two values only
+      -- known here (the previous hash and the seq), so the lock is held for
+      -- this one call, not for a round trip to the client. Returns the first
+      -- seq and the hash it linked to, from which the client re-derives (and
+      -- so checks) every link.
+      CREATE FUNCTION car_append_events(p_proposals text[], p_actions text[], p_kinds text[], p_stamps text[], p_heads text[], p_mids text[], p_tails text[])
+      RETURNS TABLE (first_seq bigint, linked_to text) LANGUAGE plpgsql AS $$
+      DECLARE h_seq bigint; h_hash text; body text;
+      BEGIN
+        SELECT h.seq, h.hash INTO h_seq, h_hash FROM car_log_head h WHERE h.id = 1 FOR UPDATE;
+        first_seq := h_seq + 1;
+        linked_to := h_hash;
+        FOR i IN 1 .. coalesce(array_length(p_kinds, 1), 0) LOOP
+          h_seq := h_seq + 1;
+          body := p_heads[i] || h_hash || p_mids[i] || h_seq || p_tails[i];
+          h_hash := encode(sha256(convert_to(body, 'UTF8')), 'hex');
+          INSERT INTO car_events (seq, proposal_id, action_id, kind, ts, body, hash)
+          VALUES (h_seq, p_proposals[i], p_actions[i], p_kinds[i], p_stamps[i]::timestamptz, body, h_hash);
+        END LOOP;
+        UPDATE car_log_head SET seq = h_seq, hash = h_hash WHERE id = 1;
+        RETURN NEXT;
+      END $$;
+
+      -- Records a proposal's outcome; refuses (SQLSTATE CAR01) when the
+      -- proposal is no longer executing in this runtime (another runtime
+      -- marked it interrupted), which aborts the whole commit.
+      CREATE FUNCTION car_finish_proposal(p_id text, p_status text, p_runtime integer, p_began text) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO car_proposals AS p (proposal_id, status, runtime_key, began_at) VALUES (p_id, p_status, p_runtime, p_began)
+        ON CONFLICT (proposal_id) DO UPDATE SET status = EXCLUDED.status
+        WHERE p.status = 'executing' AND p.runtime_key = EXCLUDED.runtime_key;
+        IF NOT FOUND THEN
+          RAISE EXCEPTION 'proposal % is no longer executing in this runtime (marked interrupted by another runtime?)', p_id USING ERRCODE = 'CAR01';
+        END IF;
+      END $$;
+
       CREATE TABLE car_proposals (
         proposal_id text PRIMARY KEY,
         status text NOT NULL,

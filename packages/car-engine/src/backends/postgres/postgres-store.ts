@@ -28,7 +28,8 @@ import type { StateTransition } from "../../store/state-store.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
 import { PostgresApprovalLedger } from "./approval-ledger.ts";
 import type { Audit } from "./audited-transaction.ts";
-import { appendToLog, eventsAfter, verifyLog } from "./log-chain.ts";
+import { appendStatement, appendToLog, linkAppended, verifyLog } from "./log-chain.ts";
+import { eventFromRow } from "./event-sql.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
 import { PostgresEventLog } from "./event-log.ts";
@@ -124,7 +125,7 @@ export class PostgresStore implements RuntimeStore {
     }
     this.#liveness = client;
     client.on("error", () => {});
-    await Promise.all([this.#refresh(), this.#refreshEvents()]);
+    await this.#refresh();
   }
 
   async #connect(): Promise<PoolClient> {
@@ -135,25 +136,30 @@ export class PostgresStore implements RuntimeStore {
     }
   }
 
-  /** Pulls every state row written since the last refresh's horizon into the cache. */
-  async #refresh(): Promise<void> {
-    const { rows } = await this.#query<StateRow & { horizon: string }>(
-      `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon, s.key, s.value, s.present, s.version::text
-       FROM (SELECT 1) AS one LEFT JOIN car_state s ON s.txid >= $1::text::xid8 ORDER BY s.ord`,
-      [this.#horizon.toString()],
+  /**
+   * Brings the caches up to date in one statement: every state row written
+   * by a transaction at or after the last refresh's snapshot horizon (any
+   * transaction that was not visible then has an id at least that high),
+   * and every event after the last one known. `prefix` may record the
+   * proposal as executing in the same statement.
+   */
+  async #refresh(prefix = "", params: unknown[] = []): Promise<void> {
+    const n = params.length;
+    const { rows } = await this.#query<RefreshRow>(
+      `${prefix}SELECT 0 AS part, 0::bigint AS o, pg_snapshot_xmin(pg_current_snapshot())::text AS a, NULL AS b, NULL::boolean AS present, NULL AS version
+       UNION ALL SELECT 1, ord, key, value, present, version::text FROM car_state WHERE txid >= $${n + 1}::text::xid8
+       UNION ALL SELECT 2, seq, body, hash, NULL, NULL FROM car_events WHERE seq > $${n + 2}
+       ORDER BY part, o`,
+      [...params, this.#horizon.toString(), this.events.knownThrough],
     );
-    for (const row of rows) if (row.key !== null) this.state.absorb(keyFrom(row));
-    const horizon = BigInt(rows[0]!.horizon);
-    if (horizon > this.#horizon) this.#horizon = horizon;
-  }
-
-  /** Pulls the log's events this runtime has not seen yet. */
-  async #refreshEvents(): Promise<void> {
-    try {
-      this.events.learn(await eventsAfter(this.#pool, this.events.knownThrough));
-    } catch (error) {
-      throw storageError(error, "cannot read the event log");
+    const events: CarEvent[] = [];
+    for (const row of rows) {
+      if (row.part === 1) this.state.absorb(keyFrom({ key: row.a, value: row.b, present: row.present!, version: row.version! }));
+      else if (row.part === 2) events.push(eventFromRow({ body: row.a, hash: row.b! }));
     }
+    this.events.learn(events);
+    const horizon = BigInt(rows[0]!.a);
+    if (horizon > this.#horizon) this.#horizon = horizon;
   }
 
   async #query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
@@ -167,17 +173,21 @@ export class PostgresStore implements RuntimeStore {
   async beginProposal(begin: ProposalBegin): Promise<void> {
     await this.#ready;
     await this.flush();
-    await Promise.all([
-      this.#query(
-        `INSERT INTO car_proposals (proposal_id, status, runtime_key, began_at) VALUES ($1, 'executing', $2, $3)
-         ON CONFLICT (proposal_id) DO UPDATE SET status = 'executing', runtime_key = EXCLUDED.runtime_key, began_at = EXCLUDED.began_at`,
-        [begin.proposal_id, this.#runtimeKey, begin.timestamp],
-      ),
-      this.#refresh(),
-      this.#refreshEvents(),
-    ]);
+    await this.#refresh(
+      `WITH begun AS (
+         INSERT INTO car_proposals (proposal_id, status, runtime_key, began_at) VALUES ($1, 'executing', $2, $3)
+         ON CONFLICT (proposal_id) DO UPDATE SET status = 'executing', runtime_key = EXCLUDED.runtime_key, began_at = EXCLUDED.began_at
+       ) `,
+      [begin.proposal_id, this.#runtimeKey, begin.timestamp],
+    );
   }
 
+  /**
+   * At most two round trips: (BEGIN; lock and read the keys) when there is
+   * anything to check or write, then (write the state; record the outcome;
+   * append the events; COMMIT) — statements sent together with their
+   * arguments inlined, since every round trip is time some key stays locked.
+   */
   async commitProposal(commit: ProposalCommit): Promise<StateTransition[]> {
     // Taken before any await: the versions the engine numbered this proposal's `state_changed` events from.
     const writeBase = new Map<string, { version: number; action_id: string }>();
@@ -186,20 +196,21 @@ export class PostgresStore implements RuntimeStore {
     await this.flush();
     const events = [...commit.events];
     const client = await this.#connect();
-    let versions: Map<string, number> | undefined;
+    let before: Map<string, number> | undefined;
     try {
-      await client.query("BEGIN");
-      if (commit.outcome === "committed") versions = await this.#checkAndWrite(client, commit, writeBase, events);
-      const { rowCount } = await client.query(
-        `INSERT INTO car_proposals (proposal_id, status, runtime_key, began_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (proposal_id) DO UPDATE SET status = EXCLUDED.status
-         WHERE car_proposals.status = 'executing' AND car_proposals.runtime_key = EXCLUDED.runtime_key`,
-        [commit.proposal_id, commit.outcome, this.#runtimeKey, events[0]?.timestamp ?? rfc3339(this.#clock.now())],
-      );
-      if (rowCount !== 1) throw new CarError("storage_error", `proposal '${commit.proposal_id}' is no longer executing in this runtime (marked interrupted by another runtime?); nothing of it was committed`);
-      // Last: the log head stays locked from here to COMMIT.
-      await appendToLog(client, events);
-      await client.query("COMMIT");
+      const checking = this.mode !== "off" && (commit.reads.length > 0 || commit.assumptions.length > 0);
+      let writes = "";
+      if (commit.outcome === "committed" && (writeBase.size > 0 || checking)) {
+        const found = await this.#lock(client, commit, writeBase);
+        before = this.#check(commit, writeBase, found, events);
+        writes = stateUpdate(commit, before);
+      }
+      renumberStateChanges(events, before ?? new Map());
+      const finish = `SELECT car_finish_proposal(${[commit.proposal_id, commit.outcome].map(pg.escapeLiteral).join(", ")}, ${this.#runtimeKey}, ${pg.escapeLiteral(events[0]?.timestamp ?? rfc3339(this.#clock.now()))})`;
+      const statements = [writes, finish, events.length > 0 ? appendStatement(events) : ""].filter((x) => x !== "");
+      // Inside the BEGIN of the lock step, or else one implicit transaction for the whole string.
+      const results = toArray(await client.query(`${statements.join(";\n")}${before === undefined ? "" : ";\nCOMMIT"}`));
+      if (events.length > 0) linkAppended(events, results[statements.length - 1]!.rows[0] as { first_seq: string; linked_to: string });
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
       client.release();
@@ -211,46 +222,54 @@ export class PostgresStore implements RuntimeStore {
     client.release();
     this.events.closeProposal(commit.proposal_id);
     const transitions: StateTransition[] = [];
-    if (versions !== undefined) {
+    if (before !== undefined) {
       const next = new Map<string, number>();
       for (const m of commit.mutations) {
-        const version = (next.get(m.key) ?? versions.get(m.key)!) + 1;
+        const version = (next.get(m.key) ?? before.get(m.key)!) + 1;
         next.set(m.key, version);
         transitions.push(this.state.applyCommitted(m.key, m.mutation, version, { proposal_id: commit.proposal_id, action_id: m.action_id }));
       }
     }
     this.events.learn(events);
-    if (this.events.hasGap) this.#inBackground(() => this.#refreshEvents());
+    if (this.events.hasGap) this.#inBackground(() => this.#refresh());
     return transitions;
   }
 
   /**
-   * Locks the keys, checks them under the mode and writes the new rows.
-   * Returns each written key's version before this proposal's writes.
+   * Opens the transaction and locks the keys the commit checks or writes
+   * (in key order, so two commits never deadlock on them), giving every key
+   * a row first — an absent placeholder for a new key — so that two
+   * proposals racing on a key that does not exist yet still serialise. A
+   * commit that writes nothing takes no locks: one statement's snapshot is
+   * a consistent point to check its reads against.
    */
-  async #checkAndWrite(client: PoolClient, commit: ProposalCommit, writeBase: ReadonlyMap<string, { version: number; action_id: string }>, events: CarEvent[]): Promise<Map<string, number>> {
-    const checking = this.mode !== "off";
+  async #lock(client: PoolClient, commit: ProposalCommit, writeBase: ReadonlyMap<string, unknown>): Promise<Map<string, LockedKey>> {
     const keySet = new Set<string>(writeBase.keys());
-    if (checking) {
+    if (this.mode !== "off") {
       for (const r of commit.reads) keySet.add(r.key);
       for (const a of commit.assumptions) keySet.add(a.key);
     }
-    const keys = [...keySet].sort();
+    const keys = `ARRAY[${[...keySet].sort().map(pg.escapeLiteral).join(",")}]::text[]`;
+    const placeholders = writeBase.size > 0 ? `INSERT INTO car_state (key, present, version) SELECT k, false, 0 FROM unnest(${keys}) AS k ORDER BY k ON CONFLICT (key) DO NOTHING;\n` : "";
+    const lock = writeBase.size > 0 ? " ORDER BY key FOR UPDATE" : "";
+    const results = toArray(await client.query(`BEGIN;\n${placeholders}SELECT key, value, present, version::text FROM car_state WHERE key = ANY(${keys})${lock}`));
     const found = new Map<string, LockedKey>();
-    if (keys.length > 0) {
-      // Every key gets a row (a new or never-written key an absent placeholder) so it can be row-locked:
-      // two proposals racing on a key that does not exist yet still serialise.
-      if (writeBase.size > 0) await client.query("INSERT INTO car_state (key, present, version) SELECT k, false, 0 FROM unnest($1::text[]) AS k ORDER BY k ON CONFLICT (key) DO NOTHING", [keys]);
-      // A proposal that writes nothing needs no locks: one statement's snapshot is a consistent point to check against.
-      const lock = writeBase.size > 0 ? " ORDER BY key FOR UPDATE" : "";
-      const { rows } = await client.query<StateRow>(`SELECT key, value, present, version::text FROM car_state WHERE key = ANY($1::text[])${lock}`, [keys]);
-      for (const row of rows) {
-        const k = keyFrom(row);
-        found.set(k.key, k);
-      }
+    for (const row of results.at(-1)!.rows as StateRow[]) {
+      const k = keyFrom(row);
+      found.set(k.key, k);
     }
+    return found;
+  }
+
+  /**
+   * Applies the mode to the conflicts found against the locked versions:
+   * refuses (strict), or adds a `transaction_warning` event before the
+   * proposal's completion (warn). Returns each written key's version before
+   * this proposal's writes.
+   */
+  #check(commit: ProposalCommit, writeBase: ReadonlyMap<string, { version: number; action_id: string }>, found: ReadonlyMap<string, LockedKey>, events: CarEvent[]): Map<string, number> {
     const current = (key: string): LockedKey => found.get(key) ?? { value: undefined, version: 0 };
-    if (checking) {
+    if (this.mode !== "off") {
       const conflicts = findConflicts(commit, writeBase, current);
       if (conflicts.length > 0) {
         const verdict = judgeTransaction({ consistent: false, conflicts }, this.mode);
@@ -266,23 +285,8 @@ export class PostgresStore implements RuntimeStore {
         events.splice(completed < 0 ? events.length : completed, 0, warning);
       }
     }
-    // Final row per key; versions count every write from the key's current version.
     const before = new Map<string, number>();
-    const finalRows = new Map<string, { value: string | null; version: number }>();
-    for (const m of commit.mutations) {
-      if (!before.has(m.key)) before.set(m.key, current(m.key).version);
-      const version = (finalRows.get(m.key)?.version ?? before.get(m.key)!) + 1;
-      finalRows.set(m.key, { value: m.mutation.op === "set" ? JSON.stringify(m.mutation.value) : null, version });
-    }
-    renumberStateChanges(events, before);
-    if (finalRows.size > 0) {
-      const rows = [...finalRows];
-      await client.query(
-        `UPDATE car_state AS s SET value = u.value, present = u.value IS NOT NULL, version = u.version, txid = pg_current_xact_id()
-         FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(key, value, version) WHERE s.key = u.key`,
-        [rows.map(([k]) => k), rows.map(([, r]) => r.value), rows.map(([, r]) => r.version)],
-      );
-    }
+    for (const key of writeBase.keys()) before.set(key, current(key).version);
     return before;
   }
 
@@ -443,6 +447,32 @@ export class PostgresStore implements RuntimeStore {
       await this.#pool.end();
     }
   }
+}
+
+interface RefreshRow {
+  part: number;
+  a: string;
+  b: string | null;
+  present: boolean | null;
+  version: string | null;
+}
+
+/** node-postgres answers a multi-statement query with one result per statement. */
+function toArray(result: pg.QueryResult | pg.QueryResult[]): pg.QueryResult[] {
+  return Array.isArray(result) ? result : [result];
+}
+
+/** The UPDATE giving each written key its final value and version (one more per write, from `before`); empty for no writes. */
+function stateUpdate(commit: ProposalCommit, before: ReadonlyMap<string, number>): string {
+  const rows = new Map<string, { value: string | null; version: number }>();
+  for (const m of commit.mutations) {
+    const version = (rows.get(m.key)?.version ?? before.get(m.key)!) + 1;
+    rows.set(m.key, { value: m.mutation.op === "set" ? JSON.stringify(m.mutation.value) : null, version });
+  }
+  if (rows.size === 0) return "";
+  const values = [...rows].map(([key, r]) => `(${pg.escapeLiteral(key)}, ${r.value === null ? "NULL" : pg.escapeLiteral(r.value)}::text, ${r.version}::bigint)`).join(", ");
+  return `UPDATE car_state AS s SET value = u.value, present = u.value IS NOT NULL, version = u.version, txid = pg_current_xact_id()
+    FROM (VALUES ${values}) AS u(key, value, version) WHERE s.key = u.key`;
 }
 
 function keyFrom(row: StateRow): { key: string; value: JsonValue | undefined; version: number } {

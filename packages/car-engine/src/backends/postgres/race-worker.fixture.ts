@@ -1,7 +1,9 @@
 /**
  * A worker process for the race and crash tests and the benchmark (run with
  * `node --conditions=source --import tsx`). Arguments: a JSON object
- * `{ url, name, mode, ms, shared, overlap, ownKeys, report, tx }`.
+ * `{ url, name, mode, ms, shared, overlap, ownKeys, report, tx, backend }`;
+ * `backend` is `postgres` (default, `url` is a postgres:// URL) or `sqlite`
+ * (`url` is a file path: the benchmark's one-process baseline).
  *
  * - `race`: prints `READY`, waits for a line on stdin, then for `ms`
  *   milliseconds runs read-modify-write proposals: each picks two distinct
@@ -16,6 +18,7 @@
 import { createInterface } from "node:readline";
 import type { TransactionMode } from "@car/verify";
 import { Runtime } from "../../runtime.ts";
+import { sqlite } from "../sqlite/index.ts";
 import { postgres } from "./index.ts";
 
 interface WorkerArgs {
@@ -28,11 +31,13 @@ interface WorkerArgs {
   ownKeys: number;
   report: "lines" | "summary";
   tx: TransactionMode;
+  backend?: "postgres" | "sqlite";
 }
 
 const args = JSON.parse(process.argv[2]!) as WorkerArgs;
-const store = postgres(args.url, { mode: args.tx, poolSize: 2 });
-await store.ready();
+const pgStore = args.backend === "sqlite" ? undefined : postgres(args.url, { mode: args.tx, poolSize: 2 });
+await pgStore?.ready();
+const store = pgStore ?? sqlite(args.url);
 const rt = new Runtime({ store });
 rt.registerTool("inc", (params) => (typeof params["n"] === "number" ? params["n"] : 0) + 1);
 rt.registerTool("hang", () => new Promise(() => {}));
@@ -85,7 +90,7 @@ if (args.mode === "hang") {
     if (rolledBack) aborted++;
     else committed++;
     if (args.report === "lines") {
-      const reason = rolledBack ? ((await store.events.queryShared({ proposal_id: id, kinds: ["proposal_completed"] })).at(-1)?.data["reason"] ?? null) : null;
+      const reason = rolledBack && pgStore !== undefined ? ((await pgStore.events.queryShared({ proposal_id: id, kinds: ["proposal_completed"] })).at(-1)?.data["reason"] ?? null) : null;
       process.stdout.write(`${JSON.stringify({ id, keys, outcome: rolledBack ? "rolled_back" : "committed", reason })}\n`);
     }
   }
