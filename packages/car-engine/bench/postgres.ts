@@ -1,0 +1,84 @@
+/**
+ * Committed proposals per second on the PostgreSQL store with 1, 2 and 4
+ * worker processes, on disjoint keys and with 10% of the keys shared, against
+ * the SQLite store in one process, measured in the same run on the same
+ * workload (src/backends/postgres/race-worker.fixture.ts): each proposal
+ * reads two counters, adds one to each through a tool and writes them back
+ * (6 actions, 2 read-modify-writes). With overlap, each counter a proposal
+ * picks is one of 4 shared counters with probability 0.1, else one of the
+ * worker's own 50. Aborted proposals (refused commits) are counted apart.
+ * Run with `npm run bench:postgres` (needs Debian's postgresql package).
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { postgresBinDir, startPostgresCluster } from "../test/support/postgres-cluster.ts";
+
+const WORKER = fileURLToPath(new URL("../src/backends/postgres/race-worker.fixture.ts", import.meta.url));
+const MS = Number(process.env["BENCH_MS"] ?? 3000);
+const SHARED = ["shared/0", "shared/1", "shared/2", "shared/3"];
+
+interface Summary {
+  committed: number;
+  aborted: number;
+}
+
+/** Starts `n` workers, lets them all go at once, and sums what they committed and aborted. */
+async function measure(n: number, args: Record<string, unknown>): Promise<Summary> {
+  const workers = Array.from({ length: n }, (_, i) => {
+    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", WORKER, JSON.stringify({ ...args, name: `w${i}` })], { stdio: ["pipe", "pipe", "inherit"] });
+    const lines = createInterface({ input: child.stdout! });
+    const ready = new Promise<void>((resolve) => lines.on("line", (l) => l === "READY" && resolve()));
+    const done = new Promise<Summary>((resolve, reject) => {
+      lines.on("line", (l) => l.startsWith("DONE ") && resolve(JSON.parse(l.slice(5)) as Summary));
+      child.once("exit", (code) => code !== 0 && reject(new Error(`worker exited with ${code}`)));
+    });
+    return { child, ready, done };
+  });
+  await Promise.all(workers.map((w) => w.ready));
+  for (const w of workers) w.child.stdin!.end("GO\n");
+  const results = await Promise.all(workers.map((w) => w.done));
+  return results.reduce((a, b) => ({ committed: a.committed + b.committed, aborted: a.aborted + b.aborted }), { committed: 0, aborted: 0 });
+}
+
+const perSecond = (s: Summary): number => (s.committed * 1000) / MS;
+const fmt = (x: number): string => x.toFixed(0).padStart(6);
+
+if (postgresBinDir() === undefined) {
+  console.log("PostgreSQL is not installed (apt-get install postgresql): nothing to measure");
+  process.exit(0);
+}
+console.log(`${cpus().length} CPUs; ${MS} ms per measurement; proposals of 6 actions (2 read-modify-writes)\n`);
+
+const dir = mkdtempSync(join(tmpdir(), "car-bench-sqlite-"));
+const common = { mode: "race", ms: MS, shared: SHARED, ownKeys: 50, report: "summary", tx: "strict" };
+let baseline: number;
+try {
+  baseline = perSecond(await measure(1, { ...common, backend: "sqlite", url: join(dir, "car.db"), overlap: 0 }));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log(`baseline: SQLite store, 1 process: ${fmt(baseline)} committed proposals/s\n`);
+
+const cluster = await startPostgresCluster();
+try {
+  console.log("keys         workers  committed/s  aborted/s  vs 1 worker  vs SQLite");
+  let databases = 0;
+  for (const [label, overlap] of [["disjoint", 0], ["10% shared", 0.1]] as const) {
+    let single = 0;
+    for (const n of [1, 2, 4]) {
+      const url = cluster.createDatabase(`bench_${++databases}`);
+      const s = await measure(n, { ...common, url, overlap });
+      const rate = perSecond(s);
+      if (n === 1) single = rate;
+      console.log(
+        `${label.padEnd(12)} ${String(n).padStart(7)}  ${fmt(rate).padStart(11)}  ${fmt((s.aborted * 1000) / MS).padStart(9)}  ${(rate / single).toFixed(2).padStart(10)}×  ${(rate / baseline).toFixed(2).padStart(8)}×`,
+      );
+    }
+  }
+} finally {
+  cluster.stop();
+}
