@@ -19,6 +19,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { preparsePolicySet, statefulIsAuthorized } from "@cedar-policy/cedar-wasm/nodejs";
+import { toolCall } from "@car/ir";
 import type { Action, JsonObject } from "@car/ir";
 import { parsePolicyFile, PolicyEngine, policyCheck } from "../src/index.ts";
 
@@ -112,25 +113,7 @@ const parameters: JsonObject = {
   method: "POST",
   body: '{"name":"widget","count":3,"note":"nothing secret here"}',
 };
-const action: Action = {
-  id: "a1",
-  type: "tool_call",
-  tool: "http_request",
-  parameters,
-  preconditions: [],
-  expected_effects: {},
-  dependencies: [],
-  state_dependencies: [],
-  read_set: [],
-  write_set: [],
-  assumptions: [],
-  invocation_mode: "one_shot",
-  reversibility: "irreversible",
-  idempotent: false,
-  max_retries: 3,
-  failure_behavior: "abort",
-  metadata: {},
-};
+const action: Action = toolCall("http_request", parameters, { id: "a1" });
 
 /** One Cedar decision for the same call, building its request from the action as a host would. */
 function cedarCheck(a: Action): boolean {

@@ -16,7 +16,7 @@
  * from disk on every call: an operator who adds a deny rule mid-session must
  * not find it unenforced until something restarts.
  */
-import { type Action, cloneJson, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import { type Action, cloneJson, type JsonObject, type JsonValue, setOwn, toolCall } from "@car/ir";
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { PolicyEngine } from "../engine.ts";
@@ -187,23 +187,6 @@ function paramsObject(params: JsonValue): JsonObject {
 
 /** The synthetic action the operator's rules judge: the host's own tool name, id `policy-check`. */
 function gateAction(tool: string, parameters: JsonObject): Action {
-  return {
-    id: "policy-check",
-    type: "tool_call",
-    tool,
-    parameters,
-    preconditions: [],
-    expected_effects: {},
-    dependencies: [],
-    state_dependencies: [],
-    read_set: [],
-    write_set: [],
-    assumptions: [],
-    invocation_mode: "one_shot",
-    reversibility: "irreversible",
-    idempotent: false,
-    max_retries: 3,
-    failure_behavior: "abort",
-    metadata: {},
-  };
+  return toolCall(tool, parameters, { id: "policy-check" });
 }
+
