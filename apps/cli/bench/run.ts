@@ -4,14 +4,17 @@
  * Goal: ≤ 1.3× that floor.
  *
  * Builds the CLI (`dist/`), then spawns each case in interleaved rounds so
- * background load hits every case alike, and reports medians and minimums
- * as ratios of the baseline measured in the same run.
+ * background load hits every case alike, and reports wall-clock medians and
+ * minimums as ratios of the baseline measured in the same run, plus the CPU
+ * time (user + sys) each spawn consumed — read from this process's reaped
+ * children counters in /proc, so it holds up on a busy machine where wall
+ * time does not.
  *
  *   npm run bench              # 40 rounds
  *   npm run bench -- 100       # more rounds
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -64,12 +67,25 @@ for (const c of cases) {
   if (r.status !== 0) throw new Error(`${c.name} exited ${r.status}: ${r.stderr}`);
 }
 
+/** CPU ms used by this process's waited-for children (cutime + cstime), or undefined off Linux. */
+function childrenCpuMs(): number | undefined {
+  if (!existsSync("/proc/self/stat")) return undefined;
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields 16 and 17 of proc(5), counted from the state field (3): indices 13 and 14 here. USER_HZ is 100.
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
 const times = cases.map((): number[] => []);
+const cpu = cases.map(() => 0);
 for (let i = 0; i < rounds; i++) {
   for (const [k, c] of cases.entries()) {
+    const cpuBefore = childrenCpuMs();
     const start = process.hrtime.bigint();
     spawnSync(process.execPath, c.args, { input: c.input, env: { ...process.env, CAR_HOME: join(root, "home") } });
     times[k]!.push(Number(process.hrtime.bigint() - start) / 1e6);
+    const cpuAfter = childrenCpuMs();
+    if (cpuBefore !== undefined && cpuAfter !== undefined) cpu[k]! += cpuAfter - cpuBefore;
   }
 }
 rmSync(root, { recursive: true, force: true });
@@ -79,11 +95,13 @@ const min = (t: number[]) => Math.min(...t);
 const baseMedian = median(times[0]!);
 const baseMin = min(times[0]!);
 console.log(`\n${rounds} interleaved rounds, node ${process.version}`);
-console.log(`${"case".padEnd(40)} ${"median".padStart(10)} ${"ratio".padStart(7)} ${"min".padStart(10)} ${"ratio".padStart(7)}`);
+const baseCpu = cpu[0]! / rounds;
+console.log(`${"case".padEnd(40)} ${"wall median".padStart(12)} ${"ratio".padStart(7)} ${"wall min".padStart(10)} ${"ratio".padStart(7)} ${"cpu/run".padStart(9)} ${"ratio".padStart(7)}`);
 for (const [k, c] of cases.entries()) {
   const t = times[k]!;
+  const perRun = cpu[k]! / rounds;
   console.log(
-    `${c.name.padEnd(40)} ${`${median(t).toFixed(1)} ms`.padStart(10)} ${`${(median(t) / baseMedian).toFixed(2)}×`.padStart(7)} ${`${min(t).toFixed(1)} ms`.padStart(10)} ${`${(min(t) / baseMin).toFixed(2)}×`.padStart(7)}`,
+    `${c.name.padEnd(40)} ${`${median(t).toFixed(1)} ms`.padStart(12)} ${`${(median(t) / baseMedian).toFixed(2)}×`.padStart(7)} ${`${min(t).toFixed(1)} ms`.padStart(10)} ${`${(min(t) / baseMin).toFixed(2)}×`.padStart(7)} ${`${perRun.toFixed(1)} ms`.padStart(9)} ${baseCpu > 0 ? `${(perRun / baseCpu).toFixed(2)}×`.padStart(7) : "".padStart(7)}`,
   );
 }
 console.log("goal: car policy-check-hook ≤ 1.3× node -e 0");

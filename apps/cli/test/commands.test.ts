@@ -32,6 +32,11 @@ describe("car", () => {
     const usage = await runCar(["verify", "--help"]);
     expect(usage.code).toBe(0);
     expect(usage.stdout).toContain("Usage: car verify");
+    // `serve` is wired to the server module, which prints its own help.
+    const serve = await runCar(["serve", "--help"]);
+    expect(serve.code).toBe(0);
+    expect(serve.stdout).toContain("Usage: car serve");
+    expect(serve.stdout).toContain("--port");
   });
 });
 
