@@ -38,6 +38,8 @@ const COMMANDS: Record<string, CommandEntry> = {
   "policy-check-hook": { summary: "PreToolUse hook: deny a host's tool call that a policy forbids", load: () => import(HOOK_MODULE) as Promise<CommandModule> },
   mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
   serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
+  audit: { summary: "Verify the audit log's hash chain, query events, trim old ones", load: () => import("./commands/audit.ts") },
+  approvals: { summary: "List, set and revoke per-agent postures and standing approval grants", load: () => import("./commands/approvals.ts") },
 };
 
 function overview(): string {

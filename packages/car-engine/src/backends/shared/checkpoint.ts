@@ -60,13 +60,22 @@ export function newCheckpointKey(): CheckpointKey {
   return checkpointKey(randomBytes(32));
 }
 
+/** Reads a hex key file; undefined when there is none. */
+export function readKeyFile(path: string): CheckpointKey | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new CarError("storage_error", `cannot read the checkpoint key file '${path}': ${(error as Error).message}`);
+  }
+  return checkpointKey(parseHexKey(text, path));
+}
+
 /** Reads a hex key file, creating it (mode 0600) with a fresh key when missing. */
 export function loadOrCreateKeyFile(path: string): CheckpointKey {
-  try {
-    return checkpointKey(parseHexKey(readFileSync(path, "utf8"), path));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
+  const existing = readKeyFile(path);
+  if (existing !== undefined) return existing;
   const fresh = newCheckpointKey();
   try {
     mkdirSync(dirname(path), { recursive: true });

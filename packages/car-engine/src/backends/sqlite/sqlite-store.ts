@@ -28,7 +28,7 @@ import type { InterruptedProposal, ProposalBegin, ProposalCommit } from "../../s
 import type { StateTransition } from "../../store/state-store.ts";
 import { ChainVerifier } from "../shared/chain-verify.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
-import { checkpointKey, loadOrCreateKeyFile, parseHexKey } from "../shared/checkpoint.ts";
+import { checkpointKey, loadOrCreateKeyFile, parseHexKey, readKeyFile } from "../shared/checkpoint.ts";
 import type { CheckpointKey, SignedCheckpoint } from "../shared/checkpoint.ts";
 import type { DurableRuntimeStore, RetentionPolicy, RetentionResult } from "../shared/durable-store.ts";
 import { openDatabase } from "./schema.ts";
@@ -254,7 +254,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
 
   /** The checkpoint HMAC key: from the key file, else from the database (created there on first need when `create`). */
   #key(create: boolean): CheckpointKey | undefined {
-    if (this.#keyFile !== undefined) return loadOrCreateKeyFile(this.#keyFile);
+    if (this.#keyFile !== undefined) return create ? loadOrCreateKeyFile(this.#keyFile) : readKeyFile(this.#keyFile);
     const stored = this.#db.prepare("SELECT value FROM meta WHERE key = 'checkpoint_key'").pluck().get() as string | undefined;
     if (stored !== undefined) return checkpointKey(parseHexKey(stored, "the database"));
     if (!create) return undefined;

@@ -1,0 +1,39 @@
+/**
+ * The CLI's durable store: a SQLite database, `--db PATH` or
+ * `<CAR_HOME>/car.db` by default, with the retention checkpoints' HMAC key in
+ * `<CAR_HOME>/audit.key` (apart from the database, so someone who can only
+ * edit the database cannot forge checkpoints). `car run`, `car serve`,
+ * `car audit` and `car approvals` all open it here, so they agree on both.
+ * The SQLite module is loaded only by the commands that use it.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { CarError } from "@car/ir";
+import type { SqliteStore } from "@car/engine/sqlite";
+import { resolveCarHome } from "./car-home.ts";
+
+export const DATABASE_FILE = "car.db";
+export const AUDIT_KEY_FILE = "audit.key";
+
+/** `--db` as given (`:memory:` keeps nothing), else `<CAR_HOME>/car.db`. */
+export function databasePath(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (option === ":memory:") return option;
+  return option !== undefined ? resolve(option) : join(resolveCarHome(env), DATABASE_FILE);
+}
+
+export interface OpenCarDatabaseOptions {
+  /** Open an existing database for reading only; a missing file is an `invalid_params` error. */
+  readonly?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Opens (creating when writable and missing) the CLI's SQLite store at `path`. */
+export async function openCarDatabase(path: string, options: OpenCarDatabaseOptions = {}): Promise<SqliteStore> {
+  const env = options.env ?? process.env;
+  if (path !== ":memory:") {
+    if (options.readonly === true && !existsSync(path)) throw new CarError("invalid_params", `no CAR database at '${path}' (pass --db PATH)`);
+    mkdirSync(dirname(path), { recursive: true });
+  }
+  const { sqlite } = await import("@car/engine/sqlite");
+  return sqlite(path, { checkpointKeyFile: join(resolveCarHome(env), AUDIT_KEY_FILE), ...(options.readonly === true ? { readonly: true } : {}) });
+}

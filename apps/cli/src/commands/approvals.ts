@@ -1,0 +1,117 @@
+/**
+ * `car approvals`: the durable approval ledger and per-agent postures in the
+ * CAR database. `list` shows postures and the standing grants still in
+ * force; `set-posture` sets an agent's posture (for every tier, or one with
+ * --tier); `clear-posture` removes it; `revoke` takes a standing grant back,
+ * so the next evaluation of that operation asks again.
+ */
+import { ERROR_CODES, type CarErrorCode } from "@car/ir";
+import { isPermissionTier, type PermissionTier, type Posture } from "@car/policy";
+import type { LedgerEntry, PostureEntry } from "@car/engine/sqlite";
+import { expectPositionals, parseArgs, usageError } from "../argv.ts";
+import { databasePath, openCarDatabase } from "../car-database.ts";
+import { println } from "../io.ts";
+
+export const usage = `Usage: car approvals list [--json] [--db PATH]
+       car approvals set-posture <AGENT> <POSTURE> [--tier TIER] [--db PATH]
+       car approvals clear-posture <AGENT> [--tier TIER] [--db PATH]
+       car approvals revoke <GRANT_ID> [--by WHO] [--db PATH]
+
+POSTURE is always_allow, require_approval or deny; it refines the permission
+tier gate for that agent's actions (for every tier, or only TIER: read_only,
+sandbox_edit or full_access). A per-tier posture wins over an every-tier one.
+GRANT_ID is a standing grant's id from 'list'. Every change is recorded in
+the audit log. The database is --db PATH, default <CAR_HOME>/car.db.`;
+
+const POSTURES: readonly Posture[] = ["always_allow", "require_approval", "deny"];
+
+export async function main(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === "list") return list(rest);
+  if (sub === "set-posture") return setPosture(rest);
+  if (sub === "clear-posture") return clearPosture(rest);
+  if (sub === "revoke") return revoke(rest);
+  throw usageError(sub === undefined ? "missing subcommand: list, set-posture, clear-posture or revoke" : `unknown subcommand '${sub}': expected list, set-posture, clear-posture or revoke`);
+}
+
+function tierOption(value: string | undefined): PermissionTier | null {
+  if (value === undefined) return null;
+  if (!isPermissionTier(value)) throw usageError(`--tier must be read_only, sandbox_edit or full_access, got '${value}'`);
+  return value;
+}
+
+async function list(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, json: { type: "boolean" } });
+  expectPositionals(positionals, []);
+  const store = await openCarDatabase(databasePath(options.db), { readonly: true });
+  let postures: PostureEntry[];
+  let grants: LedgerEntry[];
+  try {
+    postures = store.postures.list();
+    grants = await store.approvals.grants(Date.now());
+  } finally {
+    await store.close();
+  }
+  if (options.json) {
+    println(JSON.stringify({ postures, grants }, null, 2));
+    return 0;
+  }
+  println("Postures:");
+  if (postures.length === 0) println("  (none: the tier gate decides for every agent)");
+  for (const p of postures) println(`  ${p.agent_id}  ${p.tier ?? "every tier"}  ${p.posture}  (set ${new Date(p.updated_at).toISOString()})`);
+  println("Standing grants:");
+  if (grants.length === 0) println("  (none)");
+  for (const g of grants) {
+    const expiry = g.expires_at === null ? "no expiry" : `until ${new Date(g.expires_at).toISOString()}`;
+    println(`  #${g.id}  ${g.tool ?? "-"}  up to ${g.required_tier}  by ${g.reviewer} at ${new Date(g.decided_at).toISOString()}, ${expiry}  ${g.fingerprint.slice(0, 16)}…`);
+  }
+  return 0;
+}
+
+async function setPosture(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, tier: { type: "string" } });
+  const [agent, posture] = expectPositionals(positionals, ["AGENT", "POSTURE"]);
+  if (!(POSTURES as readonly string[]).includes(posture!)) throw usageError(`POSTURE must be always_allow, require_approval or deny, got '${posture}'`);
+  const tier = tierOption(options.tier);
+  const store = await openCarDatabase(databasePath(options.db));
+  try {
+    const entry = store.postures.set(agent!, posture as Posture, tier, Date.now());
+    println(`${entry.agent_id}: ${entry.posture} for ${entry.tier ?? "every tier"}`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+async function clearPosture(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, tier: { type: "string" } });
+  const [agent] = expectPositionals(positionals, ["AGENT"]);
+  const tier = tierOption(options.tier);
+  const store = await openCarDatabase(databasePath(options.db));
+  try {
+    const removed = store.postures.clear(agent!, tier);
+    println(removed === 0 ? `${agent}: no posture to clear` : `${agent}: posture cleared (${removed} entr${removed === 1 ? "y" : "ies"})`);
+    return removed === 0 ? exit("not_found") : 0;
+  } finally {
+    await store.close();
+  }
+}
+
+async function revoke(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, by: { type: "string" } });
+  const [idText] = expectPositionals(positionals, ["GRANT_ID"]);
+  const id = Number(idText!.replace(/^#/, ""));
+  if (!Number.isSafeInteger(id) || id < 1) throw usageError(`GRANT_ID must be a grant number from 'car approvals list', got '${idText}'`);
+  const store = await openCarDatabase(databasePath(options.db));
+  try {
+    const entry = await store.approvals.revoke(id, options.by ?? `cli:${process.env["USER"] ?? "operator"}`, Date.now());
+    println(`revoked grant #${entry.id} (${entry.tool ?? entry.fingerprint.slice(0, 16)}): its operation needs approval again`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+function exit(code: CarErrorCode): number {
+  return ERROR_CODES[code].exit;
+}

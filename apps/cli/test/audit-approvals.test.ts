@@ -1,0 +1,106 @@
+/**
+ * `car run --db`, `car audit` and `car approvals` end to end on one SQLite
+ * database: the run's events verify, an edit made behind the CLI's back is
+ * reported at its seq, queries filter, a trim keeps the chain verifiable,
+ * postures and standing grants are listed, set and revoked.
+ */
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sqlite } from "@car/engine/sqlite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCar } from "./run-car.ts";
+
+const repoRoot = new URL("../../../", import.meta.url).pathname;
+const demo = ["examples/deploy/proposal.json", "--tools", "examples/deploy/tools.mjs", "--policies", "examples/deploy/policies", "--state", "examples/deploy/state.json"];
+let root: string;
+let carHome: string;
+let db: string;
+
+beforeAll(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), "car-audit-")));
+  carHome = join(root, "home");
+  db = join(root, "audit.db");
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const car = (args: string[]) => runCar(args, { cwd: repoRoot, env: { CAR_HOME: carHome } });
+
+describe("car audit", () => {
+  it("verifies the chain of a run's events, and names the seq of an edited event", async () => {
+    expect((await car(["run", ...demo, "--db", db, "--json"])).code).toBe(0);
+    const ok = await car(["audit", "verify", "--db", db]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^intact: \d+ events verified from the genesis hash; head seq \d+/);
+
+    // One byte of the database file: a stored state_changed event's "set" becomes "sex".
+    // Every commit is in the main file (the WAL is checkpointed when the writer closes).
+    expect(existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0).toBe(0);
+    const bytes = readFileSync(db);
+    const match = /"key":"[^"]*","op":"set"/.exec(bytes.toString("latin1"));
+    const at = match!.index + match![0].length - 2;
+    expect(at).toBeGreaterThan(8);
+    bytes[at] = "x".charCodeAt(0);
+    writeFileSync(db, bytes);
+    const broken = await car(["audit", "verify", "--db", db, "--json"]);
+    expect(broken.code).toBe(1);
+    bytes[at] = "t".charCodeAt(0);
+    writeFileSync(db, bytes);
+    expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, broken: { reason: "the event's hash does not match its content" } });
+    expect((await car(["audit", "verify", "--db", db])).code).toBe(0);
+  });
+
+  it("queries by proposal, kind and time, as JSON lines or a table", async () => {
+    const lines = (await car(["audit", "query", "--db", db, "--proposal", "a1b2c3d4e5f6", "--kind", "state_changed", "--json"])).stdout.trim().split("\n");
+    const events = lines.map((l) => JSON.parse(l) as { kind: string; data: { key: string }; hash: string; prev_hash: string });
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.kind === "state_changed" && e.hash.length === 64)).toBe(true);
+    const table = await car(["audit", "query", "--db", db, "--kind", "proposal_completed", "--since", "2000-01-01T00:00:00Z"]);
+    expect(table.stdout).toMatch(/^SEQ\s+TIME\s+KIND\s+PROPOSAL\s+ACTION\s+DATA\n/);
+    expect(table.stdout).toContain("proposal_completed  a1b2c3d4e5f6");
+    expect(table.stdout.trim().endsWith("(1 event)")).toBe(true);
+    expect((await car(["audit", "query", "--db", db, "--until", "2000-01-01T00:00:00Z", "--json"])).stdout).toBe("");
+    expect((await car(["audit", "query", "--db", db, "--since", "yesterday"])).code).toBe(2);
+    expect((await car(["audit", "verify", "--db", join(root, "missing.db")])).code).toBe(2);
+  });
+
+  it("trims into an archive behind a signed checkpoint and still verifies", async () => {
+    const archive = join(root, "old.jsonl");
+    const trim = await car(["audit", "trim", "--db", db, "--max-events", "5", "--archive", archive]);
+    expect(trim.code).toBe(0);
+    expect(trim.stdout).toMatch(/^removed \d+ events \(archived to .*old\.jsonl\); the chain now starts after seq \d+/);
+    expect(readFileSync(archive, "utf8").trim().split("\n").length).toBeGreaterThan(0);
+    const verify = await car(["audit", "verify", "--db", db]);
+    expect(verify.stdout).toMatch(/^intact: 5 events verified from the signed checkpoint after seq \d+/);
+  });
+});
+
+describe("car approvals", () => {
+  it("sets, lists and clears postures", async () => {
+    expect((await car(["approvals", "set-posture", "bot", "deny", "--db", db])).stdout.trim()).toBe("bot: deny for every tier");
+    expect((await car(["approvals", "set-posture", "bot", "always_allow", "--tier", "read_only", "--db", db])).code).toBe(0);
+    expect((await car(["approvals", "set-posture", "bot", "maybe", "--db", db])).code).toBe(2);
+    const listed = JSON.parse((await car(["approvals", "list", "--json", "--db", db])).stdout) as { postures: { agent_id: string; tier: string | null; posture: string }[] };
+    expect(listed.postures.map((p) => [p.tier, p.posture])).toEqual([
+      [null, "deny"],
+      ["read_only", "always_allow"],
+    ]);
+    expect((await car(["approvals", "clear-posture", "bot", "--tier", "read_only", "--db", db])).code).toBe(0);
+    expect((await car(["approvals", "list", "--db", db])).stdout).toContain("bot  every tier  deny");
+  });
+
+  it("lists and revokes a standing grant; the audit chain records both and verifies", async () => {
+    const store = sqlite(db, { checkpointKeyFile: join(carHome, "audit.key") });
+    await store.approvals.record({ fingerprint: "f".repeat(64), decision: "approved", required_tier: "full_access", reviewer: "conn:ops", decided_at: Date.now(), expires_at: null, tool: "deploy" });
+    const [grant] = await store.approvals.grants(Date.now());
+    await store.close();
+    expect((await car(["approvals", "list", "--db", db])).stdout).toContain(`#${grant!.id}  deploy  up to full_access  by conn:ops`);
+    const revoked = await car(["approvals", "revoke", String(grant!.id), "--by", "admin", "--db", db]);
+    expect(revoked.stdout.trim()).toBe(`revoked grant #${grant!.id} (deploy): its operation needs approval again`);
+    expect((await car(["approvals", "revoke", String(grant!.id), "--db", db])).code).toBe(1);
+    expect((await car(["approvals", "list", "--db", db])).stdout).toContain("Standing grants:\n  (none)");
+    const kinds = (await car(["audit", "query", "--db", db, "--kind", "approval_revoked", "--json"])).stdout.trim().split("\n").map((l) => JSON.parse(l) as { data: { revoked_by: string } });
+    expect(kinds.map((k) => k.data.revoked_by)).toEqual(["admin"]);
+    expect((await car(["audit", "verify", "--db", db])).code).toBe(0);
+  });
+});
