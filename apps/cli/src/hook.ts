@@ -38,7 +38,7 @@ interface PreToolUsePayload {
 export async function main(): Promise<number> {
   const payload = readPayload(await readAll());
   if (typeof payload === "string") {
-    writeSync(2, `car policy-check-hook: ${payload}; no decision made (failing open)\n`);
+    note(`${payload}; no decision made (failing open)`);
     return 0;
   }
   const reason = denyReason(payload);
@@ -46,9 +46,22 @@ export async function main(): Promise<number> {
     const envelope = {
       hookSpecificOutput: { hookEventName: payload.event, permissionDecision: "deny", permissionDecisionReason: reason },
     };
-    writeSync(1, `${JSON.stringify(envelope)}\n`);
+    try {
+      writeSync(1, `${JSON.stringify(envelope)}\n`);
+    } catch {
+      // The host stopped reading; there is no one left to tell, and the exit code must stay 0.
+    }
   }
   return 0;
+}
+
+/** A line on stderr; a closed stderr is not worth failing the hook over. */
+function note(text: string): void {
+  try {
+    writeSync(2, `car policy-check-hook: ${text}\n`);
+  } catch {
+    // Nothing to do: the note is advisory.
+  }
 }
 
 /**
@@ -108,7 +121,7 @@ function denyReason(payload: PreToolUsePayload): string | undefined {
   }
   const findings: Finding[] = decision.findings;
   const warnings = findings.filter((f) => f.severity !== "deny");
-  for (const w of warnings) writeSync(2, `car policy-check-hook: warning (${w.rule}): ${w.reason}\n`);
+  for (const w of warnings) note(`warning (${w.rule}): ${w.reason}`);
   if (decision.decision !== "deny") return undefined;
   if (decision.basis === "policy_load_failed") {
     const errors = decision.load_errors.map((e) => e.error).join("; ");
