@@ -19,12 +19,13 @@ export function planDot(model: PlanModel): string {
   lines.push(`  label=${q(`proposal ${model.proposalId} — ${model.valid ? "valid" : "INVALID"}`)};`);
   lines.push('  labelloc="t";');
   lines.push('  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];');
+  const byId = new Map(model.nodes.map((n) => [n.id, n]));
   model.levels.forEach((ids, level) => {
     lines.push(`  subgraph ${q(`cluster_level_${level}`)} {`);
     lines.push(`    label=${q(`level ${level}`)}; style=dashed; color="#bbbbbb";`);
     lines.push("    rank=same;");
     for (const id of ids) {
-      const node = model.nodes.find((n) => n.id === id);
+      const node = byId.get(id);
       if (node === undefined) continue;
       const findings = node.issues.map((i) => `${i.severity}: ${i.message}`).join("\n");
       const attrs = [`label=${q(`${node.id}\n${node.label}`)}`];
