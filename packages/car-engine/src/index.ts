@@ -1,4 +1,5 @@
-export * from "./timers.ts";
+// Timers live in @car/ir (shared with @car/policy); re-exported here because every runtime user injects them.
+export { manualTimers, sleep, systemTimers, type ManualTimers, type TimerId, type Timers } from "@car/ir";
 export * from "./store/state-store.ts";
 export { InMemoryStateStore, type InMemoryStateStoreOptions } from "./store/in-memory-state-store.ts";
 export { WorkingState, type PendingMutation, type ReadRecord } from "./store/working-state.ts";

@@ -31,3 +31,4 @@ export {
   type FactoryOptions,
   type PreconditionInput,
 } from "./factories.ts";
+export * from "./timers.ts";

@@ -4,7 +4,7 @@
  * The engine clears every timer it sets, so a finished proposal never keeps
  * the process alive.
  */
-import type { Clock } from "@car/ir";
+import type { Clock } from "./clock.ts";
 
 /** An opaque handle returned by `Timers.setTimeout`. */
 export type TimerId = unknown;

@@ -31,7 +31,6 @@ export {
   type ApprovalGateOptions,
   type ApprovalRequest,
   type GateDecision as ApprovalDecision,
-  type GateTimers,
   type GateVerdict,
   type Posture,
 } from "./tiers/approval-gate.ts";

@@ -47,7 +47,7 @@ import type { CarEvent, EventKind } from "../events/event.ts";
 import type { EventLog } from "../events/event-log.ts";
 import type { AssumptionRecord, RuntimeStore } from "../store/runtime-store.ts";
 import { WorkingState } from "../store/working-state.ts";
-import type { Timers } from "../timers.ts";
+import type { Timers } from "@car/ir";
 import type { DetachedInvocations } from "../tools/detached.ts";
 import type { ToolCallback } from "../tools/handler.ts";
 import type { RateLimiter } from "../tools/rate-limiter.ts";

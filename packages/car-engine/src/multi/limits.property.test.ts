@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fakeEnv, output, scripted, spec } from "../../test/multi/agents.ts";
-import { sleep } from "../timers.ts";
+import { sleep } from "@car/ir";
 import { MULTI_EVENT_KINDS, runSwarm } from "./index.ts";
 import type { SwarmMode } from "./index.ts";
 

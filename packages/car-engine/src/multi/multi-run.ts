@@ -8,8 +8,8 @@ import { CarError, cloneJson, parseAgentOutput, parseAgentSpec, randomIds, rfc33
 import type { AgentOutput, AgentSpec, Clock, JsonObject } from "@car/ir";
 import type { EventLog } from "../events/event-log.ts";
 import { InMemoryEventLog } from "../events/in-memory-event-log.ts";
-import { systemTimers } from "../timers.ts";
-import type { TimerId, Timers } from "../timers.ts";
+import { systemTimers } from "@car/ir";
+import type { TimerId, Timers } from "@car/ir";
 import { Slots } from "./slots.ts";
 import type { AgentCallContext, AgentFn, AgentInput, CutOff, CutOffReason, MultiOptions, RunSummary } from "./types.ts";
 

@@ -6,7 +6,7 @@
 import type { AgentOutput, AgentSpec, Clock, IdGenerator } from "@car/ir";
 import type { EventLog } from "../events/event-log.ts";
 import type { Runtime } from "../runtime.ts";
-import type { Timers } from "../timers.ts";
+import type { Timers } from "@car/ir";
 
 /** One answer an agent's task was composed from (a previous stage, a peer, a worker). */
 export interface AgentInput {

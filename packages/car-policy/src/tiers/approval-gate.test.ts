@@ -1,31 +1,10 @@
-import { manualClock } from "@car/ir";
+import { manualClock, manualTimers } from "@car/ir";
 import { describe, expect, it } from "vitest";
 import { toolAction } from "../test-helpers.ts";
-import { type ApprovalCallback, ApprovalGate, type GateTimers } from "./approval-gate.ts";
+import { type ApprovalCallback, ApprovalGate } from "./approval-gate.ts";
 import { InMemoryApprovalLedger } from "./approval-ledger.ts";
 import { operationFingerprint } from "./operation-fingerprint.ts";
 
-/** Timers that fire only when the test says so. */
-function manualTimers(): GateTimers & { fireAll(): void; pending(): number } {
-  const timers = new Map<number, () => void>();
-  let next = 0;
-  return {
-    setTimeout(cb) {
-      timers.set(++next, cb);
-      return next;
-    },
-    clearTimeout(id) {
-      timers.delete(id as number);
-    },
-    fireAll() {
-      for (const [id, cb] of [...timers]) {
-        timers.delete(id);
-        cb();
-      }
-    },
-    pending: () => timers.size,
-  };
-}
 
 const edit = toolAction("write_file", { path: "a.txt", content: "x" }, "w1");
 const send = toolAction("send_email", { to: "a@b.c" }, "s1");
@@ -112,7 +91,7 @@ describe("ApprovalGate", () => {
     await Promise.resolve();
     await Promise.resolve();
     expect(timers.pending()).toBe(1);
-    timers.fireAll();
+    while (timers.runNext());
     const decided = await pending;
     expect(decided).toMatchObject({ decision: "deny", reason: "no answer within 5000 ms" });
     expect(decided.record).toMatchObject({ decision: "rejected", reviewer: "timeout" });

@@ -12,8 +12,8 @@
  * `require_approval`, `deny`) refines this; without one the tier rules above
  * apply unchanged.
  */
-import type { Action, Clock, ToolSchema } from "@car/ir";
-import { systemClock } from "@car/ir";
+import type { Action, Clock, Timers, ToolSchema } from "@car/ir";
+import { systemClock, systemTimers } from "@car/ir";
 import type { ApprovalLedger, ApprovalRecord } from "./approval-ledger.ts";
 import { classifyAction } from "./classify-action.ts";
 import { operationFingerprint } from "./operation-fingerprint.ts";
@@ -38,11 +38,6 @@ export type ApprovalAnswer = "approve" | "deny" | { decision: "approve" | "deny"
 /** Asks a human (or a policy service). `signal` aborts when the gate stops waiting. */
 export type ApprovalCallback = (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
 
-/** Structurally the engine's `Timers` seam, so its injected timers can be passed straight in. */
-export interface GateTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(id: unknown): void;
-}
 
 export interface ApprovalGateOptions {
   ledger: ApprovalLedger;
@@ -55,7 +50,7 @@ export interface ApprovalGateOptions {
   /** How long a recorded decision applies; `null` (default) for as long as the ledger keeps it. */
   decisionTtlMs?: number | null;
   clock?: Clock;
-  timers?: GateTimers;
+  timers?: Timers;
   /** A per-agent posture for the required tier, when the host has one. */
   posture?: (tier: PermissionTier, action: Action) => Posture | undefined;
 }
@@ -71,16 +66,12 @@ export interface GateDecision {
   record?: ApprovalRecord;
 }
 
-const systemTimers: GateTimers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (id) => clearTimeout(id as ReturnType<typeof setTimeout>),
-};
 
 export class ApprovalGate {
   #granted: PermissionTier;
   readonly #options: ApprovalGateOptions;
   readonly #clock: Clock;
-  readonly #timers: GateTimers;
+  readonly #timers: Timers;
 
   constructor(options: ApprovalGateOptions) {
     this.#options = options;
