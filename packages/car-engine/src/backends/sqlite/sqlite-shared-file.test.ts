@@ -70,3 +70,13 @@ it("refuses a commit whose read key another process changed mid-proposal", async
   expect(a.store.events.query({ proposal_id: "spend", kinds: ["proposal_completed"] }).at(-1)!.data["outcome"]).toBe("rolled_back");
   expect(a.store.verifyChain().ok).toBe(true);
 });
+
+it("a direct write catches up with another process's writes before versioning the key", () => {
+  const a = runtime();
+  const b = runtime();
+  a.rt.state.set("k", 1);
+  b.rt.state.set("k", 2);
+  expect(a.rt.state.set("k", 3).version).toBe(3);
+  expect(b.rt.state.set("k", 4)).toMatchObject({ previous_version: 3, version: 4 });
+  expect(a.store.state.transitions({ key: "k" }).map((t) => t.version)).toEqual([1, 2, 3, 4]);
+});

@@ -33,6 +33,7 @@ interface TransitionRow {
 export class SqliteStateStore implements StateStore {
   readonly #db: SqliteDatabase;
   readonly #clock: Clock;
+  readonly #sync: () => void;
   /** Present keys in first-write order (Map order), as the in-memory store keeps them. */
   #values = new Map<string, JsonValue>();
   #versions = new Map<string, number>();
@@ -41,9 +42,11 @@ export class SqliteStateStore implements StateStore {
   readonly #update;
   readonly #insertTransition;
 
-  constructor(db: SqliteDatabase, clock: Clock) {
+  /** `sync`: reloads the cache when another connection committed since the last look (the store's data_version check). */
+  constructor(db: SqliteDatabase, clock: Clock, sync: () => void) {
     this.#db = db;
     this.#clock = clock;
+    this.#sync = sync;
     this.#upsert = db.prepare("INSERT INTO state (key, value, version, ord) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version, ord = excluded.ord");
     this.#update = db.prepare("UPDATE state SET value = ?, version = ? WHERE key = ?");
     this.#insertTransition = db.prepare("INSERT INTO transitions (key, mutation, previous_version, version, proposal_id, action_id, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -139,10 +142,19 @@ export class SqliteStateStore implements StateStore {
     }));
   }
 
-  /** Runs `fn` in a transaction (a savepoint inside the caller's); on failure the cache is reloaded. */
+  /**
+   * Runs a direct write: inside the caller's transaction (a proposal commit,
+   * which has synced already), or in its own IMMEDIATE one that first
+   * catches up with other connections' commits, so a version is never
+   * computed from a stale cache. On failure the cache is reloaded.
+   */
   #write<T>(fn: () => T): T {
+    if (this.#db.inTransaction) return fn();
     try {
-      return this.#db.transaction(fn)();
+      return this.#db.transaction(() => {
+        this.#sync();
+        return fn();
+      }).immediate();
     } catch (error) {
       this.reload();
       throw error;

@@ -86,7 +86,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   readonly #keyFile: string | undefined;
   /** The `proposals` row of each proposal this instance is running. */
   readonly #runs = new Map<string, number>();
-  #dataVersion: number;
+  #dataVersion = 0;
   #closed = false;
   readonly #insertRun;
   readonly #endRun;
@@ -97,13 +97,13 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.#retention = options.retention === undefined ? undefined : validateRetention(options.retention);
     this.#keyFile = options.checkpointKeyFile;
     this.#db = openDatabase(path, options);
-    this.state = new SqliteStateStore(this.#db, this.#clock);
+    this.state = new SqliteStateStore(this.#db, this.#clock, () => this.#syncFromOthers());
+    this.#dataVersion = this.#readDataVersion();
     this.events = new SqliteEventLog(this.#db);
     this.approvals = new SqliteApprovalLedger(this.#db, this);
     this.postures = new SqlitePostureStore(this.#db, this);
     this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, status, began_at, owner_pid, owner) VALUES (?, 'executing', ?, ?, ?)");
     this.#endRun = this.#db.prepare("UPDATE proposals SET status = ?, ended_at = ? WHERE run = ?");
-    this.#dataVersion = this.#readDataVersion();
     LIVE_INSTANCES.add(this.#instance);
   }
 
