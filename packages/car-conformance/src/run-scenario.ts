@@ -4,7 +4,7 @@
  * observations. Returns every mismatch (never throws for a runtime's
  * misbehaviour — that is a finding, not a crash).
  */
-import type { JsonObject, JsonValue } from "@car/ir";
+import { emptyMap, getOwn, setOwn, type JsonObject, type JsonValue } from "@car/ir";
 import type { ConformanceRuntime, SubmitOutcome } from "./adapter.ts";
 import { match, matches, type Mismatch } from "./match.ts";
 import type { FinalExpectations, Scenario, ScenarioStep } from "./scenario.ts";
@@ -34,12 +34,13 @@ function submitView(outcome: SubmitOutcome): JsonObject {
   const view: JsonObject = { result: outcome.result };
   const results = isObject(outcome.result) ? outcome.result["results"] : undefined;
   if (Array.isArray(results)) {
-    const byAction: JsonObject = {};
-    const statuses: JsonObject = {};
+    // Action ids are data: `__proto__` is an ordinary id here.
+    const byAction = emptyMap<JsonValue>();
+    const statuses = emptyMap<JsonValue>();
     for (const r of results) {
       if (!isObject(r) || typeof r["action_id"] !== "string") continue;
-      byAction[r["action_id"]] = r;
-      statuses[r["action_id"]] = r["status"] ?? null;
+      setOwn(byAction, r["action_id"], r);
+      setOwn(statuses, r["action_id"], r["status"] ?? null);
     }
     view["by_action"] = byAction;
     view["statuses"] = statuses;
@@ -94,7 +95,7 @@ export async function runScenario(scenario: Scenario, runtime: ConformanceRuntim
 
 function handleOf(lastSubmit: JsonObject | undefined, actionId: string): string {
   const byAction = lastSubmit?.["by_action"];
-  const result = isObject(byAction) ? byAction[actionId] : undefined;
+  const result = isObject(byAction) ? getOwn(byAction, actionId) : undefined;
   const output = isObject(result) ? result["output"] : undefined;
   const handle = isObject(output) ? output["tool_handle"] : undefined;
   if (typeof handle !== "string") throw new Error(`action '${actionId}' of the last submit has no tool_handle in its output`);
@@ -110,9 +111,9 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
   }
   if (step.optimize !== undefined) {
     const proposal = await runtime.optimize(step.optimize);
-    const byAction: JsonObject = {};
+    const byAction = emptyMap<JsonValue>();
     const actions = isObject(proposal) ? proposal["actions"] : undefined;
-    if (Array.isArray(actions)) for (const a of actions) if (isObject(a) && typeof a["id"] === "string") byAction[a["id"]] = a;
+    if (Array.isArray(actions)) for (const a of actions) if (isObject(a) && typeof a["id"] === "string") setOwn(byAction, a["id"], a);
     return { proposal, by_action: byAction };
   }
   if (step.poll !== undefined) {
