@@ -154,4 +154,10 @@ describe("ApprovalGate", () => {
     expect((await gate.evaluate(edit)).decision).toBe("needs_approval");
     expect((await gate.evaluate(send)).decision).toBe("allow");
   });
+
+  it("awaits a posture lookup that answers asynchronously (a posture table in a database)", async () => {
+    const gate = new ApprovalGate({ ledger: new InMemoryApprovalLedger(), sessionId: "s", posture: async (tier) => (tier === "sandbox_edit" ? "deny" : undefined) });
+    expect((await gate.evaluate(edit)).decision).toBe("deny");
+    expect((await gate.evaluate(send)).decision).toBe("needs_approval");
+  });
 });

@@ -51,8 +51,8 @@ export interface ApprovalGateOptions {
   decisionTtlMs?: number | null;
   clock?: Clock;
   timers?: Timers;
-  /** A per-agent posture for the required tier, when the host has one. */
-  posture?: (tier: PermissionTier, action: Action) => Posture | undefined;
+  /** A per-agent posture for the required tier, when the host has one (possibly from a database, hence the promise). */
+  posture?: (tier: PermissionTier, action: Action) => Posture | undefined | Promise<Posture | undefined>;
 }
 
 export interface GateDecision {
@@ -94,7 +94,8 @@ export class ApprovalGate {
     const { tier, reasons } = classifyAction(action, schema);
     const fingerprint = operationFingerprint(action);
     const base = { action_id: action.id, fingerprint, required: tier, granted: this.#granted };
-    const posture = this.#options.posture?.(tier, action);
+    const looked = this.#options.posture?.(tier, action);
+    const posture = looked instanceof Promise ? await looked : looked;
     if (posture === "deny") return { ...base, decision: "deny", reason: `the agent's posture denies ${tier} actions` };
     const prior = await this.#options.ledger.latest(fingerprint, this.#clock.now());
     // A recorded approval counts only at or above the operation's true tier, so an under-scoped approval cannot widen access.

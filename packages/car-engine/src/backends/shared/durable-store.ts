@@ -72,7 +72,7 @@ export interface DurableRuntimeStore extends RuntimeStore {
   checkpoints(): MaybePromise<SignedCheckpoint[]>;
 }
 
-/** The `posture` lookup @car/policy's `ApprovalGate` takes, for one agent. */
-export function postureLookup(postures: { resolve(agent_id: string, tier: PermissionTier): Posture | undefined }, agent_id: string): (tier: PermissionTier) => Posture | undefined {
+/** The `posture` lookup @car/policy's `ApprovalGate` takes, for one agent (synchronous for SQLite, a promise for a network database). */
+export function postureLookup(postures: Pick<PostureStore, "resolve">, agent_id: string): (tier: PermissionTier) => MaybePromise<Posture | undefined> {
   return (tier) => postures.resolve(agent_id, tier);
 }
