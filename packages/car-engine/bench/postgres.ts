@@ -7,6 +7,9 @@
  * (6 actions, 2 read-modify-writes). With overlap, each counter a proposal
  * picks is one of 4 shared counters with probability 0.1, else one of the
  * worker's own 50. Aborted proposals (refused commits) are counted apart.
+ * The client CPU per committed proposal is printed too: on a small or busy
+ * machine the wall-clock rates mostly measure contention for the cores
+ * (every worker and the server share them).
  * Run with `npm run bench:postgres` (needs Debian's postgresql package).
  */
 import { spawn } from "node:child_process";
@@ -24,6 +27,8 @@ const SHARED = ["shared/0", "shared/1", "shared/2", "shared/3"];
 interface Summary {
   committed: number;
   aborted: number;
+  /** CPU time the workers' loops used (the runtimes, not the server). */
+  cpu_ms: number;
 }
 
 /** Starts `n` workers, lets them all go at once, and sums what they committed and aborted. */
@@ -41,11 +46,13 @@ async function measure(n: number, args: Record<string, unknown>): Promise<Summar
   await Promise.all(workers.map((w) => w.ready));
   for (const w of workers) w.child.stdin!.end("GO\n");
   const results = await Promise.all(workers.map((w) => w.done));
-  return results.reduce((a, b) => ({ committed: a.committed + b.committed, aborted: a.aborted + b.aborted }), { committed: 0, aborted: 0 });
+  return results.reduce((a, b) => ({ committed: a.committed + b.committed, aborted: a.aborted + b.aborted, cpu_ms: a.cpu_ms + b.cpu_ms }), { committed: 0, aborted: 0, cpu_ms: 0 });
 }
 
 const perSecond = (s: Summary): number => (s.committed * 1000) / MS;
 const fmt = (x: number): string => x.toFixed(0).padStart(6);
+/** Client CPU per committed proposal: steadier than wall-clock rates on a shared, loaded machine. */
+const cpuPer = (s: Summary): string => (s.cpu_ms / Math.max(1, s.committed)).toFixed(2);
 
 if (postgresBinDir() === undefined) {
   console.log("PostgreSQL is not installed (apt-get install postgresql): nothing to measure");
@@ -57,15 +64,16 @@ const dir = mkdtempSync(join(tmpdir(), "car-bench-sqlite-"));
 const common = { mode: "race", ms: MS, shared: SHARED, ownKeys: 50, report: "summary", tx: "strict" };
 let baseline: number;
 try {
-  baseline = perSecond(await measure(1, { ...common, backend: "sqlite", url: join(dir, "car.db"), overlap: 0 }));
+  const s = await measure(1, { ...common, backend: "sqlite", url: join(dir, "car.db"), overlap: 0 });
+  baseline = perSecond(s);
+  console.log(`baseline: SQLite store, 1 process: ${fmt(baseline)} committed proposals/s, ${cpuPer(s)} client CPU ms per proposal\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(`baseline: SQLite store, 1 process: ${fmt(baseline)} committed proposals/s\n`);
 
 const cluster = await startPostgresCluster();
 try {
-  console.log("keys         workers  committed/s  aborted/s  vs 1 worker  vs SQLite");
+  console.log("keys         workers  committed/s  aborted/s  vs 1 worker  vs SQLite  client CPU ms/proposal");
   let databases = 0;
   for (const [label, overlap] of [["disjoint", 0], ["10% shared", 0.1]] as const) {
     let single = 0;
@@ -75,7 +83,7 @@ try {
       const rate = perSecond(s);
       if (n === 1) single = rate;
       console.log(
-        `${label.padEnd(12)} ${String(n).padStart(7)}  ${fmt(rate).padStart(11)}  ${fmt((s.aborted * 1000) / MS).padStart(9)}  ${(rate / single).toFixed(2).padStart(10)}×  ${(rate / baseline).toFixed(2).padStart(8)}×`,
+        `${label.padEnd(12)} ${String(n).padStart(7)}  ${fmt(rate).padStart(11)}  ${fmt((s.aborted * 1000) / MS).padStart(9)}  ${(rate / single).toFixed(2).padStart(10)}×  ${(rate / baseline).toFixed(2).padStart(8)}×  ${cpuPer(s).padStart(22)}`,
       );
     }
   }

@@ -9,9 +9,9 @@
  */
 import { CarError, rfc3339 } from "@car/ir";
 import type { ApprovalRecord } from "@car/policy";
-import type { Pool, PoolClient } from "pg";
+import type { PoolClient } from "pg";
 import type { DurableApprovalLedger, LedgerEntry } from "../shared/durable-store.ts";
-import type { AuditedTransaction } from "./audited-transaction.ts";
+import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 
 interface LedgerRow {
   id: string;
@@ -32,11 +32,11 @@ const GRANTS = `${SELECT} WHERE a.decision = 'approved' AND r.approval_id IS NUL
   AND a.id = (SELECT max(b.id) FROM car_approvals b WHERE b.fingerprint = a.fingerprint)`;
 
 export class PostgresApprovalLedger implements DurableApprovalLedger {
-  readonly #pool: Pool;
+  readonly #read: ReadQuery;
   readonly #transaction: AuditedTransaction;
 
-  constructor(pool: Pool, transaction: AuditedTransaction) {
-    this.#pool = pool;
+  constructor(read: ReadQuery, transaction: AuditedTransaction) {
+    this.#read = read;
     this.#transaction = transaction;
   }
 
@@ -62,7 +62,7 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
   }
 
   async latest(fingerprint: string, now: number): Promise<ApprovalRecord | undefined> {
-    const { rows } = await this.#pool.query<LedgerRow>(`${SELECT} WHERE a.fingerprint = $1 ORDER BY a.id DESC LIMIT 1`, [fingerprint]);
+    const { rows } = await this.#read<LedgerRow>(`${SELECT} WHERE a.fingerprint = $1 ORDER BY a.id DESC LIMIT 1`, [fingerprint]);
     const row = rows[0];
     if (row === undefined || row.revoked_at !== null) return undefined;
     const entry = entryFrom(row);
@@ -70,11 +70,11 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
   }
 
   async list(): Promise<LedgerEntry[]> {
-    return (await this.#pool.query<LedgerRow>(`${SELECT} ORDER BY a.id`)).rows.map(entryFrom);
+    return (await this.#read<LedgerRow>(`${SELECT} ORDER BY a.id`)).rows.map(entryFrom);
   }
 
   async grants(now: number): Promise<LedgerEntry[]> {
-    return (await this.#pool.query<LedgerRow>(`${GRANTS} ORDER BY a.id`, [now])).rows.map(entryFrom);
+    return (await this.#read<LedgerRow>(`${GRANTS} ORDER BY a.id`, [now])).rows.map(entryFrom);
   }
 
   async revoke(id: number, by: string, now: number): Promise<LedgerEntry> {

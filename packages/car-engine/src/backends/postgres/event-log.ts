@@ -15,12 +15,12 @@
  * database directly. Subscribers get events in `seq` order, without gaps,
  * whichever runtime wrote them.
  */
-import type { Pool } from "pg";
 import { EVENT_KINDS } from "../../events/event.ts";
 import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
 import { eventMatcher } from "../../events/event-log.ts";
 import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
 import { EventFeed } from "../shared/event-feed.ts";
+import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, eventWhere } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
 
@@ -33,11 +33,11 @@ export class PostgresEventLog implements EventLog {
   readonly #open = new Set<string>();
   #loose: CarEvent[] = [];
   readonly #feed = new EventFeed();
-  readonly #pool: Pool;
+  readonly #read: ReadQuery;
   readonly #onLoose: () => void;
 
-  constructor(pool: Pool, onLoose: () => void) {
-    this.#pool = pool;
+  constructor(read: ReadQuery, onLoose: () => void) {
+    this.#read = read;
     this.#onLoose = onLoose;
   }
 
@@ -114,14 +114,14 @@ export class PostgresEventLog implements EventLog {
     const { where, params } = eventWhere(query);
     const order = query.order === "desc" ? "DESC" : "ASC";
     const limit = query.limit !== undefined && query.limit > 0 ? ` LIMIT ${Math.floor(query.limit)}` : "";
-    const { rows } = await this.#pool.query<EventRow>(`SELECT body, hash FROM car_events${where} ORDER BY seq ${order}${limit}`, params);
+    const { rows } = await this.#read<EventRow>(`SELECT body, hash FROM car_events${where} ORDER BY seq ${order}${limit}`, params);
     return rows.map(eventFromRow);
   }
 
   /** How many of every runtime's events match `query`, from the database. */
   async countShared(query: EventQuery = {}): Promise<number> {
     const { where, params } = eventWhere(query);
-    const { rows } = await this.#pool.query<{ n: string }>(`SELECT count(*) AS n FROM car_events${where}`, params);
+    const { rows } = await this.#read<{ n: string }>(`SELECT count(*) AS n FROM car_events${where}`, params);
     const n = Number(rows[0]!.n);
     return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
   }

@@ -1,7 +1,7 @@
 /**
  * A `RuntimeStore` on PostgreSQL, shared by any number of runtimes in any
- * number of processes or hosts: versioned state, one ordered audit log
- * (hash-chained per proposal) and the approval ledger.
+ * number of processes or hosts: versioned state, one commit-ordered,
+ * hash-chained audit log (log-chain.ts), the approval ledger and postures.
  *
  * - On start: apply missing schema migrations; hold a session advisory lock
  *   that says "this runtime is alive" for as long as its connection lives.
@@ -10,7 +10,7 @@
  * - `commitProposal`: one transaction locks every key the proposal read,
  *   assumed or writes, checks their versions (commit-conflicts.ts) under
  *   the configured mode, writes the new values and versions, the
- *   proposal's events as one hash chain and its outcome — all or nothing.
+ *   proposal's outcome and its events at the log head — all or nothing.
  *   A runtime that dies mid-proposal has written nothing of it.
  * - `recover`: proposals left executing by runtimes whose liveness lock is
  *   free (their process died) are marked interrupted, with an event.
@@ -27,7 +27,7 @@ import type { InterruptedProposal, ProposalBegin, ProposalCommit, RuntimeStore }
 import type { StateTransition } from "../../store/state-store.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
 import { PostgresApprovalLedger } from "./approval-ledger.ts";
-import type { Audit } from "./audited-transaction.ts";
+import type { Audit, ReadQuery } from "./audited-transaction.ts";
 import { appendStatement, appendToLog, linkAppended, verifyLog } from "./log-chain.ts";
 import { eventFromRow } from "./event-sql.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
@@ -43,15 +43,15 @@ export interface PostgresStoreOptions {
   /**
    * How conflicts found at commit are treated (@car/verify's modes):
    * `strict` (default) refuses the commit with `stale_read` / `write_conflict`;
-   * `warn` commits and records a `transaction_warning` event in the
-   * proposal's chain; `off` checks nothing (writes still get correct versions).
+   * `warn` commits and records a `transaction_warning` event among the
+   * proposal's events; `off` checks nothing (writes still get correct versions).
    */
   mode?: TransactionMode;
   /** Connections in this runtime's pool (default 10), plus one for the liveness lock. */
   poolSize?: number;
 }
 
-/** Written into a proposal's chain when `warn` mode committed it despite conflicts. */
+/** Recorded among a proposal's events when `warn` mode committed it despite conflicts. */
 export const TRANSACTION_WARNING = "transaction_warning";
 
 /** Why a proposal is marked interrupted by `recover`. */
@@ -97,10 +97,15 @@ export class PostgresStore implements RuntimeStore {
       this.#directWrites.push(write);
       if (this.#directWrites.length === 1) this.#inBackground(() => this.#writeDirect());
     });
-    this.events = new PostgresEventLog(this.#pool, () => this.#inBackground(() => this.#writeLoose()));
+    // What the log, the ledger and the postures read with: after start-up, errors as storage_error.
+    const read: ReadQuery = async (sql, params) => {
+      await this.#ready;
+      return this.#query(sql, params);
+    };
+    this.events = new PostgresEventLog(read, () => this.#inBackground(() => this.#writeLoose()));
     const audited = <T>(work: (client: PoolClient, audit: Audit) => Promise<T>): Promise<T> => this.#audited(work);
-    this.approvals = new PostgresApprovalLedger(this.#pool, audited);
-    this.postures = new PostgresPostureStore(this.#pool, audited);
+    this.approvals = new PostgresApprovalLedger(read, audited);
+    this.postures = new PostgresPostureStore(read, audited);
     this.#ready = this.#start();
     this.#ready.catch(() => {});
   }
@@ -162,9 +167,9 @@ export class PostgresStore implements RuntimeStore {
     if (horizon > this.#horizon) this.#horizon = horizon;
   }
 
-  async #query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+  async #query<R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<pg.QueryResult<R>> {
     try {
-      return await this.#pool.query<R>(sql, params);
+      return await this.#pool.query<R>(sql, [...params]);
     } catch (error) {
       throw storageError(error, "PostgreSQL query failed");
     }

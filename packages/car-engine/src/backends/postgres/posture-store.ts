@@ -6,9 +6,8 @@
  */
 import { rfc3339 } from "@car/ir";
 import type { PermissionTier, Posture } from "@car/policy";
-import type { Pool } from "pg";
 import type { PostureEntry, PostureStore } from "../shared/durable-store.ts";
-import type { AuditedTransaction } from "./audited-transaction.ts";
+import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 
 interface PostureRow {
   agent_id: string;
@@ -24,16 +23,16 @@ function entryFrom(row: PostureRow): PostureEntry {
 }
 
 export class PostgresPostureStore implements PostureStore {
-  readonly #pool: Pool;
+  readonly #read: ReadQuery;
   readonly #transaction: AuditedTransaction;
 
-  constructor(pool: Pool, transaction: AuditedTransaction) {
-    this.#pool = pool;
+  constructor(read: ReadQuery, transaction: AuditedTransaction) {
+    this.#read = read;
     this.#transaction = transaction;
   }
 
   async resolve(agent_id: string, tier: PermissionTier): Promise<Posture | undefined> {
-    const { rows } = await this.#pool.query<{ posture: Posture }>("SELECT posture FROM car_postures WHERE agent_id = $1 AND tier IN ($2, '*') ORDER BY tier = '*' LIMIT 1", [agent_id, tier]);
+    const { rows } = await this.#read<{ posture: Posture }>("SELECT posture FROM car_postures WHERE agent_id = $1 AND tier IN ($2, '*') ORDER BY tier = '*' LIMIT 1", [agent_id, tier]);
     return rows[0]?.posture;
   }
 
@@ -61,6 +60,6 @@ export class PostgresPostureStore implements PostureStore {
   }
 
   async list(): Promise<PostureEntry[]> {
-    return (await this.#pool.query<PostureRow>("SELECT agent_id, tier, posture, updated_at::text FROM car_postures ORDER BY agent_id, tier")).rows.map(entryFrom);
+    return (await this.#read<PostureRow>("SELECT agent_id, tier, posture, updated_at::text FROM car_postures ORDER BY agent_id, tier")).rows.map(entryFrom);
   }
 }

@@ -10,7 +10,8 @@
  *   counters — each from `shared` with probability `overlap`, else from the
  *   worker's own `ownKeys` counters — reads them (`state_read`), adds one
  *   (a tool) and writes them back. With `report: "lines"` it prints every
- *   proposal's outcome as a JSON line; it ends with `DONE <json summary>`.
+ *   proposal's outcome as a JSON line; it ends with `DONE <json summary>`
+ *   (committed, aborted, and the CPU milliseconds the loop used).
  * - `hang`: prints `READY`, then runs one proposal that writes a key and
  *   then blocks in a tool forever, printing `MID <proposal id>` when it got
  *   there (the parent kills it with SIGKILL).
@@ -80,6 +81,7 @@ if (args.mode === "hang") {
 } else {
   await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once("line", () => resolve()));
   const deadline = Date.now() + args.ms;
+  const cpu = process.cpuUsage();
   let committed = 0;
   let aborted = 0;
   for (let n = 0; Date.now() < deadline; n++) {
@@ -94,6 +96,7 @@ if (args.mode === "hang") {
       process.stdout.write(`${JSON.stringify({ id, keys, outcome: rolledBack ? "rolled_back" : "committed", reason })}\n`);
     }
   }
-  process.stdout.write(`DONE ${JSON.stringify({ committed, aborted })}\n`);
+  const used = process.cpuUsage(cpu);
+  process.stdout.write(`DONE ${JSON.stringify({ committed, aborted, cpu_ms: (used.user + used.system) / 1000 })}\n`);
   await rt.close();
 }
