@@ -15,8 +15,8 @@ import { RpcCallError, WsPeer, type RequestAnswer } from "./ws-peer.ts";
 export interface WsAdapterOptions {
   /** `ws://host:port/` */
   url: string;
-  /** Sent with `session.auth` as each connection's first call; omitted when the server runs without auth. */
-  token?: string;
+  /** Sent with `session.auth` as each connection's first call; none when absent (a server without auth). */
+  token?: string | undefined;
 }
 
 /** JSON-RPC "invalid params": the reference's code for a malformed proposal. */
