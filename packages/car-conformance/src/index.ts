@@ -8,3 +8,5 @@ export { runScenario, type ScenarioFailure } from "./run-scenario.ts";
 export { runConformance, type ProgressEvent, type RunOptions } from "./run-conformance.ts";
 export { engineAdapter, type EngineAdapterOptions } from "./engine-adapter.ts";
 export { wsAdapter, type WsAdapterOptions } from "./ws-adapter.ts";
+export { formatHuman } from "./format-human.ts";
+export { formatJunit } from "./format-junit.ts";
