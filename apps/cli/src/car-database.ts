@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { CarError } from "@car/ir";
+import type { RuntimeStore } from "@car/engine";
 import type { SqliteStore } from "@car/engine/sqlite";
 import { resolveCarHome } from "./car-home.ts";
 
@@ -36,4 +37,20 @@ export async function openCarDatabase(path: string, options: OpenCarDatabaseOpti
   }
   const { sqlite } = await import("@car/engine/sqlite");
   return sqlite(path, { checkpointKeyFile: join(resolveCarHome(env), AUDIT_KEY_FILE), ...(options.readonly === true ? { readonly: true } : {}) });
+}
+
+/**
+ * The store as one of many runtimes sees it (a server's sessions share the
+ * server's store): everything but `close`, so closing a session's runtime
+ * leaves the store open for the others. The owner closes the store itself.
+ */
+export function sharedStoreView(store: SqliteStore): RuntimeStore {
+  return {
+    state: store.state,
+    events: store.events,
+    approvals: store.approvals,
+    beginProposal: (begin) => store.beginProposal(begin),
+    commitProposal: (commit) => store.commitProposal(commit),
+    recover: () => store.recover(),
+  };
 }
