@@ -11,8 +11,8 @@
  * form one contiguous, linked run.
  *
  * The client builds each event's canonical text with the shared helper and
- * sends it in three parts around `prev_hash` and `seq`; afterwards it links
- * its event objects itself from the first seq and hash the call reports.
+ * sends it in three parts around `prev_hash` and `seq`; the call reports the
+ * seqs and hashes it gave, which the client sets on its event objects.
  * Verification is the shared `ChainVerifier` over the whole log, against
  * the recorded head (a removed tail is found too).
  */
@@ -21,7 +21,7 @@ import type { Pool, PoolClient } from "pg";
 import type { CarEvent } from "../../events/event.ts";
 import { ChainVerifier } from "../shared/chain-verify.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
-import { canonicalEventText, linkEvent } from "../shared/event-hash.ts";
+import { canonicalEventText } from "../shared/event-hash.ts";
 import type { UnhashedEvent } from "../shared/event-hash.ts";
 import { eventFromRow } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
@@ -64,27 +64,33 @@ function textArray(values: readonly (string | null)[]): string {
 
 /** The `car_append_events` call for `events` with its arguments inlined (for a multi-statement query). */
 export function appendStatement(events: readonly CarEvent[]): string {
-  return `SELECT first_seq::text, linked_to FROM car_append_events(${appendArguments(events).map(textArray).join(", ")})`;
+  return `SELECT ${RETURNED} FROM car_append_events(${appendArguments(events).map(textArray).join(", ")})`;
+}
+
+const RETURNED = "first_seq::text, linked_to, hashes";
+
+/** What `car_append_events` returns. */
+export interface Appended {
+  first_seq: string;
+  linked_to: string;
+  hashes: string[];
 }
 
 /** Sets `seq`, `prev_hash` and `hash` on the appended events from what `car_append_events` returned. */
-export function linkAppended(events: readonly CarEvent[], row: { first_seq: string; linked_to: string }): void {
-  let seq = Number(row.first_seq);
-  let prev = row.linked_to;
-  for (const event of events) {
+export function linkAppended(events: readonly CarEvent[], appended: Appended): void {
+  let seq = Number(appended.first_seq);
+  let prev = appended.linked_to;
+  events.forEach((event, i) => {
     event.seq = seq++;
-    linkEvent(event, prev);
-    prev = event.hash!;
-  }
+    event.prev_hash = prev;
+    prev = event.hash = appended.hashes[i]!;
+  });
 }
 
 /** Appends `events` at the end of the log inside the caller's transaction (setting their `seq` and hashes). */
 export async function appendToLog(client: PoolClient, events: readonly CarEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const { rows } = await client.query<{ first_seq: string; linked_to: string }>(
-    "SELECT first_seq::text, linked_to FROM car_append_events($1, $2, $3, $4, $5, $6, $7)",
-    appendArguments(events),
-  );
+  const { rows } = await client.query<Appended>(`SELECT ${RETURNED} FROM car_append_events($1, $2, $3, $4, $5, $6, $7)`, appendArguments(events));
   linkAppended(events, rows[0]!);
 }
 

@@ -73,19 +73,20 @@ export const MIGRATIONS: readonly Migration[] = [
       -- each event's canonical text in three parts around the two values only
       -- known here (the previous hash and the seq), so the lock is held for
       -- this one call, not for a round trip to the client. Returns the first
-      -- seq and the hash it linked to, from which the client re-derives (and
-      -- so checks) every link.
+      -- seq, the hash the first event links to and every event's hash.
       CREATE FUNCTION car_append_events(p_proposals text[], p_actions text[], p_kinds text[], p_stamps text[], p_heads text[], p_mids text[], p_tails text[])
-      RETURNS TABLE (first_seq bigint, linked_to text) LANGUAGE plpgsql AS $$
+      RETURNS TABLE (first_seq bigint, linked_to text, hashes text[]) LANGUAGE plpgsql AS $$
       DECLARE h_seq bigint; h_hash text; body text;
       BEGIN
         SELECT h.seq, h.hash INTO h_seq, h_hash FROM car_log_head h WHERE h.id = 1 FOR UPDATE;
         first_seq := h_seq + 1;
         linked_to := h_hash;
+        hashes := ARRAY[]::text[];
         FOR i IN 1 .. coalesce(array_length(p_kinds, 1), 0) LOOP
           h_seq := h_seq + 1;
           body := p_heads[i] || h_hash || p_mids[i] || h_seq || p_tails[i];
           h_hash := encode(sha256(convert_to(body, 'UTF8')), 'hex');
+          hashes := hashes || h_hash;
           INSERT INTO car_events (seq, proposal_id, action_id, kind, ts, body, hash)
           VALUES (h_seq, p_proposals[i], p_actions[i], p_kinds[i], p_stamps[i]::timestamptz, body, h_hash);
         END LOOP;

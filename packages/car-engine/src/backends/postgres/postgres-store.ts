@@ -29,6 +29,7 @@ import type { ChainReport } from "../shared/chain-verify.ts";
 import { PostgresApprovalLedger } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
 import { appendStatement, appendToLog, linkAppended, verifyLog } from "./log-chain.ts";
+import type { Appended } from "./log-chain.ts";
 import { eventFromRow } from "./event-sql.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
@@ -215,7 +216,7 @@ export class PostgresStore implements RuntimeStore {
       const statements = [writes, finish, events.length > 0 ? appendStatement(events) : ""].filter((x) => x !== "");
       // Inside the BEGIN of the lock step, or else one implicit transaction for the whole string.
       const results = toArray(await client.query(`${statements.join(";\n")}${before === undefined ? "" : ";\nCOMMIT"}`));
-      if (events.length > 0) linkAppended(events, results[statements.length - 1]!.rows[0] as { first_seq: string; linked_to: string });
+      if (events.length > 0) linkAppended(events, results[statements.length - 1]!.rows[0] as Appended);
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
       client.release();
