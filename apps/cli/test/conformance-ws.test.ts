@@ -12,24 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCapabilities, runConformance, wsAdapter, type ConformanceReport } from "@car/conformance";
 import { startServer, type RunningServer } from "../src/server/index.ts";
 
-/**
- * Scenarios `car serve` fails because the engine underneath deviates from
- * the spec (reported to its owner; the same ids fail in process). They are
- * asserted to fail, so a fix makes this test fail until the entry goes.
- */
-const KNOWN_ENGINE_DEVIATIONS = new Set([
-  // A tool output holding a lone surrogate is not I-JSON, so it must fail with error_class validation.
-  "events.non-i-json-output-validation",
-  // A failed detached call must report the tool's error, not "[object Object]".
-  "detached-tools.failure",
-]);
 
 function failuresOf(report: ConformanceReport, requiredOnly: boolean): string[] {
   return report.capabilities
     .filter((c) => !requiredOnly || c.required)
     .flatMap((c) =>
       c.scenarios
-        .filter((s) => s.status === "failed" && !KNOWN_ENGINE_DEVIATIONS.has(s.id))
+        .filter((s) => s.status === "failed")
         .map((s) => `${s.id}: ${s.failures.map((f) => `${f.where} ${f.path}: ${f.message} (expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)})`).join("; ")}`),
     );
 }
@@ -50,8 +39,6 @@ describe("RuntimeBench against car serve (startServer, in process)", () => {
     it(`${cap.capability} (${cap.required ? "required" : "optional"})`, async () => {
       const report = await runConformance({ ...wsAdapter({ url: server.url, token: server.token }), capabilities: [cap.capability] });
       expect(failuresOf(report, false)).toEqual([]);
-      const failed = report.capabilities[0]!.scenarios.filter((s) => s.status === "failed").map((s) => s.id);
-      expect(failed).toEqual(cap.scenarios.map((s) => s.id).filter((id) => KNOWN_ENGINE_DEVIATIONS.has(id)));
     }, 120_000);
   }
 });
@@ -101,10 +88,7 @@ describe("RuntimeBench against a real `car serve` child process", () => {
 
   it("passes every required capability", async () => {
     const report = await runConformance({ ...wsAdapter({ url, token }) });
-    expect(failuresOf(report, true)).toEqual([]);
-    const failed = report.capabilities.flatMap((c) => c.scenarios).filter((s) => s.status === "failed").map((s) => s.id);
-    expect(new Set(failed)).toEqual(KNOWN_ENGINE_DEVIATIONS);
-    // A known deviation sits in a required capability, so the server is honestly reported non-conformant.
-    expect(report.conformant).toBe(false);
+    expect(failuresOf(report, false)).toEqual([]);
+    expect(report.conformant).toBe(true);
   }, 300_000);
 });

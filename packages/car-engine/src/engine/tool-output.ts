@@ -16,7 +16,8 @@ export function toJsonOutput(value: unknown, maxBytes: number): JsonValue | Acti
     case "number":
       return Number.isFinite(value) ? value : new ActionFailure(`tool output is not valid JSON: the number ${value} is not finite`, "validation");
     case "string":
-      return value.length > maxBytes ? tooLarge(value.length, maxBytes) : value;
+      if (value.length > maxBytes) return tooLarge(value.length, maxBytes);
+      return value.isWellFormed() ? value : notIJson();
     case "object":
       break;
     default:
@@ -30,18 +31,41 @@ export function toJsonOutput(value: unknown, maxBytes: number): JsonValue | Acti
   }
   if (text === undefined) return new ActionFailure("tool output is not valid JSON", "validation");
   if (text.length > maxBytes) return tooLarge(text.length, maxBytes);
-  return JSON.parse(text) as JsonValue;
+  return checkedIJson(JSON.parse(text) as JsonValue);
 }
 
 /** Parses a callback's JSON-string answer; anything that is not JSON is a validation failure. */
 export function parseJsonOutput(text: unknown, maxBytes: number): JsonValue | ActionFailure {
   if (typeof text !== "string") return new ActionFailure(`the tool callback must return a JSON string, got ${typeof text}`, "validation");
   if (text.length > maxBytes) return tooLarge(text.length, maxBytes);
+  let value: JsonValue;
   try {
-    return JSON.parse(text) as JsonValue;
+    value = JSON.parse(text) as JsonValue;
   } catch (error) {
     return new ActionFailure(`the tool callback returned output that is not JSON: ${(error as Error).message}`, "validation");
   }
+  return checkedIJson(value);
+}
+
+/**
+ * I-JSON (RFC 7493) forbids lone surrogates. `JSON.stringify` escapes them
+ * rather than failing, so every string (and key) is checked: such a value
+ * cannot be canonicalised for digests or hash chains downstream.
+ */
+function checkedIJson(value: JsonValue): JsonValue | ActionFailure {
+  return isIJson(value) ? value : notIJson();
+}
+
+function isIJson(value: JsonValue): boolean {
+  if (typeof value === "string") return value.isWellFormed();
+  if (value === null || typeof value !== "object") return true;
+  if (Array.isArray(value)) return value.every(isIJson);
+  for (const key of Object.keys(value)) if (!key.isWellFormed() || !isIJson(value[key]!)) return false;
+  return true;
+}
+
+function notIJson(): ActionFailure {
+  return new ActionFailure("tool output is not I-JSON: it holds a string with a lone surrogate", "validation");
 }
 
 function tooLarge(size: number, maxBytes: number): ActionFailure {

@@ -9,6 +9,7 @@
  */
 import type { JsonValue, ToolHandle, ToolPollResult, ToolStatus, ToolStreamChunk, ToolStreamEvent } from "@car/ir";
 import { AsyncQueue } from "../async-queue.ts";
+import { failureFrom } from "../engine/action-failure.ts";
 
 export const BUFFER_CAP = 1024;
 
@@ -192,5 +193,5 @@ export class DetachedInvocations {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return failureFrom(error).message;
 }
