@@ -9,8 +9,10 @@ import { defineConfig } from "tsdown";
  *   bundled into one self-contained file (the policy gate and what it uses,
  *   tree-shaken) so its cold start reads one module instead of resolving
  *   the workspace packages and their dependencies. `car.mjs` reaches it by a
- *   computed import. `re2js` is swapped for a loader that brings the regex
- *   engine in only when a policy has a regex rule (src/lazy-re2js.ts).
+ *   computed import. `re2js` and `node:crypto` are swapped for loaders that
+ *   bring them in on first use (src/lazy-re2js.ts, src/lazy-crypto.ts): the
+ *   regex engine only matters when a policy has a regex rule, and crypto is
+ *   never called on the hook's path.
  */
 export default defineConfig([
   {
@@ -28,7 +30,10 @@ export default defineConfig([
     platform: "node",
     target: "node20",
     deps: { alwaysBundle: [/^@car\//, "smol-toml"], onlyBundle: false },
-    alias: { re2js: new URL("./src/lazy-re2js.ts", import.meta.url).pathname },
+    alias: {
+      re2js: new URL("./src/lazy-re2js.ts", import.meta.url).pathname,
+      "node:crypto": new URL("./src/lazy-crypto.ts", import.meta.url).pathname,
+    },
     // Bundle the workspace packages from their sources, so the hook needs no prior build of them.
     inputOptions: { resolve: { conditionNames: ["source", "import", "node", "default"] } },
   },

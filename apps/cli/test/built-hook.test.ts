@@ -49,6 +49,9 @@ describe("the built policy-check-hook", () => {
     const bundle = readFileSync(join(outDir, "hook.mjs"), "utf8");
     const imports = [...bundle.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
     expect(imports.every((m) => m!.startsWith("node:"))).toBe(true);
+    // Loaded on first use only (src/lazy-crypto.ts, src/lazy-re2js.ts).
+    expect(imports).not.toContain("node:crypto");
+    expect(bundle).not.toMatch(/^import .* from "re2js"/m);
     expect(bundle).not.toContain("ajv");
     expect(existsSync(join(outDir, "index.mjs"))).toBe(true);
   });
