@@ -67,6 +67,15 @@ describe("car mcp", () => {
     expect(allowed.body).toMatchObject({ decision: "allow", basis: "passed_rules", inspected_as: "shell" });
   });
 
+  it("denies every call while a policy file does not load, naming it", async () => {
+    const broken = join(root, "broken");
+    mkdirSync(join(broken, ".car", "policies"), { recursive: true });
+    writeFileSync(join(broken, ".car", "policies", "bad.toml"), "deny_tool = [ oops");
+    const r = await call("policy_check", { tool: "Bash", params: { command: "ls" }, cwd: broken });
+    expect(r.body).toMatchObject({ decision: "deny", basis: "policy_load_failed" });
+    expect(JSON.stringify(r.body.load_errors)).toContain(join(broken, ".car", "policies", "bad.toml"));
+  });
+
   it("verifies a proposal statelessly", async () => {
     const r = await call("verify", { proposal: fixture("findings.json"), tools: ["http_get", "store", "publish"], state: { approved: true } });
     expect(r.isError).toBe(false);

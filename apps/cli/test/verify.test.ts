@@ -72,6 +72,22 @@ describe("car verify", () => {
     expect(errors[0].message).toMatch(/schema|enum|must be/i);
   });
 
+  it("takes the registry from a tools.json of programs, with their schemas", async () => {
+    const tools = join(tmp, "programs.json");
+    writeFileSync(
+      tools,
+      JSON.stringify({
+        http_get: { command: ["curl"] },
+        store: "./store.sh",
+        publish: { command: ["./publish"], schema: { parameters: { type: "object", properties: { target: { const: "staging" } } } } },
+      }),
+    );
+    const r = await runCar(["verify", fixture("findings.json"), "--tools", tools, "--state", fixture("approved.json"), "--json"]);
+    expect(r.code).toBe(1);
+    const errors = JSON.parse(r.stdout).issues.filter((i: { severity: string }) => i.severity === "error");
+    expect(errors.map((e: { action_id: string }) => e.action_id)).toEqual(["publish"]);
+  });
+
   it("takes the registry from a tools module", async () => {
     const r = await runCar(["verify", fixture("deploy.json"), "--tools", new URL("../../../examples/deploy/tools.mjs", import.meta.url).pathname, "--json"]);
     expect(r.code).toBe(0);
