@@ -5,8 +5,10 @@
  * its state changes and events together through the store.
  */
 import { CarError, dependencyEdges, isCarError, parseProposal, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent } from "@car/ir";
+import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
+import { verify } from "@car/verify";
+import type { VerifyOptions } from "@car/verify";
 import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
@@ -200,6 +202,17 @@ export class Runtime {
   }
 
   // --- execution ----------------------------------------------------------
+
+  /**
+   * Static verification against this runtime: its registered tools (names
+   * and parameter schemas) and its current state. Pure: nothing runs, and
+   * policies are not evaluated (they are enforced at execution).
+   */
+  verifyProposal(proposal: unknown, options: { maxActions?: number } = {}): VerificationResult {
+    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools() };
+    if (options.maxActions !== undefined) verifyOptions.maxActions = options.maxActions;
+    return verify(proposal, verifyOptions);
+  }
 
   /**
    * Admits and executes a proposal (JSON text, a plain object, or an

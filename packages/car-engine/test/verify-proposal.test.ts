@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { Runtime } from "../src/index.ts";
+
+describe("Runtime.verifyProposal", () => {
+  it("verifies against the registered tools and the live state, without running anything", async () => {
+    const rt = new Runtime();
+    let calls = 0;
+    rt.registerTool({ name: "deploy", parameters: { type: "object", properties: { env: { type: "string" } }, required: ["env"] } }, () => {
+      calls++;
+      return { ok: true };
+    });
+    rt.state.set("tests_passed", true);
+    const proposal = {
+      actions: [
+        { id: "d", type: "tool_call", tool: "deploy", parameters: { env: "staging" }, preconditions: [{ key: "tests_passed", value: true }] },
+        { id: "x", type: "tool_call", tool: "nope", parameters: {} },
+        { id: "bad", type: "tool_call", tool: "deploy", parameters: { env: 3 } },
+      ],
+    };
+    const report = rt.verifyProposal(proposal);
+    expect(report.valid).toBe(false);
+    const byAction = (id: string) => report.issues.filter((i) => i.action_id === id && i.severity === "error");
+    expect(byAction("d")).toEqual([]);
+    expect(byAction("x")[0]?.message).toContain("not registered");
+    expect(byAction("bad")[0]?.message).toContain("/env");
+    expect(calls).toBe(0);
+
+    rt.state.set("tests_passed", false);
+    const gated = rt.verifyProposal({ actions: [proposal.actions[0]] });
+    expect(gated.valid).toBe(false);
+    expect(gated.issues[0]?.message).toContain("tests_passed");
+  });
+});
