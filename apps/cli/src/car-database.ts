@@ -39,6 +39,27 @@ export async function openCarDatabase(path: string, options: OpenCarDatabaseOpti
   return sqlite(path, { checkpointKeyFile: join(resolveCarHome(env), AUDIT_KEY_FILE), ...(options.readonly === true ? { readonly: true } : {}) });
 }
 
+/** A `--db` value naming a PostgreSQL database (shared by runtimes on several hosts) rather than a SQLite file. */
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/**
+ * The store `car run` / `car serve` execute on: PostgreSQL for a
+ * `postgres://` `--db` (the `pg` client loaded only then), else the SQLite
+ * database above.
+ */
+export async function openRuntimeStore(option: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<RuntimeStore> {
+  if (option === undefined || !POSTGRES_URL.test(option)) return openCarDatabase(databasePath(option, env), { env });
+  const { postgres } = await import("@car/engine/postgres");
+  const store = postgres(option);
+  try {
+    await store.ready();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
 /**
  * The store as one of many runtimes sees it (a server's sessions share the
  * server's store): everything but `close`, so closing a session's runtime

@@ -12,7 +12,7 @@ import { policyDirs } from "@car/policy/gate";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
-import { databasePath, openCarDatabase } from "../car-database.ts";
+import { openRuntimeStore } from "../car-database.ts";
 import { loadJsonObject, loadProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
@@ -42,8 +42,9 @@ Options:
   --state <FILE>          Initial state (a JSON object)
   --events <FILE>         Append every runtime event to FILE as JSON lines
   --max-concurrency <N>   At most N actions in flight
-  --db <PATH>             The SQLite database for state, events and approvals
-                          (default <CAR_HOME>/car.db; :memory: keeps nothing)
+  --db <PATH|URL>         The SQLite database for state, events and approvals
+                          (default <CAR_HOME>/car.db; :memory: keeps nothing),
+                          or a postgres:// URL shared by runtimes on many hosts
   --json                  Print the ProposalResult as JSON on stdout, no progress
 
 Exit status: 0 every action succeeded (or was skipped by its own choice),
@@ -77,7 +78,7 @@ export async function main(args: string[]): Promise<number> {
     for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
   }
 
-  const runtime = new Runtime({ store: await openCarDatabase(databasePath(options.db)) });
+  const runtime = new Runtime({ store: await openRuntimeStore(options.db) });
   await runtime.recover();
   try {
     for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);

@@ -16,11 +16,6 @@ export function postgres(url: string, options: PostgresStoreOptions = {}): Postg
   return new PostgresStore(url, options);
 }
 
-/** Whether a `--db` value names a PostgreSQL database rather than a file. */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
-}
-
 export { PostgresStore, TRANSACTION_WARNING, type PostgresStoreOptions } from "./postgres-store.ts";
 export { PostgresEventLog } from "./event-log.ts";
 export { PostgresApprovalLedger } from "./approval-ledger.ts";
