@@ -84,6 +84,8 @@ export class PostgresStore implements RuntimeStore {
   /** Background writes (direct state writes, loose events), in order; failures surface on the next flush. */
   #background: Promise<void> = Promise.resolve();
   #backgroundError: unknown;
+  /** A refresh started after a commit that landed behind other runtimes' events. */
+  #catchUp: Promise<void> = Promise.resolve();
   #closed = false;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
@@ -237,7 +239,9 @@ export class PostgresStore implements RuntimeStore {
       }
     }
     this.events.learn(events);
-    if (this.events.hasGap) this.#inBackground(() => this.#refresh());
+    // Other runtimes committed in between: fetch their events now, so feeds and queries are not held back
+    // until the next proposal. Nothing waits for it (the next `beginProposal` refreshes anyway).
+    if (this.events.hasGap) this.#catchUp = this.#catchUp.then(() => this.#refresh()).catch(() => {});
     return transitions;
   }
 
@@ -446,6 +450,7 @@ export class PostgresStore implements RuntimeStore {
     this.#closed = true;
     try {
       await this.#ready.catch(() => {});
+      await this.#catchUp;
       await this.flush();
     } finally {
       this.events.close();
