@@ -117,6 +117,8 @@ function denyReason(payload: PreToolUsePayload): string | undefined {
   try {
     decision = policyCheck(payload.tool, payload.params, payload.cwd, { carHome });
   } catch (err) {
+    // The gate answers every input with a document; a throw is a defect, and
+    // letting calls through unchecked would hide it.
     return `CAR policy check failed: ${(err as Error).message}`;
   }
   const findings: Finding[] = decision.findings;
