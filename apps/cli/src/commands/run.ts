@@ -15,7 +15,7 @@ import { resolveCarHome } from "../car-home.ts";
 import { openRuntimeStore } from "../car-database.ts";
 import { loadJsonObject, loadProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
-import { colorEnabled, colors } from "../render/color.ts";
+import { type Colors, colorEnabled, colors } from "../render/color.ts";
 import { progressLine, resultSummary } from "../render/run-progress.ts";
 import type { LoadedTool } from "../tools/loaded-tool.ts";
 import { loadToolModule } from "../tools/module-tools.ts";
@@ -89,7 +89,7 @@ export async function main(args: string[]): Promise<number> {
 
     const result = await execute(runtime, proposal, {
       events: options.events,
-      progress: showProgress ? (e) => progressLine(e, c, toolLabels(proposal)) : undefined,
+      progress: showProgress ? progressView(proposal, c) : undefined,
       maxConcurrency,
     });
     if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
@@ -106,8 +106,10 @@ async function loadTools(file: string): Promise<LoadedTool[]> {
   return parseProgramTools(await readJson(file, "tools file"), file).map(programTool);
 }
 
-function toolLabels(proposal: ActionProposal): Map<string, string> {
-  return new Map(proposal.actions.map((a) => [a.id, a.tool ?? a.type]));
+/** Renders one event as a progress line, labelling each action with its tool. */
+function progressView(proposal: ActionProposal, c: Colors): (event: CarEvent) => string | undefined {
+  const labels = new Map(proposal.actions.map((a) => [a.id, a.tool ?? a.type]));
+  return (event) => progressLine(event, c, labels);
 }
 
 interface ExecuteSetup {
