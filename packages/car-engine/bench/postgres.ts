@@ -1,7 +1,8 @@
 /**
  * Committed proposals per second on the PostgreSQL store with 1, 2 and 4
  * worker processes, on disjoint keys and with 10% of the keys shared, against
- * the SQLite store in one process, measured in the same run on the same
+ * the SQLite store in one process, measured in the same run (median of
+ * interleaved rounds; BENCH_MS and BENCH_ROUNDS override) on the same
  * workload (src/backends/postgres/race-worker.fixture.ts): each proposal
  * reads two counters, adds one to each through a tool and writes them back
  * (6 actions, 2 read-modify-writes). With overlap, each counter a proposal
@@ -21,7 +22,8 @@ import { fileURLToPath } from "node:url";
 import { postgresBinDir, startPostgresCluster } from "../test/support/postgres-cluster.ts";
 
 const WORKER = fileURLToPath(new URL("../src/backends/postgres/race-worker.fixture.ts", import.meta.url));
-const MS = Number(process.env["BENCH_MS"] ?? 3000);
+const MS = Number(process.env["BENCH_MS"] ?? 2000);
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 3);
 const SHARED = ["shared/0", "shared/1", "shared/2", "shared/3"];
 
 interface Summary {
@@ -58,35 +60,47 @@ if (postgresBinDir() === undefined) {
   console.log("PostgreSQL is not installed (apt-get install postgresql): nothing to measure");
   process.exit(0);
 }
-console.log(`${cpus().length} CPUs; ${MS} ms per measurement; proposals of 6 actions (2 read-modify-writes)\n`);
+console.log(`${cpus().length} CPUs; ${MS} ms per measurement, ${ROUNDS} rounds; proposals of 6 actions (2 read-modify-writes)\n`);
 
-const dir = mkdtempSync(join(tmpdir(), "car-bench-sqlite-"));
-const common = { mode: "race", ms: MS, shared: SHARED, ownKeys: 50, report: "summary", tx: "strict" };
-let baseline: number;
-try {
-  const s = await measure(1, { ...common, backend: "sqlite", url: join(dir, "car.db"), overlap: 0 });
-  baseline = perSecond(s);
-  console.log(`baseline: SQLite store, 1 process: ${fmt(baseline)} committed proposals/s, ${cpuPer(s)} client CPU ms per proposal\n`);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+/** One measured configuration: the SQLite baseline, or PostgreSQL with `workers` processes and an overlap. */
+interface Config {
+  label: string;
+  workers: number;
+  overlap: number;
+  sqlite: boolean;
+  runs: Summary[];
 }
 
+const configs: Config[] = [{ label: "SQLite baseline", workers: 1, overlap: 0, sqlite: true, runs: [] }];
+for (const [label, overlap] of [["disjoint", 0], ["10% shared", 0.1]] as const) for (const workers of [1, 2, 4]) configs.push({ label, workers, overlap, sqlite: false, runs: [] });
+
+const common = { mode: "race", ms: MS, shared: SHARED, ownKeys: 50, report: "summary", tx: "strict" };
 const cluster = await startPostgresCluster();
+const dir = mkdtempSync(join(tmpdir(), "car-bench-sqlite-"));
 try {
-  console.log("keys         workers  committed/s  aborted/s  vs 1 worker  vs SQLite  client CPU ms/proposal");
   let databases = 0;
-  for (const [label, overlap] of [["disjoint", 0], ["10% shared", 0.1]] as const) {
-    let single = 0;
-    for (const n of [1, 2, 4]) {
-      const url = cluster.createDatabase(`bench_${++databases}`);
-      const s = await measure(n, { ...common, url, overlap });
-      const rate = perSecond(s);
-      if (n === 1) single = rate;
-      console.log(
-        `${label.padEnd(12)} ${String(n).padStart(7)}  ${fmt(rate).padStart(11)}  ${fmt((s.aborted * 1000) / MS).padStart(9)}  ${(rate / single).toFixed(2).padStart(10)}×  ${(rate / baseline).toFixed(2).padStart(8)}×  ${cpuPer(s).padStart(22)}`,
-      );
+  // Rounds interleave the configurations, so a change in the machine's load hits all of them alike; the median run is reported.
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of configs) {
+      const url = c.sqlite ? join(dir, `car-${round}.db`) : cluster.createDatabase(`bench_${++databases}`);
+      c.runs.push(await measure(c.workers, { ...common, url, overlap: c.overlap, ...(c.sqlite ? { backend: "sqlite" } : {}) }));
     }
   }
 } finally {
   cluster.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const median = (c: Config): Summary => [...c.runs].sort((a, b) => a.committed - b.committed)[Math.floor(c.runs.length / 2)]!;
+const baseline = perSecond(median(configs[0]!));
+console.log(`baseline: SQLite store, 1 process: ${fmt(baseline)} committed proposals/s, ${cpuPer(median(configs[0]!))} client CPU ms per proposal (median of ${ROUNDS})\n`);
+console.log("keys         workers  committed/s  aborted/s  vs 1 worker  vs SQLite  client CPU ms/proposal");
+let single = 0;
+for (const c of configs.slice(1)) {
+  const s = median(c);
+  const rate = perSecond(s);
+  if (c.workers === 1) single = rate;
+  console.log(
+    `${c.label.padEnd(12)} ${String(c.workers).padStart(7)}  ${fmt(rate).padStart(11)}  ${fmt((s.aborted * 1000) / MS).padStart(9)}  ${(rate / single).toFixed(2).padStart(10)}×  ${(rate / baseline).toFixed(2).padStart(8)}×  ${cpuPer(s).padStart(22)}`,
+  );
 }

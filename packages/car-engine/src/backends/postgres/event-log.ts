@@ -11,7 +11,9 @@
  * Reading: `query` / `count` / `subscribe` work on a local copy of the log,
  * loaded on start and brought up to date at every `beginProposal` and after
  * every commit — the same consistency model as the state cache (the
- * database as of the last refresh). `queryShared` / `countShared` ask the
+ * database as of the last refresh). Other runtimes' events are kept as the
+ * stored text and parsed when first read, so following a busy log costs
+ * little until someone looks. `queryShared` / `countShared` ask the
  * database directly. Subscribers get events in `seq` order, without gaps,
  * whichever runtime wrote them.
  */
@@ -24,9 +26,17 @@ import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, eventWhere } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
 
+/** Another runtime's event as fetched: parsed on first read. */
+export interface StoredEvent {
+  seq: number;
+  row: EventRow;
+}
+
 export class PostgresEventLog implements EventLog {
   /** The log as known here, by `seq`; `#known[i].seq === i + 1` up to `#prefix`. */
-  readonly #known: CarEvent[] = [];
+  readonly #known: (CarEvent | StoredEvent)[] = [];
+  /** Set by the first `subscribe`: from then on events are parsed as they arrive, to feed subscribers. */
+  #feeding = false;
   /** How many leading events are known without a gap (and were fed to subscribers). */
   #prefix = 0;
   /** Proposals received and not yet committed: their events travel with the commit. */
@@ -76,7 +86,7 @@ export class PostgresEventLog implements EventLog {
   }
 
   /** Takes written events (this runtime's commits, or a refresh), keeps them in `seq` order, feeds subscribers as the gap-free prefix grows. */
-  learn(events: readonly CarEvent[]): void {
+  learn(events: readonly (CarEvent | StoredEvent)[]): void {
     for (const e of events) {
       if (e.seq <= this.#prefix) continue;
       let i = this.#known.length;
@@ -85,14 +95,30 @@ export class PostgresEventLog implements EventLog {
       this.#known.splice(i, 0, e);
     }
     while (this.#prefix < this.#known.length && this.#known[this.#prefix]!.seq === this.#prefix + 1) {
-      this.#feed.publish(this.#known[this.#prefix]!);
+      if (this.#feeding) this.#feed.publish(this.#event(this.#prefix));
       this.#prefix++;
     }
   }
 
+  /** The known event at index `i`, parsed (once) if it was fetched as text. */
+  #event(i: number): CarEvent {
+    const known = this.#known[i]!;
+    if (!("row" in known)) return known;
+    const event = eventFromRow(known.row);
+    this.#known[i] = event;
+    return event;
+  }
+
+  /** The gap-free prefix, parsed. */
+  #events(): CarEvent[] {
+    const out = new Array<CarEvent>(this.#prefix);
+    for (let i = 0; i < this.#prefix; i++) out[i] = this.#event(i);
+    return out;
+  }
+
   query(query: EventQuery = {}): CarEvent[] {
     const matches = eventMatcher(query);
-    let out = this.#known.slice(0, this.#prefix).filter(matches);
+    let out = this.#events().filter(matches);
     if (query.order === "desc") out.reverse();
     if (query.limit !== undefined && query.limit > 0) out = out.slice(0, query.limit);
     return out;
@@ -101,11 +127,12 @@ export class PostgresEventLog implements EventLog {
   count(query: EventQuery = {}): number {
     const matches = eventMatcher(query);
     let n = 0;
-    for (let i = 0; i < this.#prefix; i++) if (matches(this.#known[i]!)) n++;
+    for (let i = 0; i < this.#prefix; i++) if (matches(this.#event(i))) n++;
     return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
   }
 
   subscribe(options: SubscribeOptions = {}): AsyncIterableIterator<CarEvent> {
+    this.#feeding = true;
     return this.#feed.subscribe(options);
   }
 

@@ -30,10 +30,10 @@ import { PostgresApprovalLedger } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
 import { appendStatement, appendToLog, linkAppended, verifyLog } from "./log-chain.ts";
 import type { Appended } from "./log-chain.ts";
-import { eventFromRow } from "./event-sql.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
 import { PostgresEventLog } from "./event-log.ts";
+import type { StoredEvent } from "./event-log.ts";
 import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
 import { PostgresPostureStore } from "./posture-store.ts";
 import { StateCache } from "./state-cache.ts";
@@ -160,10 +160,10 @@ export class PostgresStore implements RuntimeStore {
        ORDER BY part, o`,
       [...params, this.#horizon.toString(), this.events.knownThrough],
     );
-    const events: CarEvent[] = [];
+    const events: StoredEvent[] = [];
     for (const row of rows) {
       if (row.part === 1) this.state.absorb(keyFrom({ key: row.a, value: row.b, present: row.present!, version: row.version! }));
-      else if (row.part === 2) events.push(eventFromRow({ body: row.a, hash: row.b! }));
+      else if (row.part === 2) events.push({ seq: Number(row.o), row: { body: row.a, hash: row.b! } });
     }
     this.events.learn(events);
     const horizon = BigInt(rows[0]!.a);
@@ -462,6 +462,7 @@ export class PostgresStore implements RuntimeStore {
 
 interface RefreshRow {
   part: number;
+  o: string;
   a: string;
   b: string | null;
   present: boolean | null;
