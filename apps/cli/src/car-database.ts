@@ -65,13 +65,14 @@ export async function openRuntimeStore(option: string | undefined, env: NodeJS.P
  * server's store): everything but `close`, so closing a session's runtime
  * leaves the store open for the others. The owner closes the store itself.
  */
-export function sharedStoreView(store: SqliteStore): RuntimeStore {
-  return {
+export function sharedStoreView(store: RuntimeStore): RuntimeStore {
+  const view: RuntimeStore = {
     state: store.state,
     events: store.events,
     approvals: store.approvals,
-    beginProposal: (begin) => store.beginProposal(begin),
     commitProposal: (commit) => store.commitProposal(commit),
-    recover: () => store.recover(),
   };
+  if (store.beginProposal !== undefined) view.beginProposal = (begin) => store.beginProposal!(begin);
+  if (store.recover !== undefined) view.recover = () => store.recover!();
+  return view;
 }

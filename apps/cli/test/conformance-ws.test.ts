@@ -54,7 +54,7 @@ describe("RuntimeBench against a real `car serve` child process", () => {
 
   beforeAll(async () => {
     carHome = await mkdtemp(join(tmpdir(), "car-conformance-serve-"));
-    child = spawn(process.execPath, [tsxCli, "--conditions=source", carEntry, "serve", "--port", "0"], {
+    child = spawn(process.execPath, [tsxCli, "--conditions=source", carEntry, "serve", "--port", "0", "--db", ":memory:"], {
       env: { ...process.env, CAR_HOME: carHome },
       stdio: ["ignore", "pipe", "pipe"],
     });

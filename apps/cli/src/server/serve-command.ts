@@ -6,16 +6,19 @@
 import { isCarError } from "@car/ir";
 import { type OptionSpecs, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
+import { openServeStore } from "./serve-store.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 
-const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--no-auth] [--token T]
+const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--no-auth] [--token T]
 
 Serve the CAR runtime as JSON-RPC 2.0 over WebSocket. Each connection is its
-own session with its own runtime.
+own session with its own runtime; state, the audit log, approvals and agent
+postures live in the database, shared by every session.
 
 Options:
   --host <HOST>    Address to bind [default: ${DEFAULT_HOST}]
   -p, --port <N>   Port to listen on; 0 picks a free port [default: ${DEFAULT_PORT}]
+  --db <PATH|URL>  SQLite file or postgres:// URL; :memory: keeps nothing and isolates sessions [default: $CAR_HOME/car.db]
   --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
   --token <T>      Use this token instead of minting one (alias --auth-token)
   -h, --help       Print help
@@ -47,11 +50,12 @@ const processIo: ServeIo = {
   },
 };
 
-type Parsed = { help: true } | { help: false; options: ServerOptions; warnings: string[] };
+type Parsed = { help: true } | { help: false; options: ServerOptions; db: string | undefined; warnings: string[] };
 
 const SPECS = {
   host: { type: "string" },
   port: { type: "string", short: "p" },
+  db: { type: "string" },
   // `--no-auth` is the negation of this flag.
   auth: { type: "boolean" },
   token: { type: "string" },
@@ -85,7 +89,8 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     if (!Number.isFinite(seconds) || seconds <= 0) throw usageError(`CAR_TOOL_TIMEOUT must be a positive number of seconds, got '${toolTimeout}'`);
     options.toolTimeoutMs = seconds * 1000;
   }
-  return { help: false, options, warnings };
+  if (o.db === "") throw usageError("--db must not be empty");
+  return { help: false, options, db: o.db, warnings };
 }
 
 /**
@@ -108,10 +113,18 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   }
   for (const w of parsed.warnings) io.stderr(`car serve: warning: ${w}`);
 
+  let store;
   let server;
   try {
-    server = await startServer({ ...parsed.options, carHome: resolveCarHome(io.env), log: (line) => io.stderr(`car serve: ${line}`) });
+    store = await openServeStore(parsed.db, io.env);
+    server = await startServer({
+      ...parsed.options,
+      ...(store !== undefined ? { store } : {}),
+      carHome: resolveCarHome(io.env),
+      log: (line) => io.stderr(`car serve: ${line}`),
+    });
   } catch (err) {
+    await store?.close?.();
     io.stderr(`car serve: ${(err as Error).message}`);
     return isCarError(err) ? err.exitCode : 1;
   }
@@ -137,6 +150,8 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
       }
     });
   });
+  // Only now: every session's proposals have finished or been cancelled and committed their rollback.
+  await store?.close?.();
   io.stderr("car serve: stopped");
   return 0;
 }

@@ -4,7 +4,7 @@
  * Each accepted connection gets its own session and runtime; the server
  * itself holds only the listener, the token and the list of connections.
  */
-import { createServer, type Server as HttpServer } from "node:http";
+import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CarError } from "@car/ir";
 import { WebSocketServer } from "ws";
@@ -13,6 +13,7 @@ import { generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
 import { Connection } from "./connection.ts";
 import { isLoopbackHost } from "./loopback.ts";
 import { METHODS } from "./methods/index.ts";
+import type { ServeStore } from "./serve-store.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 9100;
@@ -49,6 +50,12 @@ export interface ServerOptions {
   pingIntervalMs?: number;
   /** Where operator-facing notes go (refused sessions); silent by default. */
   log?: (line: string) => void;
+  /**
+   * A database every session shares (state, event log, approval ledger,
+   * postures). The caller opens, recovers and closes it; without one each
+   * session keeps its own in-memory runtime.
+   */
+  store?: ServeStore;
 }
 
 export interface CloseOptions {
@@ -97,7 +104,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     res.end("this endpoint speaks JSON-RPC 2.0 over WebSocket\n");
   });
   const wss = new WebSocketServer({ server: http, maxPayload: MAX_FRAME_BYTES });
-  wss.on("connection", (socket) => {
+  wss.on("connection", (socket, request) => {
     if (draining) {
       socket.close(1001, "server shutting down");
       return;
@@ -110,6 +117,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         isDraining: () => draining,
         toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
         carHome,
+        store: options.store,
+        agentId: agentIdOf(request),
       });
     } catch (err) {
       // A session that cannot be built (an operator policy file that does not load) is refused, loudly.
@@ -172,6 +181,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       return (closing ??= close(graceMs));
     },
   };
+}
+
+/** The agent a connection acts for: `?agent_id=` on the WebSocket URL, if given and non-empty. */
+function agentIdOf(request: IncomingMessage): string | undefined {
+  const id = new URL(request.url ?? "/", "ws://localhost").searchParams.get("agent_id");
+  return id === null || id === "" ? undefined : id;
 }
 
 function listen(http: HttpServer, host: string, port: number): Promise<void> {

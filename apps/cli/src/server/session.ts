@@ -1,26 +1,38 @@
 /**
- * The CAR side of one connection: its own runtime (tools, policies, state,
- * event log, detached tools), the peer used to call back into the client,
- * and the ids it hands out. Nothing here is shared with another connection,
- * so one client's tools, rules and state can never reach another's.
+ * The CAR side of one connection: its own runtime (tools, policies, detached
+ * tools, standing tier), the peer used to call back into the client, and the
+ * ids it hands out. One client's tools and rules never reach another's. With
+ * a server database, state, the event log, the approval ledger and postures
+ * are the database's, shared by every session (README: "What sessions
+ * share"); without one the session's runtime keeps its own in memory.
  */
 import { join } from "node:path";
 import { type JsonValue, randomIds, shortId } from "@car/ir";
 import { Runtime, type ToolCallback } from "@car/engine";
+import { postureLookup } from "@car/engine/sqlite";
+import { ApprovalGate } from "@car/policy";
+import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
+import type { ServeStore } from "./serve-store.ts";
 
 export interface SessionOptions {
   /** Callback wait for actions that declare no `timeout_ms`. */
   toolTimeoutMs: number;
   /** The state directory; the operator's rules in `<carHome>/policies` apply to every session. */
   carHome: string;
+  /** The server's database, shared by every session; undefined keeps each session in memory (`--db :memory:`). */
+  store?: ServeStore | undefined;
+  /** The agent this connection acts for (`?agent_id=` on the URL): its proposals pass the approval gate with its posture. */
+  agentId?: string | undefined;
 }
 
 export class Session {
   /** Stamped as `session_id` on every `tools.execute` this connection receives. */
   readonly id: string = `sess-${shortId(randomIds)}`;
-  readonly runtime: Runtime = new Runtime();
+  readonly runtime: Runtime;
+  /** The approval gate an agent's session runs under; undefined for an ungoverned session. */
+  readonly gate: ApprovalGate | undefined;
   /** Human descriptions of policies registered over the wire, by name (for `policy.list`). */
   readonly policyDescriptions = new Map<string, string>();
   /** Set by a successful `server.handshake`. */
@@ -36,6 +48,15 @@ export class Session {
     readonly signal: AbortSignal,
     readonly options: SessionOptions,
   ) {
+    const store = options.store;
+    this.gate =
+      store !== undefined && options.agentId !== undefined
+        ? new ApprovalGate({ ledger: store.approvals, sessionId: this.id, posture: postureLookup(store.postures, options.agentId) })
+        : undefined;
+    this.runtime = new Runtime({
+      ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
+      ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
+    });
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));
   }

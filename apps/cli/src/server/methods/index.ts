@@ -1,5 +1,8 @@
 /** The complete method table: one fragment per namespace, merged once. */
 import type { MethodTable } from "../method.ts";
+import { agentPermissionMethods } from "./agent-permissions.ts";
+import { approvalMethods } from "./approvals.ts";
+import { auditMethods } from "./audit.ts";
 import { eventMethods } from "./events.ts";
 import { handshakeMethods } from "./handshake.ts";
 import { multiMethods } from "./multi.ts";
@@ -19,5 +22,8 @@ export const METHODS: MethodTable = Object.freeze({
   ...policyMethods,
   ...stateMethods,
   ...eventMethods,
+  ...auditMethods,
+  ...approvalMethods,
+  ...agentPermissionMethods,
   ...multiMethods,
 });

@@ -8,6 +8,7 @@
 import { type JsonValue, serializeProposalResult } from "@car/ir";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { invalidParams, paramsObject, requireValue } from "../params.ts";
+import { applyRetention } from "./audit.ts";
 
 async function submit(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
@@ -20,6 +21,8 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
     session_id: ctx.session.id,
     signal: ctx.signal,
   });
+  // An installed `events.retention` bound holds after every append, as the reference describes.
+  await applyRetention(ctx.session.options.store);
   return serializeProposalResult(result);
 }
 
