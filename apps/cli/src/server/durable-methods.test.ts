@@ -1,0 +1,82 @@
+/**
+ * The durable methods in process: `events.retention` on a SQLite file
+ * (the retained tail still verifies; the bound holds after later proposals),
+ * and the refusal a server without a database (`--db :memory:`) gives them.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openCarDatabase } from "../car-database.ts";
+import { type RunningServer, startServer } from "./server.ts";
+import { TestClient } from "./test-client.ts";
+
+let carHome: string;
+let server: RunningServer | undefined;
+let closeStore: (() => Promise<void>) | undefined;
+const clients: TestClient[] = [];
+
+beforeEach(async () => {
+  carHome = await mkdtemp(join(tmpdir(), "car-serve-durable-methods-"));
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.socket.terminate();
+  await server?.close({ graceMs: 0 });
+  await closeStore?.();
+  server = undefined;
+  closeStore = undefined;
+  await rm(carHome, { recursive: true, force: true });
+});
+
+async function open(withDatabase: boolean): Promise<TestClient> {
+  if (withDatabase) {
+    const store = await openCarDatabase(join(carHome, "car.db"), { env: { CAR_HOME: carHome } });
+    closeStore = () => store.close();
+    server = await startServer({ port: 0, carHome, store });
+  } else server = await startServer({ port: 0, carHome });
+  const c = await TestClient.open(server.url, server.token);
+  clients.push(c);
+  return c;
+}
+
+function write(id: string) {
+  return { proposal: { id, actions: [{ id: "w", type: "state_write", parameters: { key: id, value: 1 } }] } };
+}
+
+describe("events.retention on a SQLite database", () => {
+  it("trims to the bound, keeps the rest verifiable, and holds the bound after later proposals", async () => {
+    const c = await open(true);
+    for (const id of ["p1", "p2", "p3"]) await c.result("proposal.submit", write(id));
+    const before = await c.result("events.count");
+    expect(before).toBeGreaterThan(3);
+
+    const set = await c.result("events.retention", { policy: { max_events: 3 } });
+    expect(set).toEqual({ policy: { max_events: 3 }, removed: before - 3 });
+    expect(await c.result("events.count")).toBe(3);
+    expect(await c.result("events.chain.verify")).toEqual({ verified: 3 });
+
+    await c.result("proposal.submit", write("p4"));
+    expect(await c.result("events.count")).toBe(3);
+    expect(await c.result("events.chain.verify")).toEqual({ verified: 3 });
+    // State is not the log: every write is still there.
+    expect(Object.keys(await c.result("state.snapshot")).sort()).toEqual(["p1", "p2", "p3", "p4"]);
+    expect(await c.result("events.retention")).toEqual({ policy: { max_events: 3 } });
+  });
+
+  it("rejects a malformed policy", async () => {
+    const c = await open(true);
+    expect((await c.call("events.retention", { policy: { max_events: -1 } })).error).toMatchObject({ code: -32602 });
+  });
+});
+
+describe("without a database (--db :memory:)", () => {
+  it("answers the durable methods with storage_error and keeps the connection", async () => {
+    const c = await open(false);
+    for (const method of ["events.chain.verify", "events.retention", "agent_permissions.get"]) {
+      const reply = await c.call(method, {});
+      expect(reply.error).toMatchObject({ code: -32050, data: { car_code: "storage_error" } });
+      expect(reply.error!.message).toContain(":memory:");
+    }
+    expect(await c.result("state.keys")).toEqual([]);
+  });
+});
