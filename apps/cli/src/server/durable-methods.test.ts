@@ -69,6 +69,24 @@ describe("events.retention on a SQLite database", () => {
   });
 });
 
+describe("sessions sharing one SQLite database", () => {
+  it("run proposals concurrently without losing a write or breaking the chain", async () => {
+    const first = await open(true);
+    const others = await Promise.all(Array.from({ length: 19 }, () => TestClient.open(server!.url, server!.token)));
+    clients.push(...others);
+    const all = [first, ...others];
+    const results = await Promise.all(all.map((c, i) => c.result("proposal.submit", write(`s${i}`))));
+    expect(results.every((r) => r.results[0].status === "succeeded")).toBe(true);
+    // Every session sees every other session's write, and the one log verifies end to end.
+    const snapshot = await all[7]!.result("state.snapshot");
+    expect(Object.keys(snapshot).sort()).toEqual(all.map((_, i) => `s${i}`).sort());
+    const count = await first.result("events.count");
+    expect(await all[13]!.result("events.chain.verify")).toEqual({ verified: count });
+    const submitted = await first.result("events.query", { kinds: ["proposal_received"] });
+    expect(submitted.count).toBe(all.length);
+  });
+});
+
 describe("without a database (--db :memory:)", () => {
   it("answers the durable methods with storage_error and keeps the connection", async () => {
     const c = await open(false);

@@ -75,8 +75,9 @@ async function connect(s: Serve, agentId?: string): Promise<TestClient> {
 const writes = {
   proposal: {
     id: "durable-1",
+    context: { ticket: "tamper-me-zzzz" },
     actions: [
-      { id: "w1", type: "state_write", parameters: { key: "greeting", value: "tamper-me-aaaa" } },
+      { id: "w1", type: "state_write", parameters: { key: "greeting", value: "hello" } },
       { id: "w2", type: "state_write", parameters: { key: "count", value: 2 }, dependencies: ["w1"] },
     ],
   },
@@ -108,7 +109,7 @@ describe("car serve --db (SQLite), across restarts", () => {
 
     const second = await serve();
     const c = await connect(second);
-    expect(await c.result("state.snapshot")).toEqual({ greeting: "tamper-me-aaaa", count: 2 });
+    expect(await c.result("state.snapshot")).toEqual({ greeting: "hello", count: 2 });
     expect(await c.result("state.get", { key: "note", tenant_id: "acme" })).toEqual({ from: "first" });
     expect(await c.result("events.count")).toBe(before);
     const logged = await c.result("events.query", { proposal_id: "durable-1", kinds: ["action_succeeded"] });
@@ -127,12 +128,13 @@ describe("car serve --db (SQLite), across restarts", () => {
     expect(await a.result("events.chain.verify")).toEqual({ verified: total });
     expect(await first.stop()).toBe(0);
 
-    // One byte, in place: the value inside the stored `proposal_received` body (the file is checkpointed at close).
+    // One byte of the stored `proposal_received` body (the proposal's context is stored nowhere else; the file is
+    // checkpointed at close). SQLite may keep stale copies of the page in free pages, so every copy gets the same edit.
     const bytes = await readFile(db);
-    const needle = Buffer.from("tamper-me-aaaa");
+    const needle = Buffer.from("tamper-me-zzzz");
     let at = bytes.indexOf(needle);
     expect(at).toBeGreaterThanOrEqual(0);
-    for (; at >= 0; at = bytes.indexOf(needle, at + 1)) bytes[at + needle.length - 1] = "b".charCodeAt(0);
+    for (; at >= 0; at = bytes.indexOf(needle, at + 1)) bytes[at + needle.length - 1] = "y".charCodeAt(0);
     await writeFile(db, bytes);
 
     const second = await serve();
