@@ -1,31 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "./server.ts";
-import { TestClient } from "./test-client.ts";
+import { describe, expect, it } from "vitest";
+import { startServer } from "./server.ts";
+import { TestClient, useTestServer } from "./test-client.ts";
 
-let carHome: string;
-let server: RunningServer;
-const clients: TestClient[] = [];
-
-beforeAll(async () => {
-  carHome = await mkdtemp(join(tmpdir(), "car-serve-exec-"));
-  server = await startServer({ port: 0, carHome });
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await server.close({ graceMs: 0 });
-  await rm(carHome, { recursive: true, force: true });
-});
-
-async function client(): Promise<TestClient> {
-  const c = await TestClient.open(server.url, server.token);
-  clients.push(c);
-  return c;
-}
+const fx = useTestServer("car-serve-exec-");
+const client = (): Promise<TestClient> => fx.client();
 
 describe("proposal.submit", () => {
   it("runs a proposal whose tool calls come back to the client as tools.execute, and answers with a ProposalResult", async () => {
@@ -125,7 +103,7 @@ describe("proposal.submit", () => {
   });
 
   it("stops waiting on its own when the action declares no timeout (CAR_TOOL_TIMEOUT), and says so with tools.cancel", async () => {
-    const s = await startServer({ port: 0, carHome, writeTokenFile: false, toolTimeoutMs: 30 });
+    const s = await startServer({ port: 0, carHome: fx.carHome, writeTokenFile: false, toolTimeoutMs: 30 });
     const c = await TestClient.open(s.url, s.token);
     try {
       await c.result("tools.register", [{ name: "mute" }]);

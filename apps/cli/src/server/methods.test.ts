@@ -1,31 +1,12 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "./server.ts";
-import { TestClient } from "./test-client.ts";
+import { describe, expect, it } from "vitest";
+import { startServer } from "./server.ts";
+import { TestClient, useTestServer } from "./test-client.ts";
 
-let carHome: string;
-let server: RunningServer;
-const clients: TestClient[] = [];
-
-beforeAll(async () => {
-  carHome = await mkdtemp(join(tmpdir(), "car-serve-methods-"));
-  server = await startServer({ port: 0, carHome });
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await server.close({ graceMs: 0 });
-  await rm(carHome, { recursive: true, force: true });
-});
-
-async function client(): Promise<TestClient> {
-  const c = await TestClient.open(server.url, server.token);
-  clients.push(c);
-  return c;
-}
+const fx = useTestServer("car-serve-methods-");
+const client = (): Promise<TestClient> => fx.client();
 
 describe("state.*", () => {
   it("gets, sets, checks and lists keys, with __proto__ as an ordinary key", async () => {
@@ -176,7 +157,7 @@ describe("operator policy files", () => {
     const s = await startServer({ port: 0, carHome: home });
     try {
       const c = await TestClient.open(s.url, s.token);
-      clients.push(c);
+      fx.track(c);
       await c.result("tools.register", [{ name: "deploy" }]);
       expect((await c.result("policy.list")).policies).toEqual([{ name: "deny_tool:deploy", description: "policy file rule (<CAR_HOME>/policies)" }]);
       const r = await c.result("proposal.submit", { proposal: { actions: [{ id: "d", type: "tool_call", tool: "deploy" }] } });

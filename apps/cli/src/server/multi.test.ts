@@ -1,33 +1,15 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "./server.ts";
-import { TestClient } from "./test-client.ts";
+import { describe, expect, it } from "vitest";
+import { TestClient, useTestServer } from "./test-client.ts";
 
-let carHome: string;
-let server: RunningServer;
-const clients: TestClient[] = [];
-
-beforeAll(async () => {
-  carHome = await mkdtemp(join(tmpdir(), "car-serve-multi-"));
-  server = await startServer({ port: 0, carHome });
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
-afterAll(async () => {
-  await server.close({ graceMs: 0 });
-  await rm(carHome, { recursive: true, force: true });
-});
+const fx = useTestServer("car-serve-multi-");
 
 const agent = (name: string) => ({ name, system_prompt: `you are ${name}`, tools: [], max_turns: 1, metadata: {} });
 const output = (name: string, answer: string) => ({ name, answer, turns: 1, tool_calls: 0, duration_ms: 1, error: null });
 
 /** A client whose agents answer deterministically from their name and task. */
 async function agentClient(answer: (spec: any, task: string, params: any) => string | Promise<string>): Promise<TestClient> {
-  const c = await TestClient.open(server.url, server.token);
-  clients.push(c);
+  const c = await TestClient.open(fx.server.url, fx.server.token);
+  fx.track(c);
   c.handle("multi.run_agent", async (params) => ({ result: output(params.spec.name, await answer(params.spec, params.task, params)) }));
   return c;
 }
@@ -77,8 +59,8 @@ describe("multi.*", () => {
   });
 
   it("records an agent that answers with a JSON-RPC error or a malformed output as a failed entry", async () => {
-    const c = await TestClient.open(server.url, server.token);
-    clients.push(c);
+    const c = await TestClient.open(fx.server.url, fx.server.token);
+    fx.track(c);
     c.handle("multi.run_agent", (params) =>
       params.spec.name === "broken" ? { error: { code: -32000, message: "model unavailable" } } : { result: { name: params.spec.name, answer: "x", tool_calls: [] } },
     );
@@ -90,8 +72,8 @@ describe("multi.*", () => {
   });
 
   it("bounds an unanswered agent call by agent_timeout_ms", async () => {
-    const c = await TestClient.open(server.url, server.token);
-    clients.push(c);
+    const c = await TestClient.open(fx.server.url, fx.server.token);
+    fx.track(c);
     c.handle("multi.run_agent", () => undefined);
     const result = await c.result("multi.pipeline", { stages: [agent("mute")], task: "t", agent_timeout_ms: 20 });
     expect(result.completed).toBe(false);

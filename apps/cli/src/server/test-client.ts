@@ -3,7 +3,12 @@
  * requests by id, answers server→client requests with registered handlers,
  * and records notifications, so a test reads like the protocol it checks.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import WebSocket from "ws";
+import { startServer, type RunningServer } from "./server.ts";
 
 export interface ResponseFrame {
   jsonrpc: "2.0";
@@ -115,4 +120,42 @@ export class TestClient {
     const answer = await handler(frame.params, frame);
     if (answer !== undefined && this.socket.readyState === WebSocket.OPEN) this.send({ jsonrpc: "2.0", id: frame.id, ...answer });
   }
+}
+
+/**
+ * Test-file fixture: one server for the file (in a temporary CAR_HOME), a
+ * `client()` that opens authenticated clients, closed after each test.
+ */
+export function useTestServer(prefix: string): { readonly server: RunningServer; readonly carHome: string; client(): Promise<TestClient>; track(client: TestClient): TestClient } {
+  const state = { server: undefined as RunningServer | undefined, carHome: "" };
+  const clients: TestClient[] = [];
+  beforeAll(async () => {
+    state.carHome = await mkdtemp(join(tmpdir(), prefix));
+    state.server = await startServer({ port: 0, carHome: state.carHome });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await state.server?.close({ graceMs: 0 });
+    await rm(state.carHome, { recursive: true, force: true });
+  });
+  return {
+    get server() {
+      return state.server!;
+    },
+    get carHome() {
+      return state.carHome;
+    },
+    async client() {
+      const c = await TestClient.open(state.server!.url, state.server!.token);
+      clients.push(c);
+      return c;
+    },
+    /** Closes a client the test opened itself after the test, like `client()`'s. */
+    track(client: TestClient) {
+      clients.push(client);
+      return client;
+    },
+  };
 }
