@@ -98,6 +98,19 @@ export function openDatabase(path: string, options: OpenOptions = {}): SqliteDat
   }
 }
 
+/** Runs `fn` in an IMMEDIATE transaction (a savepoint when one is open). */
+export type ImmediateRunner = <T>(fn: () => T) => T;
+
+/**
+ * One reusable IMMEDIATE-transaction wrapper for `db`. better-sqlite3's
+ * `transaction()` builds four wrapper functions per call, which costs more
+ * than a small proposal's inserts; the store and its log each build this
+ * once instead.
+ */
+export function immediateRunner(db: SqliteDatabase): ImmediateRunner {
+  return db.transaction((fn: () => unknown) => fn()).immediate as ImmediateRunner;
+}
+
 function userVersion(db: SqliteDatabase): number {
   return db.pragma("user_version", { simple: true }) as number;
 }

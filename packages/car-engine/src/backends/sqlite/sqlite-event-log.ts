@@ -20,7 +20,8 @@ import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
 import type { StoredEventRow } from "../shared/chain-verify.ts";
 import { EventFeed } from "../shared/event-feed.ts";
 import { GENESIS_HASH, linkEvent } from "../shared/event-hash.ts";
-import type { SqliteDatabase } from "./schema.ts";
+import { immediateRunner } from "./schema.ts";
+import type { ImmediateRunner, SqliteDatabase } from "./schema.ts";
 
 /** Rows per multi-row INSERT: fewer statement executions, well under SQLite's bound-parameter limit. */
 const BATCH = 64;
@@ -84,6 +85,7 @@ export function eventFromRow(row: EventRow): StoredEventRow {
 
 export class SqliteEventLog implements EventLog {
   readonly #db: SqliteDatabase;
+  readonly #immediate: ImmediateRunner;
   readonly #feed = new EventFeed();
   #buffer: CarEvent[] = [];
   /** Proposals between `proposal_received` and their commit: their events wait for it. */
@@ -98,6 +100,7 @@ export class SqliteEventLog implements EventLog {
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
+    this.#immediate = immediateRunner(db);
     this.#readHead = db.prepare("SELECT seq, hash FROM chain_head WHERE id = 1");
     this.#writeHead = db.prepare("INSERT INTO chain_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
     const row = "(?, ?, ?, ?, ?, ?, ?)";
@@ -145,7 +148,7 @@ export class SqliteEventLog implements EventLog {
       return;
     }
     try {
-      this.#db.transaction(() => this.#write()).immediate();
+      this.#immediate(() => this.#write());
     } catch (error) {
       this.abandon();
       throw error;

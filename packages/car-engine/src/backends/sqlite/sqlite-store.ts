@@ -31,8 +31,8 @@ import type { ChainReport } from "../shared/chain-verify.ts";
 import { checkpointKey, loadOrCreateKeyFile, parseHexKey, readKeyFile } from "../shared/checkpoint.ts";
 import type { CheckpointKey, SignedCheckpoint } from "../shared/checkpoint.ts";
 import type { DurableRuntimeStore, RetentionPolicy, RetentionResult } from "../shared/durable-store.ts";
-import { openDatabase } from "./schema.ts";
-import type { OpenOptions, SqliteDatabase } from "./schema.ts";
+import { immediateRunner, openDatabase } from "./schema.ts";
+import type { ImmediateRunner, OpenOptions, SqliteDatabase } from "./schema.ts";
 import { SqliteApprovalLedger } from "./sqlite-approval-ledger.ts";
 import { SqliteEventLog } from "./sqlite-event-log.ts";
 import { SqlitePostureStore } from "./sqlite-posture-store.ts";
@@ -80,6 +80,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   readonly approvals: SqliteApprovalLedger;
   readonly postures: SqlitePostureStore;
   readonly #db: SqliteDatabase;
+  readonly #immediate: ImmediateRunner;
   readonly #clock: Clock;
   readonly #instance = `${process.pid}:${randomBytes(6).toString("hex")}`;
   readonly #retention: RetentionPolicy | undefined;
@@ -90,6 +91,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   #closed = false;
   readonly #insertRun;
   readonly #endRun;
+  readonly #dataVersionQuery;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
@@ -97,6 +99,9 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.#retention = options.retention === undefined ? undefined : validateRetention(options.retention);
     this.#keyFile = options.checkpointKeyFile;
     this.#db = openDatabase(path, options);
+    this.#immediate = immediateRunner(this.#db);
+    // Prepared once: `db.pragma()` prepares a statement on every call, and this runs twice per proposal.
+    this.#dataVersionQuery = this.#db.prepare("PRAGMA data_version").pluck();
     this.state = new SqliteStateStore(this.#db, this.#clock, () => this.#syncFromOthers());
     this.#dataVersion = this.#readDataVersion();
     this.events = new SqliteEventLog(this.#db);
@@ -114,7 +119,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     if (this.#db.inTransaction) return fn();
     let result: T;
     try {
-      result = this.#db.transaction(fn).immediate();
+      result = this.#immediate(fn);
     } catch (error) {
       this.events.abandon();
       this.state.reload();
@@ -230,7 +235,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   // --- internals --------------------------------------------------------------
 
   #readDataVersion(): number {
-    return this.#db.pragma("data_version", { simple: true }) as number;
+    return this.#dataVersionQuery.get() as number;
   }
 
   /** Reloads the state cache when another connection committed since we last looked; true when it did. */
