@@ -64,7 +64,7 @@ function orderedArray(array: unknown[]): unknown[] {
 
 function orderedObject(object: Record<string, unknown>): Record<string, unknown> {
   if (typeof object.toJSON === "function" || object instanceof Number || object instanceof String || object instanceof Boolean) throw UNUSUAL;
-  const keys = Object.keys(object);
+  let keys: readonly string[] = Object.keys(object);
   const n = keys.length;
   if (n === 0) return object;
   if (INDEX_KEY.test(keys[0]!)) throw UNUSUAL;
@@ -73,7 +73,7 @@ function orderedObject(object: Record<string, unknown>): Record<string, unknown>
     if (!keys[i]!.isWellFormed()) throw UNUSUAL;
     if (i > 0 && keys[i - 1]! > keys[i]!) sorted = false;
   }
-  if (!sorted) keys.sort();
+  if (!sorted) keys = sortedKeys(keys);
   let copy: Record<string, unknown> | undefined = sorted ? undefined : {};
   for (let i = 0; i < n; i++) {
     const key = keys[i]!;
@@ -88,6 +88,18 @@ function orderedObject(object: Record<string, unknown>): Record<string, unknown>
     put(copy, key, out);
   }
   return copy ?? object;
+}
+
+/** The member names last sorted, and their order: records of one shape (a proposal's actions) come in runs. */
+let lastUnsorted: readonly string[] = [];
+let lastSorted: readonly string[] = [];
+
+/** `keys` in UTF-16 code-unit order (`sort`'s default), reusing the previous answer when the names are the same. */
+function sortedKeys(keys: readonly string[]): readonly string[] {
+  if (keys.length === lastUnsorted.length && keys.every((key, i) => key === lastUnsorted[i])) return lastSorted;
+  lastUnsorted = keys;
+  lastSorted = [...keys].sort();
+  return lastSorted;
 }
 
 /** Adds a member at the end, keeping `__proto__` an ordinary member. */
