@@ -1,12 +1,15 @@
 /**
- * The default `StateStore`: two Maps (values, versions) and an append-only
- * transition list. Values are copied on the way in and on the way out, so a
- * caller holding a value can never change the state behind the store's back.
+ * The default `StateStore`: the shared values/versions maps and an
+ * append-only transition list. Values are copied on the way in and on the
+ * way out, so a caller holding a value can never change the state behind
+ * the store's back.
  */
-import { cloneJson, emptyMap, jsonEquals, rfc3339, setOwn, systemClock } from "@car/ir";
+import { cloneJson, rfc3339, systemClock } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
 import { DIRECT_WRITE } from "./state-store.ts";
 import type { ChangeAttribution, StateEntry, StateStore, StateTransition, TransitionQuery } from "./state-store.ts";
+import { selectTransitions } from "./select-transitions.ts";
+import { VersionedValues } from "./versioned-values.ts";
 
 const DELETE: StateMutation = Object.freeze({ op: "delete" }) as StateMutation;
 
@@ -17,8 +20,7 @@ export interface InMemoryStateStoreOptions {
 }
 
 export class InMemoryStateStore implements StateStore {
-  readonly #values = new Map<string, JsonValue>();
-  readonly #versions = new Map<string, number>();
+  readonly #state = new VersionedValues();
   readonly #transitions: StateTransition[] = [];
   readonly #clock: Clock;
 
@@ -28,68 +30,53 @@ export class InMemoryStateStore implements StateStore {
   }
 
   get(key: string): JsonValue | undefined {
-    const value = this.#values.get(key);
-    return value === undefined ? undefined : cloneJson(value);
+    return this.#state.get(key);
   }
 
   exists(key: string): boolean {
-    return this.#values.has(key);
+    return this.#state.exists(key);
   }
 
   version(key: string): number {
-    return this.#versions.get(key) ?? 0;
+    return this.#state.version(key);
   }
 
   keys(): string[] {
-    return [...this.#values.keys()];
+    return this.#state.keys();
   }
 
   entries(): StateEntry[] {
-    return [...this.#values].map(([key, value]) => ({ key, value: cloneJson(value), version: this.version(key) }));
+    return this.#state.entries();
   }
 
   snapshot(): Record<string, JsonValue> {
-    const out = emptyMap();
-    for (const [key, value] of this.#values) setOwn(out, key, cloneJson(value));
-    return out;
+    return this.#state.snapshot();
   }
 
   set(key: string, value: JsonValue, by: ChangeAttribution = DIRECT_WRITE): StateTransition {
     const stored = cloneJson(value);
-    this.#values.set(key, stored);
+    this.#state.put(key, stored);
     return this.#record(key, { op: "set", value: cloneJson(stored) }, by);
   }
 
   delete(key: string, by: ChangeAttribution = DIRECT_WRITE): StateTransition | null {
-    if (!this.#values.delete(key)) return null;
+    if (!this.#state.remove(key)) return null;
     return this.#record(key, DELETE, by);
   }
 
   restore(snapshot: Readonly<Record<string, JsonValue>>, by: ChangeAttribution = DIRECT_WRITE): StateTransition[] {
-    const changes: StateTransition[] = [];
-    for (const key of [...this.#values.keys()]) {
-      if (!Object.prototype.hasOwnProperty.call(snapshot, key)) changes.push(this.delete(key, by)!);
-    }
-    for (const key of Object.keys(snapshot)) {
-      const value = snapshot[key]!;
-      if (!this.#values.has(key) || !jsonEquals(this.#values.get(key), value)) changes.push(this.set(key, value, by));
-    }
-    return changes;
+    const { removed, changed } = this.#state.diff(snapshot);
+    return [...removed.map((key) => this.delete(key, by)!), ...changed.map(([key, value]) => this.set(key, value, by))];
   }
 
   transitions(query: TransitionQuery = {}): StateTransition[] {
-    return this.#transitions.filter(
-      (t) =>
-        (query.key === undefined || t.key === query.key) &&
-        (query.proposal_id === undefined || t.proposal_id === query.proposal_id) &&
-        (query.action_id === undefined || t.action_id === query.action_id),
-    );
+    return selectTransitions(this.#transitions, query);
   }
 
   #record(key: string, mutation: StateMutation, by: ChangeAttribution): StateTransition {
     const previous = this.version(key);
     const version = previous + 1;
-    this.#versions.set(key, version);
+    this.#state.setVersion(key, version);
     const transition: StateTransition = {
       key,
       mutation,

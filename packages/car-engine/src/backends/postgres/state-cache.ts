@@ -15,10 +15,12 @@
  * the cache at once and reach the database shortly after, last writer wins;
  * `flush()` on the store waits for them.
  */
-import { cloneJson, emptyMap, jsonEquals, rfc3339, setOwn } from "@car/ir";
+import { cloneJson, rfc3339 } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
 import { DIRECT_WRITE } from "../../store/state-store.ts";
 import type { ChangeAttribution, StateEntry, StateStore, StateTransition, TransitionQuery } from "../../store/state-store.ts";
+import { selectTransitions } from "../../store/select-transitions.ts";
+import { VersionedValues } from "../../store/versioned-values.ts";
 
 /** One key as the database holds it. */
 export interface StoredKey {
@@ -38,8 +40,7 @@ const DELETE: StateMutation = Object.freeze({ op: "delete" }) as StateMutation;
 
 export class StateCache implements StateStore {
   /** Present keys only, in the order they (re)appeared. */
-  readonly #values = new Map<string, JsonValue>();
-  readonly #versions = new Map<string, number>();
+  readonly #state = new VersionedValues();
   readonly #transitions: StateTransition[] = [];
   readonly #clock: Clock;
   readonly #onDirectWrite: (write: DirectWrite) => void;
@@ -50,87 +51,72 @@ export class StateCache implements StateStore {
   }
 
   get(key: string): JsonValue | undefined {
-    const value = this.#values.get(key);
-    return value === undefined ? undefined : cloneJson(value);
+    return this.#state.get(key);
   }
 
   exists(key: string): boolean {
-    return this.#values.has(key);
+    return this.#state.exists(key);
   }
 
   version(key: string): number {
-    return this.#versions.get(key) ?? 0;
+    return this.#state.version(key);
   }
 
   keys(): string[] {
-    return [...this.#values.keys()];
+    return this.#state.keys();
   }
 
   entries(): StateEntry[] {
-    return [...this.#values].map(([key, value]) => ({ key, value: cloneJson(value), version: this.version(key) }));
+    return this.#state.entries();
   }
 
   snapshot(): Record<string, JsonValue> {
-    const out = emptyMap();
-    for (const [key, value] of this.#values) setOwn(out, key, cloneJson(value));
-    return out;
+    return this.#state.snapshot();
   }
 
   set(key: string, value: JsonValue, by: ChangeAttribution = DIRECT_WRITE): StateTransition {
     const stored = cloneJson(value);
-    this.#values.set(key, stored);
+    this.#state.put(key, stored);
     const mutation: StateMutation = { op: "set", value: cloneJson(stored) };
     this.#onDirectWrite({ key, mutation });
     return this.#record(key, mutation, by, this.version(key) + 1);
   }
 
   delete(key: string, by: ChangeAttribution = DIRECT_WRITE): StateTransition | null {
-    if (!this.#values.delete(key)) return null;
+    if (!this.#state.remove(key)) return null;
     this.#onDirectWrite({ key, mutation: DELETE });
     return this.#record(key, DELETE, by, this.version(key) + 1);
   }
 
   restore(snapshot: Readonly<Record<string, JsonValue>>, by: ChangeAttribution = DIRECT_WRITE): StateTransition[] {
-    const changes: StateTransition[] = [];
-    for (const key of [...this.#values.keys()]) {
-      if (!Object.prototype.hasOwnProperty.call(snapshot, key)) changes.push(this.delete(key, by)!);
-    }
-    for (const key of Object.keys(snapshot)) {
-      const value = snapshot[key]!;
-      if (!this.#values.has(key) || !jsonEquals(this.#values.get(key), value)) changes.push(this.set(key, value, by));
-    }
-    return changes;
+    const { removed, changed } = this.#state.diff(snapshot);
+    return [...removed.map((key) => this.delete(key, by)!), ...changed.map(([key, value]) => this.set(key, value, by))];
   }
 
   transitions(query: TransitionQuery = {}): StateTransition[] {
-    return this.#transitions.filter(
-      (t) =>
-        (query.key === undefined || t.key === query.key) &&
-        (query.proposal_id === undefined || t.proposal_id === query.proposal_id) &&
-        (query.action_id === undefined || t.action_id === query.action_id),
-    );
+    return selectTransitions(this.#transitions, query);
   }
 
   /** Takes a row read from the database if it is newer than what the cache holds (versions only grow). */
   absorb(row: StoredKey): void {
     if (row.version <= this.version(row.key)) return;
-    this.#versions.set(row.key, row.version);
-    if (row.value === undefined) this.#values.delete(row.key);
-    else this.#values.set(row.key, row.value);
+    this.#state.setVersion(row.key, row.version);
+    if (row.value === undefined) this.#state.remove(row.key);
+    else this.#state.put(row.key, row.value);
   }
 
   /** Records a proposal's committed write, at the version the database gave it. */
   applyCommitted(key: string, mutation: StateMutation, version: number, by: ChangeAttribution): StateTransition {
     // A refresh may already hold a later version of the key (another runtime wrote it since): keep that.
     if (version >= this.version(key)) {
-      if (mutation.op === "set") this.#values.set(key, cloneJson(mutation.value));
-      else this.#values.delete(key);
+      if (mutation.op === "set") this.#state.put(key, cloneJson(mutation.value));
+      else this.#state.remove(key);
     }
     return this.#record(key, mutation, by, version);
   }
 
   #record(key: string, mutation: StateMutation, by: ChangeAttribution, version: number): StateTransition {
-    if (version > this.version(key)) this.#versions.set(key, version);
+    if (version > this.version(key)) this.#state.setVersion(key, version);
     const transition: StateTransition = {
       key,
       mutation,

@@ -6,10 +6,11 @@
  * When a transaction fails the cache is reloaded from the database, so the
  * two never disagree for longer than the failing call.
  */
-import { cloneJson, emptyMap, jsonEquals, rfc3339, setOwn } from "@car/ir";
+import { cloneJson, rfc3339 } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
 import { DIRECT_WRITE } from "../../store/state-store.ts";
 import type { ChangeAttribution, StateEntry, StateStore, StateTransition, TransitionQuery } from "../../store/state-store.ts";
+import { VersionedValues } from "../../store/versioned-values.ts";
 import type { SqliteDatabase } from "./schema.ts";
 
 const DELETE: StateMutation = Object.freeze({ op: "delete" }) as StateMutation;
@@ -35,8 +36,7 @@ export class SqliteStateStore implements StateStore {
   readonly #clock: Clock;
   readonly #sync: () => void;
   /** Present keys in first-write order (Map order), as the in-memory store keeps them. */
-  #values = new Map<string, JsonValue>();
-  #versions = new Map<string, number>();
+  #state = new VersionedValues();
   #nextOrd = 1;
   readonly #upsert;
   readonly #update;
@@ -55,16 +55,14 @@ export class SqliteStateStore implements StateStore {
 
   /** Re-reads the cache from the database (after a failed transaction, or another process's commit). */
   reload(): void {
-    const values = new Map<string, JsonValue>();
-    const versions = new Map<string, number>();
+    const state = new VersionedValues();
     let maxOrd = 0;
     for (const row of this.#db.prepare("SELECT key, value, version, ord FROM state ORDER BY ord IS NULL, ord").iterate() as IterableIterator<StateRow & { ord: number | null }>) {
-      versions.set(row.key, row.version);
-      if (row.value !== null) values.set(row.key, cloneJson(JSON.parse(row.value) as JsonValue));
+      state.setVersion(row.key, row.version);
+      if (row.value !== null) state.put(row.key, cloneJson(JSON.parse(row.value) as JsonValue));
       if (row.ord !== null && row.ord > maxOrd) maxOrd = row.ord;
     }
-    this.#values = values;
-    this.#versions = versions;
+    this.#state = state;
     this.#nextOrd = maxOrd + 1;
   }
 
@@ -76,30 +74,27 @@ export class SqliteStateStore implements StateStore {
   }
 
   get(key: string): JsonValue | undefined {
-    const value = this.#values.get(key);
-    return value === undefined ? undefined : cloneJson(value);
+    return this.#state.get(key);
   }
 
   exists(key: string): boolean {
-    return this.#values.has(key);
+    return this.#state.exists(key);
   }
 
   version(key: string): number {
-    return this.#versions.get(key) ?? 0;
+    return this.#state.version(key);
   }
 
   keys(): string[] {
-    return [...this.#values.keys()];
+    return this.#state.keys();
   }
 
   entries(): StateEntry[] {
-    return [...this.#values].map(([key, value]) => ({ key, value: cloneJson(value), version: this.version(key) }));
+    return this.#state.entries();
   }
 
   snapshot(): Record<string, JsonValue> {
-    const out = emptyMap();
-    for (const [key, value] of this.#values) setOwn(out, key, cloneJson(value));
-    return out;
+    return this.#state.snapshot();
   }
 
   set(key: string, value: JsonValue, by: ChangeAttribution = DIRECT_WRITE): StateTransition {
@@ -112,15 +107,8 @@ export class SqliteStateStore implements StateStore {
 
   restore(snapshot: Readonly<Record<string, JsonValue>>, by: ChangeAttribution = DIRECT_WRITE): StateTransition[] {
     return this.#write(() => {
-      const changes: StateTransition[] = [];
-      for (const key of [...this.#values.keys()]) {
-        if (!Object.prototype.hasOwnProperty.call(snapshot, key)) changes.push(this.#delete(key, by)!);
-      }
-      for (const key of Object.keys(snapshot)) {
-        const value = snapshot[key]!;
-        if (!this.#values.has(key) || !jsonEquals(this.#values.get(key), value)) changes.push(this.#set(key, value, by));
-      }
-      return changes;
+      const { removed, changed } = this.#state.diff(snapshot);
+      return [...removed.map((key) => this.#delete(key, by)!), ...changed.map(([key, value]) => this.#set(key, value, by))];
     });
   }
 
@@ -164,13 +152,13 @@ export class SqliteStateStore implements StateStore {
   #set(key: string, value: JsonValue, by: ChangeAttribution): StateTransition {
     const stored = cloneJson(value);
     const text = JSON.stringify(stored);
-    const ord = this.#values.has(key) ? undefined : this.#nextOrd++;
-    this.#values.set(key, stored);
+    const ord = this.#state.exists(key) ? undefined : this.#nextOrd++;
+    this.#state.put(key, stored);
     return this.#record(key, { op: "set", value: cloneJson(stored) }, text, ord, by);
   }
 
   #delete(key: string, by: ChangeAttribution): StateTransition | null {
-    if (!this.#values.delete(key)) return null;
+    if (!this.#state.remove(key)) return null;
     return this.#record(key, DELETE, null, null, by);
   }
 
@@ -178,7 +166,7 @@ export class SqliteStateStore implements StateStore {
   #record(key: string, mutation: StateMutation, text: string | null, ord: number | null | undefined, by: ChangeAttribution): StateTransition {
     const previous = this.version(key);
     const version = previous + 1;
-    this.#versions.set(key, version);
+    this.#state.setVersion(key, version);
     const timestamp = rfc3339(this.#clock.now());
     if (ord === undefined) this.#update.run(text, version, key);
     else this.#upsert.run(key, text, version, ord);
