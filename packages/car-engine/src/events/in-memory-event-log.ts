@@ -1,29 +1,24 @@
 /**
- * The default `EventLog`: an array in append order plus a set of live
- * subscribers. Each subscriber has its own unbounded queue, so a slow
- * consumer costs memory rather than losing events; end the feed (`return()`
- * or the signal) when you stop reading.
+ * The default `EventLog`: an array in append order plus the shared live
+ * feed. Each subscriber has its own unbounded queue, so a slow consumer
+ * costs memory rather than losing events; end the feed (`return()` or the
+ * signal) when you stop reading.
  */
-import { AsyncQueue } from "../async-queue.ts";
 import type { CarEvent, EventQuery, NewEvent } from "./event.ts";
+import { EventFeed } from "./event-feed.ts";
 import { eventMatcher } from "./event-log.ts";
 import type { EventLog, SubscribeOptions } from "./event-log.ts";
 
-interface Subscriber {
-  matches: (event: CarEvent) => boolean;
-  queue: AsyncQueue<CarEvent>;
-}
-
 export class InMemoryEventLog implements EventLog {
   readonly #events: CarEvent[] = [];
-  readonly #subscribers = new Set<Subscriber>();
+  readonly #feed = new EventFeed();
 
   /** Takes ownership of `event` (it becomes the stored record): the engine appends hundreds of thousands, so no copy is made. */
   append(event: NewEvent): CarEvent {
     const stored = event as CarEvent;
     stored.seq = this.#events.length + 1;
     this.#events.push(stored);
-    if (this.#subscribers.size > 0) for (const sub of this.#subscribers) if (sub.matches(stored)) sub.queue.push(stored);
+    this.#feed.publish(stored);
     return stored;
   }
 
@@ -44,20 +39,6 @@ export class InMemoryEventLog implements EventLog {
   }
 
   subscribe(options: SubscribeOptions = {}): AsyncIterableIterator<CarEvent> {
-    const { signal } = options;
-    const sub: Subscriber = {
-      matches: eventMatcher(options.filter ?? {}),
-      queue: new AsyncQueue<CarEvent>(() => {
-        this.#subscribers.delete(sub);
-        signal?.removeEventListener("abort", stop);
-      }),
-    };
-    const stop = (): void => sub.queue.end();
-    if (signal?.aborted) sub.queue.end();
-    else {
-      this.#subscribers.add(sub);
-      signal?.addEventListener("abort", stop, { once: true });
-    }
-    return sub.queue;
+    return this.#feed.subscribe(options);
   }
 }

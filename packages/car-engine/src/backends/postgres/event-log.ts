@@ -21,7 +21,7 @@ import { EVENT_KINDS } from "../../events/event.ts";
 import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
 import { eventMatcher } from "../../events/event-log.ts";
 import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
-import { EventFeed } from "../shared/event-feed.ts";
+import { EventFeed } from "../../events/event-feed.ts";
 import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, eventWhere } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";

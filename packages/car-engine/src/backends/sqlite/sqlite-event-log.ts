@@ -18,7 +18,7 @@ import { EVENT_KINDS } from "../../events/event.ts";
 import { eventMatcher } from "../../events/event-log.ts";
 import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
 import type { StoredEventRow } from "../shared/chain-verify.ts";
-import { EventFeed } from "../shared/event-feed.ts";
+import { EventFeed } from "../../events/event-feed.ts";
 import { GENESIS_HASH, linkEvent } from "../shared/event-hash.ts";
 import { immediateRunner } from "./schema.ts";
 import type { ImmediateRunner, SqliteDatabase } from "./schema.ts";

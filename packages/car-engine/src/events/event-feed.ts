@@ -1,13 +1,14 @@
 /**
- * Live subscribers of a durable event log: the same contract as the
- * in-memory log's `subscribe` (a feed per subscriber, filtered, ended by
- * `return()` or an abort signal), kept apart from storage so every durable
- * backend notifies the same way.
+ * Live subscribers of an event log (`EventLog.subscribe`): a feed per
+ * subscriber, filtered, ended by `return()` or an abort signal. Kept apart
+ * from storage so every log, in memory or durable, notifies the same way.
+ * Each feed has its own unbounded queue, so a slow consumer costs memory
+ * rather than losing events.
  */
-import { AsyncQueue } from "../../async-queue.ts";
-import type { CarEvent } from "../../events/event.ts";
-import { eventMatcher } from "../../events/event-log.ts";
-import type { SubscribeOptions } from "../../events/event-log.ts";
+import { AsyncQueue } from "../async-queue.ts";
+import type { CarEvent } from "./event.ts";
+import { eventMatcher } from "./event-log.ts";
+import type { SubscribeOptions } from "./event-log.ts";
 
 interface Subscriber {
   matches: (event: CarEvent) => boolean;
