@@ -10,6 +10,7 @@
 import { CarError, rfc3339 } from "@car/ir";
 import type { ApprovalRecord } from "@car/policy";
 import type { PoolClient } from "pg";
+import { approvalRecordedData, ledgerEntryOf } from "../shared/approval-rows.ts";
 import type { DurableApprovalLedger, LedgerEntry } from "../shared/durable-store.ts";
 import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 
@@ -20,11 +21,9 @@ interface LedgerRow {
   revoked_by: string | null;
 }
 
+/** bigint columns arrive as text: convert, then map as every backend does. */
 function entryFrom(row: LedgerRow): LedgerEntry {
-  const entry: LedgerEntry = { ...(JSON.parse(row.record) as ApprovalRecord), id: Number(row.id) };
-  if (row.revoked_at !== null) entry.revoked_at = Number(row.revoked_at);
-  if (row.revoked_by !== null) entry.revoked_by = row.revoked_by;
-  return entry;
+  return ledgerEntryOf({ ...row, id: Number(row.id), revoked_at: row.revoked_at === null ? null : Number(row.revoked_at) });
 }
 
 const SELECT = "SELECT a.id::text, a.record, r.revoked_at::text, r.revoked_by FROM car_approvals a LEFT JOIN car_revocations r ON r.approval_id = a.id";
@@ -48,16 +47,7 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
         record.expires_at,
         JSON.stringify(record),
       ]);
-      const data: Record<string, string | number | null> = {
-        approval_id: Number(rows[0]!.id),
-        fingerprint: record.fingerprint,
-        decision: record.decision,
-        required_tier: record.required_tier,
-        reviewer: record.reviewer,
-        expires_at: record.expires_at,
-      };
-      for (const key of ["reason", "session_id", "tool"] as const) if (record[key] !== undefined) data[key] = record[key];
-      audit("approval_recorded", data, { timestamp: rfc3339(record.decided_at), action_id: record.action_id });
+      audit("approval_recorded", approvalRecordedData(Number(rows[0]!.id), record), { timestamp: rfc3339(record.decided_at), action_id: record.action_id });
     });
   }
 

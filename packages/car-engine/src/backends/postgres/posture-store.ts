@@ -7,19 +7,15 @@
 import { rfc3339 } from "@car/ir";
 import type { PermissionTier, Posture } from "@car/policy";
 import type { PostureEntry, PostureStore } from "../shared/durable-store.ts";
+import { ALL_TIERS, postureEntryOf } from "../shared/posture-rows.ts";
+import type { PostureRow } from "../shared/posture-rows.ts";
 import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 
-interface PostureRow {
-  agent_id: string;
-  tier: string;
-  posture: Posture;
-  updated_at: string;
-}
+/** `updated_at` is a bigint, so it arrives as text. */
+type PostgresPostureRow = Omit<PostureRow, "updated_at"> & { updated_at: string };
 
-const ALL_TIERS = "*";
-
-function entryFrom(row: PostureRow): PostureEntry {
-  return { agent_id: row.agent_id, tier: row.tier === ALL_TIERS ? null : (row.tier as PermissionTier), posture: row.posture, updated_at: Number(row.updated_at) };
+function entryFrom(row: PostgresPostureRow): PostureEntry {
+  return postureEntryOf({ ...row, updated_at: Number(row.updated_at) });
 }
 
 export class PostgresPostureStore implements PostureStore {
@@ -60,6 +56,6 @@ export class PostgresPostureStore implements PostureStore {
   }
 
   async list(): Promise<PostureEntry[]> {
-    return (await this.#read<PostureRow>("SELECT agent_id, tier, posture, updated_at::text FROM car_postures ORDER BY agent_id, tier")).rows.map(entryFrom);
+    return (await this.#read<PostgresPostureRow>("SELECT agent_id, tier, posture, updated_at::text FROM car_postures ORDER BY agent_id, tier")).rows.map(entryFrom);
   }
 }

@@ -9,25 +9,13 @@
  */
 import { CarError, rfc3339 } from "@car/ir";
 import type { ApprovalRecord } from "@car/policy";
+import { approvalRecordedData, ledgerEntryOf } from "../shared/approval-rows.ts";
+import type { ApprovalRow } from "../shared/approval-rows.ts";
 import type { DurableApprovalLedger, LedgerEntry } from "../shared/durable-store.ts";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
 
-interface ApprovalRow {
-  id: number;
-  record: string;
-  revoked_at: number | null;
-  revoked_by: string | null;
-}
-
 const SELECT = "SELECT a.id, a.record, r.revoked_at, r.revoked_by FROM approvals a LEFT JOIN revocations r ON r.approval_id = a.id";
-
-function entryOf(row: ApprovalRow): LedgerEntry {
-  const entry: LedgerEntry = { ...(JSON.parse(row.record) as ApprovalRecord), id: row.id };
-  if (row.revoked_at !== null) entry.revoked_at = row.revoked_at;
-  if (row.revoked_by !== null) entry.revoked_by = row.revoked_by;
-  return entry;
-}
 
 export class SqliteApprovalLedger implements DurableApprovalLedger {
   readonly #writer: StoreWriter;
@@ -45,7 +33,7 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
        AND a.id = (SELECT max(b.id) FROM approvals b WHERE b.fingerprint = a.fingerprint) ORDER BY a.id`,
     );
     this.#revoke = db.prepare("INSERT INTO revocations (approval_id, revoked_at, revoked_by) VALUES (?, ?, ?)");
-    this.list = async () => (db.prepare(`${SELECT} ORDER BY a.id`).all() as ApprovalRow[]).map(entryOf);
+    this.list = async () => (db.prepare(`${SELECT} ORDER BY a.id`).all() as ApprovalRow[]).map(ledgerEntryOf);
   }
 
   readonly list: () => Promise<LedgerEntry[]>;
@@ -53,28 +41,19 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
   async record(record: ApprovalRecord): Promise<void> {
     this.#writer.atomically(() => {
       const id = Number(this.#insert.run(record.fingerprint, record.decision, record.decided_at, record.expires_at, JSON.stringify(record)).lastInsertRowid);
-      const data: Record<string, string | number | null> = {
-        approval_id: id,
-        fingerprint: record.fingerprint,
-        decision: record.decision,
-        required_tier: record.required_tier,
-        reviewer: record.reviewer,
-        expires_at: record.expires_at,
-      };
-      for (const key of ["reason", "session_id", "tool"] as const) if (record[key] !== undefined) data[key] = record[key];
-      this.#writer.audit("approval_recorded", data, { timestamp: rfc3339(record.decided_at), action_id: record.action_id });
+      this.#writer.audit("approval_recorded", approvalRecordedData(id, record), { timestamp: rfc3339(record.decided_at), action_id: record.action_id });
     });
   }
 
   async latest(fingerprint: string, now: number): Promise<ApprovalRecord | undefined> {
     const row = this.#latest.get(fingerprint) as ApprovalRow | undefined;
     if (row === undefined || row.revoked_at !== null) return undefined;
-    const entry = entryOf(row);
+    const entry = ledgerEntryOf(row);
     return entry.expires_at === null || entry.expires_at > now ? entry : undefined;
   }
 
   async grants(now: number): Promise<LedgerEntry[]> {
-    return (this.#grants.all(now) as ApprovalRow[]).map(entryOf);
+    return (this.#grants.all(now) as ApprovalRow[]).map(ledgerEntryOf);
   }
 
   async revoke(id: number, by: string, now: number): Promise<LedgerEntry> {
@@ -82,7 +61,7 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
       const grant = (this.#grants.all(now) as ApprovalRow[]).find((row) => row.id === id);
       if (grant === undefined) throw new CarError("not_found", `no standing grant with id ${id} (unknown, expired, superseded or already revoked)`, { id });
       this.#revoke.run(id, now, by);
-      const entry = entryOf(grant);
+      const entry = ledgerEntryOf(grant);
       this.#writer.audit("approval_revoked", { approval_id: id, fingerprint: entry.fingerprint, revoked_by: by }, { timestamp: rfc3339(now) });
       return { ...entry, revoked_at: now, revoked_by: by };
     });

@@ -8,21 +8,10 @@
 import { rfc3339 } from "@car/ir";
 import type { PermissionTier, Posture } from "@car/policy";
 import type { PostureEntry, PostureStore } from "../shared/durable-store.ts";
+import { ALL_TIERS, postureEntryOf } from "../shared/posture-rows.ts";
+import type { PostureRow } from "../shared/posture-rows.ts";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
-
-interface PostureRow {
-  agent_id: string;
-  tier: string;
-  posture: Posture;
-  updated_at: number;
-}
-
-const ALL_TIERS = "*";
-
-function entryOf(row: PostureRow): PostureEntry {
-  return { agent_id: row.agent_id, tier: row.tier === ALL_TIERS ? null : (row.tier as PermissionTier), posture: row.posture, updated_at: row.updated_at };
-}
 
 export class SqlitePostureStore implements PostureStore {
   readonly #db: SqliteDatabase;
@@ -60,6 +49,6 @@ export class SqlitePostureStore implements PostureStore {
   }
 
   list(): PostureEntry[] {
-    return (this.#db.prepare("SELECT agent_id, tier, posture, updated_at FROM postures ORDER BY agent_id, tier").all() as PostureRow[]).map(entryOf);
+    return (this.#db.prepare("SELECT agent_id, tier, posture, updated_at FROM postures ORDER BY agent_id, tier").all() as PostureRow[]).map(postureEntryOf);
   }
 }
