@@ -1,14 +1,14 @@
 /**
  * The default `StateStore`: the shared values/versions maps and an
- * append-only transition list. Values are copied on the way in and on the
+ * in-memory transition log. Values are copied on the way in and on the
  * way out, so a caller holding a value can never change the state behind
  * the store's back.
  */
-import { cloneJson, rfc3339, systemClock } from "@car/ir";
+import { cloneJson, systemClock } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
 import { DIRECT_WRITE } from "./state-store.ts";
 import type { ChangeAttribution, StateEntry, StateStore, StateTransition, TransitionQuery } from "./state-store.ts";
-import { selectTransitions } from "./select-transitions.ts";
+import { TransitionLog } from "./transition-log.ts";
 import { VersionedValues } from "./versioned-values.ts";
 
 const DELETE: StateMutation = Object.freeze({ op: "delete" }) as StateMutation;
@@ -21,11 +21,10 @@ export interface InMemoryStateStoreOptions {
 
 export class InMemoryStateStore implements StateStore {
   readonly #state = new VersionedValues();
-  readonly #transitions: StateTransition[] = [];
-  readonly #clock: Clock;
+  readonly #transitions: TransitionLog;
 
   constructor(options: InMemoryStateStoreOptions = {}) {
-    this.#clock = options.clock ?? systemClock;
+    this.#transitions = new TransitionLog(options.clock ?? systemClock);
     if (options.initial !== undefined) for (const key of Object.keys(options.initial)) this.set(key, options.initial[key]!);
   }
 
@@ -70,23 +69,12 @@ export class InMemoryStateStore implements StateStore {
   }
 
   transitions(query: TransitionQuery = {}): StateTransition[] {
-    return selectTransitions(this.#transitions, query);
+    return this.#transitions.select(query);
   }
 
   #record(key: string, mutation: StateMutation, by: ChangeAttribution): StateTransition {
-    const previous = this.version(key);
-    const version = previous + 1;
+    const version = this.version(key) + 1;
     this.#state.setVersion(key, version);
-    const transition: StateTransition = {
-      key,
-      mutation,
-      previous_version: previous,
-      version,
-      proposal_id: by.proposal_id,
-      action_id: by.action_id,
-      timestamp: rfc3339(this.#clock.now()),
-    };
-    this.#transitions.push(transition);
-    return transition;
+    return this.#transitions.record(key, mutation, version, by);
   }
 }

@@ -15,11 +15,11 @@
  * the cache at once and reach the database shortly after, last writer wins;
  * `flush()` on the store waits for them.
  */
-import { cloneJson, rfc3339 } from "@car/ir";
+import { cloneJson } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
 import { DIRECT_WRITE } from "../../store/state-store.ts";
 import type { ChangeAttribution, StateEntry, StateStore, StateTransition, TransitionQuery } from "../../store/state-store.ts";
-import { selectTransitions } from "../../store/select-transitions.ts";
+import { TransitionLog } from "../../store/transition-log.ts";
 import { VersionedValues } from "../../store/versioned-values.ts";
 
 /** One key as the database holds it. */
@@ -41,12 +41,11 @@ const DELETE: StateMutation = Object.freeze({ op: "delete" }) as StateMutation;
 export class StateCache implements StateStore {
   /** Present keys only, in the order they (re)appeared. */
   readonly #state = new VersionedValues();
-  readonly #transitions: StateTransition[] = [];
-  readonly #clock: Clock;
+  readonly #transitions: TransitionLog;
   readonly #onDirectWrite: (write: DirectWrite) => void;
 
   constructor(clock: Clock, onDirectWrite: (write: DirectWrite) => void) {
-    this.#clock = clock;
+    this.#transitions = new TransitionLog(clock);
     this.#onDirectWrite = onDirectWrite;
   }
 
@@ -94,7 +93,7 @@ export class StateCache implements StateStore {
   }
 
   transitions(query: TransitionQuery = {}): StateTransition[] {
-    return selectTransitions(this.#transitions, query);
+    return this.#transitions.select(query);
   }
 
   /** Takes a row read from the database if it is newer than what the cache holds (versions only grow). */
@@ -117,16 +116,6 @@ export class StateCache implements StateStore {
 
   #record(key: string, mutation: StateMutation, by: ChangeAttribution, version: number): StateTransition {
     if (version > this.version(key)) this.#state.setVersion(key, version);
-    const transition: StateTransition = {
-      key,
-      mutation,
-      previous_version: version - 1,
-      version,
-      proposal_id: by.proposal_id,
-      action_id: by.action_id,
-      timestamp: rfc3339(this.#clock.now()),
-    };
-    this.#transitions.push(transition);
-    return transition;
+    return this.#transitions.record(key, mutation, version, by);
   }
 }
