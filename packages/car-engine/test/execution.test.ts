@@ -191,6 +191,19 @@ describe("per-action semantics", () => {
     expect(exhausted.cost).toMatchObject({ tool_calls: 2, retries: 1 });
   });
 
+  it("does not count a retry that the tool-call budget stopped before dispatch", async () => {
+    const { rt, timers } = fakeRuntime();
+    rt.registerTool("down", () => {
+      throw new Error("still down");
+    });
+    const r = await timers.settle(
+      rt.executeProposal({ actions: [tc("d", "down", { failure_behavior: "retry", max_retries: 5 })] }, undefined, { budget: { max_tool_calls: 2 } }),
+    );
+    expect(r.results[0]).toMatchObject({ status: "failed" });
+    expect(r.results[0]!.error).toContain("budget exceeded");
+    expect(r.cost).toMatchObject({ tool_calls: 2, retries: 1 });
+  });
+
   it("a terminal failure aborts after one attempt whatever the failure_behavior, and rolls back", async () => {
     const { rt, timers } = fakeRuntime();
     let calls = 0;

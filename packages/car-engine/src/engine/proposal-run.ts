@@ -515,7 +515,6 @@ export class ProposalRun {
     const { tool } = plan;
     for (let attempt = from; ; attempt++) {
       if (attempt > 1) {
-        this.#retries++;
         if (!(await this.#sleep(RETRY_BASE_MS * 2 ** (attempt - 2)))) return { outcome: this.#cancelled(), cached: false };
         const overBudget = this.#overBudget(action);
         if (overBudget !== undefined) {
@@ -532,6 +531,8 @@ export class ProposalRun {
         }
       }
       if (this.#abortReason !== undefined) return { outcome: this.#cancelled(), cached: false };
+      // A retry counts once it is dispatched, not when one cut off by the budget or an abort was planned.
+      if (attempt > 1) this.#retries++;
       this.#toolCalls++;
       let outcome = this.#invoke(action, tool, params, attempt, plan.detached);
       if (isThenable(outcome)) outcome = await outcome;
