@@ -79,6 +79,9 @@ describe("car init and car policy", () => {
     const bad = await runCar(["policy", "check", "--tool", "x", "--params", "{nope"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--params is not valid JSON");
+    const notObject = await runCar(["policy", "check", "--tool", "http_request", "--params", '["http://169.254.169.254"]']);
+    expect(notObject.code).toBe(2);
+    expect(notObject.stderr).toContain("--params must be a JSON object");
   });
 
   it("lints every rule by name, or names the file that does not load", async () => {

@@ -6,7 +6,7 @@
  */
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { CarError, ERROR_CODES, type JsonValue } from "@car/ir";
+import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
 import { parsePolicyFile, PolicyEngine } from "@car/policy";
 import { policyCheck, policyDirs } from "@car/policy/gate";
 import { expectPositionals, parseArgs, usageError } from "../argv.ts";
@@ -45,6 +45,8 @@ async function check(args: string[]): Promise<number> {
     } catch (err) {
       throw usageError(`--params is not valid JSON: ${(err as Error).message}`);
     }
+    // The gate reads a non-object as no parameters at all, so a typo here would silently check nothing.
+    if (!isJsonObject(params)) throw usageError("--params must be a JSON object of the tool's parameters");
   }
   const decision = policyCheck(options.tool, params, resolve(options.cwd ?? "."), { carHome: resolveCarHome() });
   println(JSON.stringify(decision, null, 2));
