@@ -67,6 +67,14 @@ async function main(argv: string[]): Promise<number> {
       token ??= server.token;
     }
     factory = wsAdapter({ url: url!, ...(token === undefined ? {} : { token }) });
+    // One session up front: an unreachable server or a refused token is bad usage (exit 2), not 160 failed scenarios.
+    try {
+      await factory.destroyRuntime?.(await factory.createRuntime());
+    } catch (err) {
+      process.stderr.write(`car-conformance: cannot open a session on ${url}: ${err instanceof Error ? err.message : String(err)}\n`);
+      await server?.stop();
+      return 2;
+    }
   }
 
   const stop = async (): Promise<void> => {

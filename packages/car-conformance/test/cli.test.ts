@@ -45,6 +45,18 @@ describe("car-conformance", () => {
     expect(xml).toContain('name="rollback.abort-restores-state"');
   }, 120_000);
 
+  it("exits 2 without running scenarios when the --ws server cannot be reached", async () => {
+    const { createServer } = await import("node:net");
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const { port } = closed.address() as { port: number };
+    await new Promise<void>((r) => closed.close(() => r()));
+    const { code, stdout, stderr } = await run(["--ws", `ws://127.0.0.1:${port}/`, "--capability", "rollback"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`cannot open a session on ws://127.0.0.1:${port}/`);
+    expect(stdout).not.toContain("NOT CONFORMANT");
+  }, 120_000);
+
   it("exits 1 with expected versus actual when a required scenario fails", async () => {
     const suite = join(dir, "suite");
     await mkdir(suite, { recursive: true });
