@@ -40,6 +40,17 @@ export function isToolsFile(value: string): boolean {
  * and ToolSchemas. Anything else: comma-separated names, as the original CLI.
  */
 export async function loadToolSpecs(value: string): Promise<ToolSpec[]> {
+  // Inline JSON (`--tools '["a","b"]'`) would otherwise become one tool named by the whole text.
+  if (/^\s*[[{]/.test(value) && !existsSync(value)) {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(value);
+    } catch (err) {
+      throw new CarError("invalid_params", `--tools is neither a file nor valid inline JSON: ${(err as Error).message}`);
+    }
+    if (!Array.isArray(doc)) throw new CarError("invalid_params", "inline --tools JSON must be an array of tool names / ToolSchemas");
+    return doc.map((entry, i) => toolSpecAt(entry, `--tools[${i}]`));
+  }
   if (!isToolsFile(value)) {
     const names = value.split(",").map((n) => n.trim()).filter((n) => n !== "");
     if (names.length === 0) throw new CarError("invalid_params", "--tools lists no tool names");

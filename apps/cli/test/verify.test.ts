@@ -35,6 +35,20 @@ describe("car verify", () => {
     expect(r.code).toBe(0);
   });
 
+  it("reads an inline JSON array of names and ToolSchemas, and refuses inline JSON that is not one", async () => {
+    const schemas = JSON.stringify(["http_get", "publish", "db.delete", { name: "store", parameters: { type: "object", required: ["nope"] } }]);
+    const r = await runCar(["verify", fixture("findings.json"), "--tools", schemas, "--state", fixture("approved.json"), "--json"]);
+    const issues = JSON.parse(r.stdout).issues as { message: string }[];
+    expect(issues.some((i) => i.message.includes("not registered"))).toBe(false);
+    expect(issues.some((i) => i.message.includes("nope"))).toBe(true);
+    const obj = await runCar(["verify", fixture("findings.json"), "--tools", '{"http_get": 1}']);
+    expect(obj.code).toBe(2);
+    expect(obj.stderr).toContain("inline --tools JSON must be an array");
+    const broken = await runCar(["verify", fixture("findings.json"), "--tools", '["http_get"']);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain("neither a file nor valid inline JSON");
+  });
+
   it("prints the VerificationResult as JSON with --json", async () => {
     const r = await runCar(["verify", fixture("findings.json"), "--json"]);
     expect(r.code).toBe(1);

@@ -24,7 +24,8 @@ parameter schemas, the action budget. No tool runs and no policy is read.
 Options:
   --state <FILE>        Initial state (a JSON object)
   --tools <FILE|NAMES>  Tool registry: a tools module (.mjs), a tools.json, a JSON
-                        array of names / ToolSchemas, or comma-separated names
+                        array of names / ToolSchemas (in a file or inline), or
+                        comma-separated names
   --max-actions <N>     More actions than N is an error
   --format <FMT>        text (default), json, dot or html
   --json                Same as --format json
