@@ -32,6 +32,20 @@ describe("admission", () => {
     expect(r.cost).toEqual({ tool_calls: 0, actions_executed: 0, actions_rejected: 3, actions_skipped: 0, total_duration_ms: 0, retries: 0 });
   });
 
+  it("rejects a state_write or state_read that names no string key before anything runs", async () => {
+    const { rt } = fakeRuntime();
+    const calls: string[] = [];
+    rt.registerTool("t", () => calls.push("t"));
+    const r = await rt.executeProposal({
+      actions: [tc("a", "t"), { id: "w", type: "state_write", parameters: { value: 1 } }, { id: "r", type: "state_read", parameters: { keys: ["x", 2] } }],
+    });
+    expect(calls).toEqual([]);
+    expect(r.results.map((x) => x.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(r.results[1]!.error).toMatch(/state_write needs a string 'key'/);
+    expect(r.results[2]!.error).toMatch(/state_read needs a string 'key' parameter or a string array 'keys'/);
+    expect(rt.state.keys()).toEqual([]);
+  });
+
   it("throws invalid_proposal for duplicate ids, unknown dependencies and cycles", async () => {
     const { rt } = fakeRuntime();
     rt.registerTool("t", () => 1);

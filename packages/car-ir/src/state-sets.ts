@@ -33,15 +33,29 @@ export function effectiveWriteSet(action: Action): string[] {
   return [...new Set(keys)];
 }
 
-/** Explicit `read_set` ∪ `state_dependencies` ∪ assumption keys ∪ a `state_read`'s `key` parameter. */
+/**
+ * The state keys a `state_write` (`parameters.key`) or `state_read`
+ * (`parameters.key`, or a string array `parameters.keys`) names; `undefined`
+ * when they are missing or not strings, which the executor cannot run.
+ * Other action types name none (`[]`).
+ */
+export function stateActionKeys(action: Action): string[] | undefined {
+  if (action.type !== "state_write" && action.type !== "state_read") return [];
+  const key = stateKeyParam(action);
+  if (key !== undefined) return [key];
+  if (action.type === "state_read") {
+    const keys = getOwn(action.parameters, "keys");
+    if (Array.isArray(keys) && keys.every((k) => typeof k === "string")) return keys as string[];
+  }
+  return undefined;
+}
+
+/** Explicit `read_set` ∪ `state_dependencies` ∪ assumption keys ∪ the keys a `state_read` names. */
 export function effectiveReadSet(action: Action): string[] {
   const keys = new Set(action.read_set);
   for (const k of action.state_dependencies) keys.add(k);
   for (const a of action.assumptions) keys.add(a.key);
-  if (action.type === "state_read") {
-    const k = stateKeyParam(action);
-    if (k !== undefined) keys.add(k);
-  }
+  if (action.type === "state_read") for (const k of stateActionKeys(action) ?? []) keys.add(k);
   return [...keys];
 }
 

@@ -52,6 +52,25 @@ describe("verify: the spec's examples", () => {
 });
 
 describe("verify: one test per finding", () => {
+  it("a state_write or state_read without a string parameters.key is an error", () => {
+    const result = verify({
+      actions: [
+        { id: "w", type: "state_write", parameters: { value: 1 } },
+        { id: "r", type: "state_read", parameters: { key: 5 } },
+        { id: "ok", type: "state_read", parameters: { key: "n" } },
+        { id: "many", type: "state_read", parameters: { keys: ["n", "m"] } },
+      ],
+    });
+    expect(result.valid).toBe(false);
+    const errors = result.issues.filter((i) => i.severity === "error");
+    expect(errors.map((i) => [i.action_id, i.tier])).toEqual([
+      ["w", "decision_procedure"],
+      ["r", "decision_procedure"],
+    ]);
+    expect(errors[0]!.message).toBe("action 'w' is a state_write without a string parameters.key");
+    expect(errors[1]!.message).toContain("state_read without a string parameters.key or a string array parameters.keys");
+  });
+
   it("precondition that cannot hold in the walked state is an error", () => {
     const result = verify({
       actions: [

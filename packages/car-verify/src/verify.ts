@@ -15,6 +15,7 @@ import { repeatedCallIssues } from "./repeated-calls.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
 import type { ToolSpec } from "./tools.ts";
+import { stateKeyIssues } from "./state-keys.ts";
 import { toolIssues, toolRegistry } from "./tools.ts";
 import type { BlockReason } from "./walk.ts";
 import { forwardWalk } from "./walk.ts";
@@ -126,6 +127,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   }
 
   if (options.tools !== undefined) issues.push(...toolIssues(actions, toolRegistry(options.tools)));
+  issues.push(...stateKeyIssues(actions));
   issues.push(...repeatedCallIssues(actions));
   issues.push(...compensationIssues(actions, graph.indexOf));
 

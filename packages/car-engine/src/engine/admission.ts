@@ -1,13 +1,13 @@
 /**
  * The static gate a parsed proposal passes before anything runs. Only the
  * state-independent findings reject: an unregistered tool, parameters that
- * do not match the tool's schema, and a CostBudget the proposal exceeds on
- * its face. Precondition and state-dependency findings stay advisory (they
+ * do not match the tool's schema, a state_write / state_read without a
+ * string `key`, and a CostBudget the proposal exceeds on its face. Precondition and state-dependency findings stay advisory (they
  * are decided over declared effects only), so they are not computed here.
  * Parameters holding `$<id>.output` references are validated at dispatch,
  * once the references are resolved. Linear in the number of actions.
  */
-import { findOutputRefs } from "@car/ir";
+import { findOutputRefs, stateActionKeys } from "@car/ir";
 import type { ActionProposal, CostBudget } from "@car/ir";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 
@@ -31,6 +31,10 @@ export function admit(proposal: ActionProposal, tools: ToolRegistry, budget: Cos
   for (let i = 0; i < n; i++) {
     const action = proposal.actions[i]!;
     if (findOutputRefs(action.parameters).length > 0) hasRefs[i] = 1;
+    if (stateActionKeys(action) === undefined) {
+      findings.push({ index: i, message: `a ${action.type} needs a string 'key' parameter${action.type === "state_read" ? " or a string array 'keys'" : ""}` });
+      continue;
+    }
     if (action.type !== "tool_call") continue;
     toolCalls++;
     const tool = tools.get(action.tool!);
