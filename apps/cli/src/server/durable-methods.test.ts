@@ -87,6 +87,29 @@ describe("sessions sharing one SQLite database", () => {
   });
 });
 
+describe("operator decisions", () => {
+  it("refuses approvals, posture changes and a wider tier from a connection acting for an agent", async () => {
+    const operator = await open(true);
+    const agent = await TestClient.open(`${server!.url}?agent_id=bot`, server!.token);
+    clients.push(agent);
+    const subject = { fingerprint: "f".repeat(64), required_tier: "full_access" };
+    for (const [method, params] of [
+      ["permission.approve", subject],
+      ["permission.reject", subject],
+      ["agent_permissions.set", { agent_id: "bot", mode: "always_allow" }],
+      ["agent_permissions.reset", { agent_id: "bot" }],
+      ["permission.set_tier", { tier: "full_access" }],
+    ] as const) {
+      const reply = await agent.call(method, params);
+      expect(reply.error, method).toMatchObject({ code: -32001, data: { car_code: "unauthorized" } });
+    }
+    // Narrowing its own tier is the agent's to do; the operator's decisions still go through.
+    expect(await agent.result("permission.set_tier", { tier: "read_only" })).toEqual({ granted_tier: "read_only" });
+    expect(await operator.result("permission.approve", subject)).toMatchObject({ decision: "approved", fingerprint: subject.fingerprint });
+    expect(await operator.result("agent_permissions.set", { agent_id: "bot", mode: "deny" })).toBeDefined();
+  });
+});
+
 describe("without a database (--db :memory:)", () => {
   it("answers the durable methods with storage_error and keeps the connection", async () => {
     const c = await open(false);

@@ -8,6 +8,7 @@
 import { emptyMap, getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
 import { isPermissionTier, type PermissionTier, PERMISSION_TIERS, type Posture } from "@car/policy";
 import type { MethodContext, MethodTable } from "../method.ts";
+import { requireOperator } from "../operator.ts";
 import { invalidParams, optionalString, paramsObject, requireString } from "../params.ts";
 import { requireStore, type ServeStore } from "../serve-store.ts";
 
@@ -59,6 +60,7 @@ async function get(_params: JsonValue | undefined, ctx: MethodContext): Promise<
 }
 
 async function set(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  requireOperator(ctx, "agent_permissions.set");
   const store = storeOf(ctx, "agent_permissions.set");
   const p = paramsObject(params);
   const agentId = requireString(p, "agent_id");
@@ -71,6 +73,7 @@ async function set(params: JsonValue | undefined, ctx: MethodContext): Promise<J
 }
 
 async function reset(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  requireOperator(ctx, "agent_permissions.reset");
   const store = storeOf(ctx, "agent_permissions.reset");
   await store.postures.clear(requireString(paramsObject(params), "agent_id"), null);
   return policyOf(store);

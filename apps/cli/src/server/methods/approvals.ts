@@ -8,8 +8,9 @@
  * connection, never taken from the caller.
  */
 import { type Action, type JsonValue, parseAction } from "@car/ir";
-import { type ApprovalOutcome, ApprovalGate, type ApprovalRecord, classifyAction, isPermissionTier, operationFingerprint, type PermissionTier, PERMISSION_TIERS } from "@car/policy";
+import { type ApprovalOutcome, ApprovalGate, type ApprovalRecord, classifyAction, isPermissionTier, operationFingerprint, type PermissionTier, PERMISSION_TIERS, tierRank } from "@car/policy";
 import type { MethodContext, MethodTable } from "../method.ts";
+import { requireOperator } from "../operator.ts";
 import { invalidParams, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
 import { proposalParam } from "./static-analysis.ts";
@@ -52,6 +53,7 @@ function readTier(value: string, field: string): PermissionTier {
 function decide(decision: ApprovalOutcome) {
   return async (params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> => {
     const p = paramsObject(params);
+    requireOperator(ctx, decision === "approved" ? "permission.approve" : "permission.reject");
     const session = ctx.session;
     const actionParam = optionalObject(p, "action");
     let subject: Pick<ApprovalRecord, "fingerprint" | "required_tier" | "action_id" | "tool">;
@@ -90,6 +92,8 @@ function setTier(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const tier = readTier(requireString(paramsObject(params), "tier"), "tier");
   const gate = ctx.session.gate;
   if (gate === undefined) throw invalidParams("permission.set_tier: this connection acts for no agent (connect with ?agent_id=) and is not gated");
+  // An agent may narrow its own standing tier, never widen it.
+  if (tierRank(tier) > tierRank(gate.grantedTier)) requireOperator(ctx, "permission.set_tier (raising the tier)");
   return { granted_tier: gate.setTier(tier) };
 }
 
