@@ -4,8 +4,11 @@
  * caller (and the audit log) sees every reason an action was refused, and a
  * stateful rule such as a rate limit observes every admission attempt.
  */
-import { type Action, type JsonValue, type PolicyViolation, stringCoerce } from "@car/ir";
+import type { Action, JsonValue, PolicyViolation } from "@car/ir";
+import { type CheckContext, LazyCheckContext } from "./check-context.ts";
 import { type PolicyState, stateLookup, type StateLookup } from "./state.ts";
+
+export type { CheckContext } from "./check-context.ts";
 
 /** One rule. `evaluate` returns a reason to deny, or `undefined` to pass. */
 export interface PolicyRule {
@@ -19,12 +22,6 @@ export interface PolicyRule {
   evaluate(action: Action, state: StateLookup, context: CheckContext): string | undefined;
 }
 
-/** Per-check values rules share instead of each recomputing them. */
-export interface CheckContext {
-  /** Every parameter as `[key, string-coerced value]`, computed once per check. */
-  paramStrings(): readonly (readonly [string, string])[];
-}
-
 interface Registered {
   seq: number;
   rule: PolicyRule;
@@ -35,6 +32,14 @@ export class PolicyEngine {
   /** Rules that apply to any tool, and rules indexed by the one tool they govern; both in registration order. */
   #anyTool: Registered[] = [];
   #byTool = new Map<string, Registered[]>();
+  /**
+   * What `check` runs for each tool that has rules of its own: its rules and
+   * the any-tool rules merged into registration order. Built on first use
+   * after a change, so a check is one flat loop. Only tools named by rules get
+   * an entry — a tool name from an action never grows this map.
+   */
+  #plans = new Map<string, readonly PolicyRule[]>();
+  #anyToolPlan: readonly PolicyRule[] | undefined;
   #seq = 0;
 
   /**
@@ -49,6 +54,7 @@ export class PolicyEngine {
   }
 
   #index(entry: Registered): void {
+    this.#invalidatePlans();
     const tool = entry.rule.tool;
     if (tool === undefined) {
       this.#anyTool.push(entry);
@@ -57,6 +63,11 @@ export class PolicyEngine {
     const list = this.#byTool.get(tool);
     if (list) list.push(entry);
     else this.#byTool.set(tool, [entry]);
+  }
+
+  #invalidatePlans(): void {
+    this.#plans.clear();
+    this.#anyToolPlan = undefined;
   }
 
   /** Removes every rule with this name; returns how many were removed. */
@@ -69,6 +80,7 @@ export class PolicyEngine {
       }
     }
     if (removed > 0) {
+      this.#invalidatePlans();
       this.#anyTool = [];
       this.#byTool = new Map();
       for (const entry of this.#rules) this.#index(entry);
@@ -92,41 +104,46 @@ export class PolicyEngine {
   check(action: Action, state: PolicyState = EMPTY_STATE): PolicyViolation[] {
     const lookup = state === EMPTY_STATE ? EMPTY_LOOKUP : stateLookup(state);
     const context = new LazyCheckContext(action);
-    const violations: PolicyViolation[] = [];
-    const general = this.#anyTool;
-    const specific = (action.tool !== undefined && this.#byTool.get(action.tool)) || NONE;
-    // Merge the two ordered lists so violations come out in registration order.
-    let g = 0;
-    let s = 0;
-    while (g < general.length || s < specific.length) {
-      const next = s >= specific.length || (g < general.length && (general[g] as Registered).seq < (specific[s] as Registered).seq) ? general[g++] : specific[s++];
-      const rule = (next as Registered).rule;
+    const rules = this.#planFor(action.tool);
+    let violations: PolicyViolation[] | undefined;
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i] as PolicyRule;
       let reason: string | undefined;
       try {
         reason = rule.evaluate(action, lookup, context);
       } catch (err) {
         reason = `policy rule '${rule.name}' failed while evaluating the action, so it denies: ${describeError(err)}`;
       }
-      if (reason !== undefined) violations.push({ policy_name: rule.name, action_id: action.id, reason });
+      if (reason !== undefined) (violations ??= []).push({ policy_name: rule.name, action_id: action.id, reason });
     }
-    return violations;
+    return violations ?? [];
+  }
+
+  #planFor(tool: string | undefined): readonly PolicyRule[] {
+    if (tool !== undefined) {
+      const plan = this.#plans.get(tool);
+      if (plan !== undefined) return plan;
+      const specific = this.#byTool.get(tool);
+      if (specific !== undefined) {
+        const merged = mergeBySeq(this.#anyTool, specific);
+        this.#plans.set(tool, merged);
+        return merged;
+      }
+    }
+    return (this.#anyToolPlan ??= this.#anyTool.map((r) => r.rule));
   }
 }
 
-const NONE: Registered[] = [];
-
-class LazyCheckContext implements CheckContext {
-  #strings: (readonly [string, string])[] | undefined;
-
-  constructor(readonly action: Action) {}
-
-  paramStrings(): readonly (readonly [string, string])[] {
-    if (this.#strings === undefined) {
-      const params = this.action.parameters;
-      this.#strings = Object.keys(params).map((k) => [k, stringCoerce(params[k] as JsonValue)] as const);
-    }
-    return this.#strings;
+/** Two lists each in registration order → their rules in registration order. */
+function mergeBySeq(a: readonly Registered[], b: readonly Registered[]): PolicyRule[] {
+  const out: PolicyRule[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const takeA = j >= b.length || (i < a.length && (a[i] as Registered).seq < (b[j] as Registered).seq);
+    out.push(((takeA ? a[i++] : b[j++]) as Registered).rule);
   }
+  return out;
 }
 
 const EMPTY_STATE: Record<string, JsonValue> = Object.freeze(Object.create(null) as Record<string, JsonValue>);

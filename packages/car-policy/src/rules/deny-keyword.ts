@@ -9,6 +9,7 @@ export function denyKeywordRule(keyword: string): PolicyRule {
   return {
     name: `deny_keyword:${keyword}`,
     evaluate(_action, _state, context) {
+      if (!context.joinedParamStrings().includes(keyword)) return undefined;
       for (const [key, text] of context.paramStrings()) {
         if (text.includes(keyword)) return `parameter '${key}' contains a denied keyword`;
       }

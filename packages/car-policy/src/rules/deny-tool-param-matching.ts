@@ -4,11 +4,13 @@
  * attacker-controlled: matching is linear in its length, so no parameter can
  * turn a rule into a denial of service. The pattern is compiled once, here; a
  * pattern that does not compile denies every call to its tool instead of
- * vanishing.
+ * vanishing. A pattern that starts with a literal first asks a substring
+ * prefilter, which only ever skips inputs RE2 would reject.
  */
-import { type Action, getOwn, stringCoerce } from "@car/ir";
+import type { Action } from "@car/ir";
 import { RE2JS } from "re2js";
 import type { PolicyRule } from "../engine.ts";
+import { literalPrefilter } from "./literal-prefilter.ts";
 
 export function denyToolParamMatchingRule(tool: string, param: string, matches: string, negate: boolean): PolicyRule {
   const name = `deny_tool_param_matching:${tool}.${param}`;
@@ -20,18 +22,21 @@ export function denyToolParamMatchingRule(tool: string, param: string, matches: 
     const reason = `the pattern for parameter '${param}' of tool '${tool}' does not compile, so every call is denied: ${why}`;
     return { name, tool, evaluate: (action: Action) => (action.tool === tool ? reason : undefined) };
   }
+  const prefilter = literalPrefilter(matches);
+  const absent = negate ? `parameter '${param}' of tool '${tool}' is absent, and a required pattern must match it` : undefined;
+  const denial = negate
+    ? `parameter '${param}' of tool '${tool}' does not match the required pattern`
+    : `parameter '${param}' of tool '${tool}' matches a denied pattern`;
   return {
     name,
     tool,
-    evaluate(action: Action) {
+    evaluate(action, _state, context) {
       if (action.tool !== tool) return undefined;
-      const value = getOwn(action.parameters, param);
-      if (value === undefined) {
-        return negate ? `parameter '${param}' of tool '${tool}' is absent, and a required pattern must match it` : undefined;
-      }
-      const found = regex.test(stringCoerce(value));
-      if (negate) return found ? undefined : `parameter '${param}' of tool '${tool}' does not match the required pattern`;
-      return found ? `parameter '${param}' of tool '${tool}' matches a denied pattern` : undefined;
+      const text = context.paramString(param);
+      if (text === undefined) return absent;
+      const found =
+        (prefilter === undefined || prefilter.mayMatch(prefilter.foldCase ? (context.lowerParamString(param) as string) : text)) && regex.test(text);
+      return found !== negate ? denial : undefined;
     },
   };
 }

@@ -3,7 +3,7 @@
  * registered form matches a substring; the file form adds exact JSON equality
  * and a bare presence check. An absent parameter never violates.
  */
-import { type Action, getOwn, jsonEquals, type JsonValue, stringCoerce } from "@car/ir";
+import { type Action, getOwn, jsonEquals, type JsonValue } from "@car/ir";
 import type { PolicyRule } from "../engine.ts";
 
 /** What a file rule compares; with neither field set the rule denies presence alone. */
@@ -18,10 +18,10 @@ export function denyToolParamRule(name: string, tool: string, key: string, patte
   return {
     name,
     tool,
-    evaluate(action: Action) {
+    evaluate(action: Action, _state, context) {
       if (action.tool !== tool) return undefined;
-      const value = getOwn(action.parameters, key);
-      return value !== undefined && stringCoerce(value).includes(pattern) ? reason : undefined;
+      const text = context.paramString(key);
+      return text !== undefined && text.includes(pattern) ? reason : undefined;
     },
   };
 }
@@ -44,13 +44,17 @@ export function denyToolParamConditionRule(tool: string, param: string, conditio
   return {
     name: `deny_tool_param:${tool}.${param}`,
     tool,
-    evaluate(action: Action) {
+    evaluate(action: Action, _state, context) {
       if (action.tool !== tool) return undefined;
-      const value = getOwn(action.parameters, param);
-      if (value === undefined) return undefined;
-      if (equals !== undefined && !jsonEquals(value, equals)) return undefined;
-      if (contains !== undefined && !stringCoerce(value).includes(contains)) return undefined;
-      return reason;
+      if (equals !== undefined) {
+        const value = getOwn(action.parameters, param);
+        if (value === undefined || !jsonEquals(value, equals)) return undefined;
+      }
+      if (contains !== undefined) {
+        const text = context.paramString(param);
+        return text !== undefined && text.includes(contains) ? reason : undefined;
+      }
+      return equals !== undefined || getOwn(action.parameters, param) !== undefined ? reason : undefined;
     },
   };
 }
