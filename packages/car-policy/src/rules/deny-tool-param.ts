@@ -5,6 +5,7 @@
  */
 import { type Action, getOwn, jsonEquals, type JsonValue } from "@car/ir";
 import type { PolicyRule } from "../engine.ts";
+import { includesWith, rareCharacter } from "./rare-character.ts";
 
 /** What a file rule compares; with neither field set the rule denies presence alone. */
 export interface ParamCondition {
@@ -15,13 +16,14 @@ export interface ParamCondition {
 /** The registered form: `pattern` is a substring of the string-coerced value. */
 export function denyToolParamRule(name: string, tool: string, key: string, pattern: string): PolicyRule {
   const reason = `param '${key}' matches denied pattern '${pattern}'`;
+  const rare = rareCharacter(pattern);
   return {
     name,
     tool,
     evaluate(action: Action, _state, context) {
       if (action.tool !== tool) return undefined;
       const text = context.paramString(key);
-      return text !== undefined && text.includes(pattern) ? reason : undefined;
+      return text !== undefined && includesWith(text, pattern, rare) ? reason : undefined;
     },
   };
 }
@@ -41,6 +43,7 @@ export function denyToolParamConditionRule(tool: string, param: string, conditio
           ? "contains a denied substring"
           : "is present, which is denied";
   const reason = `parameter '${param}' of tool '${tool}' ${test}`;
+  const rare = contains === undefined ? undefined : rareCharacter(contains);
   return {
     name: `deny_tool_param:${tool}.${param}`,
     tool,
@@ -52,7 +55,7 @@ export function denyToolParamConditionRule(tool: string, param: string, conditio
       }
       if (contains !== undefined) {
         const text = context.paramString(param);
-        return text !== undefined && text.includes(contains) ? reason : undefined;
+        return text !== undefined && includesWith(text, contains, rare) ? reason : undefined;
       }
       return equals !== undefined || getOwn(action.parameters, param) !== undefined ? reason : undefined;
     },
