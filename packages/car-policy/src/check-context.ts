@@ -1,10 +1,11 @@
 /**
  * Per-check values rules share instead of each recomputing them. One context
- * lives for one `check`: each parameter is read and coerced to its string
- * form at most once, and lowercased at most once, however many rules look at
- * it. A string parameter is its own string form, so only the other values
- * and lowercased copies need remembering; a check that needs neither
- * allocates nothing beyond the context itself.
+ * lives for one `check`: a parameter that is not a string is JSON-encoded at
+ * most once however many rules read it (a string is its own form and needs
+ * no remembering), and the parameters are joined for keyword search once.
+ * The last parameter read is kept with its lowercased copy, because rules on
+ * one parameter sit side by side (a file's `url` rules, then its `body`
+ * rules); a check that needs none of this allocates only the context.
  */
 import { type Action, getOwn, type JsonValue, stringCoerce } from "@car/ir";
 
@@ -26,16 +27,12 @@ export interface CheckContext {
 export class LazyCheckContext implements CheckContext {
   #all: (readonly [string, string])[] | undefined;
   #joined: string | undefined;
-  /**
-   * The last parameter resolved: rules on one parameter tend to sit side by
-   * side (a file's rules for `url`, then for `body`), so this spares most
-   * repeated own-property lookups.
-   */
+  /** The last parameter read, its string form and (once asked for) its lowercased form. */
   #lastKey: string | undefined;
   #lastText: string | undefined;
+  #lastLower: string | undefined;
   /** String forms of parameters that are not strings, by key. */
   #encoded: Map<string, string> | undefined;
-  #lowered: Map<string, string> | undefined;
 
   constructor(readonly action: Action) {}
 
@@ -54,9 +51,16 @@ export class LazyCheckContext implements CheckContext {
 
   joinedParamStrings(): string {
     if (this.#joined === undefined) {
-      const keys = Object.keys(this.action.parameters);
-      let joined = keys.length > 0 ? (this.paramString(keys[0] as string) as string) : "";
-      for (let i = 1; i < keys.length; i++) joined += `\u0000${this.paramString(keys[i] as string) as string}`;
+      // Keys from Object.keys are own properties, so a plain read is an own read here.
+      const params = this.action.parameters;
+      const keys = Object.keys(params);
+      let joined = "";
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i] as string;
+        const value = params[key];
+        const text = typeof value === "string" ? value : (this.paramString(key) as string);
+        joined = i === 0 ? text : `${joined}\u0000${text}`;
+      }
       this.#joined = joined;
     }
     return this.#joined;
@@ -76,16 +80,13 @@ export class LazyCheckContext implements CheckContext {
     }
     this.#lastKey = key;
     this.#lastText = text;
+    this.#lastLower = undefined;
     return text;
   }
 
   lowerParamString(key: string): string | undefined {
-    let lower = this.#lowered?.get(key);
-    if (lower !== undefined) return lower;
     const text = this.paramString(key);
     if (text === undefined) return undefined;
-    lower = text.toLowerCase();
-    (this.#lowered ??= new Map()).set(key, lower);
-    return lower;
+    return (this.#lastLower ??= text.toLowerCase());
   }
 }
