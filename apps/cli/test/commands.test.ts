@@ -102,6 +102,18 @@ describe("car init and car policy", () => {
     expect(broken.stdout).toContain("trace_rule");
     expect(broken.stdout).toContain("deny_tool:rm");
   });
+
+  it("flags a regex that does not compile: the file loads, but the rule would deny every call to its tool", async () => {
+    const dir = join(root, "bad-pattern");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "r.toml"), '[[deny_tool_param_matching]]\ntool = "http"\nparam = "body"\nmatches = "("\n');
+    const linted = await runCar(["policy", "lint", dir]);
+    expect(linted.code).toBe(1);
+    expect(linted.stdout).toContain("deny_tool_param_matching:http.body: pattern \"(\" does not compile");
+    const json = await runCar(["policy", "lint", dir, "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ errors: 0, pattern_errors: 1 });
+  });
 });
 
 describe("car simulate, optimize and equivalent", () => {

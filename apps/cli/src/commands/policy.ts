@@ -61,6 +61,8 @@ interface LintedFile {
   /** Their stable names (two rules on the same tool and parameter share one). */
   rules: string[];
   error?: string;
+  /** Patterns that do not compile: the file loads, but each such rule denies every call to its tool. */
+  pattern_errors?: { rule: string; pattern: string; error: string }[];
 }
 
 interface LintedDir {
@@ -75,9 +77,10 @@ async function lint(args: string[]): Promise<number> {
   const dirs = dir !== undefined ? [resolve(dir)] : policyDirs(process.cwd(), { carHome: resolveCarHome() });
   const linted = await Promise.all(dirs.map(lintDir));
   const errors = linted.flatMap((d) => d.files.filter((f) => f.error !== undefined));
+  const badPatterns = linted.flatMap((d) => d.files.flatMap((f) => f.pattern_errors ?? []));
   const rules = linted.reduce((n, d) => n + d.files.reduce((m, f) => m + f.rule_count, 0), 0);
   if (options.json) {
-    println(JSON.stringify({ directories: linted, rules_loaded: rules, errors: errors.length }, null, 2));
+    println(JSON.stringify({ directories: linted, rules_loaded: rules, errors: errors.length, pattern_errors: badPatterns.length }, null, 2));
   } else {
     const c = colors(colorEnabled(process.stdout));
     for (const d of linted) {
@@ -90,11 +93,15 @@ async function lint(args: string[]): Promise<number> {
         }
         println(`  ${f.path}: ${f.rule_count} rule${f.rule_count === 1 ? "" : "s"}`);
         for (const r of f.rules) println(`    ${r}`);
+        for (const p of f.pattern_errors ?? []) println(`    ${c.red("error")} ${p.rule}: pattern ${JSON.stringify(p.pattern)} does not compile (${p.error}); every call to its tool is denied`);
       }
     }
-    println(errors.length > 0 ? c.red(`${errors.length} file${errors.length === 1 ? "" : "s"} failed to load; every call is denied until fixed`) : c.green(`${rules} rule${rules === 1 ? "" : "s"} loaded`));
+    if (errors.length > 0) println(c.red(`${errors.length} file${errors.length === 1 ? "" : "s"} failed to load; every call is denied until fixed`));
+    else if (badPatterns.length > 0) println(c.red(`${rules} rule${rules === 1 ? "" : "s"} loaded; ${badPatterns.length} pattern${badPatterns.length === 1 ? "" : "s"} do not compile and deny every call to their tool`));
+    else println(c.green(`${rules} rule${rules === 1 ? "" : "s"} loaded`));
   }
-  return errors.length > 0 ? ERROR_CODES.policy_load_failed.exit : 0;
+  if (errors.length > 0) return ERROR_CODES.policy_load_failed.exit;
+  return badPatterns.length > 0 ? 1 : 0;
 }
 
 async function lintDir(dir: string): Promise<LintedDir> {
@@ -113,8 +120,10 @@ async function lintDir(dir: string): Promise<LintedDir> {
     const file = join(dir, name);
     try {
       const engine = new PolicyEngine();
-      parsePolicyFile(file, await readText(file, "policy file")).apply(engine);
-      files.push({ path: file, rule_count: engine.size, rules: engine.names() });
+      const rules = parsePolicyFile(file, await readText(file, "policy file"));
+      rules.apply(engine);
+      const patternErrors = rules.patternErrors();
+      files.push({ path: file, rule_count: engine.size, rules: engine.names(), ...(patternErrors.length > 0 ? { pattern_errors: patternErrors } : {}) });
     } catch (err) {
       files.push({ path: file, rule_count: 0, rules: [], error: err instanceof CarError ? err.message : `policy file ${file}: ${(err as Error).message}` });
     }

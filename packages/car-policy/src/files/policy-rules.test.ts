@@ -238,3 +238,15 @@ interval_secs = 60
     expect(a.allow_tool_param).toEqual([{ tool: "t", param: "p", allow: ["v"] }]);
   });
 });
+
+describe("PolicyRules.patternErrors", () => {
+  it("names each deny_tool_param_matching pattern that does not compile, and only those", () => {
+    const rules = parsePolicyFile(
+      "p.toml",
+      '[[deny_tool_param_matching]]\ntool = "http"\nparam = "body"\nmatches = "("\n\n[[deny_tool_param_matching]]\ntool = "http"\nparam = "url"\nmatches = "(?i)^https://ok"\n',
+    );
+    const errors = rules.patternErrors();
+    expect(errors.map((e) => [e.rule, e.pattern])).toEqual([["deny_tool_param_matching:http.body", "("]]);
+    expect(errors[0]!.error.length).toBeGreaterThan(0);
+  });
+});

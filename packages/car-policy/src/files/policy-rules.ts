@@ -9,7 +9,7 @@ import { allowToolParamRule } from "../rules/allow-tool-param.ts";
 import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { denyToolRule } from "../rules/deny-tool.ts";
 import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
-import { denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
+import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
 import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
 
 export interface DenyToolParamSpec {
@@ -72,6 +72,20 @@ export class PolicyRules {
       this.deny_tool_param_matching.length +
       this.rate_limit_tool.length
     );
+  }
+
+  /**
+   * The `deny_tool_param_matching` patterns that do not compile. Loading
+   * still succeeds (such a rule denies every call to its tool, failing
+   * closed), so this is how a linter tells the author before the denials do.
+   */
+  patternErrors(): { rule: string; pattern: string; error: string }[] {
+    const out: { rule: string; pattern: string; error: string }[] = [];
+    for (const r of this.deny_tool_param_matching) {
+      const compiled = compilePattern(r.matches);
+      if ("error" in compiled) out.push({ rule: `deny_tool_param_matching:${r.tool}.${r.param}`, pattern: r.matches, error: compiled.error });
+    }
+    return out;
   }
 
   /**

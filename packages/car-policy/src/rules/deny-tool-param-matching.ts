@@ -12,16 +12,23 @@ import { RE2JS } from "re2js";
 import type { PolicyRule } from "../engine.ts";
 import { literalPrefilter } from "./literal-prefilter.ts";
 
+/** Compiles a pattern with RE2 semantics: the regex, or why it does not compile. */
+export function compilePattern(matches: string): { regex: RE2JS } | { error: string } {
+  try {
+    return { regex: RE2JS.compile(matches) };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
 export function denyToolParamMatchingRule(tool: string, param: string, matches: string, negate: boolean): PolicyRule {
   const name = `deny_tool_param_matching:${tool}.${param}`;
-  let regex: RE2JS;
-  try {
-    regex = RE2JS.compile(matches);
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    const reason = `the pattern for parameter '${param}' of tool '${tool}' does not compile, so every call is denied: ${why}`;
+  const compiled = compilePattern(matches);
+  if ("error" in compiled) {
+    const reason = `the pattern for parameter '${param}' of tool '${tool}' does not compile, so every call is denied: ${compiled.error}`;
     return { name, tool, evaluate: (action: Action) => (action.tool === tool ? reason : undefined) };
   }
+  const regex = compiled.regex;
   const prefilter = literalPrefilter(matches);
   const absent = negate ? `parameter '${param}' of tool '${tool}' is absent, and a required pattern must match it` : undefined;
   const denial = negate
