@@ -15,12 +15,12 @@
  * the cache at once and reach the database shortly after, last writer wins;
  * `flush()` on the store waits for them.
  */
+import { CachedStateStore } from "../../store/cached-state-store.ts";
 import { cloneJson } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
 import { DIRECT_WRITE } from "../../store/state-store.ts";
-import type { ChangeAttribution, StateEntry, StateStore, StateTransition, TransitionQuery } from "../../store/state-store.ts";
+import type { ChangeAttribution, StateTransition, TransitionQuery } from "../../store/state-store.ts";
 import { TransitionLog } from "../../store/transition-log.ts";
-import { VersionedValues } from "../../store/versioned-values.ts";
 
 /** One key as the database holds it. */
 export interface StoredKey {
@@ -38,57 +38,33 @@ export interface DirectWrite {
 
 const DELETE: StateMutation = Object.freeze({ op: "delete" }) as StateMutation;
 
-export class StateCache implements StateStore {
+export class StateCache extends CachedStateStore {
   /** Present keys only, in the order they (re)appeared. */
-  readonly #state = new VersionedValues();
   readonly #transitions: TransitionLog;
   readonly #onDirectWrite: (write: DirectWrite) => void;
 
   constructor(clock: Clock, onDirectWrite: (write: DirectWrite) => void) {
+    super();
     this.#transitions = new TransitionLog(clock);
     this.#onDirectWrite = onDirectWrite;
   }
 
-  get(key: string): JsonValue | undefined {
-    return this.#state.get(key);
-  }
-
-  exists(key: string): boolean {
-    return this.#state.exists(key);
-  }
-
-  version(key: string): number {
-    return this.#state.version(key);
-  }
-
-  keys(): string[] {
-    return this.#state.keys();
-  }
-
-  entries(): StateEntry[] {
-    return this.#state.entries();
-  }
-
-  snapshot(): Record<string, JsonValue> {
-    return this.#state.snapshot();
-  }
-
   set(key: string, value: JsonValue, by: ChangeAttribution = DIRECT_WRITE): StateTransition {
     const stored = cloneJson(value);
-    this.#state.put(key, stored);
+    this.values.put(key, stored);
     const mutation: StateMutation = { op: "set", value: cloneJson(stored) };
     this.#onDirectWrite({ key, mutation });
     return this.#record(key, mutation, by, this.version(key) + 1);
   }
 
   delete(key: string, by: ChangeAttribution = DIRECT_WRITE): StateTransition | null {
-    if (!this.#state.remove(key)) return null;
+    if (!this.values.remove(key)) return null;
     this.#onDirectWrite({ key, mutation: DELETE });
     return this.#record(key, DELETE, by, this.version(key) + 1);
   }
 
   restore(snapshot: Readonly<Record<string, JsonValue>>, by: ChangeAttribution = DIRECT_WRITE): StateTransition[] {
-    const { removed, changed } = this.#state.diff(snapshot);
+    const { removed, changed } = this.values.diff(snapshot);
     return [...removed.map((key) => this.delete(key, by)!), ...changed.map(([key, value]) => this.set(key, value, by))];
   }
 
@@ -99,23 +75,23 @@ export class StateCache implements StateStore {
   /** Takes a row read from the database if it is newer than what the cache holds (versions only grow). */
   absorb(row: StoredKey): void {
     if (row.version <= this.version(row.key)) return;
-    this.#state.setVersion(row.key, row.version);
-    if (row.value === undefined) this.#state.remove(row.key);
-    else this.#state.put(row.key, row.value);
+    this.values.setVersion(row.key, row.version);
+    if (row.value === undefined) this.values.remove(row.key);
+    else this.values.put(row.key, row.value);
   }
 
   /** Records a proposal's committed write, at the version the database gave it. */
   applyCommitted(key: string, mutation: StateMutation, version: number, by: ChangeAttribution): StateTransition {
     // A refresh may already hold a later version of the key (another runtime wrote it since): keep that.
     if (version >= this.version(key)) {
-      if (mutation.op === "set") this.#state.put(key, cloneJson(mutation.value));
-      else this.#state.remove(key);
+      if (mutation.op === "set") this.values.put(key, cloneJson(mutation.value));
+      else this.values.remove(key);
     }
     return this.#record(key, mutation, by, version);
   }
 
   #record(key: string, mutation: StateMutation, by: ChangeAttribution, version: number): StateTransition {
-    if (version > this.version(key)) this.#state.setVersion(key, version);
+    if (version > this.version(key)) this.values.setVersion(key, version);
     return this.#transitions.record(key, mutation, version, by);
   }
 }

@@ -6,10 +6,11 @@
  * When a transaction fails the cache is reloaded from the database, so the
  * two never disagree for longer than the failing call.
  */
+import { CachedStateStore } from "../../store/cached-state-store.ts";
 import { cloneJson, rfc3339 } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
 import { DIRECT_WRITE } from "../../store/state-store.ts";
-import type { ChangeAttribution, StateEntry, StateStore, StateTransition, TransitionQuery } from "../../store/state-store.ts";
+import type { ChangeAttribution, StateTransition, TransitionQuery } from "../../store/state-store.ts";
 import { VersionedValues } from "../../store/versioned-values.ts";
 import type { SqliteDatabase } from "./schema.ts";
 
@@ -31,12 +32,11 @@ interface TransitionRow {
   timestamp: string;
 }
 
-export class SqliteStateStore implements StateStore {
+export class SqliteStateStore extends CachedStateStore {
   readonly #db: SqliteDatabase;
   readonly #clock: Clock;
   readonly #sync: () => void;
   /** Present keys in first-write order (Map order), as the in-memory store keeps them. */
-  #state = new VersionedValues();
   #nextOrd = 1;
   readonly #upsert;
   readonly #update;
@@ -44,6 +44,7 @@ export class SqliteStateStore implements StateStore {
 
   /** `sync`: reloads the cache when another connection committed since the last look (the store's data_version check). */
   constructor(db: SqliteDatabase, clock: Clock, sync: () => void) {
+    super();
     this.#db = db;
     this.#clock = clock;
     this.#sync = sync;
@@ -62,7 +63,7 @@ export class SqliteStateStore implements StateStore {
       if (row.value !== null) state.put(row.key, cloneJson(JSON.parse(row.value) as JsonValue));
       if (row.ord !== null && row.ord > maxOrd) maxOrd = row.ord;
     }
-    this.#state = state;
+    this.values = state;
     this.#nextOrd = maxOrd + 1;
   }
 
@@ -71,30 +72,6 @@ export class SqliteStateStore implements StateStore {
     const out = new Map<string, number>();
     for (const key of keys) out.set(key, this.version(key));
     return out;
-  }
-
-  get(key: string): JsonValue | undefined {
-    return this.#state.get(key);
-  }
-
-  exists(key: string): boolean {
-    return this.#state.exists(key);
-  }
-
-  version(key: string): number {
-    return this.#state.version(key);
-  }
-
-  keys(): string[] {
-    return this.#state.keys();
-  }
-
-  entries(): StateEntry[] {
-    return this.#state.entries();
-  }
-
-  snapshot(): Record<string, JsonValue> {
-    return this.#state.snapshot();
   }
 
   set(key: string, value: JsonValue, by: ChangeAttribution = DIRECT_WRITE): StateTransition {
@@ -107,7 +84,7 @@ export class SqliteStateStore implements StateStore {
 
   restore(snapshot: Readonly<Record<string, JsonValue>>, by: ChangeAttribution = DIRECT_WRITE): StateTransition[] {
     return this.#write(() => {
-      const { removed, changed } = this.#state.diff(snapshot);
+      const { removed, changed } = this.values.diff(snapshot);
       return [...removed.map((key) => this.#delete(key, by)!), ...changed.map(([key, value]) => this.#set(key, value, by))];
     });
   }
@@ -152,13 +129,13 @@ export class SqliteStateStore implements StateStore {
   #set(key: string, value: JsonValue, by: ChangeAttribution): StateTransition {
     const stored = cloneJson(value);
     const text = JSON.stringify(stored);
-    const ord = this.#state.exists(key) ? undefined : this.#nextOrd++;
-    this.#state.put(key, stored);
+    const ord = this.values.exists(key) ? undefined : this.#nextOrd++;
+    this.values.put(key, stored);
     return this.#record(key, { op: "set", value: cloneJson(stored) }, text, ord, by);
   }
 
   #delete(key: string, by: ChangeAttribution): StateTransition | null {
-    if (!this.#state.remove(key)) return null;
+    if (!this.values.remove(key)) return null;
     return this.#record(key, DELETE, null, null, by);
   }
 
@@ -166,7 +143,7 @@ export class SqliteStateStore implements StateStore {
   #record(key: string, mutation: StateMutation, text: string | null, ord: number | null | undefined, by: ChangeAttribution): StateTransition {
     const previous = this.version(key);
     const version = previous + 1;
-    this.#state.setVersion(key, version);
+    this.values.setVersion(key, version);
     const timestamp = rfc3339(this.#clock.now());
     if (ord === undefined) this.#update.run(text, version, key);
     else this.#upsert.run(key, text, version, ord);
