@@ -4,6 +4,7 @@
  * (first, middle, last) and a swapped pair are each reported at the first
  * broken link.
  */
+import type { EventRow } from "./sqlite-event-log.ts";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Runtime } from "../../runtime.ts";
@@ -16,15 +17,6 @@ let temp: TempDir;
 let store: SqliteStore;
 let raw: Database.Database;
 
-interface Row {
-  seq: number;
-  kind: string;
-  proposal_id: string | null;
-  action_id: string | null;
-  ts: number;
-  body: string;
-  hash: string;
-}
 
 beforeEach(async () => {
   temp = tempDatabase();
@@ -41,7 +33,7 @@ afterEach(async () => {
   temp.remove();
 });
 
-const row = (seq: number): Row => raw.prepare("SELECT * FROM events WHERE seq = ?").get(seq) as Row;
+const row = (seq: number): EventRow => raw.prepare("SELECT * FROM events WHERE seq = ?").get(seq) as EventRow;
 const seqs = (): number[] => raw.prepare("SELECT seq FROM events ORDER BY seq").pluck().all() as number[];
 
 /** Every single-character edit of `text`: each position replaced by a different printable ASCII character. */

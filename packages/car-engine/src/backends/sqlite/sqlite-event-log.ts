@@ -27,7 +27,8 @@ import type { ImmediateRunner, SqliteDatabase } from "./schema.ts";
 const BATCH = 64;
 const COLUMNS = 7;
 
-interface EventRow {
+/** One stored event row, as the events table holds it. */
+export interface EventRow {
   seq: number;
   kind: string;
   proposal_id: string | null;
