@@ -1,18 +1,12 @@
 /** A tool as `car run` registers it: a name, an optional schema, and the code that runs it. */
-import type { JsonObject, ToolSchema } from "@car/ir";
+import type { ToolSchema } from "@car/ir";
+import type { ToolCallContext, ToolHandler } from "@car/engine";
 
-/** The engine's per-tool handler shape, restated so loading tools never imports the engine. */
-export interface ToolContext {
-  readonly signal: AbortSignal;
-  readonly action_id: string;
-  readonly request_id: string;
-  readonly attempt: number;
-  readonly timeout_ms: number | null;
-  readonly session_id: string | null;
-}
+/** The engine's per-call context, under the name this package has always exported. */
+export type ToolContext = ToolCallContext;
 
 export interface LoadedTool {
   name: string;
   schema: ToolSchema | undefined;
-  handler(params: JsonObject, ctx: ToolContext): unknown;
+  handler: ToolHandler;
 }

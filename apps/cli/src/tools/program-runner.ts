@@ -9,8 +9,8 @@
  */
 import { spawn } from "node:child_process";
 import type { JsonObject } from "@car/ir";
-import { TerminalToolError } from "@car/engine";
-import type { LoadedTool, ToolContext } from "./loaded-tool.ts";
+import { TerminalToolError, type ToolCallContext } from "@car/engine";
+import type { LoadedTool } from "./loaded-tool.ts";
 import type { ProgramTool } from "./program-tools.ts";
 
 /** Output beyond this is refused: a tool result is data, not a log stream. */
@@ -22,7 +22,7 @@ export function programTool(tool: ProgramTool): LoadedTool {
   return { name: tool.name, schema: tool.schema, handler: (params, ctx) => runProgram(tool, params, ctx) };
 }
 
-export function runProgram(tool: ProgramTool, params: JsonObject, ctx: ToolContext): Promise<unknown> {
+export function runProgram(tool: ProgramTool, params: JsonObject, ctx: ToolCallContext): Promise<unknown> {
   const call = {
     tool: tool.name,
     params,
