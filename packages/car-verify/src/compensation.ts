@@ -6,26 +6,17 @@
  */
 import type { Action, VerificationIssue } from "@car/ir";
 import { missingRequiredCompensation } from "@car/ir";
+import { issue } from "./issue.ts";
 
 export function compensationIssues(actions: readonly Action[], ids: ReadonlyMap<string, number>): VerificationIssue[] {
   const issues: VerificationIssue[] = [];
   for (const action of actions) {
     if (missingRequiredCompensation(action)) {
-      issues.push({
-        action_id: action.id,
-        severity: "warning",
-        message: `action '${action.id}' is 'compensable' but declares no compensation`,
-        tier: "decision_procedure",
-      });
+      issues.push(issue(action, "warning", `action '${action.id}' is 'compensable' but declares no compensation`));
     }
     const comp = action.compensation;
     if (comp?.type === "action_ref" && !ids.has(comp.action_id)) {
-      issues.push({
-        action_id: action.id,
-        severity: "error",
-        message: `action '${action.id}' names compensation action '${comp.action_id}', which is not in the proposal`,
-        tier: "decision_procedure",
-      });
+      issues.push(issue(action, "error", `action '${action.id}' names compensation action '${comp.action_id}', which is not in the proposal`));
     }
   }
   return issues;

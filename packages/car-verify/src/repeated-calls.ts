@@ -6,6 +6,7 @@
  */
 import type { Action, VerificationIssue } from "@car/ir";
 import { canonicalJson } from "@car/ir";
+import { issue } from "./issue.ts";
 
 export const REPEAT_THRESHOLD = 3;
 
@@ -33,12 +34,8 @@ export function repeatedCallIssues(actions: readonly Action[]): VerificationIssu
   for (const group of groups.values()) {
     if (group.length < REPEAT_THRESHOLD) continue;
     const first = group[0]!;
-    issues.push({
-      action_id: first.id,
-      severity: "warning",
-      message: `tool '${first.tool}' is called ${group.length} times with identical parameters (${group.map((a) => `'${a.id}'`).join(", ")}): possible runaway loop`,
-      tier: "heuristic",
-    });
+    const ids = group.map((a) => `'${a.id}'`).join(", ");
+    issues.push(issue(first, "warning", `tool '${first.tool}' is called ${group.length} times with identical parameters (${ids}): possible runaway loop`, "heuristic"));
   }
   return issues;
 }

@@ -5,13 +5,14 @@
  */
 import { stateActionKeys } from "@car/ir";
 import type { Action, VerificationIssue } from "@car/ir";
+import { issue } from "./issue.ts";
 
 export function stateKeyIssues(actions: readonly Action[]): VerificationIssue[] {
   const issues: VerificationIssue[] = [];
   for (const action of actions) {
     if (stateActionKeys(action) !== undefined) continue;
     const needs = action.type === "state_read" ? "a string parameters.key or a string array parameters.keys" : "a string parameters.key";
-    issues.push({ action_id: action.id, severity: "error", message: `action '${action.id}' is a ${action.type} without ${needs}`, tier: "decision_procedure" });
+    issues.push(issue(action, "error", `action '${action.id}' is a ${action.type} without ${needs}`));
   }
   return issues;
 }

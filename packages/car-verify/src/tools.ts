@@ -7,6 +7,7 @@
 import type { Action, JsonObject, ToolSchema, VerificationIssue } from "@car/ir";
 import { compileSchema, isJsonObject } from "@car/ir";
 import type { SchemaValidator } from "@car/ir";
+import { issue } from "./issue.ts";
 
 /** A registry entry: a tool name, or a ToolSchema (only `name` is required). */
 export type ToolSpec = string | (Pick<ToolSchema, "name"> & Partial<ToolSchema>);
@@ -34,15 +35,9 @@ export function toolIssues(actions: readonly Action[], registry: ToolRegistry): 
     if (action.type !== "tool_call") continue;
     const tool = action.tool;
     if (tool === undefined || !registry.has(tool)) {
-      issues.push({
-        action_id: action.id,
-        severity: "error",
-        message:
-          tool === undefined
-            ? `action '${action.id}' is a tool_call that names no tool`
-            : `action '${action.id}' calls tool '${tool}', which is not registered`,
-        tier: "decision_procedure",
-      });
+      const message =
+        tool === undefined ? `action '${action.id}' is a tool_call that names no tool` : `action '${action.id}' calls tool '${tool}', which is not registered`;
+      issues.push(issue(action, "error", message));
       continue;
     }
     const schema = registry.get(tool);
@@ -55,12 +50,9 @@ export function toolIssues(actions: readonly Action[], registry: ToolRegistry): 
     const outcome = validate(action.parameters);
     if (outcome.ok) continue;
     for (const error of outcome.errors) {
-      issues.push({
-        action_id: action.id,
-        severity: "error",
-        message: `action '${action.id}': parameters of tool '${tool}' fail its schema at '${error.path || "/"}' (schema path ${error.schemaPath}): ${error.message}`,
-        tier: "decision_procedure",
-      });
+      issues.push(
+        issue(action, "error", `action '${action.id}': parameters of tool '${tool}' fail its schema at '${error.path || "/"}' (schema path ${error.schemaPath}): ${error.message}`),
+      );
     }
   }
   return issues;

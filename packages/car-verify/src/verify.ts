@@ -7,6 +7,7 @@ import type { Action, DependencyGraph, VerificationIssue, VerificationResult } f
 import { CarError, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
 import { compensationIssues } from "./compensation.ts";
 import { findWriteConflicts } from "./conflicts.ts";
+import { issue } from "./issue.ts";
 import type { ProposalInput } from "./input.ts";
 import { toProposal } from "./input.ts";
 import { groupByKey } from "./pairs.ts";
@@ -27,10 +28,6 @@ export interface VerifyOptions {
   tools?: readonly ToolSpec[];
   /** More actions than this is an error. */
   maxActions?: number;
-}
-
-function issue(action: Action | null, severity: VerificationIssue["severity"], message: string): VerificationIssue {
-  return { action_id: action === null ? null : action.id, severity, message, tier: "decision_procedure" };
 }
 
 function quoteIds(actions: readonly Action[], indices: readonly number[]): string {
