@@ -4,7 +4,7 @@
  * observations. Returns every mismatch (never throws for a runtime's
  * misbehaviour — that is a finding, not a crash).
  */
-import { emptyMap, getOwn, setOwn, type JsonObject, type JsonValue } from "@car/ir";
+import { emptyMap, getOwn, isJsonObject, setOwn, type JsonObject, type JsonValue } from "@car/ir";
 import type { ConformanceRuntime, SubmitOutcome } from "./adapter.ts";
 import { match, matches, type Mismatch } from "./match.ts";
 import type { FinalExpectations, Scenario, ScenarioStep } from "./scenario.ts";
@@ -24,21 +24,17 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function isObject(v: JsonValue | undefined): v is JsonObject {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
 /** The submit observation: the raw outcome plus per-action views scenarios can address by id. */
 function submitView(outcome: SubmitOutcome): JsonObject {
   if ("error" in outcome) return { error: { code: outcome.error.code, message: outcome.error.message } };
   const view: JsonObject = { result: outcome.result };
-  const results = isObject(outcome.result) ? outcome.result["results"] : undefined;
+  const results = isJsonObject(outcome.result) ? outcome.result["results"] : undefined;
   if (Array.isArray(results)) {
     // Action ids are data: `__proto__` is an ordinary id here.
     const byAction = emptyMap<JsonValue>();
     const statuses = emptyMap<JsonValue>();
     for (const r of results) {
-      if (!isObject(r) || typeof r["action_id"] !== "string") continue;
+      if (!isJsonObject(r) || typeof r["action_id"] !== "string") continue;
       setOwn(byAction, r["action_id"], r);
       setOwn(statuses, r["action_id"], r["status"] ?? null);
     }
@@ -78,9 +74,9 @@ export async function runScenario(scenario: Scenario, runtime: ConformanceRuntim
     } catch (err) {
       observed = { throws: { message: errorText(err) } };
     }
-    if ("submit" in step && isObject(observed) && !("throws" in observed)) lastSubmit = observed;
+    if ("submit" in step && isJsonObject(observed) && !("throws" in observed)) lastSubmit = observed;
     if (step.expect !== undefined) report(where, match(step.expect, observed));
-    else if (isObject(observed) && "throws" in observed) report(where, match({ $not: { throws: { $any: true } } }, observed));
+    else if (isJsonObject(observed) && "throws" in observed) report(where, match({ $not: { throws: { $any: true } } }, observed));
   }
 
   if (scenario.expect !== undefined) {
@@ -95,9 +91,9 @@ export async function runScenario(scenario: Scenario, runtime: ConformanceRuntim
 
 function handleOf(lastSubmit: JsonObject | undefined, actionId: string): string {
   const byAction = lastSubmit?.["by_action"];
-  const result = isObject(byAction) ? getOwn(byAction, actionId) : undefined;
-  const output = isObject(result) ? result["output"] : undefined;
-  const handle = isObject(output) ? output["tool_handle"] : undefined;
+  const result = isJsonObject(byAction) ? getOwn(byAction, actionId) : undefined;
+  const output = isJsonObject(result) ? result["output"] : undefined;
+  const handle = isJsonObject(output) ? output["tool_handle"] : undefined;
   if (typeof handle !== "string") throw new Error(`action '${actionId}' of the last submit has no tool_handle in its output`);
   return handle;
 }
@@ -112,8 +108,8 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
   if (step.optimize !== undefined) {
     const proposal = await runtime.optimize(step.optimize);
     const byAction = emptyMap<JsonValue>();
-    const actions = isObject(proposal) ? proposal["actions"] : undefined;
-    if (Array.isArray(actions)) for (const a of actions) if (isObject(a) && typeof a["id"] === "string") setOwn(byAction, a["id"], a);
+    const actions = isJsonObject(proposal) ? proposal["actions"] : undefined;
+    if (Array.isArray(actions)) for (const a of actions) if (isJsonObject(a) && typeof a["id"] === "string") setOwn(byAction, a["id"], a);
     return { proposal, by_action: byAction };
   }
   if (step.poll !== undefined) {
@@ -139,7 +135,7 @@ async function pollUntilTerminal(runtime: ConformanceRuntime, handle: string): P
   const deadline = performance.now() + POLL_DEADLINE_MS;
   for (;;) {
     const polled = await runtime.poll(handle);
-    if (!isObject(polled)) return polled;
+    if (!isJsonObject(polled)) return polled;
     if (Array.isArray(polled["chunks"])) chunks.push(...polled["chunks"]);
     if (polled["status"] !== "running" || performance.now() > deadline) return { ...polled, chunks };
     await sleep(POLL_INTERVAL_MS);

@@ -6,7 +6,7 @@
  * registers the scenario's tools and answers `tools.execute` with their
  * declared behaviours, honouring `tools.cancel` for calls the server gave up on.
  */
-import type { JsonObject, JsonValue } from "@car/ir";
+import { isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome } from "./adapter.ts";
 import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
 import type { ToolBehaviours, ToolCall } from "./tool-behaviours.ts";
@@ -43,10 +43,6 @@ export function wsAdapter(options: WsAdapterOptions): RuntimeFactory {
   };
 }
 
-function isObject(v: unknown): v is JsonObject {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
 class WsRuntime implements ConformanceRuntime {
   readonly #peer: WsPeer;
   readonly #inflight = new Map<string, AbortController>();
@@ -56,18 +52,18 @@ class WsRuntime implements ConformanceRuntime {
     this.#peer = peer;
     peer.onRequest("tools.execute", (params) => this.#execute(params));
     peer.onNotification("tools.cancel", (params) => {
-      const id = isObject(params) ? params["request_id"] : undefined;
+      const id = isJsonObject(params) ? params["request_id"] : undefined;
       if (typeof id === "string") this.#inflight.get(id)?.abort();
     });
   }
 
   async #execute(raw: unknown): Promise<RequestAnswer> {
-    const p = isObject(raw) ? raw : {};
+    const p = isJsonObject(raw) ? raw : {};
     const args = p["params"] ?? p["parameters"] ?? {};
     const requestId = typeof p["request_id"] === "string" ? p["request_id"] : undefined;
     const call: ToolCall = {
       tool: String(p["tool"]),
-      params: isObject(args) ? args : {},
+      params: isJsonObject(args) ? args : {},
       action_id: typeof p["action_id"] === "string" ? p["action_id"] : "",
     };
     if (requestId !== undefined) call.request_id = requestId;
@@ -116,7 +112,7 @@ class WsRuntime implements ConformanceRuntime {
     } catch (err) {
       if (!(err instanceof RpcCallError)) throw err;
       const data = err.error.data;
-      const carCode = isObject(data) && typeof data["car_code"] === "string" ? data["car_code"] : undefined;
+      const carCode = isJsonObject(data) && typeof data["car_code"] === "string" ? data["car_code"] : undefined;
       const code = carCode ?? (err.error.code === RPC_INVALID_PARAMS ? "invalid_proposal" : String(err.error.code));
       return { error: { code, message: err.error.message } };
     }
@@ -129,15 +125,15 @@ class WsRuntime implements ConformanceRuntime {
   async simulate(proposal: JsonValue, state?: JsonObject): Promise<JsonObject> {
     const result = await this.#peer.call("simulate", { proposal, ...(state === undefined ? {} : { initial_state: state }) });
     // `car serve` answers `{ state, skipped }`; a server answering the bare post-state is read as such.
-    if (isObject(result) && isObject(result["state"]) && Array.isArray(result["skipped"])) return result["state"];
-    if (!isObject(result)) throw new Error(`simulate answered ${JSON.stringify(result)}, not a state object`);
+    if (isJsonObject(result) && isJsonObject(result["state"]) && Array.isArray(result["skipped"])) return result["state"];
+    if (!isJsonObject(result)) throw new Error(`simulate answered ${JSON.stringify(result)}, not a state object`);
     return result;
   }
 
   async equivalent(a: JsonValue, b: JsonValue, testStates?: JsonObject[]): Promise<boolean> {
     const result = await this.#peer.call("equivalent", { proposal_a: a, proposal_b: b, ...(testStates === undefined ? {} : { test_states: testStates }) });
     if (typeof result === "boolean") return result;
-    if (isObject(result) && typeof result["equivalent"] === "boolean") return result["equivalent"];
+    if (isJsonObject(result) && typeof result["equivalent"] === "boolean") return result["equivalent"];
     throw new Error(`equivalent answered ${JSON.stringify(result)}, not a boolean`);
   }
 
@@ -155,16 +151,16 @@ class WsRuntime implements ConformanceRuntime {
 
   async getState(): Promise<JsonObject> {
     const snapshot = await this.#peer.call("state.snapshot", {});
-    if (!isObject(snapshot)) throw new Error(`state.snapshot answered ${JSON.stringify(snapshot)}`);
+    if (!isJsonObject(snapshot)) throw new Error(`state.snapshot answered ${JSON.stringify(snapshot)}`);
     return snapshot;
   }
 
   async getEvents(): Promise<JsonObject[]> {
     const answer = await this.#peer.call("events.query", {});
-    const events = isObject(answer) ? answer["events"] : undefined;
+    const events = isJsonObject(answer) ? answer["events"] : undefined;
     if (!Array.isArray(events)) throw new Error(`events.query answered ${JSON.stringify(answer)}`);
     // The protocol answers most recent first; observations read oldest first.
-    return (events.filter(isObject) as JsonObject[]).reverse();
+    return (events.filter(isJsonObject) as JsonObject[]).reverse();
   }
 
   async close(): Promise<void> {
