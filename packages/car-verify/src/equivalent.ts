@@ -9,7 +9,7 @@ import type { JsonObject, JsonValue } from "@car/ir";
 import { getOwn, hasKey, jsonEquals } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toProposal } from "./input.ts";
-import { simulate } from "./simulate.ts";
+import { simulator } from "./simulate.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
 
@@ -49,10 +49,14 @@ export function equivalentDetailed(a: ProposalInput, b: ProposalInput, testState
   const left = toProposal(a);
   const right = toProposal(b);
   const probes = testStates ?? DEFAULT_PROBES;
+  if (probes.length === 0) return { equivalent: true, probes: 0 };
+  // Each proposal's graph is built once, not once per probe.
+  const runLeft = simulator(left);
+  const runRight = simulator(right);
   for (let i = 0; i < probes.length; i++) {
     const probe = probes[i]!;
-    const l = simulate(left, probe);
-    const r = simulate(right, probe);
+    const l = runLeft(probe).state;
+    const r = runRight(probe).state;
     const key = firstDifferingKey(l, r);
     if (key === undefined) continue;
     const difference: EquivalenceDifference = { probe_index: i, probe: stateRecord(stateMap(probe)), key };

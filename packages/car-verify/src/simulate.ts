@@ -4,7 +4,7 @@
  * cannot run (failed precondition, missing state dependency) lands nothing,
  * and its dependants drop out along data dependencies — the car#622 rule.
  */
-import type { JsonObject } from "@car/ir";
+import type { ActionProposal, JsonObject } from "@car/ir";
 import { dependencyEdges } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toProposal } from "./input.ts";
@@ -19,16 +19,25 @@ export interface SimulationOutcome {
   readonly skipped: string[];
 }
 
+/**
+ * Simulates one parsed proposal from any number of starting states, building
+ * its graph once. Throws `invalid_proposal` when the graph cannot be built.
+ */
+export function simulator(proposal: ActionProposal): (state?: StateInput) => SimulationOutcome {
+  const graph = dependencyEdges(proposal.actions);
+  return (state) => {
+    const walk = forwardWalk(proposal.actions, graph, stateMap(state), true);
+    const skipped: string[] = [];
+    walk.skipped!.forEach((flag, i) => {
+      if (flag === 1) skipped.push(proposal.actions[i]!.id);
+    });
+    return { state: stateRecord(walk.simulated!), skipped };
+  };
+}
+
 /** The post-state plus which actions were skipped. Throws `invalid_proposal` for a proposal whose graph cannot be built. */
 export function simulateDetailed(input: ProposalInput, state?: StateInput): SimulationOutcome {
-  const proposal = toProposal(input);
-  const graph = dependencyEdges(proposal.actions);
-  const walk = forwardWalk(proposal.actions, graph, stateMap(state), true);
-  const skipped: string[] = [];
-  walk.skipped!.forEach((flag, i) => {
-    if (flag === 1) skipped.push(proposal.actions[i]!.id);
-  });
-  return { state: stateRecord(walk.simulated!), skipped };
+  return simulator(toProposal(input))(state);
 }
 
 /** The state the proposal leaves behind, starting from `state` (default `{}`). */
