@@ -225,7 +225,7 @@ export class PostgresStore implements RuntimeStore {
       const refused = isCarError(error, "stale_read") || isCarError(error, "write_conflict");
       const lost = lostRace(error, writeBase);
       if (!refused && lost === undefined) this.events.closeProposal(commit.proposal_id);
-      throw lost ?? (isCarError(error) ? error : storageError(error, `cannot commit proposal '${commit.proposal_id}'`));
+      throw lost ?? storageError(error, `cannot commit proposal '${commit.proposal_id}'`);
     }
     client.release();
     this.events.closeProposal(commit.proposal_id);
@@ -306,39 +306,28 @@ export class PostgresStore implements RuntimeStore {
     const { rows } = await this.#query<{ runtime_key: number }>("SELECT DISTINCT runtime_key FROM car_proposals WHERE status = 'executing' AND runtime_key <> $1", [this.#runtimeKey]);
     const out: InterruptedProposal[] = [];
     for (const { runtime_key } of rows) {
-      const client = await this.#connect();
-      try {
-        await client.query("BEGIN");
+      const written = await this.#inTransaction("cannot recover interrupted proposals", async (client) => {
         const alive = !(await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1, $2) AS ok", [RUNTIME_LOCK_CLASS, runtime_key])).rows[0]!.ok;
-        if (alive) {
-          await client.query("ROLLBACK");
-          continue;
-        }
+        if (alive) return [];
         const marked = await client.query<{ proposal_id: string; began_at: string }>(
           "UPDATE car_proposals SET status = 'interrupted' WHERE runtime_key = $1 AND status = 'executing' RETURNING proposal_id, began_at",
           [runtime_key],
         );
-        const written: CarEvent[] = [];
+        const events: CarEvent[] = [];
         for (const p of marked.rows) {
-          const event: CarEvent = {
+          events.push({
             seq: 0,
             kind: EVENT_KINDS.proposalInterrupted,
             proposal_id: p.proposal_id,
             timestamp: rfc3339(this.#clock.now()),
             data: { began_at: p.began_at, reason: INTERRUPTED_REASON },
-          };
-          written.push(event);
+          });
           out.push({ proposal_id: p.proposal_id, timestamp: p.began_at });
         }
-        await appendToLog(client, written);
-        await client.query("COMMIT");
-        this.events.learn(written);
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw isCarError(error) ? error : storageError(error, "cannot recover interrupted proposals");
-      } finally {
-        client.release();
-      }
+        await appendToLog(client, events);
+        return events;
+      });
+      this.events.learn(written);
     }
     return out;
   }
@@ -378,9 +367,7 @@ export class PostgresStore implements RuntimeStore {
   async #writeDirect(): Promise<void> {
     const writes = this.#directWrites;
     this.#directWrites = [];
-    const client = await this.#connect();
-    try {
-      await client.query("BEGIN");
+    await this.#inTransaction("cannot write state", async (client) => {
       for (const w of writes) {
         const value = w.mutation.op === "set" ? JSON.stringify(w.mutation.value) : null;
         const { rows } = await client.query<StateRow>(
@@ -391,30 +378,14 @@ export class PostgresStore implements RuntimeStore {
         );
         this.state.absorb(keyFrom(rows[0]!));
       }
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw storageError(error, "cannot write state");
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Events appended outside any open proposal of this runtime, written as one chain. */
   async #writeLoose(): Promise<void> {
     const events = this.events.takeLoose();
     if (events.length === 0) return;
-    const client = await this.#connect();
-    try {
-      await client.query("BEGIN");
-      await appendToLog(client, events);
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw storageError(error, "cannot append events");
-    } finally {
-      client.release();
-    }
+    await this.#inTransaction("cannot append events", (client) => appendToLog(client, events));
     this.events.learn(events);
   }
 
@@ -427,21 +398,29 @@ export class PostgresStore implements RuntimeStore {
       if (options.action_id !== undefined) event.action_id = options.action_id;
       events.push(event);
     };
+    const result = await this.#inTransaction("cannot write to the ledger", async (client) => {
+      const done = await work(client, audit);
+      await appendToLog(client, events);
+      return done;
+    });
+    this.events.learn(events);
+    return result;
+  }
+
+  /** Runs `work` in one transaction on a pooled connection; a failure rolls it back and surfaces as `storage_error` (a CarError passes as is). */
+  async #inTransaction<T>(what: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.#connect();
-    let result: T;
     try {
       await client.query("BEGIN");
-      result = await work(client, audit);
-      await appendToLog(client, events);
+      const result = await work(client);
       await client.query("COMMIT");
+      return result;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
-      throw storageError(error, "cannot write to the ledger");
+      throw storageError(error, what);
     } finally {
       client.release();
     }
-    this.events.learn(events);
-    return result;
   }
 
   /** Writes what is pending, releases the liveness lock and closes every connection. */
