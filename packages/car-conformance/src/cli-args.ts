@@ -56,12 +56,18 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     const eq = raw.startsWith("--") ? raw.indexOf("=") : -1;
     const flag = eq === -1 ? raw : raw.slice(0, eq);
     const inline = eq === -1 ? undefined : raw.slice(eq + 1);
-    const value = (): string => {
+    /** The flag's value: after `=`, else the next word unless that is another flag. */
+    const optionalValue = (): string | undefined => {
       if (inline !== undefined) return inline;
       const next = argv[i + 1];
-      if (next === undefined || next.startsWith("--")) throw new Error(`${flag} needs a value`);
+      if (next === undefined || next.startsWith("--")) return undefined;
       i++;
       return next;
+    };
+    const value = (): string => {
+      const v = optionalValue();
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
     };
     switch (flag) {
       case "--engine":
@@ -83,15 +89,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       case "--scenario":
         args.scenarios.push(value());
         break;
-      case "--json": {
-        const next = argv[i + 1];
-        if (inline !== undefined) args.json = inline;
-        else if (next !== undefined && !next.startsWith("--")) {
-          args.json = next;
-          i++;
-        } else args.json = "-";
+      case "--json":
+        args.json = optionalValue() ?? "-";
         break;
-      }
       case "--junit":
         args.junit = value();
         break;
