@@ -103,3 +103,10 @@ export function expectPositionals(positionals: readonly string[], names: readonl
   }
   return [...positionals];
 }
+
+/** A whole number ≥ 1 given as an option value, or a usage error naming the option. */
+export function positiveInteger(value: string, option: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw usageError(`${option} must be a positive integer, got '${value}'`);
+  return n;
+}

@@ -9,11 +9,10 @@ import { resolve } from "node:path";
 import { ERROR_CODES } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
 import type { ChainReport } from "@car/engine/sqlite";
-import { expectPositionals, parseArgs, usageError } from "../argv.ts";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { databasePath, openCarDatabase } from "../car-database.ts";
 import { println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
-import { positiveInteger } from "./verify.ts";
 
 export const usage = `Usage: car audit verify [--db PATH] [--json]
        car audit query [--proposal ID] [--action ID] [--kind KIND]... [--since TIME]

@@ -10,7 +10,7 @@ import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ProposalResul
 import { type CarEvent, Runtime } from "@car/engine";
 import { policyDirs } from "@car/policy/gate";
 import { verify } from "@car/verify";
-import { expectPositionals, parseArgs, usageError } from "../argv.ts";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
 import { openRuntimeStore } from "../car-database.ts";
 import { loadJsonObject, loadProposal, MODULE_EXTENSIONS } from "../inputs.ts";
@@ -21,7 +21,6 @@ import type { LoadedTool } from "../tools/loaded-tool.ts";
 import { loadToolModule } from "../tools/module-tools.ts";
 import { programTool } from "../tools/program-runner.ts";
 import { parseProgramTools } from "../tools/program-tools.ts";
-import { positiveInteger } from "./verify.ts";
 
 export const usage = `Usage: car run <proposal.json | -> --tools <tools.mjs | tools.json> [options]
 

@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { ERROR_CODES, type VerificationResult } from "@car/ir";
 import { verify } from "@car/verify";
-import { expectPositionals, parseArgs, usageError } from "../argv.ts";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { loadJsonObject, loadProposal, loadToolSpecs } from "../inputs.ts";
 import { println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
@@ -70,10 +70,4 @@ export async function main(args: string[]): Promise<number> {
   if (options.output !== undefined) writeFileSync(options.output, text.endsWith("\n") ? text : `${text}\n`);
   else println(text.endsWith("\n") ? text.slice(0, -1) : text);
   return result.valid ? 0 : ERROR_CODES.verification_failed.exit;
-}
-
-export function positiveInteger(value: string, option: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw usageError(`${option} must be a positive integer, got '${value}'`);
-  return n;
 }
