@@ -10,6 +10,7 @@ import { canonicalJson } from "./canonical.ts";
 import { CarError } from "./errors.ts";
 import { getOwn } from "./json.ts";
 import type { JsonObject } from "./types.ts";
+import { pointerToken } from "./validate.ts";
 
 export interface SchemaError {
   /** JSON pointer into the validated value. */
@@ -38,7 +39,7 @@ function compiler(): AjvClass {
 
 function toSchemaError(error: ErrorObject): SchemaError {
   let path = error.instancePath;
-  if (error.keyword === "required") path += `/${String(error.params["missingProperty"]).replace(/~/g, "~0").replace(/\//g, "~1")}`;
+  if (error.keyword === "required") path += `/${pointerToken(String(error.params["missingProperty"]))}`;
   return { path, schemaPath: error.schemaPath, message: error.message ?? error.keyword };
 }
 

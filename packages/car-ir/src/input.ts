@@ -4,7 +4,7 @@
  * non-finite numbers), and any failure becomes a `CarError` with pointers.
  */
 import { CarError, type CarErrorCode, type ErrorProblem } from "./errors.ts";
-import { pointerToken } from "./validate.ts";
+import { pointerOf } from "./validate.ts";
 
 const MAX_LISTED = 100;
 
@@ -30,10 +30,6 @@ function describeNonJson(value: unknown): string | undefined {
     default:
       return `not a JSON value (${typeof value})`;
   }
-}
-
-function pointerOf(path: readonly (string | number)[]): string {
-  return path.map((t) => `/${pointerToken(t)}`).join("");
 }
 
 /** Checks a value tree; the path is kept as tokens so pointers are only built for problems. */

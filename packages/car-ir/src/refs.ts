@@ -8,7 +8,7 @@
 import { CarError } from "./errors.ts";
 import { cloneJson, emptyMap, getOwn, isJsonObject, setOwn } from "./json.ts";
 import type { JsonObject, JsonValue } from "./types.ts";
-import { pointerToken } from "./validate.ts";
+import { pointerOf, pointerToken } from "./validate.ts";
 
 /** A parsed reference: the action id and the field path below its output. */
 export interface OutputRef {
@@ -36,7 +36,7 @@ export function parseOutputRef(text: string): OutputRef | undefined {
 function collect(value: JsonValue, path: (string | number)[], out: LocatedOutputRef[]): void {
   if (typeof value === "string") {
     const ref = parseOutputRef(value);
-    if (ref !== undefined) out.push({ ...ref, pointer: path.map((t) => `/${pointerToken(t)}`).join("") });
+    if (ref !== undefined) out.push({ ...ref, pointer: pointerOf(path) });
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       path.push(i);

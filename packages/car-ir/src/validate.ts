@@ -23,6 +23,11 @@ export function pointerToken(token: string | number): string {
   return String(token).replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
+/** The JSON pointer of a path of tokens (`""` for the root). */
+export function pointerOf(path: readonly (string | number)[]): string {
+  return path.map((t) => `/${pointerToken(t)}`).join("");
+}
+
 function toProblem(error: AjvError, base: string): ErrorProblem {
   let pointer = base + error.instancePath;
   let message = error.message ?? error.keyword;
