@@ -46,11 +46,8 @@ function curlUse(inv: Invocation): NetworkUse {
   for (let i = 0; i < args.length; i++) {
     const t = args[i] as string;
     if (t.startsWith("--")) {
-      const eq = t.indexOf("=");
-      const name = eq === -1 ? t : t.slice(0, eq);
-      let value: string | undefined;
-      if (eq !== -1) value = t.slice(eq + 1);
-      else if (CURL_VALUED_LONG.has(name)) value = args[++i];
+      const { name, value, last } = longOption(args, i, CURL_VALUED_LONG);
+      i = last;
       if (name === "--url" && value !== undefined) urls.push(value);
       if (name === "--request" && value !== undefined) method = value.toUpperCase();
       upload ??= CURL_UPLOAD_LONG[name];
@@ -77,10 +74,8 @@ function wgetUse(inv: Invocation): NetworkUse {
   for (let i = 0; i < args.length; i++) {
     const t = args[i] as string;
     if (t.startsWith("--")) {
-      const eq = t.indexOf("=");
-      const name = eq === -1 ? t : t.slice(0, eq);
-      let value: string | undefined = eq === -1 ? undefined : t.slice(eq + 1);
-      if (eq === -1 && WGET_VALUED_LONG.has(name)) value = args[++i];
+      const { name, value, last } = longOption(args, i, WGET_VALUED_LONG);
+      i = last;
       if (name === "--post-data" || name === "--post-file") upload ??= "wget --post";
       if (name === "--body-data" || name === "--body-file") upload ??= "wget --body";
       if (name === "--method" && value !== undefined && WRITE_METHODS.has(value.toUpperCase())) upload ??= "wget --method";
@@ -90,4 +85,15 @@ function wgetUse(inv: Invocation): NetworkUse {
     } else urls.push(t);
   }
   return upload === undefined ? { urls } : { urls, upload };
+}
+
+/**
+ * The long option at `args[i]`: `--name=value`, or `--name value` when
+ * `valued` says the option takes one. `last` is the index of the last word read.
+ */
+function longOption(args: readonly string[], i: number, valued: ReadonlySet<string>): { name: string; value: string | undefined; last: number } {
+  const t = args[i] as string;
+  const eq = t.indexOf("=");
+  if (eq !== -1) return { name: t.slice(0, eq), value: t.slice(eq + 1), last: i };
+  return valued.has(t) ? { name: t, value: args[i + 1], last: i + 1 } : { name: t, value: undefined, last: i };
 }
