@@ -174,10 +174,11 @@ class Reader {
       while (this.pos < src.length) {
         let end = src.indexOf("\n", this.pos);
         if (end === -1) end = src.length;
-        const line = src.slice(this.pos, end);
+        const raw = src.slice(this.pos, end);
         this.pos = Math.min(end + 1, src.length);
-        if ((doc.stripTabs ? line.replace(/^\t+/, "") : line) === doc.delimiter) break;
-        lines.push(doc.stripTabs ? line.replace(/^\t+/, "") : line);
+        const line = doc.stripTabs ? raw.replace(/^\t+/, "") : raw;
+        if (line === doc.delimiter) break;
+        lines.push(line);
       }
       doc.redirect.heredoc = lines.join("\n");
     }
@@ -211,14 +212,7 @@ class Reader {
       } else if (c === '"') {
         this.pos++;
         this.doubleQuoted(word);
-      } else if (c === "$") {
-        this.dollar(word);
-      } else if (c === "`") {
-        this.backtick(word);
-      } else {
-        word.text += c;
-        this.pos++;
-      }
+      } else this.expansionOrChar(word, c);
     }
     // A metacharacter the grammar has no place for here (`echo (`): take it as text so reading always advances.
     if (this.pos === start && this.pos < src.length) word.text += src[this.pos++];
@@ -244,14 +238,17 @@ class Reader {
           word.text += c;
           this.pos++;
         }
-      } else if (c === "$") {
-        this.dollar(word);
-      } else if (c === "`") {
-        this.backtick(word);
-      } else {
-        word.text += c;
-        this.pos++;
-      }
+      } else this.expansionOrChar(word, c);
+    }
+  }
+
+  /** Outside single quotes `$…` and backticks expand; any other character is itself. */
+  expansionOrChar(word: Word, c: string): void {
+    if (c === "$") this.dollar(word);
+    else if (c === "`") this.backtick(word);
+    else {
+      word.text += c;
+      this.pos++;
     }
   }
 
