@@ -57,6 +57,10 @@ export function admit(proposal: ActionProposal, tools: ToolRegistry, budget: Cos
 }
 
 export function schemaMessage(tool: string, errors: readonly { path: string; message: string }[]): string {
-  const detail = errors.map((e) => `${e.path === "" ? "(root)" : e.path} ${e.message}`).join("; ");
-  return `parameters do not match the schema of tool '${tool}': ${detail}`;
+  return `parameters do not match the schema of tool '${tool}': ${schemaErrorDetail(errors)}`;
+}
+
+/** Schema errors as one line (`path message; …`), for parameters and outputs alike. */
+export function schemaErrorDetail(errors: readonly { path: string; message: string }[]): string {
+  return errors.map((e) => `${e.path === "" ? "(root)" : e.path} ${e.message}`).join("; ");
 }

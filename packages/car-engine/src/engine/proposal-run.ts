@@ -55,7 +55,7 @@ import { ResultCache } from "../tools/result-cache.ts";
 import type { RegisteredTool, ToolRegistry } from "../tools/tool-registry.ts";
 import { ActionFailure, failureFrom } from "./action-failure.ts";
 import type { Admission } from "./admission.ts";
-import { schemaMessage } from "./admission.ts";
+import { schemaErrorDetail, schemaMessage } from "./admission.ts";
 import { CallContext } from "./call-context.ts";
 import { callThroughCallback } from "./callback-call.ts";
 import { toJsonOutput } from "./tool-output.ts";
@@ -547,8 +547,7 @@ export class ProposalRun {
     if (!plan.detached && plan.tool.validateReturns !== undefined) {
       const checked = plan.tool.validateReturns(outcome.output);
       if (!checked.ok) {
-        const detail = checked.errors.map((e) => `${e.path === "" ? "(root)" : e.path} ${e.message}`).join("; ");
-        return new ActionFailure(`output does not match the returns schema of tool '${plan.tool.schema.name}': ${detail}`, "validation");
+        return new ActionFailure(`output does not match the returns schema of tool '${plan.tool.schema.name}': ${schemaErrorDetail(checked.errors)}`, "validation");
       }
     }
     if (plan.cacheKey !== undefined) this.#env.cache.set(plan.cacheKey, outcome.output, plan.ttl === undefined ? Infinity : this.#env.clock.now() + plan.ttl * 1000);
