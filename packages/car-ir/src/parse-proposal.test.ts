@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CarError, manualClock, parseAction, parseProposal, sequentialIds, serializeProposal, stringifyProposal } from "./index.ts";
+import { CarError, dependencyEdges, manualClock, parseAction, parseProposal, parseProposalWithGraph, sequentialIds, serializeProposal, stringifyProposal } from "./index.ts";
 
 function problemsOf(input: unknown): { pointer: string; message: string }[] {
   try {
@@ -181,5 +181,15 @@ describe("maps are prototype-free on both input paths", () => {
     expect(Object.getPrototypeOf(params["nested"]!["x"]![0])).toBeNull();
     expect(Object.getPrototypeOf(p.context)).toBeNull();
     expect(params["toString"]).toBeUndefined();
+  });
+});
+
+describe("parseProposalWithGraph", () => {
+  it("hands back the graph of the parsed actions", () => {
+    const text = '{"actions":[{"id":"b","type":"tool_call","tool":"t","dependencies":["a"]},{"id":"a","type":"state_write","parameters":{"key":"k","value":1}},{"type":"state_read","parameters":{"key":"k"},"state_dependencies":["k"]}]}';
+    const { proposal, graph } = parseProposalWithGraph(text, { ids: sequentialIds("g"), clock: manualClock(0) });
+    expect(proposal).toEqual(parseProposal(text, { ids: sequentialIds("g"), clock: manualClock(0) }));
+    expect(graph).toEqual(dependencyEdges(proposal.actions));
+    expect(graph.ids).toEqual(["b", "a", "g2"]);
   });
 });

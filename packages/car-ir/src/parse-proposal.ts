@@ -217,12 +217,18 @@ function freshId(ids: IdGenerator, taken: Set<string>): string {
   }
 }
 
+/** A parsed proposal and the dependency graph its validation built. */
+export interface ParsedProposal {
+  proposal: ActionProposal;
+  /** `dependencyEdges(proposal.actions)`, valid while the actions are not changed. */
+  graph: DependencyGraph;
+}
+
 /**
- * Parses and validates an ActionProposal (JSON text or an already-parsed
- * value), applying every documented default. Throws `invalid_proposal` with
- * `details.problems` listing every problem as `{ pointer, message }`.
+ * `parseProposal`, also handing back the graph that validation had to build
+ * anyway, so a caller that schedules or verifies need not build it again.
  */
-export function parseProposal(input: unknown, options: ParseOptions = {}): ActionProposal {
+export function parseProposalWithGraph(input: unknown, options: ParseOptions = {}): ParsedProposal {
   return guarded("invalid_proposal", "proposal", () => {
     const raw = readJsonInput(input, "invalid_proposal", "proposal");
     const problems = shapeProblems("actionProposal", raw);
@@ -258,8 +264,17 @@ export function parseProposal(input: unknown, options: ParseOptions = {}): Actio
       context: mapField(record, "context", copy),
     };
     copyUnknownFields(record, proposal, PROPOSAL_FIELDS, copy);
-    return proposal;
+    return { proposal, graph };
   });
+}
+
+/**
+ * Parses and validates an ActionProposal (JSON text or an already-parsed
+ * value), applying every documented default. Throws `invalid_proposal` with
+ * `details.problems` listing every problem as `{ pointer, message }`.
+ */
+export function parseProposal(input: unknown, options: ParseOptions = {}): ActionProposal {
+  return parseProposalWithGraph(input, options).proposal;
 }
 
 /**
