@@ -15,7 +15,7 @@
 import type { Action, Clock, Timers, ToolSchema } from "@car/ir";
 import { systemClock, systemTimers } from "@car/ir";
 import type { ApprovalLedger, ApprovalRecord } from "./approval-ledger.ts";
-import { classifyAction } from "./classify-action.ts";
+import { type ActionClassification, classifyAction } from "./classify-action.ts";
 import { operationFingerprint } from "./operation-fingerprint.ts";
 import { type PermissionTier, tierRank } from "./permission-tier.ts";
 
@@ -37,7 +37,6 @@ export type ApprovalAnswer = "approve" | "deny" | { decision: "approve" | "deny"
 
 /** Asks a human (or a policy service). `signal` aborts when the gate stops waiting. */
 export type ApprovalCallback = (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
-
 
 export interface ApprovalGateOptions {
   ledger: ApprovalLedger;
@@ -66,7 +65,6 @@ export interface GateDecision {
   record?: ApprovalRecord;
 }
 
-
 export class ApprovalGate {
   #granted: PermissionTier;
   readonly #options: ApprovalGateOptions;
@@ -91,7 +89,10 @@ export class ApprovalGate {
 
   /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
   async evaluate(action: Action, schema?: ToolSchema): Promise<GateDecision> {
-    const { tier, reasons } = classifyAction(action, schema);
+    return this.#evaluate(action, classifyAction(action, schema));
+  }
+
+  async #evaluate(action: Action, { tier, reasons }: ActionClassification): Promise<GateDecision> {
     const fingerprint = operationFingerprint(action);
     const base = { action_id: action.id, fingerprint, required: tier, granted: this.#granted };
     const looked = this.#options.posture?.(tier, action);
@@ -111,9 +112,10 @@ export class ApprovalGate {
 
   /** `evaluate`, then asks the approver for anything that needs approval, recording the outcome. */
   async authorize(action: Action, schema?: ToolSchema): Promise<GateDecision> {
-    const evaluated = await this.evaluate(action, schema);
+    const classification = classifyAction(action, schema);
+    const evaluated = await this.#evaluate(action, classification);
     if (evaluated.decision !== "needs_approval") return evaluated;
-    const { tier, reasons } = classifyAction(action, schema);
+    const { tier, reasons } = classification;
     const request: ApprovalRequest = {
       fingerprint: evaluated.fingerprint,
       action,
