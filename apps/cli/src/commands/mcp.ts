@@ -13,7 +13,7 @@ import { resolve } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { CarError, compileSchema, type JsonObject, type JsonValue, parseProposal, serializeProposal, toCarError } from "@car/ir";
+import { CarError, compileSchema, type JsonObject, type JsonValue, parseProposal, serializeProposal, setOwn, toCarError } from "@car/ir";
 import { policyCheck } from "@car/policy/gate";
 import { equivalentDetailed, optimize, simulate, verify } from "@car/verify";
 import { expectPositionals, parseArgs } from "../argv.ts";
@@ -116,7 +116,7 @@ const TOOLS: ToolDefinition[] = [
       before.actions.forEach((a, i) => {
         const kept = new Set(after.actions[i]!.state_dependencies);
         const dropped = a.state_dependencies.filter((k) => !kept.has(k));
-        if (dropped.length > 0) Object.defineProperty(pruned, a.id, { value: dropped, enumerable: true, writable: true, configurable: true });
+        if (dropped.length > 0) setOwn(pruned, a.id, dropped);
       });
       return { proposal: serializeProposal(after), pruned };
     },

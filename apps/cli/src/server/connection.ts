@@ -5,7 +5,7 @@
  * `tools.execute` answers arriving on this same socket), and a malformed
  * frame is answered with a JSON-RPC error without closing the connection.
  */
-import { CarError, type JsonValue } from "@car/ir";
+import { CarError, getOwn, type JsonValue } from "@car/ir";
 import type { RawData, WebSocket } from "ws";
 import {
   classifyMessage,
@@ -183,9 +183,7 @@ export class Connection {
         throw new CarError("cancelled", "the server is shutting down and accepts no new requests");
       });
     }
-    const handler = Object.prototype.hasOwnProperty.call(this.options.methods, message.method)
-      ? this.options.methods[message.method]
-      : undefined;
+    const handler = getOwn(this.options.methods, message.method);
     if (handler === undefined) {
       return reply(() => {
         throw new RpcFault(RPC_METHOD_NOT_FOUND, `unknown method: ${message.method}`);

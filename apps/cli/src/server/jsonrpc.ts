@@ -4,7 +4,7 @@
  * frame is a request, a notification, a response to one of our own
  * server→client requests, or something that must be answered with -32600.
  */
-import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
+import { CarError, ERROR_CODES, hasKey, isJsonObject, type JsonValue } from "@car/ir";
 
 export type RpcId = string | number | null;
 
@@ -60,14 +60,14 @@ function isErrorObject(value: unknown): value is RpcErrorObject {
 export function classifyMessage(value: unknown): Incoming {
   if (!isJsonObject(value)) return { kind: "invalid", id: null, message: "a JSON-RPC message must be an object" };
   const rawId = value["id"];
-  const hasId = Object.prototype.hasOwnProperty.call(value, "id");
+  const hasId = hasKey(value, "id");
   const id: RpcId = isRpcId(rawId) ? rawId : null;
   if (value["jsonrpc"] !== "2.0") return { kind: "invalid", id, message: 'jsonrpc must be "2.0"' };
   if (hasId && !isRpcId(rawId)) return { kind: "invalid", id: null, message: "id must be a string, a number or null" };
 
   const method = value["method"];
   if (method === undefined) {
-    const hasResult = Object.prototype.hasOwnProperty.call(value, "result");
+    const hasResult = hasKey(value, "result");
     const rawError = value["error"];
     if (!hasId || hasResult === (rawError !== undefined)) {
       return { kind: "invalid", id, message: "a message needs a method, or an id with exactly one of result and error" };

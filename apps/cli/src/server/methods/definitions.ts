@@ -4,7 +4,7 @@
  * runtime registers. Both are applied all-or-nothing: a batch is tried on a
  * scratch runtime first, so a bad entry leaves the session as it was.
  */
-import { CarError, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
+import { hasKey, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import { Runtime, type PolicyDefinition } from "@car/engine";
 import { invalidParams, optionalString, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
@@ -16,13 +16,13 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
   if (!isJsonObject(raw)) throw invalidParams(`${where} must be an object`);
   const def: PolicyDefinition = { name: requireString(raw, "name"), rule: requireString(raw, "rule") };
   if (CALLBACK_RULES.has(def.rule)) {
-    throw new CarError("invalid_params", `invalid params: ${where}: '${def.rule}' rules run a JavaScript function and cannot be registered over the WebSocket`);
+    throw invalidParams(`${where}: '${def.rule}' rules run a JavaScript function and cannot be registered over the WebSocket`);
   }
   for (const field of ["target", "key", "pattern", "value_json"] as const) {
     const v = optionalString(raw, field);
     if (v !== undefined) def[field] = v;
   }
-  if (Object.prototype.hasOwnProperty.call(raw, "value")) def.value = raw["value"] as JsonValue;
+  if (hasKey(raw, "value")) def.value = raw["value"] as JsonValue;
   if (optionalString(raw, "session_id") !== undefined) {
     throw invalidParams(`${where}: session-scoped policies (session.policy.open) are not supported; omit session_id`);
   }
