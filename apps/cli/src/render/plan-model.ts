@@ -52,7 +52,7 @@ export function planModel(proposal: { id: string; actions: readonly Action[] }, 
       proposalIssues.push(issue);
     }
   }
-  const levels = result.execution_levels.length > 0 ? result.execution_levels : [];
+  const levels = result.execution_levels;
   const placed = new Map<string, { level: number; row: number }>();
   levels.forEach((ids, level) => ids.forEach((id, row) => placed.set(id, { level, row })));
   // An action the levels do not mention still gets drawn, after the last level.
