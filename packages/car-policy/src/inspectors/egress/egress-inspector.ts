@@ -81,6 +81,8 @@ export class EgressInspector implements Inspector {
     if (truncated) findings.push({ deny: true, reason: "the command nests substitutions too deeply to inspect" });
     const all = pipelines.flat(2);
     let reachesOut = false;
+    /** Unlisted hosts plain downloads fetch from, reported last: worth a look, not a refusal. */
+    const fetchedFrom: string[] = [];
     for (const inv of all) {
       if (NETWORK_CLIENTS.has(inv.program)) {
         findings.push({ deny: true, reason: `runs the raw network client '${inv.program}' as a command` });
@@ -97,6 +99,7 @@ export class EgressInspector implements Inspector {
       const use = networkUse(inv);
       const unlisted = this.unlistedHosts(use.urls);
       if (unlisted.length > 0) reachesOut = true;
+      fetchedFrom.push(...unlisted);
       if (use.upload !== undefined && (unlisted.length > 0 || use.urls.length === 0)) {
         findings.push({ deny: true, reason: `uploads to ${hostPhrase(unlisted)} ('${use.upload}')` });
       }
@@ -107,13 +110,7 @@ export class EgressInspector implements Inspector {
     if (decoder && (reachesOut || pipelines.some((stages) => feedsShell(stages)))) {
       findings.push({ deny: true, reason: "decodes a payload ('base64 -d') in a command line that also reaches the network or a shell" });
     }
-    // Plain fetches from unlisted hosts are worth a look, not a refusal.
-    for (const inv of all) {
-      if (!DOWNLOADERS.has(inv.program)) continue;
-      for (const host of this.unlistedHosts(networkUse(inv).urls)) {
-        findings.push({ deny: false, reason: `fetches from unlisted host ${host}` });
-      }
-    }
+    for (const host of fetchedFrom) findings.push({ deny: false, reason: `fetches from unlisted host ${host}` });
     return findings;
   }
 
