@@ -8,7 +8,7 @@
 import type { JsonObject, JsonValue } from "@car/ir";
 import { getOwn, hasKey, jsonEquals } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
-import { toProposal } from "./input.ts";
+import { toParsed } from "./input.ts";
 import { simulator } from "./simulate.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
@@ -46,13 +46,13 @@ function firstDifferingKey(left: JsonObject, right: JsonObject): string | undefi
 
 /** Compares the two proposals' simulated post-states on every probe; reports the first difference. */
 export function equivalentDetailed(a: ProposalInput, b: ProposalInput, testStates?: readonly StateInput[]): EquivalenceReport {
-  const left = toProposal(a);
-  const right = toProposal(b);
+  const left = toParsed(a);
+  const right = toParsed(b);
   const probes = testStates ?? DEFAULT_PROBES;
   if (probes.length === 0) return { equivalent: true, probes: 0 };
   // Each proposal's graph is built once, not once per probe.
-  const runLeft = simulator(left);
-  const runRight = simulator(right);
+  const runLeft = simulator(left.proposal, left.graph);
+  const runRight = simulator(right.proposal, right.graph);
   for (let i = 0; i < probes.length; i++) {
     const probe = probes[i]!;
     const l = runLeft(probe).state;

@@ -5,8 +5,8 @@
  * defaults are applied and a malformed proposal is a thrown
  * `invalid_proposal`, never a crash halfway through a check.
  */
-import type { ActionProposal } from "@car/ir";
-import { isJsonObject, parseProposal } from "@car/ir";
+import type { ActionProposal, DependencyGraph } from "@car/ir";
+import { isJsonObject, parseProposalWithGraph } from "@car/ir";
 
 /** A parsed proposal, JSON text, or unparsed JSON data. */
 export type ProposalInput = ActionProposal | string | unknown;
@@ -29,7 +29,16 @@ function isParsed(value: unknown): value is ActionProposal {
   return true;
 }
 
+/**
+ * `input` as a parsed proposal, plus its graph when parsing had to build one
+ * (an already-parsed proposal comes without: its graph may not build).
+ * Throws `CarError("invalid_proposal")` when the input does not parse.
+ */
+export function toParsed(input: ProposalInput): { proposal: ActionProposal; graph?: DependencyGraph } {
+  return isParsed(input) ? { proposal: input } : parseProposalWithGraph(input);
+}
+
 /** `input` as a parsed proposal; throws `CarError("invalid_proposal")` when it is not one. */
 export function toProposal(input: ProposalInput): ActionProposal {
-  return isParsed(input) ? input : parseProposal(input);
+  return toParsed(input).proposal;
 }

@@ -4,10 +4,10 @@
  * cannot run (failed precondition, missing state dependency) lands nothing,
  * and its dependants drop out along data dependencies — the car#622 rule.
  */
-import type { ActionProposal, JsonObject } from "@car/ir";
+import type { ActionProposal, DependencyGraph, JsonObject } from "@car/ir";
 import { dependencyEdges } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
-import { toProposal } from "./input.ts";
+import { toParsed } from "./input.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
 import { forwardWalk } from "./walk.ts";
@@ -20,11 +20,11 @@ export interface SimulationOutcome {
 }
 
 /**
- * Simulates one parsed proposal from any number of starting states, building
- * its graph once. Throws `invalid_proposal` when the graph cannot be built.
+ * Simulates one parsed proposal from any number of starting states on one
+ * graph (built here unless parsing already did). Throws `invalid_proposal`
+ * when the graph cannot be built.
  */
-export function simulator(proposal: ActionProposal): (state?: StateInput) => SimulationOutcome {
-  const graph = dependencyEdges(proposal.actions);
+export function simulator(proposal: ActionProposal, graph: DependencyGraph = dependencyEdges(proposal.actions)): (state?: StateInput) => SimulationOutcome {
   return (state) => {
     const walk = forwardWalk(proposal.actions, graph, stateMap(state), true);
     const skipped: string[] = [];
@@ -37,7 +37,8 @@ export function simulator(proposal: ActionProposal): (state?: StateInput) => Sim
 
 /** The post-state plus which actions were skipped. Throws `invalid_proposal` for a proposal whose graph cannot be built. */
 export function simulateDetailed(input: ProposalInput, state?: StateInput): SimulationOutcome {
-  return simulator(toProposal(input))(state);
+  const { proposal, graph } = toParsed(input);
+  return simulator(proposal, graph)(state);
 }
 
 /** The state the proposal leaves behind, starting from `state` (default `{}`). */

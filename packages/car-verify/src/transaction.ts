@@ -14,7 +14,7 @@
 import type { ActionProposal, DependencyGraph, JsonValue } from "@car/ir";
 import { dependencyEdges, effectiveReadSet, effectiveWriteSet, getOwn, jsonEquals } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
-import { toProposal } from "./input.ts";
+import { toParsed } from "./input.ts";
 import type { PairList } from "./pairs.ts";
 import { emptyPairs, pairsAcross, pairsWithin, unorderedPairs } from "./pairs.ts";
 import { topoPositions } from "./topo-orders.ts";
@@ -60,8 +60,7 @@ interface Prepared {
   writes: string[][];
 }
 
-function prepare(proposal: ActionProposal): Prepared {
-  const graph = dependencyEdges(proposal.actions);
+function prepare({ proposal, graph = dependencyEdges(proposal.actions) }: { proposal: ActionProposal; graph?: DependencyGraph }): Prepared {
   return {
     proposal,
     graph,
@@ -95,7 +94,7 @@ interface Candidate {
 }
 
 export function transactionCheck(proposals: ProposalInput | readonly ProposalInput[], store: VersionedStore = {}): TransactionReport {
-  const list = Array.isArray(proposals) ? proposals.map(toProposal) : [toProposal(proposals)];
+  const list = Array.isArray(proposals) ? proposals.map(toParsed) : [toParsed(proposals)];
   const prepared = list.map(prepare);
   const several = prepared.length > 1;
   const writers = refsByKey(prepared, (x) => x.writes);

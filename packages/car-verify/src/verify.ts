@@ -9,7 +9,7 @@ import { compensationIssues } from "./compensation.ts";
 import { findWriteConflicts } from "./conflicts.ts";
 import { issue } from "./issue.ts";
 import type { ProposalInput } from "./input.ts";
-import { toProposal } from "./input.ts";
+import { toParsed } from "./input.ts";
 import { groupByKey } from "./pairs.ts";
 import { topoPositions } from "./topo-orders.ts";
 import { repeatedCallIssues } from "./repeated-calls.ts";
@@ -86,8 +86,8 @@ function finish(actions: readonly Action[], issues: VerificationIssue[], rest: O
  * other problem is an issue: `valid` is false exactly when one is an `error`.
  */
 export function verify(input: ProposalInput, options: VerifyOptions = {}): VerificationResult {
-  const proposal = toProposal(input);
-  const actions = proposal.actions;
+  const parsed = toParsed(input);
+  const actions = parsed.proposal.actions;
   const issues: VerificationIssue[] = [];
   if (options.maxActions !== undefined && actions.length > options.maxActions) {
     issues.push(issue(null, "error", `proposal has ${actions.length} actions, more than max_actions (${options.maxActions})`));
@@ -96,7 +96,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
 
   let graph: DependencyGraph;
   try {
-    graph = dependencyEdges(actions);
+    graph = parsed.graph ?? dependencyEdges(actions);
   } catch (error) {
     if (!(error instanceof CarError)) throw error;
     issues.push(...graphIssues(actions, error));
