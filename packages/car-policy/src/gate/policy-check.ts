@@ -16,7 +16,7 @@
  * from disk on every call: an operator who adds a deny rule mid-session must
  * not find it unenforced until something restarts.
  */
-import { type Action, cloneJson, type JsonObject, type JsonValue, setOwn, toolCall } from "@car/ir";
+import { type Action, cloneJson, emptyMap, isJsonObject, type JsonObject, type JsonValue, setOwn, toolCall } from "@car/ir";
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { PolicyEngine } from "../engine.ts";
@@ -182,7 +182,7 @@ function resolveAbsolutePatchRules(rules: PolicyRules, cwd: string): void {
 }
 
 function paramsObject(params: JsonValue): JsonObject {
-  return typeof params === "object" && params !== null && !Array.isArray(params) ? cloneJson(params) : (Object.create(null) as JsonObject);
+  return isJsonObject(params) ? cloneJson(params) : emptyMap();
 }
 
 /** The synthetic action the operator's rules judge: the host's own tool name, id `policy-check`. */

@@ -9,7 +9,7 @@
  * at warn: a guess about an unknown schema is evidence, not grounds to refuse.
  * Operator rules never see this table — they match the host's own names.
  */
-import { getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import { emptyMap, getOwn, isJsonObject, type JsonObject, type JsonValue, setOwn } from "@car/ir";
 
 export interface ToolMapping {
   host: string;
@@ -75,16 +75,12 @@ export function unaccountedTools(tools: Iterable<{ name: string; parameters: Jso
 }
 
 function carriesCommandOrUrl(schema: JsonValue): boolean {
-  const props = asObject(schema) && asObject(getOwn(schema as JsonObject, "properties") ?? null);
-  if (!props) return false;
+  const props = isJsonObject(schema) ? getOwn(schema, "properties") : undefined;
+  if (!isJsonObject(props)) return false;
   return ["command", "url"].some((k) => {
     const prop = getOwn(props, k);
-    return asObject(prop ?? null) !== undefined && getOwn(prop as JsonObject, "type") === "string";
+    return isJsonObject(prop) && getOwn(prop, "type") === "string";
   });
-}
-
-function asObject(v: JsonValue): JsonObject | undefined {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? v : undefined;
 }
 
 /**
@@ -92,8 +88,8 @@ function asObject(v: JsonValue): JsonObject | undefined {
  * collision the host's key wins, because the host runs its own parameter.
  */
 export function asCarParams(mapping: ToolMapping, params: JsonValue): JsonObject {
-  const source = asObject(params) ?? {};
-  const out: JsonObject = Object.create(null) as JsonObject;
+  const source = isJsonObject(params) ? params : {};
+  const out: JsonObject = emptyMap();
   for (const k of Object.keys(source)) setOwn(out, k, source[k] as JsonValue);
   for (const [hostKey, carKey] of mapping.param_aliases) {
     const value = getOwn(out, hostKey);
@@ -107,9 +103,8 @@ export function asCarParams(mapping: ToolMapping, params: JsonValue): JsonObject
 
 /** For an unmapped tool: the CAR tool its parameters look like, from the two keys the egress guard reads. */
 export function inferredCarTool(params: JsonValue): "shell" | "webfetch" | undefined {
-  const obj = asObject(params);
-  if (!obj) return undefined;
-  if (typeof getOwn(obj, "command") === "string") return "shell";
-  if (typeof getOwn(obj, "url") === "string") return "webfetch";
+  if (!isJsonObject(params)) return undefined;
+  if (typeof getOwn(params, "command") === "string") return "shell";
+  if (typeof getOwn(params, "url") === "string") return "webfetch";
   return undefined;
 }
