@@ -43,3 +43,15 @@ export function eventMatcher(query: EventQuery): (event: CarEvent) => boolean {
     return true;
   };
 }
+
+/** A query's answer over events held in memory in append order: filtered, then ordered and limited. */
+export function selectEvents(events: readonly CarEvent[], query: EventQuery): CarEvent[] {
+  const out = events.filter(eventMatcher(query));
+  if (query.order === "desc") out.reverse();
+  return query.limit !== undefined && query.limit > 0 ? out.slice(0, query.limit) : out;
+}
+
+/** A count of matching events, capped by the query's `limit` as `count` reports it. */
+export function limitCount(n: number, query: EventQuery): number {
+  return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
+}

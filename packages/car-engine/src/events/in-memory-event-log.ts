@@ -6,7 +6,7 @@
  */
 import type { CarEvent, EventQuery, NewEvent } from "./event.ts";
 import { EventFeed } from "./event-feed.ts";
-import { eventMatcher } from "./event-log.ts";
+import { eventMatcher, limitCount, selectEvents } from "./event-log.ts";
 import type { EventLog, SubscribeOptions } from "./event-log.ts";
 
 export class InMemoryEventLog implements EventLog {
@@ -23,11 +23,7 @@ export class InMemoryEventLog implements EventLog {
   }
 
   query(query: EventQuery = {}): CarEvent[] {
-    const matches = eventMatcher(query);
-    let out = this.#events.filter(matches);
-    if (query.order === "desc") out.reverse();
-    if (query.limit !== undefined && query.limit > 0) out = out.slice(0, query.limit);
-    return out;
+    return selectEvents(this.#events, query);
   }
 
   count(query: EventQuery = {}): number {
@@ -35,7 +31,7 @@ export class InMemoryEventLog implements EventLog {
     const matches = eventMatcher(query);
     let n = 0;
     for (const e of this.#events) if (matches(e)) n++;
-    return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
+    return limitCount(n, query);
   }
 
   subscribe(options: SubscribeOptions = {}): AsyncIterableIterator<CarEvent> {

@@ -19,7 +19,7 @@
  */
 import { EVENT_KINDS } from "../../events/event.ts";
 import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
-import { eventMatcher } from "../../events/event-log.ts";
+import { eventMatcher, limitCount, selectEvents } from "../../events/event-log.ts";
 import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
 import { EventFeed } from "../../events/event-feed.ts";
 import type { ReadQuery } from "./audited-transaction.ts";
@@ -117,18 +117,14 @@ export class PostgresEventLog implements EventLog {
   }
 
   query(query: EventQuery = {}): CarEvent[] {
-    const matches = eventMatcher(query);
-    let out = this.#events().filter(matches);
-    if (query.order === "desc") out.reverse();
-    if (query.limit !== undefined && query.limit > 0) out = out.slice(0, query.limit);
-    return out;
+    return selectEvents(this.#events(), query);
   }
 
   count(query: EventQuery = {}): number {
     const matches = eventMatcher(query);
     let n = 0;
     for (let i = 0; i < this.#prefix; i++) if (matches(this.#event(i))) n++;
-    return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
+    return limitCount(n, query);
   }
 
   subscribe(options: SubscribeOptions = {}): AsyncIterableIterator<CarEvent> {
@@ -150,7 +146,7 @@ export class PostgresEventLog implements EventLog {
     const { where, params } = eventWhere(query);
     const { rows } = await this.#read<{ n: string }>(`SELECT count(*) AS n FROM car_events${where}`, params);
     const n = Number(rows[0]!.n);
-    return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
+    return limitCount(n, query);
   }
 
   /** Ends every live feed (the store is closing). */

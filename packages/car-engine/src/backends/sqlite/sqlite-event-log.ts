@@ -15,7 +15,7 @@
 import { CarError, isCarError } from "@car/ir";
 import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
 import { EVENT_KINDS } from "../../events/event.ts";
-import { eventMatcher } from "../../events/event-log.ts";
+import { eventMatcher, limitCount } from "../../events/event-log.ts";
 import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
 import type { StoredEventRow } from "../shared/chain-verify.ts";
 import { EventFeed } from "../../events/event-feed.ts";
@@ -232,7 +232,7 @@ export class SqliteEventLog implements EventLog {
     const matches = eventMatcher(query);
     let n = stored;
     for (const e of this.#buffer) if (matches(e)) n++;
-    return query.limit !== undefined && query.limit > 0 ? Math.min(n, query.limit) : n;
+    return limitCount(n, query);
   }
 
   subscribe(options?: SubscribeOptions): AsyncIterableIterator<CarEvent> {
