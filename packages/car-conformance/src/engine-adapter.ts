@@ -51,7 +51,7 @@ class EngineRuntime implements ConformanceRuntime {
   async submit(proposal: JsonValue): Promise<SubmitOutcome> {
     try {
       const result = await this.runtime.executeProposal(proposal, (callJson, signal) => this.#dispatch(callJson, signal), { session_id: this.sessionId });
-      return { result: JSON.parse(JSON.stringify(result)) as JsonValue };
+      return { result: wireForm<JsonValue>(result) };
     } catch (err) {
       if (isCarError(err)) return { error: { code: err.code, message: err.message } };
       throw err;
@@ -77,7 +77,7 @@ class EngineRuntime implements ConformanceRuntime {
 
   async verify(proposal: JsonValue, state?: JsonObject): Promise<JsonValue> {
     const tools = this.runtime.listTools();
-    return JSON.parse(JSON.stringify(verify(proposal as JsonObject, { ...(state === undefined ? {} : { state }), ...(tools.length === 0 ? {} : { tools }) }))) as JsonValue;
+    return wireForm<JsonValue>(verify(proposal as JsonObject, { ...(state === undefined ? {} : { state }), ...(tools.length === 0 ? {} : { tools }) }));
   }
 
   async simulate(proposal: JsonValue, state?: JsonObject): Promise<JsonObject> {
@@ -93,7 +93,7 @@ class EngineRuntime implements ConformanceRuntime {
   }
 
   async poll(handle: string): Promise<JsonValue> {
-    return JSON.parse(JSON.stringify(this.runtime.toolPoll(handle))) as JsonValue;
+    return wireForm<JsonValue>(this.runtime.toolPoll(handle));
   }
 
   async cancel(handle: string): Promise<JsonValue> {
@@ -101,14 +101,19 @@ class EngineRuntime implements ConformanceRuntime {
   }
 
   async getState(): Promise<JsonObject> {
-    return JSON.parse(JSON.stringify(this.runtime.state.snapshot())) as JsonObject;
+    return wireForm<JsonObject>(this.runtime.state.snapshot());
   }
 
   async getEvents(): Promise<JsonObject[]> {
-    return JSON.parse(JSON.stringify(this.runtime.events.query({}))) as JsonObject[];
+    return wireForm<JsonObject[]>(this.runtime.events.query({}));
   }
 
   close(): Promise<void> {
     return this.runtime.close();
   }
+}
+
+/** The value as JSON text would carry it, so the in-process runtime is observed exactly as a remote one would be. */
+function wireForm<T>(value: unknown): T {
+  return JSON.parse(JSON.stringify(value)) as T;
 }
