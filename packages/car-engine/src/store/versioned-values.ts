@@ -6,7 +6,7 @@
  * the change is persisted) and drives the maps through `put` / `remove` /
  * `setVersion`.
  */
-import { cloneJson, emptyMap, jsonEquals, setOwn } from "@car/ir";
+import { cloneJson, emptyMap, hasKey, jsonEquals, setOwn } from "@car/ir";
 import type { JsonValue } from "@car/ir";
 import type { StateEntry } from "./state-store.ts";
 
@@ -63,7 +63,7 @@ export class VersionedValues {
 
   /** The changes that make the present values equal to `snapshot`. */
   diff(snapshot: Readonly<Record<string, JsonValue>>): StateDiff {
-    const removed = [...this.#values.keys()].filter((key) => !Object.prototype.hasOwnProperty.call(snapshot, key));
+    const removed = [...this.#values.keys()].filter((key) => !hasKey(snapshot, key));
     const changed: StateDiff["changed"] = [];
     for (const key of Object.keys(snapshot)) {
       const value = snapshot[key]!;
