@@ -1,19 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildDag, CarError, dependencyEdges, newAction, sequentialIds, stateRead, stateWrite, toolCall, type Action } from "./index.ts";
+import { buildDag, dependencyEdges, newAction, sequentialIds, stateRead, stateWrite, toolCall, type Action } from "./index.ts";
+import { carErrorOf } from "../test/car-error.ts";
 
 function act(id: string, extra: Partial<Action> = {}): Action {
   return newAction("assertion", { id, ...extra });
-}
-
-function errorOf(fn: () => unknown): CarError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(CarError);
-    return error as CarError;
-  }
-  throw new Error("expected a CarError");
 }
 
 describe("dependencyEdges / buildDag", () => {
@@ -26,18 +17,18 @@ describe("dependencyEdges / buildDag", () => {
   });
 
   it("rejects unknown dependency ids with a pointer", () => {
-    const error = errorOf(() => buildDag([act("a", { dependencies: ["ghost"] })]));
+    const error = carErrorOf(() => buildDag([act("a", { dependencies: ["ghost"] })]));
     expect(error.code).toBe("invalid_proposal");
     expect(error.details.problems).toEqual([{ pointer: "/actions/0/dependencies/0", message: "unknown action id 'ghost'" }]);
   });
 
   it("rejects duplicate ids, pointing at each repeat", () => {
-    const error = errorOf(() => buildDag([act("a"), act("a"), act("a")]));
+    const error = carErrorOf(() => buildDag([act("a"), act("a"), act("a")]));
     expect(error.details.problems?.map((p) => p.pointer)).toEqual(["/actions/1/id", "/actions/2/id"]);
   });
 
   it("names the ids on a cycle and only those", () => {
-    const error = errorOf(() =>
+    const error = carErrorOf(() =>
       buildDag([act("x"), act("a", { dependencies: ["c"] }), act("b", { dependencies: ["a"] }), act("c", { dependencies: ["b"] }), act("tail", { dependencies: ["a"] })]),
     );
     expect(error.code).toBe("invalid_proposal");
@@ -46,7 +37,7 @@ describe("dependencyEdges / buildDag", () => {
   });
 
   it("rejects a self-dependency as a cycle", () => {
-    expect(errorOf(() => buildDag([act("a", { dependencies: ["a"] })])).details["cycle"]).toEqual(["a"]);
+    expect(carErrorOf(() => buildDag([act("a", { dependencies: ["a"] })])).details["cycle"]).toEqual(["a"]);
   });
 
   it("orders a state_dependencies reader after the latest earlier writer only", () => {

@@ -1,15 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { CarError, dependencyEdges, manualClock, parseAction, parseProposal, parseProposalWithGraph, sequentialIds, serializeProposal, stringifyProposal } from "./index.ts";
+import { dependencyEdges, manualClock, parseAction, parseProposal, parseProposalWithGraph, sequentialIds, serializeProposal, stringifyProposal } from "./index.ts";
+import { carErrorOf } from "../test/car-error.ts";
 
 function problemsOf(input: unknown): { pointer: string; message: string }[] {
-  try {
-    parseProposal(input);
-  } catch (error) {
-    expect(error).toBeInstanceOf(CarError);
-    expect((error as CarError).code).toBe("invalid_proposal");
-    return (error as CarError).details.problems ?? [];
-  }
-  throw new Error("expected parseProposal to throw");
+  const error = carErrorOf(() => parseProposal(input));
+  expect(error.code).toBe("invalid_proposal");
+  return error.details.problems ?? [];
 }
 
 describe("parseProposal defaults", () => {

@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CarError, parseAgentOutput, parseAgentSpec, parseStateMutation, parseToolSchema, parseTraceEvent } from "./index.ts";
-
-function failure(fn: () => unknown): CarError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(CarError);
-    return error as CarError;
-  }
-  throw new Error("expected a CarError");
-}
+import { parseAgentOutput, parseAgentSpec, parseStateMutation, parseToolSchema, parseTraceEvent } from "./index.ts";
+import { carErrorOf } from "../test/car-error.ts";
 
 describe("parseToolSchema", () => {
   it("applies defaults and keeps unknown fields", () => {
@@ -24,7 +15,7 @@ describe("parseToolSchema", () => {
   });
 
   it("reports every problem with its pointer", () => {
-    const error = failure(() => parseToolSchema({ source: "npm", parameters: [], rate_limit: { max_calls: -1 } }));
+    const error = carErrorOf(() => parseToolSchema({ source: "npm", parameters: [], rate_limit: { max_calls: -1 } }));
     expect(error.code).toBe("invalid_params");
     expect(error.details.problems?.map((p) => p.pointer).sort()).toEqual(["/name", "/parameters", "/rate_limit/interval_secs", "/rate_limit/max_calls", "/source"]);
   });
@@ -41,12 +32,12 @@ describe("parseAgentSpec / parseAgentOutput (strict)", () => {
 
   it("fails a missing field and a tool_calls list", () => {
     const { error: _e, ...missing } = output;
-    expect(failure(() => parseAgentOutput(missing)).details.problems).toEqual([{ pointer: "/error", message: "required field 'error' is missing" }]);
-    const listed = failure(() => parseAgentOutput({ ...output, tool_calls: [] }));
+    expect(carErrorOf(() => parseAgentOutput(missing)).details.problems).toEqual([{ pointer: "/error", message: "required field 'error' is missing" }]);
+    const listed = carErrorOf(() => parseAgentOutput({ ...output, tool_calls: [] }));
     expect(listed.code).toBe("invalid_output");
     expect(listed.details.problems?.[0]?.pointer).toBe("/tool_calls");
-    expect(failure(() => parseAgentOutput({ ...output, tool_calls: 1.5 })).details.problems?.[0]?.pointer).toBe("/tool_calls");
-    expect(failure(() => parseAgentSpec({ name: "r" })).details.problems).toHaveLength(4);
+    expect(carErrorOf(() => parseAgentOutput({ ...output, tool_calls: 1.5 })).details.problems?.[0]?.pointer).toBe("/tool_calls");
+    expect(carErrorOf(() => parseAgentSpec({ name: "r" })).details.problems).toHaveLength(4);
   });
 });
 
@@ -54,13 +45,13 @@ describe("parseTraceEvent / parseStateMutation", () => {
   it("parses the learning-loop record", () => {
     const event = { kind: "action_failed", action_id: "s2", tool: "scraper", data: { task: "t" }, reward: 0.0 };
     expect(parseTraceEvent(event)).toEqual(event);
-    expect(failure(() => parseTraceEvent({ ...event, kind: "started" })).details.problems?.[0]?.pointer).toBe("/kind");
+    expect(carErrorOf(() => parseTraceEvent({ ...event, kind: "started" })).details.problems?.[0]?.pointer).toBe("/kind");
   });
 
   it("distinguishes a set to null from a delete", () => {
     expect(parseStateMutation('{"op":"set","value":null}')).toEqual({ op: "set", value: null });
     expect(parseStateMutation('{"op":"delete"}')).toEqual({ op: "delete" });
-    expect(failure(() => parseStateMutation('{"op":"set"}')).details.problems?.[0]?.pointer).toBe("/value");
-    expect(failure(() => parseStateMutation("not json")).code).toBe("invalid_params");
+    expect(carErrorOf(() => parseStateMutation('{"op":"set"}')).details.problems?.[0]?.pointer).toBe("/value");
+    expect(carErrorOf(() => parseStateMutation("not json")).code).toBe("invalid_params");
   });
 });
