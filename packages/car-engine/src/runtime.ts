@@ -4,8 +4,8 @@
  * graph → static gate → budget) and runs it (`ProposalRun`), then commits
  * its state changes and events together through the store.
  */
-import { CarError, dependencyEdges, isCarError, parseProposal, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
+import { CarError, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
+import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
 import type { VerifyOptions } from "@car/verify";
@@ -227,8 +227,7 @@ export class Runtime {
   async executeProposal(proposal: unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
-    const parsed: ActionProposal = parseProposal(proposal, { clock: this.clock, ids: this.ids });
-    const graph = dependencyEdges(parsed.actions);
+    const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
     const admission = admit(parsed, this.#tools, budget);
     const run = new ProposalRun(
