@@ -6,6 +6,7 @@
  * the moment it exists.
  */
 import { randomIds, type IdGenerator } from "./clock.ts";
+import { ACTION_DEFAULTS } from "./defaults.ts";
 import { cloneJson, emptyMap, setOwn } from "./json.ts";
 import type { Action, ActionType, JsonObject, JsonValue, Precondition } from "./types.ts";
 
@@ -32,11 +33,7 @@ export function newAction(type: ActionType, overrides: ActionOverrides = {}, opt
     read_set: [],
     write_set: [],
     assumptions: [],
-    invocation_mode: "one_shot",
-    reversibility: "irreversible",
-    idempotent: false,
-    max_retries: 3,
-    failure_behavior: "abort",
+    ...ACTION_DEFAULTS,
     metadata: emptyMap(),
   };
   for (const key of Object.keys(overrides) as (keyof ActionOverrides)[]) {

@@ -7,6 +7,7 @@
  */
 import { randomIds, rfc3339, shortId, systemClock, type Clock, type IdGenerator } from "./clock.ts";
 import { dependencyEdges, type DependencyGraph } from "./dag.ts";
+import { ACTION_DEFAULTS } from "./defaults.ts";
 import { CarError, type ErrorProblem } from "./errors.ts";
 import {
   ACTION_FIELDS,
@@ -110,11 +111,11 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
     read_set: stringsField(raw, "read_set"),
     write_set: stringsField(raw, "write_set"),
     assumptions: ((field(raw, "assumptions") as Raw[] | undefined) ?? []).map((a) => normalizeAssumption(a, copy)),
-    invocation_mode: (field(raw, "invocation_mode") as ToolInvocationMode | undefined) ?? "one_shot",
-    reversibility: (field(raw, "reversibility") as Reversibility | undefined) ?? "irreversible",
-    idempotent: (field(raw, "idempotent") as boolean | undefined) ?? false,
-    max_retries: (field(raw, "max_retries") as number | undefined) ?? 3,
-    failure_behavior: (field(raw, "failure_behavior") as FailureBehavior | undefined) ?? "abort",
+    invocation_mode: (field(raw, "invocation_mode") as ToolInvocationMode | undefined) ?? ACTION_DEFAULTS.invocation_mode,
+    reversibility: (field(raw, "reversibility") as Reversibility | undefined) ?? ACTION_DEFAULTS.reversibility,
+    idempotent: (field(raw, "idempotent") as boolean | undefined) ?? ACTION_DEFAULTS.idempotent,
+    max_retries: (field(raw, "max_retries") as number | undefined) ?? ACTION_DEFAULTS.max_retries,
+    failure_behavior: (field(raw, "failure_behavior") as FailureBehavior | undefined) ?? ACTION_DEFAULTS.failure_behavior,
     metadata: mapField(raw, "metadata", copy),
   };
   // `null` for an optional field means absent, as serde reads an `Option`.
