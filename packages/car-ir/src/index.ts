@@ -1,6 +1,7 @@
 export * from "./types.ts";
 export * from "./errors.ts";
-export * from "./json.ts";
+// `adoptJson` stays internal: it rewrites its argument in place, safe only on the parser's own fresh data.
+export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn, stringCoerce } from "./json.ts";
 export * from "./state-sets.ts";
 export * from "./precondition.ts";
 export * from "./dag.ts";
