@@ -10,7 +10,7 @@ import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
-import { forwardWalk } from "./walk.ts";
+import { dataPredecessors, forwardWalk } from "./walk.ts";
 
 export interface SimulationOutcome {
   /** The post-state. */
@@ -25,8 +25,9 @@ export interface SimulationOutcome {
  * when the graph cannot be built.
  */
 export function simulator(proposal: ActionProposal, graph: DependencyGraph = dependencyEdges(proposal.actions)): (state?: StateInput) => SimulationOutcome {
+  const dataPreds = dataPredecessors(proposal.actions, graph);
   return (state) => {
-    const walk = forwardWalk(proposal.actions, graph, stateMap(state), true);
+    const walk = forwardWalk(proposal.actions, graph, stateMap(state), dataPreds);
     const skipped: string[] = [];
     walk.skipped!.forEach((flag, i) => {
       if (flag === 1) skipped.push(proposal.actions[i]!.id);

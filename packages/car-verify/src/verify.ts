@@ -103,7 +103,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
     return finish(actions, issues, { simulated_state: stateRecord(initial), execution_levels: [], conflicts: [] });
   }
 
-  const walk = forwardWalk(actions, graph, initial, false);
+  const walk = forwardWalk(actions, graph, initial);
   const pos = topoPositions(graph);
   const writeSets = actions.map(effectiveWriteSet);
   const writers = groupByKey(actions.length, (i) => writeSets[i]!, pos);

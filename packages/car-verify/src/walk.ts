@@ -17,7 +17,7 @@
  *   action verify reports as blocked. `failure_behavior` is not modelled.
  */
 import type { Action, DependencyGraph, JsonValue } from "@car/ir";
-import { effectiveWriteSet, evaluatePrecondition } from "@car/ir";
+import { evaluatePrecondition, pushWrittenKeys } from "@car/ir";
 
 export type BlockReason =
   | { kind: "precondition"; key: string; message: string }
@@ -60,8 +60,9 @@ function gate(action: Action, state: ReadonlyMap<string, JsonValue>): BlockReaso
  * rule `dependencyEdges` orders by). Ordering-only edges between same-key
  * `state_write`s carry no data and are left out.
  */
-function dataPredecessors(actions: readonly Action[], graph: DependencyGraph): number[][] {
+export function dataPredecessors(actions: readonly Action[], graph: DependencyGraph): number[][] {
   const lastWriter = new Map<string, number>();
+  const writes: string[] = []; // one buffer, not a set per action
   return actions.map((action, i) => {
     const preds: number[] = [];
     for (const dep of action.dependencies) {
@@ -72,7 +73,9 @@ function dataPredecessors(actions: readonly Action[], graph: DependencyGraph): n
       const j = lastWriter.get(key);
       if (j !== undefined) preds.push(j);
     }
-    for (const key of effectiveWriteSet(action)) lastWriter.set(key, i);
+    writes.length = 0;
+    pushWrittenKeys(action, writes);
+    for (const key of writes) lastWriter.set(key, i);
     return preds;
   });
 }
@@ -82,17 +85,20 @@ function applyEffects(action: Action, state: Map<string, JsonValue>): void {
   for (const key of Object.keys(effects)) state.set(key, effects[key]!);
 }
 
+/**
+ * Walks the declared model, and the simulated one too when `dataPreds`
+ * (`dataPredecessors(actions, graph)`, computed once per proposal) is given.
+ */
 export function forwardWalk(
   actions: readonly Action[],
   graph: DependencyGraph,
   initial: ReadonlyMap<string, JsonValue>,
-  simulate: boolean,
+  dataPreds?: readonly (readonly number[])[],
 ): WalkResult {
   const declared = new Map(initial);
   const blocked: (BlockReason[] | undefined)[] = new Array(actions.length);
-  const simulated = simulate ? new Map(initial) : undefined;
-  const skipped = simulate ? new Uint8Array(actions.length) : undefined;
-  const dataPreds = simulate ? dataPredecessors(actions, graph) : undefined;
+  const simulated = dataPreds !== undefined ? new Map(initial) : undefined;
+  const skipped = dataPreds !== undefined ? new Uint8Array(actions.length) : undefined;
 
   for (const level of levelBuckets(graph)) {
     for (const i of level) {
