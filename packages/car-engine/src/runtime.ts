@@ -162,11 +162,7 @@ export class Runtime {
    * the registrable kinds (DECISIONS.md §8). Returns the policy's name.
    */
   registerPolicy(policy: PolicyRule | PolicyDefinition): string {
-    if ("evaluate" in policy) {
-      this.policies.register(policy);
-      return policy.name;
-    }
-    this.policies.register(ruleFrom(policy));
+    this.policies.register("evaluate" in policy ? policy : ruleFrom(policy));
     return policy.name;
   }
 
