@@ -57,6 +57,9 @@ export function jsonEquals(a: unknown, b: unknown): boolean {
  * mutated and read without any key reaching `Object.prototype`.
  */
 export function cloneJson<T extends JsonValue>(value: T): T {
+  // JSON has no negative zero (`JSON.stringify(-0)` is "0"): a copy holds what
+  // a stored and re-read value would, so caches never disagree with storage.
+  if (value === 0) return 0 as T;
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((v) => cloneJson(v)) as T;
   const out = emptyMap();
