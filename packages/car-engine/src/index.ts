@@ -9,6 +9,7 @@ export * from "./events/event-log.ts";
 export { InMemoryEventLog } from "./events/in-memory-event-log.ts";
 export { AsyncQueue } from "./async-queue.ts";
 export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type PolicyDefinition } from "./runtime.ts";
+export { TRACE_ATTRIBUTES } from "./telemetry/run-tracer.ts";
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";
 export type { ToolHandler, ToolCallContext, ToolCallback, ToolChunkSource } from "./tools/handler.ts";
 export { BUFFER_CAP, type DetachedPollResult } from "./tools/detached.ts";

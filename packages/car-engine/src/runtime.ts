@@ -5,7 +5,8 @@
  * its state changes and events together through the store.
  */
 import { CarError, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
+import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
+import type { Tracer } from "@opentelemetry/api";
 import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
 import type { VerifyOptions } from "@car/verify";
@@ -24,6 +25,7 @@ import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
 import { admit } from "./run/admission.ts";
+import type { Admission } from "./run/admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
@@ -42,6 +44,11 @@ export interface RuntimeOptions {
   maxOutputBytes?: number;
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
+  /**
+   * Traces every proposal with OpenTelemetry spans (`@opentelemetry/api`:
+   * pass `trace.getTracer("…")` once an SDK is set up). Off by default.
+   */
+  tracer?: Tracer;
   /**
    * The permission-tier / approval gate (@car/policy) every action passes
    * after the policies; none by default. Build it on `store.approvals` so
@@ -110,6 +117,7 @@ export class Runtime {
       ids: this.ids,
       maxOutputBytes,
       approvalGate: options.approvalGate,
+      tracer: options.tracer,
     };
   }
 
@@ -239,6 +247,15 @@ export class Runtime {
       graph,
       admission,
     );
+    try {
+      return await this.#run(run, parsed, admission);
+    } finally {
+      run.endTrace();
+    }
+  }
+
+  /** Begins, runs and commits an admitted proposal. */
+  async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission): Promise<ProposalResult> {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 

@@ -31,6 +31,7 @@ export async function callClientTool(session: Session, callJson: string, engineS
   };
   if (declared !== undefined) params["timeout_ms"] = declared;
   params["session_id"] = typeof call["session_id"] === "string" ? call["session_id"] : session.id;
+  if (typeof call["traceparent"] === "string") params["traceparent"] = call["traceparent"];
 
   // One signal for "stop waiting": the engine gave up, or our own wait ran out. (The connection
   // closing needs no signal here: the peer then fails every outstanding call itself.)

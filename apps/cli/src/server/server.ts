@@ -14,6 +14,7 @@ import { Connection } from "./connection.ts";
 import { isLoopbackHost } from "./loopback.ts";
 import { METHODS } from "./methods/index.ts";
 import type { ServeStore } from "./serve-store.ts";
+import type { Tracer } from "@opentelemetry/api";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 9100;
@@ -56,6 +57,8 @@ export interface ServerOptions {
    * session keeps its own in-memory runtime.
    */
   store?: ServeStore;
+  /** Traces every session's proposals (OpenTelemetry); none by default. */
+  tracer?: Tracer;
 }
 
 export interface CloseOptions {
@@ -119,6 +122,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         carHome,
         store: options.store,
         agentId: agentIdOf(request),
+        tracer: options.tracer,
       });
     } catch (err) {
       // A session that cannot be built (an operator policy file that does not load) is refused, loudly.

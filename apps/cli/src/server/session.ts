@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { type JsonValue, randomIds, shortId } from "@car/ir";
 import { Runtime, type ToolCallback } from "@car/engine";
 import { postureLookup } from "@car/engine/sqlite";
+import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate } from "@car/policy";
 import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
@@ -25,6 +26,8 @@ export interface SessionOptions {
   store?: ServeStore | undefined;
   /** The agent this connection acts for (`?agent_id=` on the URL): its proposals pass the approval gate with its posture. */
   agentId?: string | undefined;
+  /** Traces every proposal of the session (`car serve --otel`). */
+  tracer?: Tracer | undefined;
 }
 
 export class Session {
@@ -56,6 +59,7 @@ export class Session {
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
+      ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
     });
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));

@@ -12,7 +12,7 @@ import type { CallContext } from "./call-context.ts";
 import { parseJsonOutput } from "./tool-output.ts";
 
 export async function callThroughCallback(dispatch: ToolCallback, tool: string, params: JsonObject, ctx: CallContext, maxBytes: number): Promise<JsonValue> {
-  const callJson = JSON.stringify({
+  const call: JsonObject = {
     tool,
     params,
     action_id: ctx.action_id,
@@ -20,7 +20,9 @@ export async function callThroughCallback(dispatch: ToolCallback, tool: string, 
     timeout_ms: ctx.timeout_ms,
     session_id: ctx.session_id,
     attempt: ctx.attempt,
-  });
+  };
+  if (ctx.traceparent !== undefined) call["traceparent"] = ctx.traceparent;
+  const callJson = JSON.stringify(call);
   let answer: unknown;
   try {
     answer = await dispatch(callJson, ctx.signal);
