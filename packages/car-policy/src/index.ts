@@ -17,7 +17,7 @@ export { parsePolicyFile } from "./files/parse-policy-file.ts";
 export { loadPolicyDir } from "./files/load-policy-dir.ts";
 export { ALLOW, type InspectionOutcome, type InspectionResult, type Inspector, InspectorChain } from "./inspectors/inspector.ts";
 export { DEFAULT_ALLOWED_HOSTS, EgressInspector, type EgressOptions } from "./inspectors/egress/egress-inspector.ts";
-export { curlHost, isAllowlisted, isLoopback, urlHosts } from "./inspectors/egress/hosts.ts";
+export { canonicalHost, curlHost, isAllowlisted, isLoopback, UNKNOWN_HOST, urlHosts } from "./inspectors/egress/hosts.ts";
 export * from "./gate/index.ts";
 export { RepetitionInspector, type RepetitionOptions } from "./inspectors/repetition-inspector.ts";
 export { isPermissionTier, maxTier, PERMISSION_TIERS, type PermissionTier, tierRank } from "./tiers/permission-tier.ts";
