@@ -69,6 +69,20 @@ export function parsePolicyFile(file: string, text: string): PolicyRules {
           };
         });
         break;
+      case "deny_command":
+        rules.deny_command = tables(value, key, fail).map((t, i) => {
+          const at = `${key}[${i}]`;
+          onlyKeys(t, at, ["program", "subcommand", "flags", "args", "tool", "param"], fail);
+          return {
+            program: str(t, "program", at, fail),
+            ...(t["subcommand"] !== undefined ? { subcommand: str(t, "subcommand", at, fail) } : {}),
+            ...(t["flags"] !== undefined ? { flags: stringList(t["flags"], `${at}.flags`, fail) } : {}),
+            ...(t["args"] !== undefined ? { args: stringList(t["args"], `${at}.args`, fail) } : {}),
+            ...(t["tool"] !== undefined ? { tool: str(t, "tool", at, fail) } : {}),
+            ...(t["param"] !== undefined ? { param: str(t, "param", at, fail) } : {}),
+          };
+        });
+        break;
       case "rate_limit_tool":
         rules.rate_limit_tool = tables(value, key, fail).map((t, i) => {
           const at = `${key}[${i}]`;

@@ -10,7 +10,10 @@ import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { denyToolRule } from "../rules/deny-tool.ts";
 import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
 import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
+import { type DenyCommandSpec, denyCommandProblems, denyCommandRule, denyCommandRuleName } from "../rules/deny-command.ts";
 import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
+
+export type { DenyCommandSpec };
 
 export interface DenyToolParamSpec {
   tool: string;
@@ -50,6 +53,7 @@ export class PolicyRules {
   allow_tool_param: AllowToolParamSpec[] = [];
   deny_tool_param_matching: DenyToolParamMatchingSpec[] = [];
   rate_limit_tool: RateLimitToolSpec[] = [];
+  deny_command: DenyCommandSpec[] = [];
 
   /** Appends `other`'s rules after this set's (file order is merge order). */
   merge(other: PolicyRules): this {
@@ -59,6 +63,7 @@ export class PolicyRules {
     this.allow_tool_param.push(...other.allow_tool_param);
     this.deny_tool_param_matching.push(...other.deny_tool_param_matching);
     this.rate_limit_tool.push(...other.rate_limit_tool);
+    this.deny_command.push(...other.deny_command);
     return this;
   }
 
@@ -70,20 +75,26 @@ export class PolicyRules {
       this.deny_tool_param.length +
       this.allow_tool_param.length +
       this.deny_tool_param_matching.length +
-      this.rate_limit_tool.length
+      this.rate_limit_tool.length +
+      this.deny_command.length
     );
   }
 
   /**
-   * The `deny_tool_param_matching` patterns that do not compile. Loading
-   * still succeeds (such a rule denies every call to its tool, failing
-   * closed), so this is how a linter tells the author before the denials do.
+   * The `deny_tool_param_matching` patterns that do not compile, and
+   * `deny_command` rules that can never match (a cluster in `flags`, a
+   * program with a space). Loading still succeeds (a bad pattern denies every
+   * call to its tool, failing closed), so this is how a linter tells the
+   * author before the denials — or the silence — do.
    */
   patternErrors(): { rule: string; pattern: string; error: string }[] {
     const out: { rule: string; pattern: string; error: string }[] = [];
     for (const r of this.deny_tool_param_matching) {
       const compiled = compilePattern(r.matches);
       if ("error" in compiled) out.push({ rule: `deny_tool_param_matching:${r.tool}.${r.param}`, pattern: r.matches, error: compiled.error });
+    }
+    for (const r of this.deny_command) {
+      for (const problem of denyCommandProblems(r)) out.push({ rule: denyCommandRuleName(r), pattern: r.program, error: problem });
     }
     return out;
   }
@@ -110,5 +121,6 @@ export class PolicyRules {
     for (const r of this.rate_limit_tool) {
       engine.register(rateLimitToolRule(r.tool, r.max_calls, r.interval_secs, options.clock));
     }
+    for (const r of this.deny_command) engine.register(denyCommandRule(r));
   }
 }

@@ -207,6 +207,11 @@ function unwrap(name: string, rest: Word[], env: string[]): Unwrapped | "lookup"
       break;
     }
     if (name === "command" && /^-[a-zA-Z]*[vV]/.test(t)) return "lookup";
+    if (t === "-") {
+      // `su - root`, `env -`: a login or empty environment, not a command.
+      i++;
+      continue;
+    }
     if (name === "env" && ASSIGNMENT.test(t)) {
       env.push(t.slice(0, t.indexOf("=")));
       i++;
@@ -293,10 +298,11 @@ function nonEmpty(list: Word[]): Word[] | undefined {
  */
 export function resolveProgram(word: Word, vars: ReadonlyMap<string, string> = new Map()): { name: string; opaque?: string } {
   const variable = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(word.text);
-  const value = variable ? vars.get(variable[1] as string) : undefined;
-  if (value !== undefined) return { name: programFamily(baseName(value)) };
+  // After `IFS=…` an unquoted expansion splits where the reader cannot follow.
+  const value = variable && !vars.has("IFS") ? vars.get(variable[1] as string) : undefined;
+  if (value !== undefined) return { name: programFamily(baseName(value.trim().split(/\s+/)[0] as string)) };
   const lookup = /^(?:\$\(|`)\s*(?:which|command\s+-v|type\s+-p)\s+([^\s)`$]+)\s*(?:\)|`)$/.exec(word.text);
-  if (lookup) return { name: programFamily(baseName(lookup[1] as string)) };
+  if (lookup) return { name: programFamily(baseName((lookup[1] as string).replace(/[\\'"]/g, ""))) };
   // `$HOME/bin/nc`: the directory is decided at run time, the file name is not.
   const file = baseName(word.text);
   if (word.opaque !== undefined && file !== word.text && !/[$`*?[\]{}()]/.test(file)) return { name: programFamily(file) };

@@ -162,9 +162,15 @@ export class EgressInspector implements Inspector {
     let executes = false;
     const upstream: Invocation[] = [];
     const judgedUpTo = new Map<string, number>();
+    // Feeding an interpreter is an execution signal when what feeds it is itself worth a finding.
+    const judge = (p: Invocation, runner: string, route: Route) => {
+      for (const f of this.producerFindings(p, runner, route)) {
+        findings.push(f);
+        executes = true;
+      }
+    };
     const feed = (producers: readonly Invocation[], runner: string, route: Route) => {
-      executes = true;
-      for (const p of producers) findings.push(...this.producerFindings(p, runner, route));
+      for (const p of producers) judge(p, runner, route);
     };
     for (let j = 0; j < stages.length; j++) {
       const stage = stages[j] as Invocation[];
@@ -175,14 +181,12 @@ export class EgressInspector implements Inspector {
         if (source.kind === "stdin") {
           const redirected = stdinProducers(inv);
           if (redirected !== undefined) {
-            executes ||= redirected.producers.length > 0;
             if (redirected.opaque !== undefined) opaque.push(redirected.opaque);
-            for (const p of redirected.producers) findings.push(...this.producerFindings(p, runner, redirected.route));
+            feed(redirected.producers, runner, redirected.route);
           } else if (j > 0) {
             const from = judgedUpTo.get(runner) ?? 0;
             feed(upstream.slice(from), runner, (r) => `'| ${r}'`);
             judgedUpTo.set(runner, upstream.length);
-            executes = true;
           }
         } else {
           const word = source.word;
@@ -231,8 +235,15 @@ export class EgressInspector implements Inspector {
     if (raw !== undefined || NETWORK_TOOLS.has(p.program)) {
       return [{ deny: true, reason: `pipes what '${raw ?? p.program}' receives from the network into a shell (${pattern})` }];
     }
-    if ((p.program === "echo" || p.program === "printf") && p.args.some((w) => w.opaque !== undefined)) {
-      return [{ deny: true, reason: `feeds a shell (${pattern}) a script built at run time by '${p.program}', which cannot be resolved statically` }];
+    if (p.program === "echo" || p.program === "printf") {
+      if (p.args.some((w) => w.opaque !== undefined)) {
+        return [{ deny: true, reason: `feeds a shell (${pattern}) a script built at run time by '${p.program}', which cannot be resolved statically` }];
+      }
+      // `printf '\x6e\x63 …'`, `echo -e '\156…'`: escapes decoded on the way in are a payload the reader never saw.
+      const escapes = p.program === "printf" || p.args.some((w) => /^-[a-zA-Z]*e[a-zA-Z]*$/.test(w.text));
+      if (escapes && p.args.some((w) => /\\(x[0-9a-fA-F]|[0-7]{1,3}|u[0-9a-fA-F])/.test(w.text))) {
+        return [{ deny: true, reason: `pipes a decoded payload ('${p.program}' escapes) into a shell (${pattern})` }];
+      }
     }
     return [];
   }

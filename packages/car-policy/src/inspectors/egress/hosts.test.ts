@@ -40,7 +40,8 @@ describe("hosts that cannot be determined, and spellings of one host", () => {
     expect(urlHosts("https:/evil.example.com/x.sh")).toEqual(["evil.example.com"]);
     expect(urlHosts("https:\\\\evil.example.com/x.sh")).toContain("evil.example.com");
     expect(urlHosts("https:///evil.example.com/x")).toContain("evil.example.com");
-    expect(urlHosts("mailto:a@b.c")).toEqual([UNKNOWN_HOST]);
+    expect(urlHosts("mailto:nobody")).toEqual([UNKNOWN_HOST]);
+    expect(urlHosts("https://github.com/x?@evil.example.com")).toContain("evil.example.com");
     expect(urlHosts("file:///etc/hosts")).toEqual([]);
     expect(isAllowlisted(UNKNOWN_HOST, ["github.com"])).toBe(false);
     expect(isLoopback(UNKNOWN_HOST)).toBe(false);

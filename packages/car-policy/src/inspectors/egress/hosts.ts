@@ -35,6 +35,12 @@ export function urlHosts(url: string): string[] {
       // Not a URL to a WHATWG parser; curl's reading stands.
     }
   }
+  // A reader that takes userinfo up to the last `@` anywhere (`https://github.com/x?@evil.com`).
+  const at = trimmed.lastIndexOf("@");
+  if (scheme !== undefined && at !== -1) {
+    const naive = canonicalHost((/^[^/?#:\\]*/.exec(trimmed.slice(at + 1)) as RegExpExecArray)[0]);
+    if (naive !== "") hosts.add(naive);
+  }
   if (hosts.size === 0) hosts.add(UNKNOWN_HOST);
   return [...hosts];
 }

@@ -139,7 +139,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperGrammar>> = {
   fakeroot: { valued: "", long: ["-l", "--lib", "--faked", "-s", "-i"] },
   faketime: { valued: "", positional: 1 },
   flock: { valued: "wEo", long: ["--timeout", "--conflict-exit-code"], positional: 1, script: "c", scriptLong: ["--command"] },
-  su: { valued: "gGsw", long: ["--group", "--supp-group", "--shell", "--whitelist-environment"], script: "c", scriptLong: ["--command", "--session-command"], scriptOnly: true },
+  su: { valued: "gGsw", positional: 1, long: ["--group", "--supp-group", "--shell", "--whitelist-environment"], script: "c", scriptLong: ["--command", "--session-command"], scriptOnly: true },
   runuser: { valued: "gGsuw", long: ["--group", "--supp-group", "--shell", "--user"], script: "c", scriptLong: ["--command", "--session-command"] },
   sg: { valued: "", positional: 1, script: "c" },
   script: { valued: "EIOBTm", long: ["--log-in", "--log-out", "--log-io", "--log-timing", "--echo", "--logging-format"], script: "c", scriptLong: ["--command"], scriptOnly: true },
