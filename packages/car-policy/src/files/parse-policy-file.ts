@@ -15,7 +15,8 @@ type Table = Record<string, unknown>;
 export function parsePolicyFile(file: string, text: string): PolicyRules {
   let doc: Table;
   try {
-    doc = parse(text) as Table;
+    // An editor's UTF-8 byte-order mark is not TOML, and not a reason to refuse the file.
+    doc = parse(text.startsWith("\uFEFF") ? text.slice(1) : text) as Table;
   } catch (err) {
     throw new PolicyLoadError(file, `not valid TOML: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }

@@ -81,11 +81,9 @@ export class PolicyRules {
   }
 
   /**
-   * The `deny_tool_param_matching` patterns that do not compile, and
-   * `deny_command` rules that can never match (a cluster in `flags`, a
-   * program with a space). Loading still succeeds (a bad pattern denies every
-   * call to its tool, failing closed), so this is how a linter tells the
-   * author before the denials — or the silence — do.
+   * The `deny_tool_param_matching` patterns that do not compile. Loading
+   * still succeeds (such a rule denies every call to its tool, failing
+   * closed), so this is how a linter tells the author before the denials do.
    */
   patternErrors(): { rule: string; pattern: string; error: string }[] {
     const out: { rule: string; pattern: string; error: string }[] = [];
@@ -93,10 +91,16 @@ export class PolicyRules {
       const compiled = compilePattern(r.matches);
       if ("error" in compiled) out.push({ rule: `deny_tool_param_matching:${r.tool}.${r.param}`, pattern: r.matches, error: compiled.error });
     }
-    for (const r of this.deny_command) {
-      for (const problem of denyCommandProblems(r)) out.push({ rule: denyCommandRuleName(r), pattern: r.program, error: problem });
-    }
     return out;
+  }
+
+  /**
+   * `deny_command` rules written so they can never match (a short-flag
+   * cluster in `flags`, a program name with a space in it): they load, and
+   * would deny nothing, so a linter has to say so.
+   */
+  commandRuleProblems(): { rule: string; error: string }[] {
+    return this.deny_command.flatMap((r) => denyCommandProblems(r).map((error) => ({ rule: denyCommandRuleName(r), error })));
   }
 
   /**
