@@ -39,14 +39,15 @@ describe("file tools and paths (§17)", () => {
 
   it("checks MultiEdit and NotebookEdit like Edit, on the normalised path", () => {
     const dir = project(rule);
-    for (const [tool, params] of [
+    const calls: [string, JsonValue][] = [
       ["Edit", { file_path: ".env", old_string: "a", new_string: "b" }],
       ["Edit", { file_path: "src/../.env", old_string: "a", new_string: "b" }],
       ["Edit", { file_path: "./.env", old_string: "a", new_string: "b" }],
       ["Write", { file_path: "a/b/../../.env", content: "x" }],
       ["MultiEdit", { file_path: "src/../.env", edits: [{ old_string: "a", new_string: "b" }] }],
       ["NotebookEdit", { notebook_path: "./.env", new_source: "x" }],
-    ] as const) {
+    ];
+    for (const [tool, params] of calls) {
       const out = check(dir, tool, params);
       expect(out.decision, `${tool} ${JSON.stringify(params)}: ${JSON.stringify(out.findings)}`).toBe("deny");
     }

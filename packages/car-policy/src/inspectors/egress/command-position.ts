@@ -50,14 +50,16 @@ const CONTAINER_VALUED_LONG = new Set([
 ]);
 
 /** Every pipeline in the command line, at every nesting level, as the programs each stage runs. */
-export function pipelinesOf(command: string): { pipelines: StagePrograms[]; truncated: boolean } {
+export function pipelinesOf(command: string): { pipelines: StagePrograms[]; truncated: boolean; incomplete?: string } {
   const out: StagePrograms[] = [];
   const root = parseShell(command);
   let truncated = root.truncated;
+  let incomplete: string | undefined;
   // `N=nc; $N host 4444`: plain assignments seen so far name the program a bare `$N` runs.
   const vars = new Map<string, string>();
   const visit = (script: Script, depth: number) => {
     if (script.truncated) truncated = true;
+    incomplete ??= script.incomplete;
     if (depth > 16) {
       truncated = true;
       return;
@@ -69,7 +71,7 @@ export function pipelinesOf(command: string): { pipelines: StagePrograms[]; trun
     }
   };
   visit(root, 0);
-  return { pipelines: out, truncated };
+  return incomplete === undefined ? { pipelines: out, truncated } : { pipelines: out, truncated, incomplete };
 }
 
 /** Every program the command line runs, at any nesting level. */

@@ -23,7 +23,7 @@ import { ALLOW, type InspectionResult, type Inspector } from "../inspector.ts";
 import { clip, commandInvocations, type Invocation, pipelinesOf, scriptInvocations, scriptSource } from "./command-position.ts";
 import { isAllowlisted, isLoopback, UNKNOWN_HOST, urlHosts } from "./hosts.ts";
 import { networkUse } from "./network-clients.ts";
-import { DECODERS, DOWNLOADERS, NETWORK_TOOLS, RAW_NETWORK_CLIENTS, RAW_NETWORK_SUBCOMMANDS } from "./program-tables.ts";
+import { DECODERS, DOWNLOADERS, INTERPRETERS, NETWORK_TOOLS, RAW_NETWORK_CLIENTS, RAW_NETWORK_SUBCOMMANDS, SHELLS } from "./program-tables.ts";
 import type { Word } from "./shell-syntax.ts";
 
 /**
@@ -100,11 +100,13 @@ export class EgressInspector implements Inspector {
       return [{ deny: true, reason: `the command is ${command.length} characters long, over the ${MAX_COMMAND_LENGTH} the guard reads, so it is denied unread` }];
     }
     const findings: Finding[] = [];
-    const { pipelines, truncated } = pipelinesOf(command);
+    const { pipelines, truncated, incomplete } = pipelinesOf(command);
     if (truncated) findings.push({ deny: true, reason: "the command nests substitutions too deeply to inspect" });
     const all = pipelines.flat(2);
     /** What the reader could not resolve statically; denied only alongside a network or execution signal. */
     const opaque: string[] = [];
+    // Text that does not parse is read by guesswork: with a network or execution signal, that is opacity too.
+    if (incomplete !== undefined) opaque.push(`the command, which does not parse (${incomplete})`);
     let reachesOut = false;
     /** Unlisted hosts plain downloads fetch from, reported last: worth a look, not a refusal. */
     const fetchedFrom: string[] = [];
@@ -193,7 +195,8 @@ export class EgressInspector implements Inspector {
           const substituted = word.substitutions.flatMap((s) => scriptInvocations(s));
           const route: Route = source.kind === "inline" ? (r) => `'${r} $(download)'` : (r) => `'${r} <(download)'`;
           if (substituted.length > 0) feed(substituted, runner, route);
-          else if (word.opaque !== undefined) opaque.push(`the script '${clip(word.text)}' given to '${runner}' (${word.opaque})`);
+          // A script file named through a variable is no less visible than one named literally; a script string built at run time is.
+          else if (source.kind === "inline" && word.opaque !== undefined) opaque.push(`the script '${clip(word.text)}' given to '${runner}' (${word.opaque})`);
         }
       }
       for (const inv of stage) upstream.push(inv);
@@ -301,6 +304,9 @@ const HOST_PORT_SIGNAL = /(^|[\s'"=@])[a-zA-Z0-9][a-zA-Z0-9.-]*[:\s]\d{2,5}($|[\
 const SOCKET_SIGNAL = /\/dev\/(tcp|udp)|\/dev\/[^\s]*[*?[]/;
 const CLIENT_NAMES = [...RAW_NETWORK_CLIENTS, ...DOWNLOADERS].sort((a, b) => b.length - a.length).join("|");
 const CLIENT_SIGNAL = new RegExp(`(^|[\\s;|&(\`'"{,/\\\\=])(${CLIENT_NAMES})($|[\\s;|&)\`'",}])`, "i");
+const RUNNER_NAMES = [...SHELLS, ...Object.keys(INTERPRETERS)].join("|");
+/** Text that pipes into, or hands a script to, an interpreter: `| sh`, `| python3`, `bash -c`, a decoder. */
+const EXEC_SIGNAL = new RegExp(`\\|\\s*(sudo\\s+)?(${RUNNER_NAMES})[0-9.]*($|[\\s;|&)'"\`])|(^|[\\s;|&(\`'"])((${RUNNER_NAMES})\\s+-[a-z]*c)\\s|(base64|base32|basenc|xxd|uudecode)\\s+-`, "i");
 
 /**
  * A network or execution signal in the command, named for the reason:
@@ -316,6 +322,7 @@ function networkSignal(command: string, all: readonly Invocation[]): string | un
     [IP_SIGNAL, "an IP address"],
     [HOST_SIGNAL, "a host name"],
     [CLIENT_SIGNAL, "the name of a network client"],
+    [EXEC_SIGNAL, "a pipe or script handed to an interpreter"],
     [HOST_PORT_SIGNAL, "a host and port"],
   ];
   for (const [pattern, what] of checks) if (pattern.test(command)) return `the command also carries ${what}`;

@@ -52,6 +52,8 @@ export interface Script {
   pipelines: Pipeline[];
   /** Set when substitutions nest deeper than the reader follows; the text is then not fully inspected. */
   truncated: boolean;
+  /** Set when the text ends inside a construct (a quote, a substitution, a here-document), naming the first: a shell would refuse it, and the reader has guessed. */
+  incomplete?: string;
 }
 
 /** Nesting beyond this is not read (it is flagged as `truncated` instead), so hostile input cannot exhaust the stack. */
@@ -73,6 +75,7 @@ const WORD_END = new Set([" ", "\t", "\n", ";", "&", "|", "<", ">", "(", ")"]);
 class Reader {
   pos = 0;
   truncated = false;
+  incomplete: string | undefined;
   pending: PendingHeredoc[] = [];
 
   constructor(
@@ -97,6 +100,7 @@ class Reader {
       stages = [];
     };
     const src = this.src;
+    let closed = false;
     while (this.pos < src.length) {
       const c = src[this.pos] as string;
       const next = src[this.pos + 1];
@@ -112,7 +116,10 @@ class Reader {
         endPipeline();
       } else if (c === ")") {
         this.pos++;
-        if (nested) break;
+        if (nested) {
+          closed = true;
+          break;
+        }
         endPipeline();
       } else if (c === ";" || (c === "&" && next !== ">")) {
         this.pos += c === "&" && next === "&" ? 2 : next === ";" && c === ";" ? 2 : 1;
@@ -140,8 +147,10 @@ class Reader {
         current.words.push(this.word());
       }
     }
+    if (nested && !closed) this.unclosed("an unclosed parenthesis or substitution");
+    if (this.pending.length > 0) this.unclosed("a here-document without its terminator");
     endPipeline();
-    return { pipelines, truncated: this.truncated };
+    return this.incomplete === undefined ? { pipelines, truncated: this.truncated } : { pipelines, truncated: this.truncated, incomplete: this.incomplete };
   }
 
   skipBalanced(): void {
@@ -177,15 +186,20 @@ class Reader {
     const src = this.src;
     for (const doc of this.pending) {
       const lines: string[] = [];
+      let found = false;
       while (this.pos < src.length) {
         let end = src.indexOf("\n", this.pos);
         if (end === -1) end = src.length;
         const raw = src.slice(this.pos, end);
         this.pos = Math.min(end + 1, src.length);
         const line = doc.stripTabs ? raw.replace(/^\t+/, "") : raw;
-        if (line === doc.delimiter) break;
+        if (line === doc.delimiter) {
+          found = true;
+          break;
+        }
         lines.push(line);
       }
+      if (!found) this.unclosed("a here-document without its terminator");
       doc.redirect.heredoc = lines.join("\n");
     }
     this.pending = [];
@@ -215,6 +229,7 @@ class Reader {
         }
       } else if (c === "'") {
         const end = src.indexOf("'", this.pos + 1);
+        if (end === -1) this.unclosed("an unclosed single quote");
         const stop = end === -1 ? src.length : end;
         word.text += src.slice(this.pos + 1, stop);
         this.pos = stop + 1;
@@ -255,6 +270,7 @@ class Reader {
         }
       } else this.expansionOrChar(word, c);
     }
+    this.unclosed("an unclosed double quote");
   }
 
   /** Outside single quotes `$…` and backticks expand; any other character is itself. */
@@ -284,6 +300,7 @@ class Reader {
       markOpaque(word, "a command substitution");
     } else if (next === "{") {
       const end = src.indexOf("}", this.pos + 2);
+      if (end === -1) this.unclosed("an unclosed parameter expansion");
       this.pos = end === -1 ? src.length : end + 1;
       word.text += src.slice(start, this.pos);
       markOpaque(word, "a parameter expansion");
@@ -292,6 +309,7 @@ class Reader {
       this.pos = end;
       word.text += text;
       if (undecodable) markOpaque(word, "an ANSI-C escape it cannot decode");
+      if (end > src.length) this.unclosed("an unclosed ANSI-C quote");
     } else if (next === '"') {
       // `$"…"` is a locale-translated double-quoted string.
       this.pos += 2;
@@ -318,6 +336,7 @@ class Reader {
         i += 2;
       } else inner += src[i++];
     }
+    if (i >= src.length) this.unclosed("an unclosed backquote");
     this.pos = Math.min(i + 1, src.length);
     word.text += src.slice(start, this.pos);
     markOpaque(word, "a command substitution");
@@ -327,6 +346,7 @@ class Reader {
     }
     const script = new Reader(inner, this.depth + 1).script(false);
     if (script.truncated) this.truncated = true;
+    if (script.incomplete !== undefined) this.unclosed(script.incomplete);
     word.substitutions.push(script);
   }
 
@@ -348,7 +368,12 @@ class Reader {
     const script = read(child);
     this.pos = child.pos;
     if (script.truncated) this.truncated = true;
+    if (script.incomplete !== undefined) this.unclosed(script.incomplete);
     return script;
+  }
+
+  unclosed(what: string): void {
+    this.incomplete ??= what;
   }
 }
 
