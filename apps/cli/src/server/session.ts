@@ -15,6 +15,7 @@ import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
+import { SessionRules } from "./session-rules.ts";
 
 export interface SessionOptions {
   /** Callback wait for actions that declare no `timeout_ms`. */
@@ -33,8 +34,8 @@ export class Session {
   readonly runtime: Runtime;
   /** The approval gate an agent's session runs under; undefined for an ungoverned session. */
   readonly gate: ApprovalGate | undefined;
-  /** Human descriptions of policies registered over the wire, by name (for `policy.list`). */
-  readonly policyDescriptions = new Map<string, string>();
+  /** Which rules are the operator's (read-only) and which this connection registered (§19). */
+  readonly rules: SessionRules;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
   /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
@@ -59,6 +60,7 @@ export class Session {
     });
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));
+    this.rules = new SessionRules(this.runtime.policies);
   }
 
   /** A fresh id for a server→client request on this connection. */

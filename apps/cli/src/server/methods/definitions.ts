@@ -52,6 +52,7 @@ export function toolDefinition(raw: JsonValue, where: string): JsonObject {
  * schema that does not compile, a policy missing its target) surfaces.
  */
 export function registerAll(session: Session, tools: readonly JsonObject[], policies: readonly PolicyDefinition[]): void {
+  for (const p of policies) session.rules.checkName(p.name);
   const scratch = new Runtime();
   for (const t of tools) scratch.registerTool(t as JsonObject & { name: string });
   for (const p of policies) scratch.registerPolicy(p);
@@ -59,6 +60,6 @@ export function registerAll(session: Session, tools: readonly JsonObject[], poli
   for (const t of tools) session.runtime.registerTool(t as JsonObject & { name: string });
   for (const p of policies) {
     session.runtime.registerPolicy(p);
-    session.policyDescriptions.set(p.name, describePolicy(p));
+    session.rules.adopt(p.name, describePolicy(p));
   }
 }
