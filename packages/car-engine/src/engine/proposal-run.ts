@@ -19,6 +19,7 @@ import {
   emptyMap,
   evaluatePreconditions,
   getOwn,
+  InterpolationBudget,
   isCarError,
   paramsDigest,
   resolveOutputRefs,
@@ -78,6 +79,8 @@ export interface RunEnvironment {
   readonly timers: Timers;
   readonly ids: IdGenerator;
   readonly maxOutputBytes: number;
+  /** Bytes `$id.output` references may put into one proposal's parameters, in all. */
+  readonly maxInterpolatedBytes: number;
   /** The tier / approval gate every action passes after the policies, when configured. */
   readonly approvalGate: ApprovalGate | undefined;
 }
@@ -137,6 +140,8 @@ export class ProposalRun {
   readonly #status: Uint8Array;
   readonly #terminal: Uint8Array;
   readonly #outputs: JsonValue[];
+  /** What this proposal's references have interpolated so far (made on the first reference). */
+  #interpolated: InterpolationBudget | undefined;
   readonly #errors: (string | null)[];
   readonly #changes: (Record<string, StateMutation> | undefined)[];
   readonly #durations: Float64Array;
@@ -356,10 +361,15 @@ export class ProposalRun {
     let params = action.parameters;
     if (this.#hasRefs[i] === 1) {
       try {
-        params = resolveOutputRefs(params, (id) => {
-          const j = this.#graph.indexOf.get(id);
-          return j !== undefined && this.#status[j] === SUCCEEDED ? { found: true, value: this.#outputs[j]! } : { found: false };
-        });
+        this.#interpolated ??= new InterpolationBudget(this.#env.maxInterpolatedBytes);
+        params = resolveOutputRefs(
+          params,
+          (id) => {
+            const j = this.#graph.indexOf.get(id);
+            return j !== undefined && this.#status[j] === SUCCEEDED ? { found: true, value: this.#outputs[j]! } : { found: false };
+          },
+          this.#interpolated,
+        );
       } catch (error) {
         this.#reject(i, reasonText(error), "reference");
         return;
