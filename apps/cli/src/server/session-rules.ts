@@ -27,6 +27,8 @@ export class SessionRules {
   readonly #operator: ReadonlySet<string>;
   /** Names this session registered, with what each does. */
   readonly #own = new Map<string, string>();
+  /** Rules this session registered (a name registered twice is two rules). */
+  #ownRules = 0;
 
   /** Call once the operator's rules are loaded onto `engine`, before any client call. */
   constructor(engine: PolicyEngine) {
@@ -44,6 +46,7 @@ export class SessionRules {
   /** Records a rule the session registered (after `checkName` and a successful registration). */
   adopt(name: string, description: string): void {
     this.#own.set(name, description);
+    this.#ownRules += 1;
   }
 
   /**
@@ -56,7 +59,9 @@ export class SessionRules {
       throw new CarError("unauthorized", `policy.unregister: '${name}' is an operator rule; a session removes only the rules it registered`, { name });
     }
     if (!this.#own.delete(name)) return 0;
-    return this.#engine.unregister(name);
+    const removed = this.#engine.unregister(name);
+    this.#ownRules -= removed;
+    return removed;
   }
 
   /** Every rule in force on the session, in registration order, each with its owner. */
@@ -69,8 +74,8 @@ export class SessionRules {
     });
   }
 
-  /** How many rules this session registered (for the per-connection limit). */
+  /** How many rules this session registered and still has (for the per-connection limit). */
   get ownCount(): number {
-    return this.#own.size;
+    return this.#ownRules;
   }
 }

@@ -15,6 +15,7 @@ import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
+import { type ServerLimits, Slots } from "./limits.ts";
 import { SessionRules } from "./session-rules.ts";
 
 export interface SessionOptions {
@@ -26,6 +27,10 @@ export interface SessionOptions {
   store?: ServeStore | undefined;
   /** The agent this connection acts for (`?agent_id=` on the URL): its proposals pass the approval gate with its posture. */
   agentId?: string | undefined;
+  /** What one connection may take (README: "Limits"). */
+  limits: ServerLimits;
+  /** Proposals running across the server, shared by every session. */
+  serverProposals: Slots;
 }
 
 export class Session {
@@ -36,6 +41,8 @@ export class Session {
   readonly gate: ApprovalGate | undefined;
   /** Which rules are the operator's (read-only) and which this connection registered (§19). */
   readonly rules: SessionRules;
+  /** Proposals running on this connection. */
+  readonly proposals: Slots;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
   /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
@@ -57,7 +64,9 @@ export class Session {
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
+      maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
+    this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));
     this.rules = new SessionRules(this.runtime.policies);
