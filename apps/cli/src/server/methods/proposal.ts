@@ -5,11 +5,12 @@
  * closes or the server shuts down mid-run, the proposal is aborted and rolled
  * back, and its result reports the actions that never finished.
  */
-import { CarError, isJsonObject, type JsonValue, serializeProposalResult } from "@car/ir";
+import { CarError, isJsonObject, type JsonValue, parseProposal, serializeProposalResult } from "@car/ir";
 import { TerminalToolError, type ToolCallback } from "@car/engine";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { invalidParams, paramsObject, requireValue } from "../params.ts";
 import type { Session } from "../session.ts";
+import { checkProposalTenancy } from "../tenancy.ts";
 import { applyRetention } from "./audit.ts";
 
 /** Refuses a proposal with more actions than the server takes, before parsing it. */
@@ -50,12 +51,14 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   if (p["scope"] !== undefined && p["scope"] !== null) throw invalidParams("scope: tenant-scoped execution is not supported");
   const session = ctx.session;
   checkActionCount(proposal, session.options.limits.maxActionsPerProposal);
+  const parsed = parseProposal(proposal);
+  checkProposalTenancy(parsed);
   session.proposals.take();
   let result;
   try {
     session.options.serverProposals.take();
     try {
-      result = await session.runtime.executeProposal(proposal, meteredDispatch(session), { session_id: session.id, signal: ctx.signal });
+      result = await session.runtime.executeProposal(parsed, meteredDispatch(session), { session_id: session.id, signal: ctx.signal });
     } finally {
       session.options.serverProposals.release();
     }
