@@ -12,6 +12,7 @@ export { compileSchema, type SchemaError, type SchemaValidation, type SchemaVali
 export { canonicalJson, paramsDigest } from "./canonical.ts";
 export { parseOutputRef, findOutputRefs, outputRefsOf, resolveOutputRefs, type OutputRef, type LocatedOutputRef, type OutputLookup } from "./refs.ts";
 export { parseProposal, parseProposalWithGraph, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
+export { checkProposalActions, checkProposalBytes, DEFAULT_PROPOSAL_LIMITS, type ProposalLimits } from "./limits.ts";
 export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
 export {
   serializeProposal,
