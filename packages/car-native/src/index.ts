@@ -9,7 +9,9 @@
  */
 import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
+import { PACKAGE_DIR } from "./paths.ts";
+
+export { buildNative, cargoAvailable } from "./build.ts";
 
 export interface NativeKernels {
   /** Kahn's algorithm over predecessors in CSR form; fills `order`/`level`, returns how many were ordered. */
@@ -35,9 +37,6 @@ function modeFromEnv(value: string | undefined): NativeMode {
 let mode: NativeMode = modeFromEnv(process.env["CAR_NATIVE"]);
 let loaded: { kernels: NativeKernels | undefined; reason: string } | undefined;
 
-/** The package directory, from `src/` or `dist/` alike. */
-const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
-
 function load(): { kernels: NativeKernels | undefined; reason: string } {
   const prefix = `car-native.${process.platform}-${process.arch}`;
   let files: string[];
@@ -61,6 +60,11 @@ function load(): { kernels: NativeKernels | undefined; reason: string } {
     }
   }
   return { kernels: undefined, reason: errors.join("; ") };
+}
+
+/** Forgets the load result, so a binary built since is picked up (tests, after `buildNative`). */
+export function reloadNative(): void {
+  loaded = undefined;
 }
 
 /** Whether the binary loaded, and why not. Loads it on first call; independent of the mode. */
