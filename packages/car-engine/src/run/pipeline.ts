@@ -4,7 +4,7 @@
  * `action_started` → the state action inline, or the tool call through
  * dispatch. Each check that fails rejects the action at its stage.
  */
-import { effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
+import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
 import type { Action, DependencyGraph, JsonObject } from "@car/ir";
 import type { ApprovalGate, PolicyEngine } from "@car/policy";
 import { EVENT_KINDS } from "../events/event.ts";
@@ -29,6 +29,8 @@ export interface PipelineEnvironment {
   /** The tier / approval gate every action passes after the policies, when configured. */
   readonly approvalGate: ApprovalGate | undefined;
   readonly clock: { now(): number };
+  /** Bytes `$id.output` references may put into one proposal's parameters, in all. */
+  readonly maxInterpolatedBytes: number;
 }
 
 /** The parts of one run the pipeline works with. */
@@ -58,6 +60,8 @@ export class ActionPipeline implements ScheduledWork {
   readonly #scheduler: Scheduler;
   readonly #meter: CostMeter;
   readonly #dispatcher: Dispatcher;
+  /** What this proposal's references have interpolated so far (made on the first reference). */
+  #interpolated: InterpolationBudget | undefined;
   readonly #startedCache = new Map<string, JsonObject>();
 
   constructor(env: PipelineEnvironment, parts: RunParts) {
@@ -108,10 +112,15 @@ export class ActionPipeline implements ScheduledWork {
     let params = action.parameters;
     if (this.#hasRefs[i] === 1) {
       try {
-        params = resolveOutputRefs(params, (id) => {
-          const j = this.#graph.indexOf.get(id);
-          return j !== undefined && status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
-        });
+        this.#interpolated ??= new InterpolationBudget(this.#env.maxInterpolatedBytes);
+        params = resolveOutputRefs(
+          params,
+          (id) => {
+            const j = this.#graph.indexOf.get(id);
+            return j !== undefined && status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
+          },
+          this.#interpolated,
+        );
       } catch (error) {
         outcomes.reject(i, reasonText(error), "reference");
         return;
