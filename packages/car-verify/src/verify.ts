@@ -17,8 +17,8 @@ import { repeatedCallIssues } from "./repeated-calls.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
 import type { ToolSpec } from "./tools.ts";
-import { stateKeyIssues } from "./state-keys.ts";
-import { toolIssues, toolRegistry } from "./tools.ts";
+import { toolRegistry } from "./tools.ts";
+import { staticGate } from "./gate.ts";
 import type { BlockReason } from "./walk.ts";
 import { forwardWalk } from "./walk.ts";
 
@@ -29,6 +29,12 @@ export interface VerifyOptions {
   tools?: readonly ToolSpec[];
   /** More actions than this is an error. */
   maxActions?: number;
+  /**
+   * `false` leaves out the static gate's findings (`gate.ts`), for a caller
+   * about to run the proposal: the engine's admission reports them as the
+   * rejections they become, so they are not shown twice.
+   */
+  gate?: boolean;
 }
 
 /** Up to three writers of `key` other than action `i`, quoted, and how many there are. */
@@ -189,8 +195,12 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
     issues.push(issue(null, "info", `key '${key}' has ${writers.get(key)!.length} writers; only neighbours in topological order were checked for write conflicts`));
   }
 
-  if (options.tools !== undefined) append(issues, toolIssues(actions, toolRegistry(options.tools)));
-  append(issues, stateKeyIssues(actions));
+  if (options.gate !== false) {
+    for (const f of staticGate(actions, options.tools === undefined ? undefined : toolRegistry(options.tools)).findings) {
+      const action = actions[f.index]!;
+      issues.push(issue(action, "error", `action '${action.id}': ${f.message}`));
+    }
+  }
   append(issues, repeatedCallIssues(actions));
   append(issues, compensationIssues(actions, graph.indexOf));
 

@@ -7,11 +7,11 @@
 import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
 import type { Action, DependencyGraph, JsonObject } from "@car/ir";
 import type { ApprovalGate, PolicyEngine } from "@car/policy";
+import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import { schemaMessage } from "./admission.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import { isThenable } from "./dispatch.ts";
 import type { Dispatcher } from "./dispatch.ts";
@@ -169,13 +169,13 @@ export class ActionPipeline implements ScheduledWork {
   #callTool(i: number, action: Action, params: JsonObject): Called | undefined | Promise<Called> {
     const tool = this.#env.tools.get(action.tool!);
     if (tool === undefined) {
-      this.#outcomes.reject(i, `unknown tool '${action.tool}'`, "admission");
+      this.#outcomes.reject(i, unknownToolMessage(action.tool!), "admission");
       return undefined;
     }
     if (this.#hasRefs[i] === 1 && tool.validateParams !== undefined) {
       const checked = tool.validateParams(params);
       if (!checked.ok) {
-        this.#outcomes.reject(i, schemaMessage(tool.schema.name, checked.errors), "schema");
+        this.#outcomes.reject(i, schemaMismatchMessage(tool.schema.name, checked.errors), "schema");
         return undefined;
       }
     }
