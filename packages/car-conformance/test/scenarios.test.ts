@@ -38,7 +38,7 @@ describe("the bundled scenarios", () => {
     expect(suite.map((c) => c.capability).sort()).toEqual(
       [
         "cost", "detached-tools", "equivalent", "events", "failure-behaviours", "idempotency", "ir-parsing", "optimize", "ordering",
-        "policies", "preconditions", "rate-limits", "rollback", "simulate", "terminal-failures", "timeouts", "tool-dispatch", "verify",
+        "policies", "preconditions", "rate-limits", "reference", "rollback", "simulate", "terminal-failures", "timeouts", "tool-dispatch", "verify",
       ].sort(),
     );
     expect(suite.reduce((n, c) => n + c.scenarios.length, 0)).toBeGreaterThanOrEqual(80);
