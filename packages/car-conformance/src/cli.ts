@@ -15,7 +15,7 @@ import { engineAdapter } from "./engine-adapter.ts";
 import { formatHuman } from "./format-human.ts";
 import { formatJunit } from "./format-junit.ts";
 import { loadCapabilities } from "./load-scenarios.ts";
-import { runConformance, type ProgressEvent } from "./run-conformance.ts";
+import { knownFeatures, runConformance, type ProgressEvent } from "./run-conformance.ts";
 import { spawnServer, type SpawnedServer } from "./spawn-server.ts";
 import { wsAdapter } from "./ws-adapter.ts";
 
@@ -50,6 +50,13 @@ async function main(argv: string[]): Promise<number> {
   if (args.list) {
     for (const c of suite) process.stdout.write(`${c.capability} (${c.required ? "required" : "optional"}): ${c.scenarios.length} scenarios — ${c.title}\n`);
     return 0;
+  }
+
+  const known = knownFeatures(suite);
+  const unknownFeatures = args.features.filter((f) => !known.includes(f));
+  if (unknownFeatures.length > 0) {
+    process.stderr.write(`car-conformance: unknown feature: ${unknownFeatures.join(", ")} (known: ${known.join(", ")})\n`);
+    return 2;
   }
 
   let server: SpawnedServer | undefined;
