@@ -1,0 +1,44 @@
+// @ts-check
+/**
+ * The mutation run: StrykerJS mutates the engine's semantic core and checks
+ * that RuntimeBench alone — the scenarios run against @car/engine in
+ * process (test/engine.test.ts), no unit tests — notices. Run it with
+ * `pnpm --filter @car/conformance mutation`; the HTML report is written to
+ * reports/mutation/mutation.html. It is CPU-heavy (tens of minutes) and not
+ * part of CI. Mutants are applied in place (the packages import each other
+ * through the workspace, which a copied sandbox would break): do not edit
+ * the mutated files while it runs.
+ */
+/** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
+const config = {
+  // Paths are relative to the repository root, where the `mutation` script starts Stryker.
+  mutate: [
+    // @car/engine: the executor (ordering, preconditions, policies, dispatch, retries, rollback, results) and the result cache.
+    "packages/car-engine/src/engine/*.ts",
+    "packages/car-engine/src/run/*.ts",
+    "packages/car-engine/src/tools/result-cache.ts",
+    // @car/ir: preconditions, $id.output references, the DAG.
+    "packages/car-ir/src/precondition.ts",
+    "packages/car-ir/src/refs.ts",
+    "packages/car-ir/src/dag.ts",
+    // @car/verify: simulate and optimize (and the forward walk they share).
+    "packages/car-verify/src/simulate.ts",
+    "packages/car-verify/src/optimize.ts",
+    "packages/car-verify/src/walk.ts",
+    "!**/*.test.ts",
+  ],
+  testRunner: "vitest",
+  vitest: { configFile: "packages/car-conformance/vitest.mutation.config.ts", dir: "packages/car-conformance" },
+  coverageAnalysis: "perTest",
+  inPlace: true,
+  incremental: true,
+  incrementalFile: "packages/car-conformance/reports/stryker-incremental.json",
+  concurrency: 2,
+  timeoutMS: 10_000,
+  reporters: ["html", "clear-text", "progress", "json"],
+  htmlReporter: { fileName: "packages/car-conformance/reports/mutation/mutation.html" },
+  jsonReporter: { fileName: "packages/car-conformance/reports/mutation/mutation.json" },
+  tempDirName: "packages/car-conformance/.stryker-tmp",
+  cleanTempDir: "always",
+};
+export default config;
