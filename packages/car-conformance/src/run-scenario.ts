@@ -188,7 +188,7 @@ async function checkFinal(
     if (expect.state_includes !== undefined) report("final state", match(expect.state_includes, state));
     for (const key of expect.state_absent ?? []) report("final state", match({ $absent: true }, Object.hasOwn(state, key) ? state[key] : undefined, key));
   }
-  if (expect.events !== undefined || expect.events_absent !== undefined) {
+  if (expect.events !== undefined || expect.events_absent !== undefined || expect.event_text_absent !== undefined) {
     const events = (await runtime.getEvents()).slice(eventsBefore);
     for (const pattern of expect.events ?? []) {
       if (!events.some((e) => matches(pattern, e))) {
@@ -200,6 +200,15 @@ async function checkFinal(
     for (const pattern of expect.events_absent ?? []) {
       const hit = events.find((e) => matches(pattern, e));
       if (hit !== undefined) report("events", [{ path: "events", expected: { $not: pattern }, actual: hit, message: "an event that must not exist was logged" }]);
+    }
+    const leak = expect.event_text_absent;
+    if (leak !== undefined) {
+      for (const e of events) {
+        if (leak.kinds !== undefined && !leak.kinds.includes(String(e["kind"]))) continue;
+        const text = JSON.stringify(e);
+        const found = leak.text.filter((t) => text.includes(t));
+        if (found.length > 0) report("events", [{ path: "events", expected: { $not: { $includes: found[0]! } }, actual: e, message: `an event carries ${found.map((t) => JSON.stringify(t)).join(", ")}` }]);
+      }
     }
   }
   const c = expect.calls;
