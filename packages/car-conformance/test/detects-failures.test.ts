@@ -73,6 +73,18 @@ describe("the runner detects a non-conforming runtime", () => {
     expect(status.get("rollback.rolled-back-omitted-when-committed")).toBe("passed");
   }, 60_000);
 
+  it("a runtime whose events copy parameter values fails the scenario that forbids them anywhere in an event", async () => {
+    const factory = broken((rt) => ({
+      getEvents: async () => (await rt.getEvents()).map((e) => ({ ...e, data: { ...(e["data"] as JsonObject), note: "saw RAW-SECRET-91ab" } })),
+    }));
+    const report = await runConformance({ ...factory, suite: loadCapabilities().filter((c) => c.capability === "events") });
+    const status = statusOf(report);
+    expect(status.get("events.no-parameter-value-anywhere")).toBe("failed");
+    expect(status.get("events.succeeded-digest")).toBe("passed");
+    const failure = report.capabilities[0]!.scenarios.find((s) => s.id === "events.no-parameter-value-anywhere")!.failures[0]!;
+    expect(failure.message).toBe('an event carries "RAW-SECRET-91ab"');
+  }, 60_000);
+
   it("a hung runtime fails the scenario at its deadline instead of hanging the run", async () => {
     const factory = broken(() => ({ submit: () => new Promise(() => {}) }));
     const report = await runConformance({ ...factory, capabilities: ["ordering"], scenarioFilter: ["ordering.cycle-refused"], scenarioTimeoutMs: 200 });
