@@ -47,7 +47,9 @@ const config = {
   concurrency: 2,
   timeoutMS: 10_000,
   timeoutFactor: 2,
-  reporters: ["html", "clear-text", "progress", "json"],
+  // event-recorder writes each mutant's result as it is known, so a long run can be read before it ends.
+  reporters: ["html", "clear-text", "progress", "json", "event-recorder"],
+  eventReporter: { baseDir: "packages/car-conformance/reports/mutation/events" },
   htmlReporter: { fileName: "packages/car-conformance/reports/mutation/mutation.html" },
   jsonReporter: { fileName: "packages/car-conformance/reports/mutation/mutation.json" },
   tempDirName: "packages/car-conformance/.stryker-tmp",
