@@ -7,6 +7,7 @@ import { isCarError } from "@car/ir";
 import { type OptionSpecs, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
 import { type OtelExport, startOtelExport } from "./otel.ts";
+import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
 import { openServeStore } from "./serve-store.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 
@@ -25,6 +26,9 @@ Options:
   --otel           Export OpenTelemetry spans (proposal, action, tool call) over OTLP/HTTP
   --otel-endpoint <URL>  Where to send them [default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, or http://localhost:4318/v1/traces]
   -h, --help       Print help
+
+Limits (per connection unless named otherwise; README "Limits"):
+${LIMITS_USAGE}
 
 Environment:
   CAR_HOME          State directory (absolute); the token is written to $CAR_HOME/auth-token [default: ~/.car]
@@ -67,6 +71,7 @@ const SPECS = {
   otel: { type: "boolean" },
   "otel-endpoint": { type: "string" },
   help: { type: "boolean", short: "h" },
+  ...LIMIT_OPTION_SPECS,
 } as const satisfies OptionSpecs;
 
 function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
@@ -98,6 +103,8 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   const endpoint = o["otel-endpoint"];
   if (endpoint !== undefined && o.otel !== true) throw usageError("--otel-endpoint needs --otel");
   if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw usageError(`--otel-endpoint must be an http(s) URL, got '${endpoint}'`);
+  const limits = limitsFromFlags(o);
+  if (Object.keys(limits).length > 0) options.limits = limits;
   return { help: false, options, db: o.db, otel: o.otel === true ? { endpoint } : undefined, warnings };
 }
 
