@@ -20,7 +20,7 @@ import {
 } from "./fields.ts";
 import { guarded, problemsError, readJsonInput } from "./input.ts";
 import { adoptJson, cloneJson, emptyMap, getOwn } from "./json.ts";
-import { findOutputRefs, pushOutputRefIds } from "./refs.ts";
+import { collectOutputRefs, pushOutputRefIds } from "./refs.ts";
 import type {
   Action,
   ActionProposal,
@@ -190,7 +190,7 @@ function refProblems(actions: readonly Action[], graph: DependencyGraph): ErrorP
     }
     if (bad === undefined) continue;
     // Only now pay for pointers: walk again, locating each bad reference.
-    for (const ref of findOutputRefs(action.parameters)) {
+    for (const ref of collectOutputRefs(action.parameters)) {
       if (!bad.has(ref.id)) continue;
       const pointer = `/actions/${i}/parameters${ref.pointer}`;
       problems.push(

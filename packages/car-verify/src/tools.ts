@@ -5,7 +5,7 @@
  * checks existence only.
  */
 import type { Action, JsonObject, ToolSchema, VerificationIssue } from "@car/ir";
-import { compileSchema, isJsonObject } from "@car/ir";
+import { CarError, compileSchema, isJsonObject } from "@car/ir";
 import type { SchemaValidator } from "@car/ir";
 import { issue } from "./issue.ts";
 
@@ -16,13 +16,16 @@ export type ToolSpec = string | (Pick<ToolSchema, "name"> & Partial<ToolSchema>)
 export type ToolRegistry = ReadonlyMap<string, JsonObject | undefined>;
 
 export function toolRegistry(tools: readonly ToolSpec[]): ToolRegistry {
+  if (!Array.isArray(tools)) throw new CarError("invalid_params", "invalid tools: must be an array of tool names or ToolSchemas");
   const registry = new Map<string, JsonObject | undefined>();
-  for (const tool of tools) {
+  for (const [i, tool] of tools.entries()) {
     if (typeof tool === "string") {
       if (!registry.has(tool)) registry.set(tool, undefined);
-    } else {
+    } else if (typeof tool === "object" && tool !== null && typeof tool.name === "string") {
       // A later schema for the same name wins, as a re-registration would.
       registry.set(tool.name, isJsonObject(tool.parameters) ? tool.parameters : undefined);
+    } else {
+      throw new CarError("invalid_params", `invalid tools: [${i}] must be a tool name or a ToolSchema with a string name`);
     }
   }
   return registry;
