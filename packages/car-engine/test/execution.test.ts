@@ -28,7 +28,7 @@ describe("admission", () => {
     expect(calls).toEqual([]);
     expect(r.results.map((x) => x.status)).toEqual(["rejected", "rejected", "rejected"]);
     expect(r.results[1]!.error).toMatch(/parameters do not match the schema of tool 'read'/);
-    expect(r.results[2]!.error).toMatch(/unknown tool 'nope'/);
+    expect(r.results[2]!.error).toMatch(/calls tool 'nope', which is not registered/);
     expect(r.cost).toEqual({ tool_calls: 0, actions_executed: 0, actions_rejected: 3, actions_skipped: 0, total_duration_ms: 0, retries: 0 });
   });
 
