@@ -40,7 +40,7 @@ export class Session {
   /** The approval gate an agent's session runs under; undefined for an ungoverned session. */
   readonly gate: ApprovalGate | undefined;
   /** Which rules are the operator's (read-only) and which this connection registered (§19). */
-  readonly rules: SessionRules;
+  rules: SessionRules;
   /** Proposals running on this connection. */
   readonly proposals: Slots;
   /** Set by a successful `server.handshake`. */
@@ -84,13 +84,14 @@ export class Session {
   isolate(): void {
     if (this.options.store === undefined) return;
     if (this.gate !== undefined) throw new CarError("unauthorized", "an agent connection cannot be isolated from the shared database");
-    if (this.runtime.listTools().length > 0 || this.policyDescriptions.size > 0) {
+    if (this.runtime.listTools().length > 0 || this.rules.ownCount > 0) {
       throw new CarError("invalid_params", "session.isolated.v1 must be negotiated before tools or policies are registered");
     }
     const shared = this.runtime;
     this.options = { ...this.options, store: undefined };
-    this.runtime = new Runtime({});
+    this.runtime = new Runtime({ maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal });
     this.runtime.loadPolicies(join(this.options.carHome, "policies"));
+    this.rules = new SessionRules(this.runtime.policies);
     void shared.close();
   }
 
