@@ -165,6 +165,7 @@ export class Runtime {
    * the registrable kinds (DECISIONS.md §8). Returns the policy's name.
    */
   registerPolicy(policy: PolicyRule | PolicyDefinition): string {
+    if (typeof policy !== "object" || policy === null) throw new CarError("invalid_params", "a policy must be a rule object or a policy definition");
     this.policies.register("evaluate" in policy ? policy : ruleFrom(policy));
     return policy.name;
   }
@@ -209,7 +210,9 @@ export class Runtime {
    */
   verifyProposal(proposal: unknown, options: { maxActions?: number } = {}): VerificationResult {
     const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools() };
-    if (options.maxActions !== undefined) verifyOptions.maxActions = options.maxActions;
+    // `?.`: a null or non-object `options` is "none given", not a TypeError.
+    const maxActions = (options as { maxActions?: number } | null)?.maxActions;
+    if (maxActions !== undefined) verifyOptions.maxActions = maxActions;
     return verify(proposal, verifyOptions);
   }
 

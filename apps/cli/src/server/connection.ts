@@ -11,6 +11,8 @@ import {
   classifyMessage,
   errorFrame,
   type Incoming,
+  MAX_FRAME_DEPTH,
+  nestsDeeperThan,
   resultFrame,
   RPC_AUTH_REQUIRED,
   RPC_INTERNAL_ERROR,
@@ -127,12 +129,32 @@ export class Connection {
       this.send(errorFrame(null, { code: RPC_PARSE_ERROR, message: "parse error: the frame is not valid JSON" }));
       return;
     }
+    if (nestsDeeperThan(decoded, MAX_FRAME_DEPTH)) {
+      this.refuseDeepFrame(decoded);
+      return;
+    }
     if (Array.isArray(decoded)) {
       this.onBatch(decoded);
       return;
     }
     const work = this.handle(classifyMessage(decoded));
     this.track(work.then((frame) => frame !== undefined && this.send(frame)));
+  }
+
+  /**
+   * A frame nested past MAX_FRAME_DEPTH is not handled. A request gets the
+   * refusal under its own id; an answer to one of our calls fails that call
+   * (rather than leaving it to time out).
+   */
+  private refuseDeepFrame(decoded: unknown): void {
+    const error = { code: RPC_INVALID_REQUEST, message: `invalid request: the frame nests more than ${MAX_FRAME_DEPTH} levels deep` };
+    const message = Array.isArray(decoded) ? undefined : classifyMessage(decoded);
+    if (message?.kind === "response") {
+      this.session.peer.settle(message.id, undefined, error);
+      return;
+    }
+    if (message?.kind === "notification") return;
+    this.send(errorFrame(message?.kind === "request" || message?.kind === "invalid" ? message.id : null, error));
   }
 
   /**

@@ -24,7 +24,7 @@ Options:
   --token <T>      Use this token instead of minting one (alias --auth-token)
   -h, --help       Print help
 
-Limits (per connection unless named otherwise; README "Limits"):
+Limits (README "Limits"):
 ${LIMITS_USAGE}
 
 Environment:
