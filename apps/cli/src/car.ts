@@ -30,6 +30,7 @@ const HOOK_MODULE = new URL(import.meta.url.endsWith(".ts") ? "./hook.ts" : "./h
 const COMMANDS: Record<string, CommandEntry> = {
   verify: { summary: "Statically verify a proposal", load: () => import("./commands/verify.ts") },
   simulate: { summary: "Simulate a proposal's state effects without executing", load: () => import("./commands/simulate.ts") },
+  schema: { summary: "Print the input proposal's JSON Schema (for a model's structured output)", load: () => import("./commands/schema.ts") },
   optimize: { summary: "Optimize a proposal (remove phantom dependencies)", load: () => import("./commands/optimize.ts") },
   equivalent: { summary: "Compare two proposals' effects over test states", load: () => import("./commands/equivalent.ts") },
   run: { summary: "Verify, enforce policies and execute a proposal", load: () => import("./commands/run.ts") },

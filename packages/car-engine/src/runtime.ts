@@ -5,7 +5,7 @@
  * its state changes and events together through the store.
  */
 import { CarError, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
+import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
 import type { VerifyOptions } from "@car/verify";
@@ -136,7 +136,7 @@ export class Runtime {
    * parameters). The handler is optional when proposals run with a dispatch
    * callback. Re-registering replaces the tool and drops its cached results.
    */
-  registerTool(schemaOrName: string | (Partial<ToolSchema> & { name: string }), handler?: ToolHandler): ToolSchema {
+  registerTool(schemaOrName: string | ToolSchemaInput, handler?: ToolHandler): ToolSchema {
     const schema = this.#tools.register(schemaOrName, handler);
     this.#cache.forget(schema.name);
     this.#limiter.forget(schema.name);
@@ -204,7 +204,7 @@ export class Runtime {
    * and parameter schemas) and its current state. Pure: nothing runs, and
    * policies are not evaluated (they are enforced at execution).
    */
-  verifyProposal(proposal: unknown, options: { maxActions?: number } = {}): VerificationResult {
+  verifyProposal(proposal: ProposalInput | unknown, options: { maxActions?: number } = {}): VerificationResult {
     const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools() };
     if (options.maxActions !== undefined) verifyOptions.maxActions = options.maxActions;
     return verify(proposal, verifyOptions);
@@ -220,7 +220,7 @@ export class Runtime {
    * Tools are dispatched to their registered handler, else to `dispatch`
    * (the single JSON-string callback contract).
    */
-  async executeProposal(proposal: unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
+  async executeProposal(proposal: ProposalInput | unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
