@@ -158,12 +158,18 @@ export class Runtime {
   // --- policies -----------------------------------------------------------
 
   /**
-   * Adds a policy: a rule object from @car/policy, or a definition of one of
-   * the registrable kinds (DECISIONS.md §8). Returns the policy's name.
+   * Adds a policy: a rule object from @car/policy, a definition of one of
+   * the registrable kinds (DECISIONS.md §8), or the original binding's
+   * positional form `(name, rule, target?, key?, pattern?, valueJson?)`.
+   * Returns the policy's name; anything else is `invalid_params` naming the
+   * accepted shapes.
    */
-  registerPolicy(policy: PolicyRule | PolicyDefinition): string {
-    this.policies.register("evaluate" in policy ? policy : ruleFrom(policy));
-    return policy.name;
+  registerPolicy(policy: PolicyRule | PolicyDefinition): string;
+  registerPolicy(name: string, rule: string, target?: string | null, key?: string | null, pattern?: string | null, valueJson?: string | null): string;
+  registerPolicy(...args: unknown[]): string {
+    const rule = policyRuleOf(args);
+    this.policies.register(rule);
+    return rule.name;
   }
 
   /** Removes every policy with this name; returns how many were removed. */
@@ -296,6 +302,30 @@ export class Runtime {
     this.#detached.close();
     await this.store.close?.();
   }
+}
+
+const POLICY_SHAPES =
+  "registerPolicy takes a PolicyRule ({ name, evaluate }), a definition ({ name, rule, target?, key?, pattern?, value?, value_json?, callback? }) " +
+  "or positional arguments (name, rule, target?, key?, pattern?, valueJson?)";
+
+function describeArgs(args: readonly unknown[]): string {
+  return args.map((a) => (a === null ? "null" : Array.isArray(a) ? "array" : typeof a)).join(", ") || "nothing";
+}
+
+/** The rule `registerPolicy`'s arguments describe, in any of its three shapes. */
+function policyRuleOf(args: readonly unknown[]): PolicyRule {
+  const [first] = args;
+  if (typeof first === "string") {
+    const [, rule, target, key, pattern, valueJson] = args;
+    const optional = [target, key, pattern, valueJson].every((v) => v === undefined || v === null || typeof v === "string");
+    if (typeof rule !== "string" || !optional || args.length > 6) throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
+    return ruleFrom({ name: first, rule, target: target as string | null, key: key as string | null, pattern: pattern as string | null, value_json: valueJson as string | null });
+  }
+  if (args.length === 1 && first !== null && typeof first === "object" && typeof (first as { name?: unknown }).name === "string") {
+    if (typeof (first as PolicyRule).evaluate === "function") return first as PolicyRule;
+    if (typeof (first as PolicyDefinition).rule === "string") return ruleFrom(first as PolicyDefinition);
+  }
+  throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
 }
 
 function ruleFrom(def: PolicyDefinition): PolicyRule {
