@@ -4,7 +4,7 @@
  * graph → static gate → budget) and runs it (`ProposalRun`), then commits
  * its state changes and events together through the store.
  */
-import { CarError, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
+import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
 import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
@@ -23,10 +23,10 @@ import type { ToolCallback, ToolHandler } from "./tools/handler.ts";
 import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
-import { admit } from "./engine/admission.ts";
-import { ProposalRun } from "./engine/proposal-run.ts";
-import type { RunEnvironment } from "./engine/proposal-run.ts";
-import { checkChunk } from "./engine/tool-output.ts";
+import { admit } from "./run/admission.ts";
+import { ProposalRun } from "./run/proposal-run.ts";
+import type { RunEnvironment } from "./run/proposal-run.ts";
+import { checkChunk } from "./tools/tool-output.ts";
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -40,6 +40,8 @@ export interface RuntimeOptions {
   maxConcurrency?: number;
   /** Largest tool output accepted, in bytes of JSON (default 8 MiB); larger is a validation failure. */
   maxOutputBytes?: number;
+  /** Bytes `$id.output` references may put into one proposal's parameters, in all (default 64 MiB); more rejects the action (`budget_exceeded`). */
+  maxInterpolatedBytes?: number;
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
   /**
@@ -109,6 +111,7 @@ export class Runtime {
       timers: this.timers,
       ids: this.ids,
       maxOutputBytes,
+      maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
     };
   }

@@ -6,6 +6,7 @@
 import { isCarError } from "@car/ir";
 import { type OptionSpecs, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
+import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
 import { openServeStore } from "./serve-store.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 import { createServerLogger, LOG_FORMATS, LOG_LEVELS, pinoServerLog, type LogFormat, type LogLevel } from "./server-log.ts";
@@ -26,6 +27,9 @@ Options:
                    every method with its duration at debug [default: info]
   --log-format <F> json (pino NDJSON) or human, on stderr; never a token or parameter value [default: human]
   -h, --help       Print help
+
+Limits (per connection unless named otherwise; README "Limits"):
+${LIMITS_USAGE}
 
 Environment:
   CAR_HOME          State directory (absolute); the token is written to $CAR_HOME/auth-token [default: ~/.car]
@@ -72,6 +76,7 @@ const SPECS = {
   "auth-token": { type: "string" },
   "require-auth": { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  ...LIMIT_OPTION_SPECS,
   "log-level": { type: "string" },
   "log-format": { type: "string" },
 } as const satisfies OptionSpecs;
@@ -102,6 +107,8 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     options.toolTimeoutMs = seconds * 1000;
   }
   if (o.db === "") throw usageError("--db must not be empty");
+  const limits = limitsFromFlags(o);
+  if (Object.keys(limits).length > 0) options.limits = limits;
   const logLevel = oneOf(o["log-level"], LOG_LEVELS, "--log-level", "info");
   const logFormat = oneOf(o["log-format"], LOG_FORMATS, "--log-format", "human");
   return { help: false, options, db: o.db, warnings, logLevel, logFormat };

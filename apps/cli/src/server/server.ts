@@ -11,6 +11,7 @@ import { WebSocketServer } from "ws";
 import { resolveCarHome } from "../car-home.ts";
 import { generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
 import { Connection } from "./connection.ts";
+import { DEFAULT_LIMITS, type ServerLimits, Slots } from "./limits.ts";
 import { isLoopbackHost } from "./loopback.ts";
 import { METHODS } from "./methods/index.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -59,6 +60,8 @@ export interface ServerOptions {
    * session keeps its own in-memory runtime.
    */
   store?: ServeStore;
+  /** Bounds on what one client may take; unset ones keep `DEFAULT_LIMITS`. */
+  limits?: Partial<ServerLimits>;
 }
 
 export interface CloseOptions {
@@ -101,6 +104,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   let nextConnection = 0;
   const token = auth ? (options.token?.trim() ?? generateToken()) : undefined;
 
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const serverProposals = new Slots(limits.maxProposalsPerServer, "proposals running on this server (--max-proposals)");
   let draining = false;
   const connections = new Set<Connection>();
   const http = createServer((_req, res) => {
@@ -125,6 +130,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         carHome,
         store: options.store,
         agentId: agentIdOf(request),
+        limits,
+        serverProposals,
         log: serverLog,
         connectionId: ++nextConnection,
         remoteAddress: request.socket.remoteAddress,

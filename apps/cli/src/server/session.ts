@@ -15,6 +15,8 @@ import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
+import { type ServerLimits, Slots } from "./limits.ts";
+import { SessionRules } from "./session-rules.ts";
 
 export interface SessionOptions {
   /** Callback wait for actions that declare no `timeout_ms`. */
@@ -25,6 +27,10 @@ export interface SessionOptions {
   store?: ServeStore | undefined;
   /** The agent this connection acts for (`?agent_id=` on the URL): its proposals pass the approval gate with its posture. */
   agentId?: string | undefined;
+  /** What one connection may take (README: "Limits"). */
+  limits: ServerLimits;
+  /** Proposals running across the server, shared by every session. */
+  serverProposals: Slots;
 }
 
 export class Session {
@@ -33,8 +39,10 @@ export class Session {
   readonly runtime: Runtime;
   /** The approval gate an agent's session runs under; undefined for an ungoverned session. */
   readonly gate: ApprovalGate | undefined;
-  /** Human descriptions of policies registered over the wire, by name (for `policy.list`). */
-  readonly policyDescriptions = new Map<string, string>();
+  /** Which rules are the operator's (read-only) and which this connection registered (§19). */
+  readonly rules: SessionRules;
+  /** Proposals running on this connection. */
+  readonly proposals: Slots;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
   /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
@@ -56,9 +64,12 @@ export class Session {
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
+      maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
+    this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));
+    this.rules = new SessionRules(this.runtime.policies);
   }
 
   /** A fresh id for a server→client request on this connection. */
