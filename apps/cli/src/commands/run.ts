@@ -70,12 +70,6 @@ export async function main(args: string[]): Promise<number> {
 
   const c = colors(colorEnabled(process.stderr));
   const showProgress = options.json !== true;
-  const report = verify(proposal, { state, tools: tools.map((t) => t.schema ?? t.name) });
-  // Findings are shown, not enforced here: the engine's admission gate refuses what must not run.
-  if (showProgress) {
-    const paint = { error: c.red, warning: c.yellow, info: c.cyan };
-    for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
-  }
 
   const runtime = new Runtime({ store: await openRuntimeStore(options.db) });
   await runtime.recover();
@@ -84,6 +78,13 @@ export async function main(args: string[]): Promise<number> {
     let rules = 0;
     for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
     for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
+    // Verified against the state the run will see: the database's, with --state on top.
+    const report = verify(proposal, { state: runtime.state.snapshot(), tools: tools.map((t) => t.schema ?? t.name) });
+    // Findings are shown, not enforced here: the engine's admission gate refuses what must not run.
+    if (showProgress) {
+      const paint = { error: c.red, warning: c.yellow, info: c.cyan };
+      for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+    }
     if (showProgress) eprintln(c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`));
 
     const result = await execute(runtime, proposal, {
