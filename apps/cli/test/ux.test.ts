@@ -50,3 +50,34 @@ describe("byte-order marks", () => {
     expect(JSON.parse(lint.stdout)).toMatchObject({ rules_loaded: 1, errors: 0 });
   });
 });
+
+describe("exit codes and damaged databases", () => {
+  it("car --help lists every exit status a CarError maps to", async () => {
+    const { ERROR_CODES } = await import("@car/ir");
+    const help = await runCar(["--help"]);
+    expect(help.code).toBe(0);
+    const listed = [...help.stdout.matchAll(/^ {2}(\d) {2}\S/gm)].map((m) => Number(m[1]));
+    expect(listed).toEqual([0, 1, 2, 3]);
+    for (const { exit } of Object.values(ERROR_CODES)) expect(listed).toContain(exit);
+  });
+
+  it("a malformed database file is a typed error naming the file and what to do", async () => {
+    const proposal = join(root, "write.json");
+    const tools = join(root, "tools.mjs");
+    writeFileSync(proposal, JSON.stringify({ actions: [{ type: "state_write", parameters: { key: "k", value: 1 } }] }));
+    writeFileSync(tools, "export const noop = () => null;\n");
+    const db = join(root, "car.db");
+    expect((await runCar(["run", proposal, "--tools", tools, "--db", db, "--json"], { env: { CAR_HOME: root } })).code).toBe(0);
+    const { readFileSync } = await import("node:fs");
+    const bytes = readFileSync(db);
+    bytes.fill(0x5a, 4096);
+    writeFileSync(db, bytes);
+    rmSync(`${db}-wal`, { force: true });
+    rmSync(`${db}-shm`, { force: true });
+    const r = await runCar(["run", proposal, "--tools", tools, "--db", db], { env: { CAR_HOME: root } });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `car run: the CAR database '${db}' is damaged or not a CAR database (database disk image is malformed): move it aside and run again to start a new one, or pass --db with another file`,
+    );
+  });
+});
