@@ -61,6 +61,44 @@ describe("car init and car policy", () => {
     expect(readFileSync(example, "utf8")).toBe('deny_tool = ["x"]\n');
   });
 
+  it("the example's rules, uncommented, load, lint clean and deny the host tool calls they document", async () => {
+    const project = join(root, "uncommented");
+    mkdirSync(project);
+    execFileSync("git", ["init", "-q", project]);
+    await runCar(["init", "--dir", project]);
+    const example = join(project, ".car", "policies", "example.toml");
+    const rules = readFileSync(example, "utf8").replace(/^# (?=\[\[|[a-z_]+ = )/gm, "");
+    writeFileSync(example, rules);
+    for (const kind of ["deny_command", "MultiEdit", "WebFetch", "Bash"]) expect(rules).toContain(kind);
+    const lint = await runCar(["policy", "lint", join(project, ".car", "policies"), "--json"]);
+    expect(lint.code, lint.stdout).toBe(0);
+    expect(JSON.parse(lint.stdout)).toMatchObject({ errors: 0, pattern_errors: 0, rule_problems: 0 });
+    const env = { env: { CAR_HOME: carHome } };
+    for (const [tool, params] of [
+      ["Bash", { command: "git push origin +main" }],
+      ["Bash", { command: "rm -r -f //" }],
+      ["MultiEdit", { file_path: "src/../.env", edits: [] }],
+      ["NotebookEdit", { notebook_path: "./.env", new_source: "" }],
+      ["WebFetch", { url: "http://0xa9fea9fe/latest" }],
+    ] as const) {
+      const r = await runCar(["policy", "check", "--tool", tool, "--params", JSON.stringify(params), "--cwd", project], env);
+      expect(r.code, `${tool} ${JSON.stringify(params)}: ${r.stdout}`).toBe(1);
+    }
+    const allowed = await runCar(["policy", "check", "--tool", "Bash", "--params", '{"command":"git push origin main"}', "--cwd", project], env);
+    expect(allowed.code, allowed.stdout).toBe(0);
+  }, 180_000);
+
+  it("lint flags a deny_command rule that can never match", async () => {
+    const dir = join(root, "never-matches");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "rules.TOML"), '[[deny_command]]\nprogram = "rm"\nflags = ["-rf"]\n');
+    const r = await runCar(["policy", "lint", dir, "--json"]);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as { rule_problems: number; directories: { files: { rule_problems?: { error: string }[] }[] }[] };
+    expect(out.rule_problems).toBe(1);
+    expect(out.directories[0]?.files[0]?.rule_problems?.[0]?.error).toContain("cluster");
+  });
+
   it("prints the gate's decision document for policy check, exit 1 on deny and 0 on allow", async () => {
     const repo = join(root, "gated");
     mkdirSync(join(repo, "sub"), { recursive: true });

@@ -1,4 +1,5 @@
 export * from "./types.ts";
+export * from "./input-types.ts";
 export * from "./errors.ts";
 // `adoptJson` stays internal: it rewrites its argument in place, safe only on the parser's own fresh data.
 export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn, stringCoerce } from "./json.ts";
@@ -8,6 +9,7 @@ export * from "./precondition.ts";
 export * from "./dag.ts";
 export * from "./clock.ts";
 export { schemas, type SchemaName } from "./schemas.ts";
+export { proposalInputSchema } from "./proposal-input-schema.ts";
 export { shapeProblems, pointerToken } from "./validate.ts";
 export { compileSchema, type SchemaError, type SchemaValidation, type SchemaValidator } from "./compile-schema.ts";
 export { canonicalJson, paramsDigest } from "./canonical.ts";
@@ -22,6 +24,7 @@ export {
   type LocatedOutputRef,
   type OutputLookup,
 } from "./refs.ts";
+export { readJsonObject } from "./input.ts";
 export { parseProposal, parseProposalWithGraph, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
 export { checkProposalActions, checkProposalBytes, DEFAULT_PROPOSAL_LIMITS, type ProposalLimits } from "./limits.ts";
 export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
@@ -42,6 +45,5 @@ export {
   precondition,
   type ActionOverrides,
   type FactoryOptions,
-  type PreconditionInput,
 } from "./factories.ts";
 export * from "./timers.ts";

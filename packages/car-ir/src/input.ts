@@ -94,3 +94,15 @@ export function guarded<T>(code: CarErrorCode, what: string, step: () => T): T {
     throw new CarError(code, `invalid ${what}: ${message}`, { problems: [{ pointer: "", message }] }, { cause: error });
   }
 }
+
+/**
+ * `input` as a JSON object (a state map, an options record) or a `CarError`
+ * with `code`: not text, but data that must already be a plain object of
+ * JSON, with no cycles and not nested past the stack.
+ */
+export function readJsonObject(input: unknown, what: string, code: CarErrorCode = "invalid_params"): Record<string, unknown> {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw problemsError(code, what, [{ pointer: "", message: `must be a JSON object, got ${input === null ? "null" : Array.isArray(input) ? "an array" : typeof input}` }]);
+  }
+  return guarded(code, what, () => readJsonInput(input, code, what) as Record<string, unknown>);
+}

@@ -4,6 +4,7 @@
  * here reads through the prototype chain or assigns with `obj[key] = v` on a
  * prototype-bearing object.
  */
+import { CarError } from "./errors.ts";
 import type { JsonObject, JsonValue } from "./types.ts";
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -54,19 +55,29 @@ export function jsonEquals(a: unknown, b: unknown): boolean {
 
 /**
  * A deep copy of JSON data into prototype-free maps, so the copy can be
- * mutated and read without any key reaching `Object.prototype`.
+ * mutated and read without any key reaching `Object.prototype`. A value
+ * nested past the stack (or circular) is `invalid_params`, not a RangeError.
  */
 export function cloneJson<T extends JsonValue>(value: T): T {
+  try {
+    return copyJson(value);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new CarError("invalid_params", "the value is nested too deeply (or is circular) to be JSON data", {}, { cause: error });
+  }
+}
+
+function copyJson<T extends JsonValue>(value: T): T {
   // JSON has no negative zero (`JSON.stringify(-0)` is "0"): a copy holds what
   // a stored and re-read value would, so caches never disagree with storage.
   if (value === 0) return 0 as T;
   if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map((v) => cloneJson(v)) as T;
+  if (Array.isArray(value)) return value.map((v) => copyJson(v)) as T;
   const out = emptyMap();
   // Plain assignment is safe here: with no prototype there is no `__proto__`
   // accessor to hit, so every key (including `__proto__`) becomes an own data
   // property — and it is much cheaper than `defineProperty`.
-  for (const k of Object.keys(value)) out[k] = cloneJson((value as JsonObject)[k] as JsonValue);
+  for (const k of Object.keys(value)) out[k] = copyJson((value as JsonObject)[k] as JsonValue);
   return out as T;
 }
 

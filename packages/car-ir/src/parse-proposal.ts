@@ -21,7 +21,7 @@ import {
 import { guarded, problemsError, readJsonInput } from "./input.ts";
 import { checkProposalActions, checkProposalBytes, type ProposalLimits } from "./limits.ts";
 import { adoptJson, cloneJson, emptyMap, getOwn } from "./json.ts";
-import { findOutputRefs, pushOutputRefIds } from "./refs.ts";
+import { collectOutputRefs, pushOutputRefIds } from "./refs.ts";
 import type {
   Action,
   ActionProposal,
@@ -193,7 +193,7 @@ function refProblems(actions: readonly Action[], graph: DependencyGraph): ErrorP
     }
     if (bad === undefined) continue;
     // Only now pay for pointers: walk again, locating each bad reference.
-    for (const ref of findOutputRefs(action.parameters)) {
+    for (const ref of collectOutputRefs(action.parameters)) {
       if (!bad.has(ref.id)) continue;
       const pointer = `/actions/${i}/parameters${ref.pointer}`;
       problems.push(

@@ -6,6 +6,7 @@
  * shell command or a price a potential reference.
  */
 import { CarError } from "./errors.ts";
+import { guarded } from "./input.ts";
 import { emptyMap, getOwn, isJsonObject, setOwn } from "./json.ts";
 import type { JsonObject, JsonValue } from "./types.ts";
 import { pointerOf, pointerToken } from "./validate.ts";
@@ -52,11 +53,16 @@ function collect(value: JsonValue, path: (string | number)[], out: LocatedOutput
   }
 }
 
-/** Every reference in a parameter tree, in document order, with its pointer. */
-export function findOutputRefs(params: JsonObject): LocatedOutputRef[] {
+/** `findOutputRefs` for callers that guard the whole parse themselves (the proposal parser). */
+export function collectOutputRefs(params: JsonObject): LocatedOutputRef[] {
   const out: LocatedOutputRef[] = [];
   collect(params, [], out);
   return out;
+}
+
+/** Every reference in a parameter tree, in document order, with its pointer. */
+export function findOutputRefs(params: JsonObject): LocatedOutputRef[] {
+  return guarded("invalid_params", "parameters", () => collectOutputRefs(params));
 }
 
 /** Appends the action id of every reference in the tree to `out` (repeats included): the cheap scan, with no pointers. */
@@ -75,7 +81,7 @@ export function pushOutputRefIds(value: JsonValue, out: string[]): void {
 /** The distinct action ids a parameter tree references, in first-seen order. */
 export function outputRefsOf(params: JsonObject): string[] {
   const ids: string[] = [];
-  pushOutputRefIds(params, ids);
+  guarded("invalid_params", "parameters", () => pushOutputRefIds(params, ids));
   return [...new Set(ids)];
 }
 
@@ -218,5 +224,5 @@ export type OutputLookup = (id: string) => { found: boolean; value?: JsonValue }
  * `budget_exceeded` when `budget` (one per proposal) runs out.
  */
 export function resolveOutputRefs(params: JsonObject, outputOf: OutputLookup, budget?: InterpolationBudget): JsonObject {
-  return resolve(params, "", outputOf, budget) as JsonObject;
+  return guarded("invalid_params", "parameters", () => resolve(params, "", outputOf, budget) as JsonObject);
 }

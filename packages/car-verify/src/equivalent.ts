@@ -6,7 +6,7 @@
  * reaches compare equal. That is a spot check, not a proof.
  */
 import type { JsonObject, JsonValue } from "@car/ir";
-import { getOwn, hasKey, jsonEquals } from "@car/ir";
+import { CarError, getOwn, hasKey, jsonEquals } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { simulator } from "./simulate.ts";
@@ -48,6 +48,7 @@ function firstDifferingKey(left: JsonObject, right: JsonObject): string | undefi
 export function equivalentDetailed(a: ProposalInput, b: ProposalInput, testStates?: readonly StateInput[]): EquivalenceReport {
   const left = toParsed(a);
   const right = toParsed(b);
+  if (testStates !== undefined && !Array.isArray(testStates)) throw new CarError("invalid_params", "invalid test states: must be an array of state objects");
   const probes = testStates ?? DEFAULT_PROBES;
   if (probes.length === 0) return { equivalent: true, probes: 0 };
   // Each proposal's graph is built once, not once per probe.

@@ -3,13 +3,16 @@
  * it as a `Map`, so keys such as `__proto__` stay ordinary data both ways.
  */
 import type { JsonObject, JsonValue } from "@car/ir";
-import { cloneJson, emptyMap, setOwn } from "@car/ir";
+import { cloneJson, emptyMap, readJsonObject, setOwn } from "@car/ir";
 
 export type StateInput = Readonly<Record<string, JsonValue>>;
 
+/** The state as a `Map`; anything but a JSON object (or absent) is `invalid_params`, never a TypeError or a stack overflow later. */
 export function stateMap(state: StateInput | undefined): Map<string, JsonValue> {
   const map = new Map<string, JsonValue>();
-  if (state !== undefined) for (const key of Object.keys(state)) map.set(key, state[key]!);
+  if (state === undefined) return map;
+  const checked = readJsonObject(state, "state") as StateInput;
+  for (const key of Object.keys(checked)) map.set(key, checked[key]!);
   return map;
 }
 

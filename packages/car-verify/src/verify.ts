@@ -161,6 +161,10 @@ function finish(
  * other problem is an issue: `valid` is false exactly when one is an `error`.
  */
 export function verify(input: ProposalInput, options: VerifyOptions = {}): VerificationResult {
+  if (typeof options !== "object" || options === null) throw new CarError("invalid_params", "invalid verify options: must be an object");
+  if (options.maxActions !== undefined && !(Number.isInteger(options.maxActions) && options.maxActions >= 0)) {
+    throw new CarError("invalid_params", "invalid verify options: maxActions must be a non-negative integer");
+  }
   const parsed = toParsed(input);
   const actions = parsed.proposal.actions;
   const issues: VerificationIssue[] = [];

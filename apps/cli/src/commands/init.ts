@@ -80,8 +80,8 @@ const EXAMPLE = `# CAR project policies. Every *.toml in this directory is read 
 # param = "env"
 # allow = ["staging", "preview"]
 
-# A regular expression (RE2 syntax, unanchored) over a parameter. With
-# negate = true a mismatch, or an absent parameter, denies instead.
+# A regular expression (RE2 syntax, unanchored) over a parameter. Setting
+# negate to true makes a mismatch, or an absent parameter, deny instead.
 # [[deny_tool_param_matching]]
 # tool = "Bash"
 # param = "command"

@@ -111,3 +111,24 @@ export function toRpcError(err: unknown): RpcErrorObject {
   const message = err instanceof Error ? err.message : String(err);
   return { code: RPC_INTERNAL_ERROR, message: `internal error: ${message}`, data: { car_code: "internal" } };
 }
+
+/**
+ * Deepest nesting a frame may have. Far beyond any proposal, schema or
+ * output a client sends, and low enough that every recursive step behind
+ * the door (copies, canonical JSON, schema validation, serialising replies)
+ * stays well inside the stack.
+ */
+export const MAX_FRAME_DEPTH = 256;
+
+/** Whether `value` nests arrays and objects more than `max` levels deep; iterative, so any depth is safe to ask about. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= max) return true;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    for (const child of children) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}

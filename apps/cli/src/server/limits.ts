@@ -75,9 +75,23 @@ export function limitsFromFlags(values: Partial<Record<keyof typeof FLAGS, strin
   return out;
 }
 
+/** What each flag bounds, for `car serve --help`. */
+const HELP: Record<keyof typeof FLAGS, string> = {
+  "max-requests": "requests in flight per connection",
+  "max-proposals-per-connection": "proposals running per connection",
+  "max-proposals": "proposals running on the whole server",
+  "max-actions": "actions per proposal",
+  "max-batch": "requests per JSON-RPC batch",
+  "max-output-bytes": "tool output bytes per proposal",
+  "max-interpolated-bytes": "bytes $id.output references add per proposal",
+  "max-tools": "tools per connection",
+  "max-policies": "policy rules per connection",
+  "max-auth-failures": "wrong session.auth tokens before hanging up",
+};
+
 /** Usage lines for the flags, with their defaults. */
-export const LIMITS_USAGE = Object.entries(FLAGS)
-  .map(([flag, key]) => `  --${flag} <N>`.padEnd(34) + `[default: ${DEFAULT_LIMITS[key]}]`)
+export const LIMITS_USAGE = (Object.entries(FLAGS) as [keyof typeof FLAGS, keyof ServerLimits][])
+  .map(([flag, key]) => `  --${flag} <N>`.padEnd(38) + `${HELP[flag]} [default: ${DEFAULT_LIMITS[key]}]`)
   .join("\n");
 
 /** A count that may not pass its limit: the server's proposals in flight, or one connection's. */

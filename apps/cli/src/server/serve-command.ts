@@ -10,8 +10,9 @@ import { type OtelExport, startOtelExport } from "./otel.ts";
 import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
 import { openServeStore } from "./serve-store.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
+import { createServerLogger, LOG_FORMATS, LOG_LEVELS, pinoServerLog, type LogFormat, type LogLevel } from "./server-log.ts";
 
-const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--no-auth] [--token T] [--otel [--otel-endpoint URL]]
+const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--no-auth] [--token T] [--log-level info] [--log-format human] [--otel [--otel-endpoint URL]]
 
 Serve the CAR runtime as JSON-RPC 2.0 over WebSocket. Each connection is its
 own session with its own runtime; state, the audit log, approvals and agent
@@ -25,9 +26,12 @@ Options:
   --token <T>      Use this token instead of minting one (alias --auth-token)
   --otel           Export OpenTelemetry spans (proposal, action, tool call) over OTLP/HTTP
   --otel-endpoint <URL>  Where to send them [default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, or http://localhost:4318/v1/traces]
+  --log-level <L>  ${LOG_LEVELS.join("|")}: connections, auth failures and proposals at info,
+                   every method with its duration at debug [default: info]
+  --log-format <F> json (pino NDJSON) or human, on stderr; never a token or parameter value [default: human]
   -h, --help       Print help
 
-Limits (per connection unless named otherwise; README "Limits"):
+Limits (README "Limits"):
 ${LIMITS_USAGE}
 
 Environment:
@@ -57,7 +61,13 @@ const processIo: ServeIo = {
   },
 };
 
-type Parsed = { help: true } | { help: false; options: ServerOptions; db: string | undefined; otel: { endpoint: string | undefined } | undefined; warnings: string[] };
+type Parsed = { help: true } | { help: false; options: ServerOptions; db: string | undefined; otel: { endpoint: string | undefined } | undefined; warnings: string[]; logLevel: LogLevel; logFormat: LogFormat };
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw usageError(`${option} must be one of ${allowed.join(", ")}, got '${value}'`);
+  return value as T;
+}
 
 const SPECS = {
   host: { type: "string" },
@@ -72,6 +82,8 @@ const SPECS = {
   "otel-endpoint": { type: "string" },
   help: { type: "boolean", short: "h" },
   ...LIMIT_OPTION_SPECS,
+  "log-level": { type: "string" },
+  "log-format": { type: "string" },
 } as const satisfies OptionSpecs;
 
 function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
@@ -105,7 +117,9 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw usageError(`--otel-endpoint must be an http(s) URL, got '${endpoint}'`);
   const limits = limitsFromFlags(o);
   if (Object.keys(limits).length > 0) options.limits = limits;
-  return { help: false, options, db: o.db, otel: o.otel === true ? { endpoint } : undefined, warnings };
+  const logLevel = oneOf(o["log-level"], LOG_LEVELS, "--log-level", "info");
+  const logFormat = oneOf(o["log-format"], LOG_FORMATS, "--log-format", "human");
+  return { help: false, options, db: o.db, otel: o.otel === true ? { endpoint } : undefined, warnings, logLevel, logFormat };
 }
 
 /**
@@ -128,6 +142,7 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   }
   for (const w of parsed.warnings) io.stderr(`car serve: warning: ${w}`);
 
+  const serverLog = pinoServerLog(createServerLogger(parsed.logLevel, parsed.logFormat, io.stderr));
   let store;
   let server;
   let otel: OtelExport | undefined;
@@ -140,6 +155,7 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
       ...(otel !== undefined ? { tracer: otel.tracer } : {}),
       carHome: resolveCarHome(io.env),
       log: (line) => io.stderr(`car serve: ${line}`),
+      serverLog,
     });
   } catch (err) {
     await store?.close?.();
@@ -147,6 +163,7 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
     io.stderr(`car serve: ${(err as Error).message}`);
     return isCarError(err) ? err.exitCode : 1;
   }
+  serverLog.started({ url: server.url, auth: server.token !== undefined, store: storeKind(parsed.db) });
   io.stdout(`car serve listening on ${server.url}`);
   if (server.token === undefined) io.stdout("auth: off (--no-auth)");
   else {
@@ -175,4 +192,11 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   await otel?.shutdown();
   io.stderr("car serve: stopped");
   return 0;
+}
+
+/** The kind of database, for the start-up record: a URL may hold a password, so it is never logged. */
+function storeKind(db: string | undefined): string {
+  if (db === undefined) return "sqlite (default)";
+  if (db === ":memory:") return "memory";
+  return /^postgres(ql)?:/.test(db) ? "postgres" : "sqlite";
 }

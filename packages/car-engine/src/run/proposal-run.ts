@@ -72,7 +72,7 @@ export class ProposalRun {
     this.#events = new RunEvents(proposal.id, env.store.events, env.clock, tracer === undefined ? undefined : (event) => tracer.observe(event));
     this.#meter = new CostMeter(options.budget, env.clock);
     const scheduler = new Scheduler(graph, options.maxConcurrency, (reason) => dispatcher.cancelAll(reason));
-    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler, tracer);
+    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler, this.#events, tracer);
     this.#scheduler = scheduler;
     this.#outcomes = new Outcomes(proposal.id, proposal.actions, this.#events, this.#working, env.tools, env.clock, scheduler);
     this.#pipeline = new ActionPipeline(env, {

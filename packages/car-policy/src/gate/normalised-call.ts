@@ -28,6 +28,7 @@ import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { argvToCommand } from "../rules/deny-command.ts";
 import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
 import { denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
+import { lexicalPath } from "../lexical-path.ts";
 
 const URL_SHAPE = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*[^\s]+$/;
 
@@ -85,16 +86,6 @@ function canonicalFlags(program: string, args: readonly string[]): string {
   if (short.size > 0) parts.push(`-${[...short].sort().join("")}`);
   parts.push(...long.sort(), ...operands);
   return parts.join(" ");
-}
-
-function lexicalPath(path: string): string {
-  const out: string[] = [];
-  for (const part of path.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") out.pop();
-    else out.push(part);
-  }
-  return `/${out.join("/")}`;
 }
 
 function collapse(text: string): string {

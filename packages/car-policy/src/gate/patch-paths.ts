@@ -5,6 +5,7 @@
  */
 import { realpathSync } from "node:fs";
 import { isAbsolute, sep } from "node:path";
+import { lexicalPath } from "../lexical-path.ts";
 
 const HEADERS = ["*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "];
 
@@ -38,11 +39,5 @@ export function resolvePatchPath(cwd: string, path: string): string {
     resolved = [realAncestor, ...parts.slice(n)].join(sep);
     break;
   }
-  const out: string[] = [];
-  for (const part of resolved.split(/[\\/]+/)) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") out.pop();
-    else out.push(part);
-  }
-  return `${sep}${out.join(sep)}`;
+  return lexicalPath(resolved.startsWith(sep) ? resolved : `${sep}${resolved}`);
 }

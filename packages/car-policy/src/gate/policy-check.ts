@@ -26,6 +26,7 @@ import { EgressInspector } from "../inspectors/egress/egress-inspector.ts";
 import { InspectorChain } from "../inspectors/inspector.ts";
 import { applyNormalisedRules, isArgv, normalisedParams } from "./normalised-call.ts";
 import { argvToCommand } from "../rules/deny-command.ts";
+import { lexicalPath } from "../lexical-path.ts";
 import { patchPaths, resolvePatchPath } from "./patch-paths.ts";
 import { type CarHomeOptions, policyDirs } from "./policy-dirs.ts";
 import { asCarParams, inferredCarTool, mappingFor } from "./tool-map.ts";
@@ -159,7 +160,7 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
       } else {
         // `src/../.env`, `./.env`, `//.env`: rules see the path as written, normalised, and resolved.
         for (const alias of new Set([tool, "Write", "Edit"])) {
-          for (const spelling of new Set([lexicalNormal(path), resolvePatchPath(cwd, path)])) {
+          for (const spelling of new Set([lexicalPath(path), resolvePatchPath(cwd, path)])) {
             const withPath = cloneJson(parameters);
             setOwn(withPath, "file_path", spelling);
             if (pathKey !== "file_path") setOwn(withPath, pathKey, spelling);
@@ -228,21 +229,7 @@ function paramsObject(params: JsonValue): JsonObject {
   return out;
 }
 
-/** `.`/`..`/repeated `/` removed, lexically; a relative path stays relative. */
-function lexicalNormal(path: string): string {
-  const absolute = path.startsWith("/");
-  const out: string[] = [];
-  for (const part of path.split(/[\\/]+/)) {
-    if (part === "" || part === ".") continue;
-    if (part === ".." && out.length > 0 && out[out.length - 1] !== "..") out.pop();
-    else if (part !== ".." || !absolute) out.push(part);
-  }
-  const joined = out.join("/");
-  return absolute ? `/${joined}` : joined === "" ? "." : joined;
-}
-
 /** The synthetic action the operator's rules judge: the host's own tool name, id `policy-check`. */
 function gateAction(tool: string, parameters: JsonObject): Action {
   return toolCall(tool, parameters, { id: "policy-check" });
 }
-

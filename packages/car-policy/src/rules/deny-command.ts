@@ -15,6 +15,7 @@ import { getOwn, type JsonValue } from "@car/ir";
 import type { PolicyRule } from "../engine.ts";
 import { invocationsOf, type Invocation } from "../inspectors/egress/command-position.ts";
 import { programFamily } from "../inspectors/egress/program-tables.ts";
+import { lexicalPath } from "../lexical-path.ts";
 
 export interface DenyCommandSpec {
   program: string;
@@ -139,16 +140,9 @@ function commandShape(inv: Invocation): CommandShape {
   return { subcommand, flags, operands };
 }
 
-/** Lexical normalisation of an absolute path operand; anything else as it is. */
+/** An absolute path operand, lexically normalised (`/*` reaches what its directory holds); anything else as it is. */
 function normalisePath(text: string): string {
   if (!text.startsWith("/")) return text;
-  const parts: string[] = [];
-  for (const part of text.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") parts.pop();
-    else parts.push(part);
-  }
-  // `/*` and `/dir/*` reach what the glob's directory holds.
-  if (parts[parts.length - 1] === "*") parts.pop();
-  return `/${parts.join("/")}`;
+  const path = lexicalPath(text);
+  return path.endsWith("/*") ? lexicalPath(path.slice(0, -1)) : path === "/*" ? "/" : path;
 }

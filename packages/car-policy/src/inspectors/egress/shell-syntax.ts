@@ -236,6 +236,8 @@ class Reader {
       } else if (c === '"') {
         this.pos++;
         this.doubleQuoted(word);
+      } else if (takeRun(this, word, PLAIN_RUN)) {
+        // A run of ordinary characters is appended in one piece: reading stays linear without a string per character.
       } else {
         if (c === "*" || c === "?" || c === "[") markOpaque(word, "a glob");
         else if (c === "{") braceOpen = true;
@@ -253,6 +255,7 @@ class Reader {
     const src = this.src;
     while (this.pos < src.length) {
       const c = src[this.pos] as string;
+      if (takeRun(this, word, QUOTED_RUN)) continue;
       if (c === '"') {
         this.pos++;
         return;
@@ -375,6 +378,20 @@ class Reader {
   unclosed(what: string): void {
     this.incomplete ??= what;
   }
+}
+
+/** Characters with no meaning to the reader outside quotes, and inside double quotes. */
+const PLAIN_RUN = /[^\s;&|<>()\\'"$`*?[{},.]+/y;
+const QUOTED_RUN = /[^"\\$`]+/y;
+
+/** Appends the run of `run` characters at the reader's position to `word`; whether there was one. */
+function takeRun(reader: { src: string; pos: number }, word: Word, run: RegExp): boolean {
+  run.lastIndex = reader.pos;
+  const m = run.exec(reader.src);
+  if (m === null) return false;
+  word.text += m[0];
+  reader.pos += m[0].length;
+  return true;
 }
 
 function markOpaque(word: Word, what: string): void {
