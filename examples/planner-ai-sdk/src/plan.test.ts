@@ -66,6 +66,7 @@ describe("the planner loop with the AI SDK's structured output", () => {
     rt.registerTool("noop", () => ({}));
     const model = scriptedModel([{ steps: ["not", "a", "proposal"] }, { actions: [{ id: "a", type: "tool_call", tool: "noop" }] }]);
     const result = await runPlanLoop({ runtime: rt, task: "t", propose: aiSdkPlanner(model) });
-    expect(result.attempts.map((a) => a.verdict)).toEqual(["model_error", "succeeded"]);
+    expect(result.attempts.map((a) => a.verdict)).toEqual(["invalid_proposal", "succeeded"]);
+    expect(result.attempts[0]!.feedback).toMatchObject({ verdict: "invalid_proposal" });
   });
 });
