@@ -46,13 +46,13 @@ function blockedIssues(
     const action = actions[i]!;
     for (const reason of reasons) {
       if (reason.kind === "precondition") {
-        issues.push(issue(action, "error", `action '${action.id}': ${reason.message}`));
+        issues.push(issue(action, "error", `action '${action.id}': ${reason.message} — the precondition will fail`));
         continue;
       }
       const others = (writers.get(reason.key) ?? []).filter((w) => w !== i);
       const hint = others.length > 0 ? `; it is written by ${quoteIds(actions, others)}, not ordered before it` : "; no action writes it";
       issues.push(
-        issue(action, "error", `action '${action.id}' depends on state key '${reason.key}', which is not available when it runs: the initial state and earlier levels do not provide it${hint}`),
+        issue(action, "error", `action '${action.id}' depends on state key '${reason.key}', which is not available when it runs (not available at this point): the initial state and earlier levels do not provide it${hint}`),
       );
     }
   });
