@@ -36,7 +36,7 @@ export async function openCarDatabase(path: string, options: OpenCarDatabaseOpti
     mkdirSync(dirname(path), { recursive: true });
   }
   const { sqlite } = await import("@car/engine/sqlite");
-  return sqlite(path, { checkpointKeyFile: join(resolveCarHome(env), AUDIT_KEY_FILE), ...(options.readonly === true ? { readonly: true } : {}) });
+  return sqlite(path, { auditKeyFile: join(resolveCarHome(env), AUDIT_KEY_FILE), ...(options.readonly === true ? { readonly: true } : {}) });
 }
 
 /** A `--db` value naming a PostgreSQL database (shared by runtimes on several hosts) rather than a SQLite file. */

@@ -92,7 +92,7 @@ describe("car approvals", () => {
   });
 
   it("lists and revokes a standing grant; the audit chain records both and verifies", async () => {
-    const store = sqlite(db, { checkpointKeyFile: join(carHome, "audit.key") });
+    const store = sqlite(db, { auditKeyFile: join(carHome, "audit.key") });
     await store.approvals.record({ fingerprint: "f".repeat(64), decision: "approved", required_tier: "full_access", reviewer: "conn:ops", decided_at: Date.now(), expires_at: null, tool: "deploy" });
     const [grant] = await store.approvals.grants(Date.now());
     await store.close();
