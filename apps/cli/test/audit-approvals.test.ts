@@ -38,15 +38,15 @@ describe("car audit", () => {
     // One byte of the database file: a stored state_changed event's "set" becomes "sex".
     // Every commit is in the main file (the WAL is checkpointed when the writer closes).
     expect(existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0).toBe(0);
+    // Every copy of such an event in the file is edited: SQLite may keep stale copies in free pages.
     const bytes = readFileSync(db);
-    const match = /"key":"[^"]*","op":"set"/.exec(bytes.toString("latin1"));
-    const at = match!.index + match![0].length - 2;
-    expect(at).toBeGreaterThan(8);
-    bytes[at] = "x".charCodeAt(0);
+    const at = [...bytes.toString("latin1").matchAll(/"key":"[^"]*","op":"set"/g)].map((m) => m.index + m[0].length - 2);
+    expect(at.length).toBeGreaterThan(0);
+    for (const i of at) bytes[i] = "x".charCodeAt(0);
     writeFileSync(db, bytes);
     const broken = await car(["audit", "verify", "--db", db, "--json"]);
     expect(broken.code).toBe(1);
-    bytes[at] = "t".charCodeAt(0);
+    for (const i of at) bytes[i] = "t".charCodeAt(0);
     writeFileSync(db, bytes);
     expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, broken: { reason: "the event's hash does not match its content" } });
     expect((await car(["audit", "verify", "--db", db])).code).toBe(0);
