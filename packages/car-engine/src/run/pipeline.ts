@@ -1,6 +1,6 @@
 /**
  * One action from ready to done: run-time budget → dependencies →
- * preconditions → `$id.output` references → policies → approval gate →
+ * state dependencies present → preconditions → `$id.output` references → policies → approval gate →
  * `action_started` → the state action inline, or the tool call through
  * dispatch. Each check that fails rejects the action at its stage.
  */
@@ -92,6 +92,13 @@ export class ActionPipeline implements ScheduledWork {
     for (const p of this.#graph.preds[i]!) {
       if (status[p] !== SUCCEEDED) {
         outcomes.reject(i, `unsatisfied dependency: '${this.#actions[p]!.id}' ${STATUS_NAMES[status[p]!]}`, "dependency");
+        return;
+      }
+    }
+    // DECISIONS §13: a state dependency must be present in the state the action sees, or it is rejected before dispatch.
+    for (const key of action.state_dependencies) {
+      if (!this.#working.exists(key)) {
+        outcomes.reject(i, `state dependency '${key}' is not available at this point: no value for it in the state the action sees`, "state_dependency");
         return;
       }
     }
