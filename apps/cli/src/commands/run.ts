@@ -93,6 +93,9 @@ export async function main(args: string[]): Promise<number> {
     });
     if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
     else println(resultSummary(result, colors(colorEnabled(process.stdout))));
+    // DECISIONS §14: skip actions whose tool failed do not fail the run, but they are said.
+    const skippedFailures = proposal.actions.filter((a, i) => a.failure_behavior === "skip" && result.results[i]!.status === "skipped" && !result.results[i]!.error!.startsWith("not run"));
+    if (skippedFailures.length > 0) eprintln(c.yellow(`warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`));
     const code = outcome(result);
     return code === undefined ? 0 : ERROR_CODES[code].exit;
   } finally {
