@@ -24,6 +24,7 @@ import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
 import { admit } from "./run/admission.ts";
+import { approvalFindings } from "./run/approval-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
@@ -43,9 +44,11 @@ export interface RuntimeOptions {
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
   /**
-   * The permission-tier / approval gate (@car/policy) every action passes
-   * after the policies; none by default. Build it on `store.approvals` so
-   * decisions land in this runtime's ledger.
+   * The permission-tier / approval gate (@car/policy); none by default. The
+   * whole proposal is evaluated at admission (DECISIONS §16): one action
+   * needing an approval rejects every action, naming its fingerprint, and
+   * nothing runs. Build it on `store.approvals` so decisions recorded there
+   * (`permission.approve`, `car approvals`) make the re-submission pass.
    */
   approvalGate?: ApprovalGate;
 }
@@ -242,6 +245,10 @@ export class Runtime {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 
+    const gate = this.#options.approvalGate;
+    if (admission.findings.length === 0 && gate !== undefined) {
+      admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, (kind, action_id, data) => run.emit(kind, action_id, data))));
+    }
     if (admission.findings.length > 0) {
       const result = run.rejectAll(admission.findings);
       await this.store.commitProposal(run.commitInput("rejected"));

@@ -26,7 +26,7 @@ import { runStateAction, stateFor } from "./state-actions.ts";
 export interface PipelineEnvironment {
   readonly tools: ToolRegistry;
   readonly policies: PolicyEngine;
-  /** The tier / approval gate every action passes after the policies, when configured. */
+  /** The tier / approval gate, when configured: admission evaluates every action; here only those whose `$id.output` references resolved. */
   readonly approvalGate: ApprovalGate | undefined;
   readonly clock: { now(): number };
 }
@@ -134,7 +134,8 @@ export class ActionPipeline implements ScheduledWork {
       }
     }
 
-    const gate = this.#env.approvalGate;
+    // Admission evaluated the gate on the declared parameters; only resolved references are new here.
+    const gate = this.#hasRefs[i] === 1 ? this.#env.approvalGate : undefined;
     if (gate === undefined) return this.#start(i, action, params, startMs);
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     return gate.authorize(params === action.parameters ? action : { ...action, parameters: params }, schema).then((decision) => {

@@ -83,6 +83,11 @@ export class ApprovalGate {
     this.#timers = options.timers ?? systemTimers;
   }
 
+  /** Whether an approver is configured: `authorize` can ask someone instead of refusing. */
+  get canAsk(): boolean {
+    return this.#options.approver !== undefined;
+  }
+
   get grantedTier(): PermissionTier {
     return this.#granted;
   }
