@@ -266,7 +266,7 @@ export class Runtime {
     } catch (error) {
       if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
       // The store refused the writes: the proposal ends rolled back, and that outcome is committed instead.
-      const rolledBack = run.rollback(error.message);
+      const rolledBack = run.refuseCommit(error);
       await this.store.commitProposal(run.commitInput("rolled_back"));
       return rolledBack;
     }

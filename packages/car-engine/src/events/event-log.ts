@@ -21,6 +21,12 @@ export interface EventLog {
   count(query?: EventQuery): number;
   /** Every event appended from now on that matches, until `return()` or the signal aborts. */
   subscribe(options?: SubscribeOptions): AsyncIterableIterator<CarEvent>;
+  /**
+   * Drops appended events that are not stored yet and must never be (the
+   * changes of a commit the store refused). Only a log that buffers a
+   * proposal's events outside the commit needs it.
+   */
+  retract?(events: ReadonlySet<CarEvent>): void;
 }
 
 /** A predicate for one query's filters (not its order or limit); shared by every backend that filters in memory. */

@@ -20,6 +20,8 @@ export const EVENT_KINDS = {
   stateChanged: "state_changed",
   proposalRolledBack: "proposal_rolled_back",
   proposalCompleted: "proposal_completed",
+  /** The store refused the proposal's commit (a conflict): names the code and keys; its changes never landed. */
+  commitRefused: "commit_refused",
   /** Written by a durable backend on restart for a proposal that was executing when the process died. */
   proposalInterrupted: "proposal_interrupted",
 } as const;

@@ -33,6 +33,16 @@ export class RunEvents {
     return this.#lastStamp;
   }
 
+  /** Takes back appended events that never reached storage (`EventLog.retract`): they leave the commit too. */
+  retract(which: (event: CarEvent) => boolean): void {
+    const gone = new Set(this.appended.filter(which));
+    if (gone.size === 0) return;
+    this.#log.retract?.(gone);
+    const kept = this.appended.filter((e) => !gone.has(e));
+    this.appended.length = 0;
+    this.appended.push(...kept);
+  }
+
   emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {
     const event = action_id === undefined
       ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data }

@@ -79,7 +79,11 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     const { a, url, result } = await interleave("strict");
     expect(result.results.map((r) => r.rolled_back === true)).toEqual([true, true, true]);
     const completed = (await a.events.queryShared({ proposal_id: "a", kinds: ["proposal_completed"] })).at(-1)!;
-    expect(completed.data).toMatchObject({ outcome: "rolled_back", reason: "state the proposal read changed before it committed: k" });
+    expect(completed.data).toMatchObject({ outcome: "rolled_back", reason: "commit refused: state the proposal read changed before it committed: k" });
+    // The same refusal, in the same words, as on SQLite; no state_changed for a change that never landed.
+    const refused = await a.events.queryShared({ proposal_id: "a", kinds: ["commit_refused", "state_changed"] });
+    expect(refused.map((e) => [e.kind, e.data])).toEqual([["commit_refused", { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k" }]]);
+    expect((await a.events.queryShared({ proposal_id: "a", kinds: ["proposal_completed"] })).map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
     const check = store(url);
     await check.ready();
     expect(check.state.get("k")).toBe(10);

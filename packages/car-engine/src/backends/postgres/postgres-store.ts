@@ -31,6 +31,7 @@ import type { Audit, ReadQuery } from "./audited-transaction.ts";
 import { appendStatement, appendToLog, linkAppended, macStatement, verifyLog } from "./log-chain.ts";
 import type { Anchor } from "../shared/anchor.ts";
 import { loadOrCreateKeyFile, readKeyFile } from "../shared/checkpoint.ts";
+import { commitRefusal } from "../shared/commit-refusal.ts";
 import { directWriteEvent } from "../shared/direct-write-event.ts";
 import type { AuditKey } from "../shared/event-mac.ts";
 import type { Appended } from "./log-chain.ts";
@@ -533,8 +534,7 @@ function renumberStateChanges(events: readonly CarEvent[], before: ReadonlyMap<s
 function lostRace(error: unknown, writeBase: ReadonlyMap<string, unknown>): CarError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   if (code !== "40P01" && code !== "40001") return undefined;
-  const keys = [...writeBase.keys()].sort();
-  return new CarError("write_conflict", `a concurrent commit on the same keys won the race: ${keys.join(", ")}`, { keys });
+  return commitRefusal("write_conflict", writeBase.keys());
 }
 
 function storageError(error: unknown, what: string): CarError {

@@ -172,8 +172,8 @@ export class SqliteEventLog implements EventLog {
     this.#unconfirmed = [];
   }
 
-  /** Drops buffered events whose write failed and must not be retried (a direct write that did not land). */
-  forget(events: ReadonlySet<CarEvent>): void {
+  /** Drops buffered events that must never be written (a direct write that did not land, a commit the store refused). */
+  retract(events: ReadonlySet<CarEvent>): void {
     this.#buffer = this.#buffer.filter((e) => !events.has(e));
   }
 

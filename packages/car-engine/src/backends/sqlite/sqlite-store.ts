@@ -31,6 +31,7 @@ import type { ChainReport } from "../shared/chain-verify.ts";
 import { anchorBreak, anchorSummary } from "../shared/anchor.ts";
 import type { Anchor } from "../shared/anchor.ts";
 import { checkpointKey, loadOrCreateKeyFile, parseHexKey, readKeyFile } from "../shared/checkpoint.ts";
+import { commitRefusal } from "../shared/commit-refusal.ts";
 import { directWriteEvent } from "../shared/direct-write-event.ts";
 import { firstStateDifference, replayStateChanges } from "../shared/state-replay.ts";
 import type { CheckpointKey, SignedCheckpoint } from "../shared/checkpoint.ts";
@@ -128,7 +129,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
             return fn();
           });
         } catch (error) {
-          this.events.forget(direct);
+          this.events.retract(direct);
           throw error;
         } finally {
           direct.clear();
@@ -323,10 +324,10 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   #refuseStale(commit: ProposalCommit): void {
     const seen = this.state.versionsOf([...commit.reads.map((r) => r.key), ...commit.mutations.map((m) => m.key)]);
     if (!this.#syncFromOthers()) return;
-    const staleReads = [...new Set(commit.reads.filter((r) => this.state.version(r.key) !== r.version).map((r) => r.key))];
-    if (staleReads.length > 0) throw new CarError("stale_read", `state read by the proposal changed before commit: ${staleReads.join(", ")}`, { keys: staleReads });
-    const conflicts = [...new Set(commit.mutations.filter((m) => this.state.version(m.key) !== seen.get(m.key)).map((m) => m.key))];
-    if (conflicts.length > 0) throw new CarError("write_conflict", `another process wrote these keys first: ${conflicts.join(", ")}`, { keys: conflicts });
+    const staleReads = commit.reads.filter((r) => this.state.version(r.key) !== r.version).map((r) => r.key);
+    if (staleReads.length > 0) throw commitRefusal("stale_read", staleReads);
+    const conflicts = commit.mutations.filter((m) => this.state.version(m.key) !== seen.get(m.key)).map((m) => m.key);
+    if (conflicts.length > 0) throw commitRefusal("write_conflict", conflicts);
   }
 
   /** The database's id, created on first open. */
