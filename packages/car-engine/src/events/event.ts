@@ -14,6 +14,8 @@ export const EVENT_KINDS = {
   actionSucceeded: "action_succeeded",
   actionFailed: "action_failed",
   actionSkipped: "action_skipped",
+  /** One dispatched attempt of a tool call failed: attempt number, error class, duration (never the parameters). */
+  attemptFailed: "attempt_failed",
   policyViolation: "policy_violation",
   /** The approval gate's verdict on an action (allow / deny), with the tiers. */
   approvalDecided: "approval_decided",

@@ -22,6 +22,8 @@ import { toJsonOutput } from "../tools/tool-output.ts";
 import { schemaErrorDetail } from "./admission.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Called, Outcome } from "./outcomes.ts";
+import type { RunEvents } from "./run-events.ts";
+import { EVENT_KINDS } from "../events/event.ts";
 import type { Scheduler } from "./schedule.ts";
 
 /** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
@@ -60,11 +62,13 @@ export class Dispatcher {
   readonly #sessionId: string | null;
   readonly #meter: CostMeter;
   readonly #scheduler: Scheduler;
+  readonly #events: RunEvents;
   /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
   readonly #inflight = new Set<(reason: string) => void>();
 
-  constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler) {
+  constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler, events: RunEvents) {
     this.#env = env;
+    this.#events = events;
     this.#callback = callback;
     this.#sessionId = sessionId;
     this.#meter = meter;
@@ -88,13 +92,15 @@ export class Dispatcher {
     }
     if (tool.schema.rate_limit !== undefined || this.#scheduler.abortReason !== undefined) return this.#attempts(action, params, plan, 1);
     this.#meter.toolCalls++;
+    const startMs = this.#env.clock.now();
     const first = this.#invoke(action, tool, params, 1, detached);
-    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first);
-    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome));
+    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first, startMs);
+    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome, startMs));
   }
 
-  #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome): Called | Promise<Called> {
+  #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome, startMs: number): Called | Promise<Called> {
     const checked = this.#checkOutput(plan, outcome);
+    this.#noteAttempt(action, 1, checked, startMs);
     if (!(checked instanceof ActionFailure) || checked.terminal || plan.attempts <= 1 || this.#scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
     return this.#attempts(action, params, plan, 2);
   }
@@ -124,9 +130,11 @@ export class Dispatcher {
       // A retry counts once it is dispatched, not when one cut off by the budget or an abort was planned.
       if (attempt > 1) this.#meter.retries++;
       this.#meter.toolCalls++;
+      const startMs = this.#env.clock.now();
       let outcome = this.#invoke(action, tool, params, attempt, plan.detached);
       if (isThenable(outcome)) outcome = await outcome;
       const checked = this.#checkOutput(plan, outcome);
+      this.#noteAttempt(action, attempt, checked, startMs);
       if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
     }
   }
@@ -142,6 +150,14 @@ export class Dispatcher {
     }
     if (plan.cacheKey !== undefined) this.#env.cache.set(plan.cacheKey, outcome.output, plan.ttl === undefined ? Infinity : this.#env.clock.now() + plan.ttl * 1000);
     return outcome;
+  }
+
+  /** Every dispatched attempt that failed is on the record: number, error class, duration — never the parameters. */
+  #noteAttempt(action: Action, attempt: number, outcome: Outcome, startMs: number): void {
+    if (!(outcome instanceof ActionFailure)) return;
+    const data: JsonObject = { attempt, error_class: outcome.errorClass, duration_ms: this.#env.clock.now() - startMs };
+    if (outcome.terminal) data["terminal"] = true;
+    this.#events.emit(EVENT_KINDS.attemptFailed, action.id, data);
   }
 
   #cancelled(): ActionFailure {
