@@ -74,8 +74,9 @@ export async function main(args: string[]): Promise<number> {
 
   const c = colors(colorEnabled(process.stderr));
   const showProgress = options.json !== true;
-  const report = verify(proposal, { state, tools: tools.map((t) => t.schema ?? t.name) });
-  // Findings are shown, not enforced here: the engine's admission gate refuses what must not run.
+  // Findings are shown, not enforced here. The static gate's findings are left to the engine's
+  // admission, which reports them once, as the rejections they become.
+  const report = verify(proposal, { state, gate: false });
   if (showProgress) {
     const paint = { error: c.red, warning: c.yellow, info: c.cyan };
     for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
