@@ -8,7 +8,7 @@ import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWith
 import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
-import type { VerifyOptions } from "@car/verify";
+import type { TransactionMode, VerifyOptions } from "@car/verify";
 import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
@@ -25,6 +25,7 @@ import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
 import { admit } from "./run/admission.ts";
 import { approvalFindings } from "./run/approval-admission.ts";
+import { transactionFindings } from "./run/transaction-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
@@ -53,6 +54,13 @@ export interface RuntimeOptions {
    * (`permission.approve`, `car approvals`) make the re-submission pass.
    */
   approvalGate?: ApprovalGate;
+  /**
+   * `transactionCheck` at admission over each proposal and the store's
+   * versions (agent-ir-spec.md TransactionCheckMode): `strict` rejects the
+   * actions in blocking conflicts before anything runs, `warn` records a
+   * `transaction_warning` event and runs, `off` (default) checks nothing.
+   */
+  transactionCheck?: TransactionMode;
 }
 
 export interface ExecuteOptions {
@@ -248,6 +256,10 @@ export class Runtime {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 
+    const checkMode = this.#options.transactionCheck ?? "off";
+    if (admission.findings.length === 0 && checkMode !== "off") {
+      admission.findings.push(...transactionFindings(parsed, this.store.state, checkMode, (kind, action_id, data) => run.emit(kind, action_id, data)));
+    }
     const gate = this.#options.approvalGate;
     if (admission.findings.length === 0 && gate !== undefined) {
       admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, (kind, action_id, data) => run.emit(kind, action_id, data))));

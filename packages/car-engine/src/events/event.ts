@@ -22,6 +22,8 @@ export const EVENT_KINDS = {
   stateChanged: "state_changed",
   proposalRolledBack: "proposal_rolled_back",
   proposalCompleted: "proposal_completed",
+  /** Conflicts a `warn` transaction check let through (at admission, or at a PostgreSQL commit). */
+  transactionWarning: "transaction_warning",
   /** The store refused the proposal's commit (a conflict): names the code and keys; its changes never landed. */
   commitRefused: "commit_refused",
   /** Written by a durable backend on restart for a proposal that was executing when the process died. */

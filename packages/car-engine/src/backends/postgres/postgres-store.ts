@@ -66,7 +66,7 @@ export interface PostgresStoreOptions {
 }
 
 /** Recorded among a proposal's events when `warn` mode committed it despite conflicts. */
-export const TRANSACTION_WARNING = "transaction_warning";
+export const TRANSACTION_WARNING = EVENT_KINDS.transactionWarning;
 
 /** Why a proposal is marked interrupted by `recover`. */
 const INTERRUPTED_REASON = "the runtime running it stopped before it committed; none of its effects were applied";
