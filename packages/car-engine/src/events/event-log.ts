@@ -27,6 +27,12 @@ export interface EventLog {
    * proposal's events outside the commit needs it.
    */
   retract?(events: ReadonlySet<CarEvent>): void;
+  /**
+   * Writes buffered events to storage now, synchronously (a durable log
+   * that buffers a proposal's events until its commit). The engine calls it
+   * after a `dispatch_intent`, so the intent survives a crash of the call.
+   */
+  flush?(): void;
 }
 
 /** A predicate for one query's filters (not its order or limit); shared by every backend that filters in memory. */

@@ -14,6 +14,12 @@ export const EVENT_KINDS = {
   actionSucceeded: "action_succeeded",
   actionFailed: "action_failed",
   actionSkipped: "action_skipped",
+  /**
+   * Written durably just before a tool is called (durable logs only), so
+   * after a crash recovery can list the actions whose external effects may
+   * have happened.
+   */
+  dispatchIntent: "dispatch_intent",
   /** One dispatched attempt of a tool call failed: attempt number, error class, duration (never the parameters). */
   attemptFailed: "attempt_failed",
   policyViolation: "policy_violation",

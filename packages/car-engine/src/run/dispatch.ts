@@ -169,6 +169,8 @@ export class Dispatcher {
     const timeout = action.timeout_ms;
     const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
     const callback = this.#callback;
+    // On a durable log the intent is on disk before the tool can act: a crash now leaves it for recovery to list.
+    if (this.#events.durable) this.#events.emitDurable(EVENT_KINDS.dispatchIntent, action.id, { attempt, tool: tool.schema.name });
     let raw: unknown;
     try {
       if (tool.handler !== undefined) raw = tool.handler(params, ctx);

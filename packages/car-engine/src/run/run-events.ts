@@ -43,6 +43,17 @@ export class RunEvents {
     this.appended.push(...kept);
   }
 
+  /** Whether the log can write an event durably before the run goes on (`EventLog.flush`). */
+  get durable(): boolean {
+    return this.#log.flush !== undefined;
+  }
+
+  /** Emits and writes the event (and everything before it) to storage before returning. */
+  emitDurable(kind: EventKind, action_id: string, data: JsonObject): void {
+    this.emit(kind, action_id, data);
+    this.#log.flush!();
+  }
+
   emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {
     const event = action_id === undefined
       ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data }

@@ -216,11 +216,26 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         const live = row.owner_pid === process.pid ? LIVE_INSTANCES.has(row.owner) : processAlive(row.owner_pid);
         if (live) continue;
         this.#endRun.run("interrupted", now, row.run);
-        this.events.append({ kind: EVENT_KINDS.proposalInterrupted, proposal_id: row.proposal_id, timestamp: now, data: { began_at: row.began_at, reason: "the process running it stopped before it completed" } });
-        out.push({ proposal_id: row.proposal_id, timestamp: row.began_at });
+        const dispatched = this.#dispatchedSince(row.proposal_id, row.began_at);
+        this.events.append({
+          kind: EVENT_KINDS.proposalInterrupted,
+          proposal_id: row.proposal_id,
+          timestamp: now,
+          data: { began_at: row.began_at, reason: "the process running it stopped before it completed", dispatched },
+        });
+        out.push(dispatched.length > 0 ? { proposal_id: row.proposal_id, timestamp: row.began_at, dispatched } : { proposal_id: row.proposal_id, timestamp: row.began_at });
       }
       return out;
     });
+  }
+
+  /** Actions of `proposal_id` with a `dispatch_intent` recorded since it began (its latest run), in first-dispatch order. */
+  #dispatchedSince(proposal_id: string, began_at: string): string[] {
+    const rows = this.#db
+      .prepare("SELECT action_id FROM events WHERE proposal_id = ? AND kind = ? AND ts >= ? GROUP BY action_id ORDER BY min(seq)")
+      .pluck()
+      .all(proposal_id, EVENT_KINDS.dispatchIntent, Date.parse(began_at)) as string[];
+    return rows;
   }
 
   // --- audit ------------------------------------------------------------------
