@@ -92,6 +92,10 @@ describe("car run", () => {
     const succeeded = lines.filter((e) => e.kind === "action_succeeded");
     expect(succeeded.map((e) => e.action_id)).toEqual(["build", "test", "deploy", "record"]);
     expect(succeeded[0].data.params_digest).toMatch(/^[0-9a-f]{64}$/);
+    // Exactly what the durable log holds for this run, hashes included.
+    const logged = (await runCar(["audit", "query", "--proposal", "a1b2c3d4e5f6", "--json"], { cwd: repoRoot, env: { CAR_HOME: carHome } })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines).toEqual(logged.filter((e: { seq: number }) => e.seq >= lines[0].seq));
+    expect(lines.every((e: { hash?: string }) => typeof e.hash === "string")).toBe(true);
   });
 
   it("prints each static-gate finding once: as the admission rejection, not again from verify", async () => {

@@ -8,7 +8,7 @@ import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWith
 import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
-import type { VerifyOptions } from "@car/verify";
+import type { TransactionMode, VerifyOptions } from "@car/verify";
 import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
@@ -24,6 +24,8 @@ import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
 import { admit } from "./run/admission.ts";
+import { approvalFindings } from "./run/approval-admission.ts";
+import { transactionFindings } from "./run/transaction-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
@@ -45,11 +47,20 @@ export interface RuntimeOptions {
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
   /**
-   * The permission-tier / approval gate (@car/policy) every action passes
-   * after the policies; none by default. Build it on `store.approvals` so
-   * decisions land in this runtime's ledger.
+   * The permission-tier / approval gate (@car/policy); none by default. The
+   * whole proposal is evaluated at admission (DECISIONS §16): one action
+   * needing an approval rejects every action, naming its fingerprint, and
+   * nothing runs. Build it on `store.approvals` so decisions recorded there
+   * (`permission.approve`, `car approvals`) make the re-submission pass.
    */
   approvalGate?: ApprovalGate;
+  /**
+   * `transactionCheck` at admission over each proposal and the store's
+   * versions (agent-ir-spec.md TransactionCheckMode): `strict` rejects the
+   * actions in blocking conflicts before anything runs, `warn` records a
+   * `transaction_warning` event and runs, `off` (default) checks nothing.
+   */
+  transactionCheck?: TransactionMode;
 }
 
 export interface ExecuteOptions {
@@ -253,6 +264,14 @@ export class Runtime {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 
+    const checkMode = this.#options.transactionCheck ?? "off";
+    if (admission.findings.length === 0 && checkMode !== "off") {
+      admission.findings.push(...transactionFindings(parsed, this.store.state, checkMode, (kind, action_id, data) => run.emit(kind, action_id, data)));
+    }
+    const gate = this.#options.approvalGate;
+    if (admission.findings.length === 0 && gate !== undefined) {
+      admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, (kind, action_id, data) => run.emit(kind, action_id, data))));
+    }
     if (admission.findings.length > 0) {
       const result = run.rejectAll(admission.findings);
       await this.store.commitProposal(run.commitInput("rejected"));
@@ -270,7 +289,7 @@ export class Runtime {
     } catch (error) {
       if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
       // The store refused the writes: the proposal ends rolled back, and that outcome is committed instead.
-      const rolledBack = run.rollback(error.message);
+      const rolledBack = run.refuseCommit(error);
       await this.store.commitProposal(run.commitInput("rolled_back"));
       return rolledBack;
     }

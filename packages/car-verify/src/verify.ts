@@ -74,24 +74,24 @@ function blockedIssues(
     if (group.length > GROUP_SAMPLE) {
       const ids = sampleList(group.slice(0, GROUP_SAMPLE).map((b) => `'${actions[b.i]!.id}'`), group.length);
       if (reason.kind === "precondition") {
-        issues.push(issue(action, "error", `${group.length} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${reason.message}`));
+        issues.push(issue(action, "error", `${group.length} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${reason.message} — the precondition will fail`));
       } else {
         const others = otherWriters(actions, key, writers, -1);
         const hint = others === "" ? "no action writes it" : `it is written by ${others}, not ordered before them`;
-        issues.push(issue(action, "error", `${group.length} actions depend on state key '${key}', which is not available when they run (${ids}): the initial state and earlier levels do not provide it; ${hint}`));
+        issues.push(issue(action, "error", `${group.length} actions depend on state key '${key}', which is not available when they run (not available at this point) (${ids}): the initial state and earlier levels do not provide it; ${hint}`));
       }
       continue;
     }
     for (const { i, reason: r } of group) {
       const a = actions[i]!;
       if (r.kind === "precondition") {
-        issues.push(issue(a, "error", `action '${a.id}': ${r.message}`));
+        issues.push(issue(a, "error", `action '${a.id}': ${r.message} — the precondition will fail`));
         continue;
       }
       const others = otherWriters(actions, key, writers, i);
       const hint = others !== "" ? `; it is written by ${others}, not ordered before it` : "; no action writes it";
       issues.push(
-        issue(a, "error", `action '${a.id}' depends on state key '${key}', which is not available when it runs: the initial state and earlier levels do not provide it${hint}`),
+        issue(a, "error", `action '${a.id}' depends on state key '${key}', which is not available when it runs (not available at this point): the initial state and earlier levels do not provide it${hint}`),
       );
     }
   }

@@ -39,7 +39,8 @@ Options:
   --policies <DIR>        Policy directory (repeatable); default: <CAR_HOME>/policies
                           and every .car/policies from the repository root down to here
   --state <FILE>          Initial state (a JSON object)
-  --events <FILE>         Append every runtime event to FILE as JSON lines
+  --events <FILE>         Append the proposal's events to FILE as JSON lines: exactly
+                          what the durable log holds for it
   --report <FILE>         Write the run as a self-contained HTML page: a timeline of
                           the actions (status, durations, retries, waits, denials,
                           rollback) and the cost summary
@@ -49,8 +50,11 @@ Options:
                           or a postgres:// URL shared by runtimes on many hosts
   --json                  Print the ProposalResult as JSON on stdout, no progress
 
-Exit status: 0 every action succeeded (or was skipped by its own choice),
-1 an action failed, was rejected or the run was cancelled, 2 bad usage or input.`;
+Exit status: 0 every action succeeded (or was skipped by its own choice: a
+warning line names the skip actions whose tool failed), 1 an action failed,
+was rejected or the run was cancelled, or the store refused the commit for a
+conflict (a stderr line starting "commit refused:" names the keys; error
+code stale_read / write_conflict), 2 bad usage or input.`;
 
 export async function main(args: string[]): Promise<number> {
   const { positionals, options } = parseArgs(args, {
@@ -104,7 +108,13 @@ export async function main(args: string[]): Promise<number> {
     }
     if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
     else println(resultSummary(result, colors(colorEnabled(process.stdout))));
-    const code = outcome(result);
+    // DECISIONS §14: skip actions whose tool failed do not fail the run, but they are said.
+    const skippedFailures = proposal.actions.filter((a, i) => a.failure_behavior === "skip" && result.results[i]!.status === "skipped" && !result.results[i]!.error!.startsWith("not run"));
+    if (skippedFailures.length > 0) eprintln(c.yellow(`warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`));
+    // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
+    const refusal = runtime.events.query({ proposal_id: proposal.id, kinds: ["commit_refused"] }).at(-1);
+    if (refusal !== undefined) eprintln(c.red(`${String(refusal.data["reason"])} — every change was rolled back (${String(refusal.data["code"])})`));
+    const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : outcome(result);
     return code === undefined ? 0 : ERROR_CODES[code].exit;
   } finally {
     await runtime.close();
@@ -140,7 +150,6 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
   const follow = (async () => {
     for await (const event of feed) {
       if (event.proposal_id === proposal.id) mine.push(event);
-      sink?.write(`${JSON.stringify(event)}\n`);
       const line = setup.progress?.(event);
       if (line !== undefined) eprintln(line);
       if (event.kind === "proposal_completed" && event.proposal_id === proposal.id) break;
@@ -155,6 +164,14 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
     });
     await follow;
+    // The file holds exactly what the durable log holds for the proposal — the live feed may show
+    // events a refused commit took back, and it ends at the first completion.
+    if (sink !== undefined) {
+      const logged = runtime.events.query({ proposal_id: proposal.id });
+      // This run's events start at its `proposal_received` (an earlier run may have used the same id).
+      const from = logged.findLastIndex((e) => e.kind === "proposal_received");
+      for (const event of logged.slice(Math.max(from, 0))) sink.write(`${JSON.stringify(event)}\n`);
+    }
     return { result, events: mine };
   } finally {
     process.off("SIGINT", onSigint);

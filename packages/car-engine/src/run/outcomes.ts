@@ -105,7 +105,10 @@ export class Outcomes {
 
   fail(i: number, failure: ActionFailure): void {
     const action = this.#actions[i]!;
-    this.settle(i, FAILED, failure.message);
+    // DECISIONS §14: a `skip` action whose tool failed (not terminally) ends `skipped`, its error kept;
+    // the failure is still recorded as one (`action_failed`, marked `skipped`).
+    const skipped = action.type === "tool_call" && action.failure_behavior === "skip" && !failure.terminal;
+    this.settle(i, skipped ? SKIPPED : FAILED, failure.message);
     const data: JsonObject = {
       ...this.#digestData(action),
       error_class: action.tool === undefined && failure.errorClass !== "timeout" ? "unknown" : failure.errorClass,
@@ -115,6 +118,7 @@ export class Outcomes {
       this.#terminal[i] = 1;
       data["terminal"] = true;
     }
+    if (skipped) data["skipped"] = true;
     this.#events.emit(EVENT_KINDS.actionFailed, action.id, data);
     if (failure.terminal || action.failure_behavior !== "skip") this.#scheduler.abort(`action '${action.id}' failed${failure.terminal ? " terminally" : ""}: ${failure.message}`);
   }

@@ -1,6 +1,6 @@
 /**
  * One action from ready to done: run-time budget → dependencies →
- * preconditions → `$id.output` references → policies → approval gate →
+ * state dependencies present → preconditions → `$id.output` references → policies → approval gate →
  * `action_started` → the state action inline, or the tool call through
  * dispatch. Each check that fails rejects the action at its stage.
  */
@@ -26,7 +26,7 @@ import { runStateAction, stateFor } from "./state-actions.ts";
 export interface PipelineEnvironment {
   readonly tools: ToolRegistry;
   readonly policies: PolicyEngine;
-  /** The tier / approval gate every action passes after the policies, when configured. */
+  /** The tier / approval gate, when configured: admission evaluates every action; here only those whose `$id.output` references resolved. */
   readonly approvalGate: ApprovalGate | undefined;
   readonly clock: { now(): number };
   /** Bytes `$id.output` references may put into one proposal's parameters, in all. */
@@ -99,6 +99,13 @@ export class ActionPipeline implements ScheduledWork {
         return;
       }
     }
+    // DECISIONS §13: a state dependency must be present in the state the action sees, or it is rejected before dispatch.
+    for (const key of action.state_dependencies) {
+      if (!this.#working.exists(key)) {
+        outcomes.reject(i, `state dependency '${key}' is not available at this point: no value for it in the state the action sees`, "state_dependency");
+        return;
+      }
+    }
     outcomes.started(i);
     const startMs = this.#env.clock.now();
 
@@ -136,7 +143,8 @@ export class ActionPipeline implements ScheduledWork {
       }
     }
 
-    const gate = this.#env.approvalGate;
+    // Admission evaluated the gate on the declared parameters; only resolved references are new here.
+    const gate = this.#hasRefs[i] === 1 ? this.#env.approvalGate : undefined;
     if (gate === undefined) return this.#start(i, action, params, startMs);
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     return gate.authorize(params === action.parameters ? action : { ...action, parameters: params }, schema).then((decision) => {

@@ -9,6 +9,7 @@
  * exactly as it was before the proposal (the pre-proposal snapshot).
  */
 import { emptyMap } from "@car/ir";
+import type { CarError } from "@car/ir";
 import type { ActionProposal, CostBudget, DependencyGraph, JsonObject, ProposalResult } from "@car/ir";
 import type { PolicyEngine } from "@car/policy";
 import { EVENT_KINDS } from "../events/event.ts";
@@ -121,6 +122,19 @@ export class ProposalRun {
     this.#scheduler.abortReason ??= reason;
     this.#events.emit(EVENT_KINDS.proposalRolledBack, undefined, { reason, discarded_writes: this.#working.mutations.length });
     return this.#outcomes.complete("rolled_back", reason, this.#meter);
+  }
+
+  /**
+   * The store refused the commit: the `state_changed` events and the
+   * `committed` completion describe changes that never landed, so they are
+   * taken back; one `commit_refused` event names the code and keys, and the
+   * run ends rolled back with the refusal as its reason.
+   */
+  refuseCommit(error: CarError): ProposalResult {
+    this.#events.retract((e) => e.kind === EVENT_KINDS.stateChanged || (e.kind === EVENT_KINDS.proposalCompleted && e.data["outcome"] === "committed"));
+    const keys = (error.details["keys"] as string[] | undefined) ?? [];
+    this.#events.emit(EVENT_KINDS.commitRefused, undefined, { code: error.code, keys, reason: error.message });
+    return this.rollback(error.message);
   }
 
   /** The commit for this run's outcome. */
