@@ -33,3 +33,5 @@ export {
   type PreconditionInput,
 } from "./factories.ts";
 export * from "./timers.ts";
+export { traceRuleName, TRACE_RULE_KINDS, type TraceRule, type TraceRuleKind, type TraceScope } from "./trace-rule.ts";
+export { compensationActionIndices } from "./compensation-actions.ts";

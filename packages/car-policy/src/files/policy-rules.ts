@@ -3,7 +3,8 @@
  * files and directories, then lowered onto a `PolicyEngine`. Merging only
  * concatenates — every kind is a prohibition, so more rules can only deny more.
  */
-import type { Clock, JsonValue } from "@car/ir";
+import { CarError } from "@car/ir";
+import type { Clock, JsonValue, TraceRule } from "@car/ir";
 import type { PolicyEngine } from "../engine.ts";
 import { allowToolParamRule } from "../rules/allow-tool-param.ts";
 import { denyKeywordRule } from "../rules/deny-keyword.ts";
@@ -11,6 +12,7 @@ import { denyToolRule } from "../rules/deny-tool.ts";
 import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
 import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
 import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
+import type { TraceGate } from "../trace/trace-gate.ts";
 
 export interface DenyToolParamSpec {
   tool: string;
@@ -41,6 +43,13 @@ export interface RateLimitToolSpec {
 export interface ApplyOptions {
   /** The clock rate-limit windows read; defaults to wall time. */
   clock?: Clock;
+  /**
+   * Where `trace_rule`s go. A rule set holding trace rules refuses to apply
+   * without one (they would silently not apply) unless `traceRules` is
+   * `"ignore"`, for a caller that judges single calls with no trace at all.
+   */
+  traceGate?: TraceGate;
+  traceRules?: "ignore";
 }
 
 export class PolicyRules {
@@ -50,6 +59,7 @@ export class PolicyRules {
   allow_tool_param: AllowToolParamSpec[] = [];
   deny_tool_param_matching: DenyToolParamMatchingSpec[] = [];
   rate_limit_tool: RateLimitToolSpec[] = [];
+  trace_rule: TraceRule[] = [];
 
   /** Appends `other`'s rules after this set's (file order is merge order). */
   merge(other: PolicyRules): this {
@@ -59,6 +69,7 @@ export class PolicyRules {
     this.allow_tool_param.push(...other.allow_tool_param);
     this.deny_tool_param_matching.push(...other.deny_tool_param_matching);
     this.rate_limit_tool.push(...other.rate_limit_tool);
+    this.trace_rule.push(...other.trace_rule);
     return this;
   }
 
@@ -70,7 +81,8 @@ export class PolicyRules {
       this.deny_tool_param.length +
       this.allow_tool_param.length +
       this.deny_tool_param_matching.length +
-      this.rate_limit_tool.length
+      this.rate_limit_tool.length +
+      this.trace_rule.length
     );
   }
 
@@ -93,6 +105,9 @@ export class PolicyRules {
    * rate limit gets its own window, starting empty.
    */
   apply(engine: PolicyEngine, options: ApplyOptions = {}): void {
+    if (this.trace_rule.length > 0 && options.traceGate === undefined && options.traceRules !== "ignore") {
+      throw new CarError("invalid_params", `${this.trace_rule.length} trace rule(s) need a TraceGate to be enforced; pass ApplyOptions.traceGate`);
+    }
     for (const tool of this.deny_tool) engine.register(denyToolRule(`deny_tool:${tool}`, tool));
     for (const keyword of this.deny_keyword) engine.register(denyKeywordRule(keyword));
     for (const r of this.deny_tool_param) {
@@ -110,5 +125,6 @@ export class PolicyRules {
     for (const r of this.rate_limit_tool) {
       engine.register(rateLimitToolRule(r.tool, r.max_calls, r.interval_secs, options.clock));
     }
+    if (options.traceGate !== undefined) for (const r of this.trace_rule) options.traceGate.register(r);
   }
 }
