@@ -34,4 +34,4 @@ export {
 } from "./factories.ts";
 export * from "./timers.ts";
 export { traceRuleName, TRACE_RULE_KINDS, type TraceRule, type TraceRuleKind, type TraceScope } from "./trace-rule.ts";
-export { compensationActionIndices } from "./compensation-actions.ts";
+export { compensationActionIndices, undoGap } from "./compensation-actions.ts";

@@ -4,8 +4,11 @@
  * no policies are evaluated (DECISIONS.md §6).
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
-import { CarError, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
-import { compensationIssues } from "./compensation.ts";
+import type { TraceRule } from "@car/ir";
+import { CarError, compensationActionIndices, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
+import { compensationIssues, compensationUseIssues } from "./compensation.ts";
+import { rollbackReport } from "./rollback.ts";
+import { traceRuleIssues } from "./trace-rules.ts";
 import { findWriteConflicts } from "./conflicts.ts";
 import { issue } from "./issue.ts";
 import type { ProposalInput } from "./input.ts";
@@ -28,6 +31,8 @@ export interface VerifyOptions {
   tools?: readonly ToolSpec[];
   /** More actions than this is an error. */
   maxActions?: number;
+  /** Trace rules (the TraceGate's) to check the DAG's possible orders against. */
+  traceRules?: readonly TraceRule[];
 }
 
 function quoteIds(actions: readonly Action[], indices: readonly number[]): string {
@@ -127,10 +132,16 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   issues.push(...stateKeyIssues(actions));
   issues.push(...repeatedCallIssues(actions));
   issues.push(...compensationIssues(actions, graph.indexOf));
+  const compensations = compensationActionIndices(actions);
+  issues.push(...compensationUseIssues(actions, graph.preds, compensations));
+  if (options.traceRules !== undefined && options.traceRules.length > 0) {
+    issues.push(...traceRuleIssues(actions, graph, pos, compensations, options.traceRules));
+  }
 
   return finish(actions, issues, {
     simulated_state: stateRecord(walk.declared),
     execution_levels: levelsOf(graph),
     conflicts,
+    rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
   });
 }
