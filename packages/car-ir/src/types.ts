@@ -133,6 +133,10 @@ export interface ActionResult {
   terminal?: true;
   /** Present (and true) only when the enclosing state transaction was restored. */
   rolled_back?: true;
+  /** Present (and true) only when a rollback ran this action's compensation and it succeeded. */
+  compensated?: true;
+  /** Present only when a rollback ran this action's compensation and it failed (or was cut short): why. */
+  compensation_error?: string;
 }
 
 export interface ProposalResult {
