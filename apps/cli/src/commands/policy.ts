@@ -7,7 +7,7 @@
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
-import { parsePolicyFile, PolicyEngine } from "@car/policy";
+import { parsePolicyFile, PolicyEngine, TraceGate } from "@car/policy";
 import { policyCheck, policyDirs } from "@car/policy/gate";
 import { expectPositionals, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
@@ -120,10 +120,11 @@ async function lintDir(dir: string): Promise<LintedDir> {
     const file = join(dir, name);
     try {
       const engine = new PolicyEngine();
+      const traceGate = new TraceGate();
       const rules = parsePolicyFile(file, await readText(file, "policy file"));
-      rules.apply(engine);
+      rules.apply(engine, { traceGate });
       const patternErrors = rules.patternErrors();
-      files.push({ path: file, rule_count: engine.size, rules: engine.names(), ...(patternErrors.length > 0 ? { pattern_errors: patternErrors } : {}) });
+      files.push({ path: file, rule_count: engine.size + traceGate.size, rules: [...engine.names(), ...traceGate.names()], ...(patternErrors.length > 0 ? { pattern_errors: patternErrors } : {}) });
     } catch (err) {
       files.push({ path: file, rule_count: 0, rules: [], error: err instanceof CarError ? err.message : `policy file ${file}: ${(err as Error).message}` });
     }

@@ -4,6 +4,8 @@
  * HTML). Exit 0 when valid, 1 when invalid, 2 for bad usage or input.
  */
 import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { loadPolicyDir } from "@car/policy";
 import { ERROR_CODES, type VerificationResult } from "@car/ir";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
@@ -19,7 +21,9 @@ export const usage = `Usage: car verify [options] <proposal.json | ->
 
 Statically verifies a proposal: dependencies, preconditions against the
 state, state dependencies, write conflicts, repeated calls, tools and their
-parameter schemas, the action budget. No tool runs and no policy is read.
+parameter schemas, the action budget, compensations and the rollback
+contract. No tool runs; policies are read only for their trace rules, which
+are checked against every order the plan permits.
 
 Options:
   --state <FILE>        Initial state (a JSON object)
@@ -27,6 +31,8 @@ Options:
                         array of names / ToolSchemas (in a file or inline), or
                         comma-separated names
   --max-actions <N>     More actions than N is an error
+  --policies <DIR>      Check the trace rules of this policy directory (repeatable;
+                        a malformed policy file is an error naming it)
   --format <FMT>        text (default), json, dot or html
   --json                Same as --format json
   -o, --output <FILE>   Write the report there instead of stdout
@@ -40,6 +46,7 @@ export async function main(args: string[]): Promise<number> {
     state: { type: "string" },
     tools: { type: "string" },
     "max-actions": { type: "string" },
+    policies: { type: "string", multiple: true },
     format: { type: "string" },
     json: { type: "boolean" },
     output: { type: "string", short: "o" },
@@ -53,10 +60,12 @@ export async function main(args: string[]): Promise<number> {
   const proposal = await loadProposal(path!);
   const state = options.state === undefined ? undefined : await loadJsonObject(options.state, "state file");
   const tools = options.tools === undefined ? undefined : await loadToolSpecs(options.tools);
+  const traceRules = (options.policies ?? []).flatMap((dir) => loadPolicyDir(resolve(dir)).trace_rule);
   const result: VerificationResult = verify(proposal, {
     ...(state !== undefined ? { state } : {}),
     ...(tools !== undefined ? { tools } : {}),
     ...(maxActions !== undefined ? { maxActions } : {}),
+    ...(traceRules.length > 0 ? { traceRules } : {}),
   });
 
   let text: string;

@@ -36,6 +36,13 @@ export function verifyReport(proposalId: string, actionCount: number, result: Ve
     lines.push(c.bold(`Conflicts (${result.conflicts.length})`));
     for (const [a, b, key] of result.conflicts) lines.push(`  ${c.yellow(key)}: written by ${a} and ${b} with no order between them`);
   }
+  const rollback = result.rollback_contract;
+  if (rollback !== undefined) {
+    lines.push("");
+    lines.push(`${c.bold("Rollback")}: declared ${rollback.declared}; ${rollback.fully_undoable ? c.green("fully undoable") : c.yellow("not fully undoable")}${rollback.fully_undoable ? "" : " (with rollback: compensate)"}`);
+    const said = { irreversible: "irreversible", missing_compensation: "compensable without a compensation", broken_compensation: "its compensation names no action" };
+    for (const g of rollback.not_undoable) lines.push(`  ${c.yellow(g.action_id)}: ${said[g.reason]}`);
+  }
   const stateKeys = Object.keys(result.simulated_state);
   if (stateKeys.length > 0) {
     lines.push("");
