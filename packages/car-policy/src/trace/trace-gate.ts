@@ -104,6 +104,11 @@ export class TraceGate {
     return this.#rules.length;
   }
 
+  /** Whether any rule gates calls of `tool` (only then does a call need judging, and its fingerprint computing). */
+  governs(tool: string): boolean {
+    return this.#byTool.has(tool);
+  }
+
   /** Records one step of the trace. Every step is kept (per tool), so a rule registered later sees the session's past. */
   observe(record: TraceRecord): void {
     this.#session.observe(record);
