@@ -12,5 +12,6 @@ export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOpt
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";
 export type { ToolHandler, ToolCallContext, ToolCallback, ToolChunkSource } from "./tools/handler.ts";
 export { BUFFER_CAP, type DetachedPollResult } from "./tools/detached.ts";
-export { ROLLBACK_WARNING, RETRY_BASE_MS } from "./engine/proposal-run.ts";
-export type { ErrorClass } from "./engine/action-failure.ts";
+export { ROLLBACK_WARNING } from "./run/outcomes.ts";
+export { RETRY_BASE_MS } from "./run/dispatch.ts";
+export type { ErrorClass } from "./tools/action-failure.ts";

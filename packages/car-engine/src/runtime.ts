@@ -23,10 +23,10 @@ import type { ToolCallback, ToolHandler } from "./tools/handler.ts";
 import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
-import { admit } from "./engine/admission.ts";
-import { ProposalRun } from "./engine/proposal-run.ts";
-import type { RunEnvironment } from "./engine/proposal-run.ts";
-import { checkChunk } from "./engine/tool-output.ts";
+import { admit } from "./run/admission.ts";
+import { ProposalRun } from "./run/proposal-run.ts";
+import type { RunEnvironment } from "./run/proposal-run.ts";
+import { checkChunk } from "./tools/tool-output.ts";
 
 export interface RuntimeOptions {
   clock?: Clock;

@@ -9,7 +9,7 @@
  */
 import type { JsonValue, ToolHandle, ToolPollResult, ToolStatus, ToolStreamChunk, ToolStreamEvent } from "@car/ir";
 import { AsyncQueue } from "../async-queue.ts";
-import { failureFrom } from "../engine/action-failure.ts";
+import { failureFrom } from "./action-failure.ts";
 
 export const BUFFER_CAP = 1024;
 

@@ -5,7 +5,7 @@
  * the signal was ever read still works — the signal is then born aborted.
  */
 import type { IdGenerator } from "@car/ir";
-import type { ToolCallContext } from "../tools/handler.ts";
+import type { ToolCallContext } from "./handler.ts";
 
 export class CallContext implements ToolCallContext {
   readonly action_id: string;

@@ -5,7 +5,7 @@
  * `terminal` is set only by an explicit terminal signal from the tool.
  */
 import { CarError } from "@car/ir";
-import { TerminalToolError } from "../tools/terminal-tool-error.ts";
+import { TerminalToolError } from "./terminal-tool-error.ts";
 
 export type ErrorClass = "timeout" | "rejected_by_policy" | "tool_error" | "validation" | "unknown";
 

@@ -6,7 +6,7 @@
  */
 import { getOwn, isJsonObject } from "@car/ir";
 import type { JsonObject, JsonValue } from "@car/ir";
-import type { ToolCallback } from "../tools/handler.ts";
+import type { ToolCallback } from "./handler.ts";
 import { ActionFailure, classifyToolMessage, failureFrom } from "./action-failure.ts";
 import type { CallContext } from "./call-context.ts";
 import { parseJsonOutput } from "./tool-output.ts";

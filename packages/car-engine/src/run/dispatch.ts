@@ -1,0 +1,256 @@
+/**
+ * Dispatch of one tool call: the result / idempotency cache, the rate-limit
+ * wait, the attempt loop with exponential backoff, the timeout race, the
+ * detached start of streaming and long-running calls, and the set of calls
+ * and sleeps in flight that an abort cancels.
+ *
+ * The common case — no rate limit, a synchronous tool, first attempt — runs
+ * without a single promise; timers and abort controllers exist only for
+ * calls that are actually asynchronous.
+ */
+import { CarError } from "@car/ir";
+import type { Action, Clock, IdGenerator, JsonObject, Timers } from "@car/ir";
+import { ActionFailure, failureFrom } from "../tools/action-failure.ts";
+import { CallContext } from "../tools/call-context.ts";
+import { callThroughCallback } from "../tools/callback-call.ts";
+import type { DetachedInvocations } from "../tools/detached.ts";
+import type { ToolCallback } from "../tools/handler.ts";
+import type { RateLimiter } from "../tools/rate-limiter.ts";
+import { ResultCache } from "../tools/result-cache.ts";
+import type { RegisteredTool } from "../tools/tool-registry.ts";
+import { toJsonOutput } from "../tools/tool-output.ts";
+import { schemaErrorDetail } from "./admission.ts";
+import type { CostMeter } from "./cost-meter.ts";
+import type { Called, Outcome } from "./outcomes.ts";
+import type { Scheduler } from "./schedule.ts";
+
+/** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
+export const RETRY_BASE_MS = 100;
+
+/** What dispatch borrows from the runtime. */
+export interface DispatchEnvironment {
+  readonly cache: ResultCache;
+  readonly limiter: RateLimiter;
+  readonly detached: DetachedInvocations;
+  readonly clock: Clock;
+  readonly timers: Timers;
+  readonly ids: IdGenerator;
+  readonly maxOutputBytes: number;
+}
+
+interface CallPlan {
+  tool: RegisteredTool;
+  detached: boolean;
+  cacheKey: string | undefined;
+  ttl: number | undefined;
+  attempts: number;
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return value !== null && typeof value === "object" && typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function";
+}
+
+export class Dispatcher {
+  readonly #env: DispatchEnvironment;
+  readonly #callback: ToolCallback | undefined;
+  readonly #sessionId: string | null;
+  readonly #meter: CostMeter;
+  readonly #scheduler: Scheduler;
+  /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
+  readonly #inflight = new Set<(reason: string) => void>();
+
+  constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler) {
+    this.#env = env;
+    this.#callback = callback;
+    this.#sessionId = sessionId;
+    this.#meter = meter;
+    this.#scheduler = scheduler;
+  }
+
+  /** Cancels every call and backoff sleep in flight (the run aborted). */
+  cancelAll(reason: string): void {
+    for (const cancel of [...this.#inflight]) cancel(`the proposal aborted (${reason})`);
+  }
+
+  /** Dispatches a tool call with caching, rate limiting, timeouts and retries. */
+  call(action: Action, tool: RegisteredTool, params: JsonObject): Called | Promise<Called> {
+    const detached = action.invocation_mode !== "one_shot";
+    const ttl = tool.schema.cache_ttl_secs;
+    const plan: CallPlan = { tool, detached, cacheKey: undefined, ttl, attempts: action.failure_behavior === "retry" ? 1 + action.max_retries : 1 };
+    if (!detached && (action.idempotent || tool.schema.idempotent || ttl !== undefined)) {
+      plan.cacheKey = ResultCache.key(tool.schema.name, params);
+      const hit = this.#env.cache.get(plan.cacheKey, this.#env.clock.now());
+      if (hit !== undefined) return { outcome: hit, cached: true };
+    }
+    if (tool.schema.rate_limit !== undefined || this.#scheduler.abortReason !== undefined) return this.#attempts(action, params, plan, 1);
+    this.#meter.toolCalls++;
+    const first = this.#invoke(action, tool, params, 1, detached);
+    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first);
+    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome));
+  }
+
+  #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome): Called | Promise<Called> {
+    const checked = this.#checkOutput(plan, outcome);
+    if (!(checked instanceof ActionFailure) || checked.terminal || plan.attempts <= 1 || this.#scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
+    return this.#attempts(action, params, plan, 2);
+  }
+
+  /** The general attempt loop: backoff, budget, rate limit, dispatch, until success or the attempts run out. */
+  async #attempts(action: Action, params: JsonObject, plan: CallPlan, from: number): Promise<Called> {
+    const { tool } = plan;
+    const scheduler = this.#scheduler;
+    for (let attempt = from; ; attempt++) {
+      if (attempt > 1) {
+        if (!(await this.#sleep(RETRY_BASE_MS * 2 ** (attempt - 2)))) return { outcome: this.#cancelled(), cached: false };
+        const overBudget = this.#meter.exceeded(action);
+        if (overBudget !== undefined) {
+          scheduler.stopForBudget(overBudget);
+          return { outcome: new ActionFailure(overBudget, "tool_error"), cached: false };
+        }
+      }
+      const limit = tool.schema.rate_limit;
+      if (limit !== undefined) {
+        const now = (): number => this.#env.clock.now();
+        for (let wait = this.#env.limiter.acquire(tool.schema.name, limit, now()); wait > 0; wait = this.#env.limiter.acquire(tool.schema.name, limit, now())) {
+          if (wait === Infinity) return { outcome: new ActionFailure(`rate limit of tool '${tool.schema.name}' admits no calls`, "tool_error"), cached: false };
+          if (!(await this.#sleep(wait))) return { outcome: this.#cancelled(), cached: false };
+        }
+      }
+      if (scheduler.abortReason !== undefined) return { outcome: this.#cancelled(), cached: false };
+      // A retry counts once it is dispatched, not when one cut off by the budget or an abort was planned.
+      if (attempt > 1) this.#meter.retries++;
+      this.#meter.toolCalls++;
+      let outcome = this.#invoke(action, tool, params, attempt, plan.detached);
+      if (isThenable(outcome)) outcome = await outcome;
+      const checked = this.#checkOutput(plan, outcome);
+      if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
+    }
+  }
+
+  /** Validates a successful output against `returns` and caches it; failures pass through. */
+  #checkOutput(plan: CallPlan, outcome: Outcome): Outcome {
+    if (outcome instanceof ActionFailure) return outcome;
+    if (!plan.detached && plan.tool.validateReturns !== undefined) {
+      const checked = plan.tool.validateReturns(outcome.output);
+      if (!checked.ok) {
+        return new ActionFailure(`output does not match the returns schema of tool '${plan.tool.schema.name}': ${schemaErrorDetail(checked.errors)}`, "validation");
+      }
+    }
+    if (plan.cacheKey !== undefined) this.#env.cache.set(plan.cacheKey, outcome.output, plan.ttl === undefined ? Infinity : this.#env.clock.now() + plan.ttl * 1000);
+    return outcome;
+  }
+
+  #cancelled(): ActionFailure {
+    return new ActionFailure(`cancelled: the proposal aborted (${this.#scheduler.abortReason ?? "budget"})`, "tool_error");
+  }
+
+  /** One dispatch attempt. Synchronous when the tool is. */
+  #invoke(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean): Outcome | Promise<Outcome> {
+    const timeout = action.timeout_ms;
+    const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
+    const callback = this.#callback;
+    let raw: unknown;
+    try {
+      if (tool.handler !== undefined) raw = tool.handler(params, ctx);
+      else if (callback !== undefined) {
+        if (action.invocation_mode === "streaming") {
+          return new ActionFailure(`tool '${tool.schema.name}' has no handler, and the JSON callback contract cannot stream: register a streaming handler or use long_running`, "tool_error");
+        }
+        raw = callThroughCallback(callback, tool.schema.name, params, ctx, this.#env.maxOutputBytes);
+      } else return new ActionFailure(`tool '${tool.schema.name}' has no handler and no dispatch callback was given`, "tool_error");
+    } catch (error) {
+      return failureFrom(error);
+    }
+    if (detached) return this.#startDetached(action, tool, ctx, raw);
+    if (!isThenable(raw)) return this.#output(raw);
+    return this.#race(raw, ctx, timeout).then((settled) => (settled instanceof ActionFailure ? settled : this.#output(settled.output)));
+  }
+
+  #output(value: unknown): Outcome {
+    const json = toJsonOutput(value, this.#env.maxOutputBytes);
+    return json instanceof ActionFailure ? json : { output: json };
+  }
+
+  /**
+   * Settles with the call's result, its timeout, or the proposal's abort —
+   * whichever comes first. The tool's signal is aborted on timeout and on
+   * abort; a result that arrives later is discarded (never applied).
+   */
+  #race(call: PromiseLike<unknown>, ctx: CallContext, timeout: number | undefined): Promise<{ output: unknown } | ActionFailure> {
+    return new Promise((resolve) => {
+      let settled = false;
+      let timer: unknown;
+      const finish = (value: { output: unknown } | ActionFailure): void => {
+        if (settled) return;
+        settled = true;
+        if (timer !== undefined) this.#env.timers.clearTimeout(timer);
+        this.#inflight.delete(cancel);
+        resolve(value);
+      };
+      const cancel = (reason: string): void => {
+        ctx.abort(new CarError("cancelled", reason));
+        finish(new ActionFailure(`cancelled: ${reason}`, "tool_error"));
+      };
+      this.#inflight.add(cancel);
+      if (timeout !== undefined) {
+        timer = this.#env.timers.setTimeout(() => {
+          const message = `timed out after ${timeout} ms`;
+          ctx.abort(new CarError("timeout", message));
+          finish(new ActionFailure(message, "timeout"));
+        }, timeout);
+      }
+      call.then(
+        (output) => finish({ output }),
+        (error: unknown) => finish(failureFrom(error)),
+      );
+    });
+  }
+
+  /** Sleeps on the injected timers; false when the proposal aborted meanwhile. */
+  #sleep(ms: number): Promise<boolean> {
+    if (this.#scheduler.abortReason !== undefined) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const cancel = (): void => {
+        this.#env.timers.clearTimeout(timer);
+        this.#inflight.delete(cancel);
+        resolve(false);
+      };
+      const timer = this.#env.timers.setTimeout(() => {
+        this.#inflight.delete(cancel);
+        resolve(true);
+      }, ms);
+      this.#inflight.add(cancel);
+    });
+  }
+
+  /**
+   * Starts a detached invocation. Only the start is bounded by `timeout_ms`
+   * (a streaming handler may resolve its iterable asynchronously); the
+   * invocation itself runs on under its handle until it ends or is cancelled.
+   */
+  #startDetached(action: Action, tool: RegisteredTool, ctx: CallContext, raw: unknown): Outcome | Promise<Outcome> {
+    const handle = this.#env.ids.next().replace(/-/g, "").slice(0, 12);
+    const controller = ctx.controller;
+    const running = (): Outcome => ({ output: { tool_handle: handle, status: "running" } });
+    const maxBytes = this.#env.maxOutputBytes;
+    if (action.invocation_mode === "long_running") {
+      this.#env.detached.startTask(handle, tool.schema.name, action.id, controller, Promise.resolve(raw), (value) => {
+        const json = toJsonOutput(value, maxBytes);
+        if (json instanceof ActionFailure) throw new Error(json.message);
+        return json;
+      });
+      return running();
+    }
+    const begin = (source: unknown): Outcome => {
+      if (!isAsyncIterable(source)) return new ActionFailure(`streaming tool '${tool.schema.name}' did not return an async iterable of chunks`, "validation");
+      this.#env.detached.startStream(handle, tool.schema.name, action.id, controller, source);
+      return running();
+    };
+    if (!isThenable(raw)) return begin(raw);
+    return this.#race(raw, ctx, action.timeout_ms).then((settled) => (settled instanceof ActionFailure ? settled : begin(settled.output)));
+  }
+}
