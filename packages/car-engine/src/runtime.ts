@@ -6,7 +6,7 @@
  */
 import { CarError, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
 import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
-import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
+import { PolicyEngine, PolicyRules, TraceGate, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule, traceRuleFrom } from "@car/policy";
 import { verify } from "@car/verify";
 import type { VerifyOptions } from "@car/verify";
 import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
@@ -27,6 +27,9 @@ import { admit } from "./run/admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
+import { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
+import { compensatedResult, pendingCompensations, resumable, runPhase } from "./compensation/compensation-phase.ts";
+import type { CompensationReport, PendingCompensation } from "./compensation/compensation-phase.ts";
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -48,22 +51,37 @@ export interface RuntimeOptions {
    * decisions land in this runtime's ledger.
    */
   approvalGate?: ApprovalGate;
+  /**
+   * What an abort undoes: `"state"` (default) restores state only;
+   * `"compensate"` also runs the compensation of every succeeded
+   * `compensable` action, in reverse completion order.
+   */
+  rollback?: RollbackMode;
+  /** Bound on one compensation call that declares no `timeout_ms` (default 30 s). */
+  compensationTimeoutMs?: number;
 }
+
+/** What an abort undoes (see `RuntimeOptions.rollback`). */
+export type RollbackMode = "state" | "compensate";
 
 export interface ExecuteOptions {
   /** Passed to tools as `session_id`. */
   session_id?: string | null;
   budget?: CostBudget;
   maxConcurrency?: number;
-  /** Aborts the proposal (rolled back like any abort) when it fires. */
+  /** Aborts the proposal (rolled back like any abort) when it fires. It does not cut a compensation short. */
   signal?: AbortSignal;
+  /** This proposal's rollback mode; the runtime's when absent. */
+  rollback?: RollbackMode;
 }
 
 /** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
 export interface PolicyDefinition {
   name: string;
-  /** `deny_tool`, `deny_tool_param`, `require_state`, or `callback` (a JavaScript rule). */
+  /** `deny_tool`, `deny_tool_param`, `require_state`, `trace_rule`, or `callback` (a JavaScript rule). */
   rule: string;
+  /** `trace_rule`: the rule, in the policy file's table form (`{ kind, tool, after?, max_calls?, scope? }`). */
+  trace?: JsonValue;
   target?: string | null;
   key?: string | null;
   pattern?: string | null;
@@ -81,6 +99,8 @@ export class Runtime {
   readonly ids: IdGenerator;
   readonly store: RuntimeStore;
   readonly policies: PolicyEngine = new PolicyEngine();
+  /** The temporal rules (`trace_rule`), enforced at dispatch against what this runtime has run (its session). */
+  readonly traceGate: TraceGate = new TraceGate();
   readonly #tools = new ToolRegistry();
   readonly #cache: ResultCache;
   readonly #limiter = new RateLimiter();
@@ -110,6 +130,7 @@ export class Runtime {
       ids: this.ids,
       maxOutputBytes,
       approvalGate: options.approvalGate,
+      traceGate: this.traceGate,
     };
   }
 
@@ -162,13 +183,23 @@ export class Runtime {
    * the registrable kinds (DECISIONS.md §8). Returns the policy's name.
    */
   registerPolicy(policy: PolicyRule | PolicyDefinition): string {
+    if (!("evaluate" in policy) && policy.rule === "trace_rule") {
+      const fail = (problem: string): never => {
+        throw new CarError("invalid_params", `policy '${policy.name}' (trace_rule): ${problem}`);
+      };
+      const table = policy.trace;
+      if (typeof table !== "object" || table === null || Array.isArray(table)) return fail("needs 'trace', the rule as an object");
+      if ("name" in table) fail("give the rule's name as the policy's 'name', not inside 'trace'");
+      this.traceGate.register({ ...traceRuleFrom(table, "trace", fail), name: policy.name });
+      return policy.name;
+    }
     this.policies.register("evaluate" in policy ? policy : ruleFrom(policy));
     return policy.name;
   }
 
-  /** Removes every policy with this name; returns how many were removed. */
+  /** Removes every policy (and trace rule) with this name; returns how many were removed. */
   unregisterPolicy(name: string): number {
-    return this.policies.unregister(name);
+    return this.policies.unregister(name) + this.traceGate.unregister(name);
   }
 
   /**
@@ -179,7 +210,7 @@ export class Runtime {
    */
   loadPolicies(dir: string): number {
     const rules = loadPolicyDir(dir);
-    rules.apply(this.policies, { clock: this.clock });
+    rules.apply(this.policies, { clock: this.clock, traceGate: this.traceGate });
     return rules.len;
   }
 
@@ -193,7 +224,7 @@ export class Runtime {
   loadProjectPolicies(cwd: string, options: CarHomeOptions = {}): number {
     const merged = new PolicyRules();
     for (const dir of policyDirs(cwd, options)) merged.merge(loadPolicyDir(dir));
-    merged.apply(this.policies, { clock: this.clock });
+    merged.apply(this.policies, { clock: this.clock, traceGate: this.traceGate });
     return merged.len;
   }
 
@@ -201,11 +232,12 @@ export class Runtime {
 
   /**
    * Static verification against this runtime: its registered tools (names
-   * and parameter schemas) and its current state. Pure: nothing runs, and
-   * policies are not evaluated (they are enforced at execution).
+   * and parameter schemas), its current state and its trace rules (checked
+   * against every order the plan permits). Pure: nothing runs, and policies
+   * are not evaluated (they are enforced at execution).
    */
   verifyProposal(proposal: unknown, options: { maxActions?: number } = {}): VerificationResult {
-    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools() };
+    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools(), traceRules: this.traceGate.rules() };
     if (options.maxActions !== undefined) verifyOptions.maxActions = options.maxActions;
     return verify(proposal, verifyOptions);
   }
@@ -223,6 +255,8 @@ export class Runtime {
   async executeProposal(proposal: unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
+    const rollback = options.rollback ?? this.#options.rollback ?? "state";
+    if (rollback !== "state" && rollback !== "compensate") throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
     const admission = admit(parsed, this.#tools, budget);
@@ -242,26 +276,67 @@ export class Runtime {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 
-    if (admission.findings.length > 0) {
-      const result = run.rejectAll(admission.findings);
-      await this.store.commitProposal(run.commitInput("rejected"));
-      return result;
-    }
-    await run.execute();
-    const result = run.finish();
-    if (run.aborted) {
-      await this.store.commitProposal(run.commitInput("rolled_back"));
-      return result;
-    }
     try {
-      await this.store.commitProposal(run.commitInput("committed"));
-      return result;
-    } catch (error) {
-      if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
-      // The store refused the writes: the proposal ends rolled back, and that outcome is committed instead.
-      const rolledBack = run.rollback(error.message);
+      if (admission.findings.length > 0) {
+        const result = run.rejectAll(admission.findings);
+        await this.store.commitProposal(run.commitInput("rejected"));
+        return result;
+      }
+      await run.execute();
+      let result = run.finish();
+      if (!run.aborted) {
+        try {
+          await this.store.commitProposal(run.commitInput("committed"));
+          return result;
+        } catch (error) {
+          if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
+          // The store refused the writes: the proposal ends rolled back, and that outcome is committed instead.
+          result = run.rollback(error.message);
+        }
+      }
       await this.store.commitProposal(run.commitInput("rolled_back"));
-      return rolledBack;
+      if (rollback !== "compensate") return result;
+      const outcome = await runPhase(this.store, this.clock, run, run.compensationPlan(), this.#compensationTimeoutMs(), parsed.id);
+      return compensatedResult(result, outcome);
+    } finally {
+      this.traceGate.endProposal(parsed.id);
+    }
+  }
+
+  #compensationTimeoutMs(): number {
+    return this.#options.compensationTimeoutMs ?? DEFAULT_COMPENSATION_TIMEOUT_MS;
+  }
+
+  /**
+   * Compensation phases the log shows planned and never completed — a crash
+   * (or a closed runtime) cut them short. Each names what is done and what
+   * remains; `resumeCompensation` finishes one.
+   */
+  pendingCompensations(): PendingCompensation[] {
+    return pendingCompensations(this.events);
+  }
+
+  /**
+   * Finishes an interrupted compensation from the log alone: the plan
+   * recorded in `compensation_planned`, minus the steps that already
+   * succeeded (a step that started and left no outcome runs again — make
+   * compensations safe to repeat). Steps go through this runtime's dispatch
+   * path, and the phase is recorded like the original.
+   */
+  async resumeCompensation(proposal_id: string, dispatch?: ToolCallback, options: Pick<ExecuteOptions, "session_id"> = {}): Promise<CompensationReport> {
+    if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
+    const { proposal, plan, done } = resumable(this.events, proposal_id);
+    const run = new ProposalRun(
+      this.#env,
+      { dispatch, session_id: options.session_id ?? null, budget: undefined, maxConcurrency: 0, signal: undefined },
+      proposal.proposal,
+      proposal.graph,
+      admit(proposal.proposal, this.#tools, undefined),
+    );
+    try {
+      return (await runPhase(this.store, this.clock, run, plan, this.#compensationTimeoutMs(), proposal_id, { done })).report;
+    } finally {
+      this.traceGate.endProposal(proposal_id);
     }
   }
 
@@ -325,8 +400,6 @@ function ruleFrom(def: PolicyDefinition): PolicyRule {
     case "deny_tool_callback":
       if (typeof def.callback !== "function") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs a callback function`);
       return callbackRule(def.name, def.callback);
-    case "trace_rule":
-      throw new CarError("invalid_params", "trace_rule policies are not enforced by this runtime and cannot be registered");
     default:
       throw new CarError("invalid_params", `unknown policy rule kind '${def.rule}'`);
   }

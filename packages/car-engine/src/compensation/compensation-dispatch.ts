@@ -10,8 +10,8 @@
  * A step with no `timeout_ms` gets the runtime's compensation timeout: a
  * compensation that hangs must not hold the rollback forever.
  */
-import { resolveOutputRefs } from "@car/ir";
-import type { Action, JsonObject, JsonValue } from "@car/ir";
+import type { JsonObject, JsonValue } from "@car/ir";
+import type { Action } from "@car/ir";
 import type { ApprovalGate, PolicyEngine, PolicyState, TraceGate } from "@car/policy";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { RegisteredTool } from "../tools/tool-registry.ts";
@@ -34,27 +34,17 @@ export interface CompensationPath {
   /** The state policies see: the store's, since the proposal's own writes were rolled back. */
   readonly state: PolicyState;
   readonly timeoutMs: number;
-  /** The forward run's output of an action, when it succeeded (for `$id.output` references). */
-  output(id: string): { found: true; value: JsonValue } | { found: false };
   emit(kind: string, action_id: string, data: JsonObject): void;
   call(action: Action, tool: RegisteredTool, params: JsonObject): Promise<CallResult>;
 }
 
 export async function dispatchStep(path: CompensationPath, step: CompensationStep): Promise<StepOutcome> {
   const fail = (error: string, terminal = false): StepOutcome => ({ ok: false, error, terminal });
+  if (step.error !== undefined) return fail(step.error);
   let action = step.call;
   if (action.type !== "tool_call" || action.tool === undefined) return fail(`compensation action '${action.id}' is not a tool call`);
-  let params = action.parameters;
-  if (step.ref_index !== undefined) {
-    try {
-      params = resolveOutputRefs(params, (id) => path.output(id));
-    } catch (error) {
-      return fail(error instanceof Error ? error.message : String(error));
-    }
-  }
-  if (params !== action.parameters || action.timeout_ms === undefined) {
-    action = { ...action, parameters: params, timeout_ms: action.timeout_ms ?? path.timeoutMs };
-  }
+  const params = action.parameters;
+  if (action.timeout_ms === undefined) action = { ...action, timeout_ms: path.timeoutMs };
   const tool = path.tools.get(action.tool!);
   if (tool === undefined) return fail(`unknown tool '${action.tool}'`);
   if (tool.validateParams !== undefined) {

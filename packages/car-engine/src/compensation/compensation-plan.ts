@@ -21,8 +21,10 @@ export interface CompensationStep {
   readonly action_index: number;
   /** What is dispatched. */
   readonly call: Action;
-  /** For an `action_ref` compensation, the compensation action's index (its `$id.output` references need resolving). */
+  /** For an `action_ref` compensation, the compensation action's index. */
   readonly ref_index?: number;
+  /** Why the step cannot be dispatched (its `$id.output` references did not resolve); it then fails with this. */
+  readonly error?: string;
 }
 
 export interface CompensationGap {
@@ -57,6 +59,25 @@ export function planCompensation(actions: readonly Action[], completed: readonly
       steps.push({ action_id: action.id, action_index: i, call: actions[j]!, ref_index: j });
     }
   }
+  return { steps, gaps };
+}
+
+/**
+ * The plan as `compensation_planned` recorded it (tool compensations with
+ * their parameters; compensation actions with their references already
+ * resolved), rebuilt against the proposal — how an interrupted phase resumes.
+ */
+export function planFromRecord(actions: readonly Action[], indexOf: ReadonlyMap<string, number>, record: JsonObject): CompensationPlan {
+  const steps: CompensationStep[] = [];
+  for (const raw of (record["steps"] ?? []) as JsonObject[]) {
+    const i = indexOf.get(raw["action_id"] as string);
+    if (i === undefined) continue;
+    const parameters = raw["parameters"] as JsonObject;
+    const ref = typeof raw["compensation_action"] === "string" ? indexOf.get(raw["compensation_action"]) : undefined;
+    if (ref !== undefined) steps.push({ action_id: actions[i]!.id, action_index: i, call: { ...actions[ref]!, parameters }, ref_index: ref });
+    else steps.push({ action_id: actions[i]!.id, action_index: i, call: compensationCall(actions[i]!, raw["tool"] as string, parameters) });
+  }
+  const gaps = ((record["not_undoable"] ?? []) as JsonObject[]).map((g) => ({ action_id: g["action_id"] as string, reason: g["reason"] as UndoGap }));
   return { steps, gaps };
 }
 
