@@ -29,7 +29,8 @@ function unregister(params: JsonValue | undefined, ctx: MethodContext): JsonValu
 }
 
 function list(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  const policies = ctx.session.runtime.policies.names().map((name) => ({
+  const runtime = ctx.session.runtime;
+  const policies = [...new Set([...runtime.policies.names(), ...runtime.traceGate.names()])].map((name) => ({
     name,
     description: ctx.session.policyDescriptions.get(name) ?? "policy file rule (<CAR_HOME>/policies)",
   }));

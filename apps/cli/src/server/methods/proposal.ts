@@ -3,7 +3,9 @@
  * `tool_call` becomes a `tools.execute` request to this client; the answer
  * is the seeds' `ProposalResult` (DECISIONS.md §10). If the connection
  * closes or the server shuts down mid-run, the proposal is aborted and rolled
- * back, and its result reports the actions that never finished.
+ * back, and its result reports the actions that never finished. With
+ * `rollback: "compensate"` an aborted proposal's compensations run (through
+ * this client's `tools.execute`, like any call) before the answer.
  */
 import { type JsonValue, serializeProposalResult } from "@car/ir";
 import type { MethodContext, MethodTable } from "../method.ts";
@@ -17,9 +19,12 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
     throw invalidParams("session_id: per-context policy sessions (session.policy.open) are not supported");
   }
   if (p["scope"] !== undefined && p["scope"] !== null) throw invalidParams("scope: tenant-scoped execution is not supported");
+  const rollback = p["rollback"] ?? "state";
+  if (rollback !== "state" && rollback !== "compensate") throw invalidParams('rollback must be "state" or "compensate"');
   const result = await ctx.session.runtime.executeProposal(proposal, ctx.session.dispatch, {
     session_id: ctx.session.id,
     signal: ctx.signal,
+    rollback,
   });
   // An installed `events.retention` bound holds after every append, as the reference describes.
   await applyRetention(ctx.session.options.store);
