@@ -41,6 +41,9 @@ Options:
   --state <FILE>          Initial state (a JSON object)
   --events <FILE>         Append every runtime event to FILE as JSON lines
   --max-concurrency <N>   At most N actions in flight
+  --rollback <MODE>       What an abort undoes: state (default) restores state only;
+                          compensate also runs the compensation of every succeeded
+                          compensable action, in reverse order
   --db <PATH|URL>         The SQLite database for state, events and approvals
                           (default <CAR_HOME>/car.db; :memory: keeps nothing),
                           or a postgres:// URL shared by runtimes on many hosts
@@ -56,12 +59,15 @@ export async function main(args: string[]): Promise<number> {
     state: { type: "string" },
     events: { type: "string" },
     "max-concurrency": { type: "string" },
+    rollback: { type: "string" },
     json: { type: "boolean" },
     db: { type: "string" },
   });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
   const maxConcurrency = options["max-concurrency"] === undefined ? undefined : positiveInteger(options["max-concurrency"], "--max-concurrency");
+  const rollback = options.rollback ?? "state";
+  if (rollback !== "state" && rollback !== "compensate") throw usageError(`--rollback must be state or compensate, got '${rollback}'`);
 
   const proposal = await loadProposal(path!);
   const tools = await loadTools(options.tools);
@@ -70,19 +76,18 @@ export async function main(args: string[]): Promise<number> {
 
   const c = colors(colorEnabled(process.stderr));
   const showProgress = options.json !== true;
-  const report = verify(proposal, { state, tools: tools.map((t) => t.schema ?? t.name) });
-  // Findings are shown, not enforced here: the engine's admission gate refuses what must not run.
-  if (showProgress) {
-    const paint = { error: c.red, warning: c.yellow, info: c.cyan };
-    for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
-  }
-
   const runtime = new Runtime({ store: await openRuntimeStore(options.db) });
   await runtime.recover();
   try {
     for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);
     let rules = 0;
     for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
+    const report = verify(proposal, { state, tools: tools.map((t) => t.schema ?? t.name), traceRules: runtime.traceGate.rules() });
+    // Findings are shown, not enforced here: the engine's admission gate and the TraceGate refuse what must not run.
+    if (showProgress) {
+      const paint = { error: c.red, warning: c.yellow, info: c.cyan };
+      for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+    }
     for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
     if (showProgress) eprintln(c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`));
 
@@ -90,6 +95,7 @@ export async function main(args: string[]): Promise<number> {
       events: options.events,
       progress: showProgress ? progressView(proposal, c) : undefined,
       maxConcurrency,
+      rollback,
     });
     if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
     else println(resultSummary(result, colors(colorEnabled(process.stdout))));
@@ -115,6 +121,7 @@ interface ExecuteSetup {
   events: string | undefined;
   progress: ((event: CarEvent) => string | undefined) | undefined;
   maxConcurrency: number | undefined;
+  rollback: "state" | "compensate";
 }
 
 /**
@@ -130,7 +137,10 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
       sink?.write(`${JSON.stringify(event)}\n`);
       const line = setup.progress?.(event);
       if (line !== undefined) eprintln(line);
-      if (event.kind === "proposal_completed" && event.proposal_id === proposal.id) break;
+      if (event.proposal_id !== proposal.id) continue;
+      if (event.kind === "compensation_completed") break;
+      // With compensation, a rollback is followed by the compensation phase: follow it to its end.
+      if (event.kind === "proposal_completed" && !(setup.rollback === "compensate" && event.data["outcome"] === "rolled_back")) break;
     }
   })();
   const cancel = new AbortController();
@@ -139,6 +149,7 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
   try {
     const result = await runtime.executeProposal(proposal, undefined, {
       signal: cancel.signal,
+      rollback: setup.rollback,
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
     });
     await follow;
