@@ -13,6 +13,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Layer of each package: a package may depend only on packages of a lower layer. */
 const LAYERS: Record<string, number> = {
+  "@car/native": -1,
   "@car/ir": 0,
   "@car/verify": 1,
   "@car/policy": 1,

@@ -86,7 +86,9 @@ async function readAll(): Promise<string> {
 }
 
 /** The payload's fields, or why it cannot be read. */
-function readPayload(text: string): PreToolUsePayload | string {
+function readPayload(raw: string): PreToolUsePayload | string {
+  // A UTF-8 byte-order mark is not part of the JSON; JSON.parse would refuse it and the hook would fail open.
+  const text = raw.startsWith("\uFEFF") ? raw.slice(1) : raw;
   if (text.trim() === "") return "empty payload on stdin";
   let value: unknown;
   try {

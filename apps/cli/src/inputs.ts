@@ -2,14 +2,21 @@
  * The inputs several commands share, loaded the same way everywhere: a
  * proposal (file or `-`), an initial state, and a tool registry for `--tools`.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { extname } from "node:path";
-import { type ActionProposal, CarError, isJsonObject, type JsonObject, parseProposal, parseToolSchema, type ToolSchema } from "@car/ir";
-import { readJson } from "./io.ts";
+import { type ActionProposal, CarError, checkProposalBytes, type ProposalLimits, isJsonObject, type JsonObject, parseProposal, parseToolSchema, type ToolSchema } from "@car/ir";
+import { parseJson, readJson, readText } from "./io.ts";
 
-/** Reads and parses a proposal: an unreadable file is `invalid_params`, a malformed proposal `invalid_proposal` (both exit 2). */
-export async function loadProposal(path: string): Promise<ActionProposal> {
-  return parseProposal(await readJson(path, "proposal"));
+/**
+ * Reads and parses a proposal: an unreadable file is `invalid_params`, a
+ * malformed proposal `invalid_proposal` (both exit 2). A file over the size
+ * limit is refused before it is read; so is stdin over it, before it is parsed.
+ */
+export async function loadProposal(path: string, limits: ProposalLimits = {}): Promise<ActionProposal> {
+  if (path !== "-" && existsSync(path)) checkProposalBytes(statSync(path).size, limits);
+  const text = await readText(path, "proposal");
+  checkProposalBytes(text.length, limits);
+  return parseProposal(parseJson(text, "proposal", path), { limits });
 }
 
 /** A JSON object from a file, for `--state` and similar maps. */

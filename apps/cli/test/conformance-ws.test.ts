@@ -1,94 +1,143 @@
 /**
- * RuntimeBench over a real WebSocket: `car serve` (in process through
- * `startServer`, and once as a real child process) driven by the
- * conformance suite's WebSocket adapter. Every required capability must pass.
+ * RuntimeBench over a real WebSocket against `car serve` with its defaults:
+ * a durable SQLite database in CAR_HOME shared by every session. Each
+ * scenario's connection negotiates `session.isolated.v1`, so leftover state
+ * from earlier scenarios (or earlier processes) never reaches it. Covered:
+ * in process through `startServer` on the default store, and the package
+ * README's two commands run as written — `--cmd "car serve --port 0"` and
+ * `--ws` against a running `car serve` — through a `car` on PATH.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCapabilities, runConformance, wsAdapter, type ConformanceReport } from "@car/conformance";
 import { startServer, type RunningServer } from "../src/server/index.ts";
+import { openServeStore, type ServeStore } from "../src/server/serve-store.ts";
 
-
-function failuresOf(report: ConformanceReport, requiredOnly: boolean): string[] {
-  return report.capabilities
-    .filter((c) => !requiredOnly || c.required)
-    .flatMap((c) =>
-      c.scenarios
-        .filter((s) => s.status === "failed")
-        .map((s) => `${s.id}: ${s.failures.map((f) => `${f.where} ${f.path}: ${f.message} (expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)})`).join("; ")}`),
-    );
+function failuresOf(report: ConformanceReport): string[] {
+  return report.capabilities.flatMap((c) =>
+    c.scenarios
+      .filter((s) => s.status === "failed" || s.status === "error")
+      .map((s) => `${s.id}: ${s.failures.map((f) => `${f.where} ${f.path}: ${f.message} (expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)})`).join("; ")}`),
+  );
 }
 
-describe("RuntimeBench against car serve (startServer, in process)", () => {
+/** What `car serve` over this source declares beyond the required capabilities. */
+const SERVE_FEATURES = ["detached-tools", "rate-limits", "reference"];
+
+describe("RuntimeBench against car serve on its default durable store (startServer, in process)", () => {
   let carHome: string;
+  let store: ServeStore | undefined;
   let server: RunningServer;
   beforeAll(async () => {
     carHome = await mkdtemp(join(tmpdir(), "car-conformance-ws-"));
-    server = await startServer({ port: 0, carHome });
+    store = await openServeStore(undefined, { CAR_HOME: carHome });
+    server = await startServer({ port: 0, carHome, ...(store === undefined ? {} : { store }) });
   });
   afterAll(async () => {
     await server?.close({ graceMs: 0 });
+    await store?.close?.();
     await rm(carHome, { recursive: true, force: true });
   });
 
   for (const cap of loadCapabilities()) {
     it(`${cap.capability} (${cap.required ? "required" : "optional"})`, async () => {
-      const report = await runConformance({ ...wsAdapter({ url: server.url, token: server.token }), capabilities: [cap.capability] });
-      expect(failuresOf(report, false)).toEqual([]);
+      const report = await runConformance({ ...wsAdapter({ url: server.url, token: server.token, features: SERVE_FEATURES }), capabilities: [cap.capability] });
+      expect(failuresOf(report)).toEqual([]);
     }, 120_000);
   }
+
+  it("leaves the shared database untouched: isolated sessions write nothing to it", async () => {
+    expect(store!.state.snapshot()).toEqual({});
+  });
 });
 
-const carEntry = fileURLToPath(new URL("../src/car.ts", import.meta.url));
-const tsxCli = fileURLToPath(new URL("../../../node_modules/tsx/dist/cli.mjs", import.meta.url));
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const carEntry = join(repoRoot, "apps/cli/src/car.ts");
+const conformanceCli = join(repoRoot, "packages/car-conformance/src/cli.ts");
+const tsxCli = join(repoRoot, "node_modules/tsx/dist/cli.mjs");
 
-describe("RuntimeBench against a real `car serve` child process", () => {
-  let carHome: string;
-  let child: ChildProcess | undefined;
-  let url: string;
-  let token: string;
+describe("the package README's commands against `car serve` with its defaults", () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+
+  /** `car-conformance ARGS` as a user runs it, with `car` on PATH. */
+  function conformance(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(process.execPath, [tsxCli, "--conditions=source", conformanceCli, ...args], { env, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr });
+      });
+    });
+  }
 
   beforeAll(async () => {
-    carHome = await mkdtemp(join(tmpdir(), "car-conformance-serve-"));
-    child = spawn(process.execPath, [tsxCli, "--conditions=source", carEntry, "serve", "--port", "0", "--db", ":memory:"], {
-      env: { ...process.env, CAR_HOME: carHome },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    ({ url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
-      let out = "";
-      const timer = setTimeout(() => reject(new Error(`car serve did not print its URL and token: ${out}`)), 30_000);
-      child!.stdout!.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        const u = /listening on (ws:\/\/\S+)/.exec(out)?.[1];
-        const t = /auth token: (\S+)/.exec(out)?.[1];
-        if (u !== undefined && t !== undefined) {
-          clearTimeout(timer);
-          resolve({ url: u, token: t });
-        }
-      });
-      child!.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`car serve exited (${code}) before listening: ${out}`));
-      });
-    }));
-  }, 40_000);
-
+    dir = await mkdtemp(join(tmpdir(), "car-conformance-readme-"));
+    const bin = join(dir, "bin");
+    await mkdir(bin);
+    const car = join(bin, "car");
+    await writeFile(car, `#!/bin/sh\nexec "${process.execPath}" "${tsxCli}" --conditions=source "${carEntry}" "$@"\n`);
+    await chmod(car, 0o755);
+    env = { ...process.env, PATH: `${bin}${delimiter}${process.env["PATH"] ?? ""}`, CAR_HOME: join(dir, "home") };
+  });
   afterAll(async () => {
-    if (child !== undefined && child.exitCode === null) {
-      const exited = new Promise((resolve) => child!.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    }
-    await rm(carHome, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true });
   });
 
-  it("passes every required capability", async () => {
-    const report = await runConformance({ ...wsAdapter({ url, token }) });
-    expect(failuresOf(report, false)).toEqual([]);
-    expect(report.conformant).toBe(true);
+  it('car-conformance --cmd "car serve --port 0" --junit runtimebench.xml prints CONFORMANT', async () => {
+    const junit = join(dir, "runtimebench.xml");
+    const { code, stdout, stderr } = await conformance(["--cmd", "car serve --port 0", "--junit", junit]);
+    expect({ code, tail: stdout.split("\n").slice(-3).join("\n") }).toMatchObject({ code: 0 });
+    expect(stdout).toContain("CONFORMANT — every required capability passed");
+    expect(stdout).toContain(" 0 failed, 0 not judged");
+    expect(stderr).not.toContain("✗");
   }, 300_000);
+
+  describe("--ws against a running default car serve", () => {
+    let child: ChildProcess | undefined;
+    let url: string;
+    let token: string;
+    beforeAll(async () => {
+      child = spawn("car", ["serve", "--port", "0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      ({ url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
+        let out = "";
+        const timer = setTimeout(() => reject(new Error(`car serve did not print its URL and token: ${out}`)), 60_000);
+        child!.stdout!.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const u = /listening on (ws:\/\/\S+)/.exec(out)?.[1];
+          const t = /auth token: (\S+)/.exec(out)?.[1];
+          if (u !== undefined && t !== undefined) {
+            clearTimeout(timer);
+            resolve({ url: u, token: t });
+          }
+        });
+        child!.once("exit", (code) => {
+          clearTimeout(timer);
+          reject(new Error(`car serve exited (${code}) before listening: ${out}`));
+        });
+      }));
+    }, 70_000);
+    afterAll(async () => {
+      if (child !== undefined && child.exitCode === null) {
+        const exited = new Promise((resolve) => child!.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
+    });
+
+    it('car-conformance --ws URL --token "$CAR_AUTH_TOKEN" prints CONFORMANT, twice in a row on the same database', async () => {
+      env["CAR_AUTH_TOKEN"] = token;
+      for (let run = 0; run < 2; run++) {
+        const { code, stdout } = await conformance(["--ws", url, "--token", token, "--capability", "rollback", "--capability", "preconditions", "--capability", "ordering"]);
+        expect({ run, code, tail: stdout.split("\n").slice(-2).join("\n") }).toMatchObject({ run, code: 0 });
+        expect(stdout).toContain("PARTIAL");
+        expect(stdout).toContain("everything selected passed");
+      }
+      const { code, stdout } = await conformance(["--ws", url, "--token", token]);
+      expect({ code, tail: stdout.split("\n").slice(-2).join("\n") }).toMatchObject({ code: 0 });
+      expect(stdout).toContain("CONFORMANT — every required capability passed");
+    }, 300_000);
+  });
 });

@@ -115,3 +115,44 @@ describe("car mcp", () => {
     expect(after.isError).toBe(false);
   });
 });
+
+describe("car mcp on hostile input", () => {
+  it("answers a line over 10 MiB and a line that is not JSON with JSON-RPC errors, and keeps serving", async () => {
+    const { spawn } = await import("node:child_process");
+    const child = spawn(process.execPath, [...CAR_NODE_ARGS, "mcp"], { env: { ...process.env, CAR_HOME: join(root, "home") }, stdio: ["pipe", "pipe", "pipe"] });
+    const replies: any[] = [];
+    let buffered = "";
+    const waiters: { n: number; resolve: () => void }[] = [];
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      buffered += d;
+      let i: number;
+      while ((i = buffered.indexOf("\n")) !== -1) {
+        replies.push(JSON.parse(buffered.slice(0, i)));
+        buffered = buffered.slice(i + 1);
+      }
+      for (const w of [...waiters]) if (replies.length >= w.n) w.resolve();
+    });
+    const until = (n: number) => new Promise<void>((resolve) => (replies.length >= n ? resolve() : waiters.push({ n, resolve })));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const send = (text: string) => child.stdin.write(`${text}\n`);
+    try {
+      send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }));
+      await until(1);
+      send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      // 11 MiB in one line, written in pieces as a pipe would deliver it.
+      const big = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "verify", arguments: { proposal: { actions: [], pad: "x".repeat(11 * 1024 * 1024) } } } });
+      for (let i = 0; i < big.length; i += 1 << 20) child.stdin.write(big.slice(i, i + (1 << 20)));
+      send("");
+      send("{not json");
+      send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" }));
+      await until(4);
+      expect(replies[1]).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringContaining("too large") } });
+      expect(replies[2]).toMatchObject({ id: null, error: { code: -32700 } });
+      expect(replies[3].id).toBe(3);
+      expect(replies[3].result.tools).toHaveLength(5);
+    } finally {
+      child.stdin.end();
+    }
+    expect(await exited).toBe(0);
+  }, 60_000);
+});

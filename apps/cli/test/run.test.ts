@@ -94,6 +94,22 @@ describe("car run", () => {
     expect(succeeded[0].data.params_digest).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it("prints each static-gate finding once: as the admission rejection, not again from verify", async () => {
+    const proposal = writeProposal("gate.json", [
+      { id: "x", type: "tool_call", tool: "nope", parameters: {} },
+      { id: "e", type: "tool_call", tool: "echo", parameters: {} },
+    ]);
+    const r = await runCar(["run", proposal, "--tools", join(root, "tools.json"), "--policies", join(root, "no-policies")], { env: { CAR_HOME: carHome } });
+    expect(r.code).toBe(1);
+    // Progress (stderr) shows each rejection as it happens and the summary (stdout) lists it; neither repeats it.
+    for (const out of [r.stdout, r.stderr]) {
+      const count = (text: string) => out.split(text).length - 1;
+      expect(count("calls tool 'nope', which is not registered")).toBe(1);
+      expect(count("parameters do not match the schema of tool 'echo'")).toBe(1);
+      expect(out).not.toMatch(/unknown tool|fail its schema|verify: error/);
+    }
+  });
+
   it("refuses a call a policy denies, naming the rule, and exits 1", async () => {
     const proposal = writeProposal("prod.json", [{ id: "ship", type: "tool_call", tool: "deploy", parameters: { env: "prod", artifact: "web.tar.gz" } }]);
     const tools = join(repoRoot, "examples/deploy/tools.mjs");

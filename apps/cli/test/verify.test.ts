@@ -189,4 +189,60 @@ describe("car verify", () => {
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain(join(dir, "broken.toml"));
   });
+
+  describe("on a large conflict-heavy proposal", () => {
+    // 3,000 unordered writers over 3 keys, each also requiring a key no one provides.
+    const big = join(tmp, "big.json");
+    writeFileSync(
+      big,
+      JSON.stringify({
+        id: "big",
+        actions: Array.from({ length: 3000 }, (_, i) => ({
+          id: `a${i}`,
+          type: "tool_call",
+          tool: "t",
+          parameters: { i },
+          preconditions: [{ key: "ready", operator: "exists" }],
+          expected_effects: { [`k${i % 3}`]: i },
+        })),
+      }),
+    );
+
+    it("groups findings per kind and key in text, with counts and bounded samples", async () => {
+      const r = await runCar(["verify", big]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain("3000 actions have a precondition on 'ready' that cannot hold ('a0', 'a1', 'a2', 'a3', 'a4' and 2995 more)");
+      expect(r.stdout).toMatch(/999 pairs of actions write 'k0' with no dependency path between them/);
+      expect(r.stdout).toMatch(/k0: 999 pairs written with no order between them: .* … and 979 more/);
+      expect(r.stdout).toMatch(/\n\s+0\s+a0, a1, .*a19 … and 2980 more\n/);
+      // One error per kind+key, one warning and one partial-check note per key: the report stays short.
+      expect(r.stdout.split("\n").length).toBeLessThan(80);
+    });
+
+    it("keeps every conflict in --json", async () => {
+      const r = await runCar(["verify", big, "--json"]);
+      const result = JSON.parse(r.stdout);
+      expect(result.conflicts).toHaveLength(3 * 999);
+      expect(result.execution_levels[0]).toHaveLength(3000);
+    });
+
+    it("draws only the first actions in HTML, saying how many are left out", async () => {
+      const out = join(tmp, "big.html");
+      const r = await runCar(["verify", big, "--format", "html", "-o", out]);
+      expect(r.code).toBe(1);
+      const html = readFileSync(out, "utf8");
+      expect(html).toContain("The drawing shows the first 1000 actions in level order; 2000 more are left out");
+      expect(html.match(/class="action /g)).toHaveLength(1000);
+    });
+
+    it("refuses a proposal over --max-proposal-actions or --max-proposal-bytes before any work, naming the limit", async () => {
+      const actions = await runCar(["verify", big, "--max-proposal-actions", "2999"]);
+      expect(actions.code).toBe(2);
+      expect(actions.stderr).toContain("proposal has 3000 actions, over the limit of 2999 (max_proposal_actions)");
+      const bytes = await runCar(["verify", big, "--max-proposal-bytes", "1000"]);
+      expect(bytes.code).toBe(2);
+      expect(bytes.stderr).toMatch(/proposal text is \d+ characters, over the limit of 1000 \(max_proposal_bytes\)/);
+      expect(bytes.stdout).toBe("");
+    });
+  });
 });

@@ -46,9 +46,12 @@ export interface RuntimeFactory {
   /** A label for reports. */
   name?: string;
   /**
-   * Optional abilities some scenarios need: `raw_output` (a tool can answer
-   * with text that is not JSON — impossible over JSON-RPC). A scenario whose
-   * `requires` names a missing feature is skipped, not failed.
+   * What the runtime declares it supports beyond the required capabilities:
+   * optional capabilities by name (`rate-limits`, `detached-tools`,
+   * `reference`, …) and abilities scenarios need (`raw_output`: a tool can
+   * answer with text that is not JSON — impossible over JSON-RPC). A declared
+   * capability is checked and its failures fail the run; an undeclared one is
+   * reported as not checked. A scenario needing an undeclared ability is skipped.
    */
   features?: readonly string[];
   createRuntime(): ConformanceRuntime | Promise<ConformanceRuntime>;

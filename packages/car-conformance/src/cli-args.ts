@@ -6,6 +6,8 @@ export interface CliArgs {
   cmd?: string;
   capabilities: string[];
   scenarios: string[];
+  /** What the runtime declares it supports (`--features a,b`, repeatable). */
+  features: string[];
   /** A file, or `-` for stdout. */
   json?: string;
   junit?: string;
@@ -29,7 +31,11 @@ Target (one of):
   --engine              @car/engine in this process
 
 Options:
-  --capability NAME     only this capability (repeatable)
+  --features A,B        what the runtime supports beyond the required
+                        capabilities (optional capabilities such as
+                        rate-limits, detached-tools, reference); declared
+                        ones are checked, the others reported as not checked
+  --capability NAME     only this capability (repeatable; the verdict is PARTIAL)
   --scenario TEXT       only scenarios whose id contains TEXT (repeatable)
   --json [FILE]         write the JSON report to FILE (stdout when omitted)
   --junit FILE          write a JUnit XML report
@@ -39,8 +45,12 @@ Options:
   --list                list the capabilities and exit
   -h, --help            this help
 
-Exit status: 0 when every required capability passes, 1 when one fails,
-2 for bad usage or a server that would not start.
+A --cmd server runs with CAR_HOME set to a new temporary directory, so it
+starts from an empty store and without the operator's policy files.
+
+Exit status: 0 when everything checked passed (CONFORMANT, or a PARTIAL run
+without failures), 1 when a checked scenario failed or could not be judged
+(NOT CONFORMANT, INCONCLUSIVE), 2 for bad usage or a server that would not start.
 `;
 
 function positiveInt(flag: string, v: string): number {
@@ -50,7 +60,7 @@ function positiveInt(flag: string, v: string): number {
 }
 
 export function parseCliArgs(argv: readonly string[]): CliArgs {
-  const args: CliArgs = { engine: false, capabilities: [], scenarios: [], startTimeoutMs: 30_000, list: false, help: false };
+  const args: CliArgs = { engine: false, capabilities: [], scenarios: [], features: [], startTimeoutMs: 30_000, list: false, help: false };
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i]!;
     const eq = raw.startsWith("--") ? raw.indexOf("=") : -1;
@@ -85,6 +95,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
         break;
       case "--capability":
         args.capabilities.push(value());
+        break;
+      case "--features":
+        args.features.push(...value().split(",").map((f) => f.trim()).filter((f) => f !== ""));
         break;
       case "--scenario":
         args.scenarios.push(value());

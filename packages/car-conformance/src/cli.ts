@@ -6,14 +6,16 @@
  * `--json` / `--junit` reports, and exits 1 when a required capability fails
  * (2 for bad usage or a server that would not start).
  */
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { RuntimeFactory } from "./adapter.ts";
 import { parseCliArgs, USAGE, type CliArgs } from "./cli-args.ts";
 import { engineAdapter } from "./engine-adapter.ts";
 import { formatHuman } from "./format-human.ts";
 import { formatJunit } from "./format-junit.ts";
 import { loadCapabilities } from "./load-scenarios.ts";
-import { runConformance, type ProgressEvent } from "./run-conformance.ts";
+import { knownFeatures, runConformance, type ProgressEvent } from "./run-conformance.ts";
 import { spawnServer, type SpawnedServer } from "./spawn-server.ts";
 import { wsAdapter } from "./ws-adapter.ts";
 
@@ -50,35 +52,48 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
+  const known = knownFeatures(suite);
+  const unknownFeatures = args.features.filter((f) => !known.includes(f));
+  if (unknownFeatures.length > 0) {
+    process.stderr.write(`car-conformance: unknown feature: ${unknownFeatures.join(", ")} (known: ${known.join(", ")})\n`);
+    return 2;
+  }
+
   let server: SpawnedServer | undefined;
   let factory: RuntimeFactory;
-  if (args.engine) factory = engineAdapter();
+  let carHome: string | undefined;
+  if (args.engine) factory = { ...engineAdapter(), ...(args.features.length > 0 ? { features: args.features } : {}) };
   else {
     let url = args.ws;
     let token = args.token ?? nonEmpty(process.env["CAR_AUTH_TOKEN"]);
     if (args.cmd !== undefined) {
+      // A server we start gets an empty home of its own: a durable store starts empty, and no operator rules apply.
+      carHome = mkdtempSync(join(tmpdir(), "runtimebench-home-"));
       try {
-        server = await spawnServer({ command: args.cmd, ...(url === undefined ? {} : { url }), timeoutMs: args.startTimeoutMs });
+        server = await spawnServer({ command: args.cmd, ...(url === undefined ? {} : { url }), timeoutMs: args.startTimeoutMs, env: { ...process.env, CAR_HOME: carHome } });
       } catch (err) {
+        rmSync(carHome, { recursive: true, force: true });
         process.stderr.write(`car-conformance: could not start the server: ${err instanceof Error ? err.message : String(err)}\n`);
         return 2;
       }
       url = server.url;
       token ??= server.token;
     }
-    factory = wsAdapter({ url: url!, ...(token === undefined ? {} : { token }) });
+    factory = wsAdapter({ url: url!, features: args.features, ...(token === undefined ? {} : { token }) });
     // One session up front: an unreachable server or a refused token is bad usage (exit 2), not 160 failed scenarios.
     try {
       await factory.destroyRuntime?.(await factory.createRuntime());
     } catch (err) {
       process.stderr.write(`car-conformance: cannot open a session on ${url}: ${err instanceof Error ? err.message : String(err)}\n`);
       await server?.stop();
+      if (carHome !== undefined) rmSync(carHome, { recursive: true, force: true });
       return 2;
     }
   }
 
   const stop = async (): Promise<void> => {
     await server?.stop();
+    if (carHome !== undefined) rmSync(carHome, { recursive: true, force: true });
   };
   const onSignal = (): void => void stop().then(() => process.exit(130));
   process.once("SIGINT", onSignal);
@@ -101,7 +116,7 @@ async function main(argv: string[]): Promise<number> {
       if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
     }
     if (args.junit !== undefined) writeFileSync(args.junit, formatJunit(report));
-    return report.conformant ? 0 : 1;
+    return report.failed === 0 && report.errors === 0 ? 0 : 1;
   } catch (err) {
     process.stderr.write(`car-conformance: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;

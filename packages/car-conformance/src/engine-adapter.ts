@@ -16,12 +16,16 @@ export interface EngineAdapterOptions {
   runtimeOptions?: () => RuntimeOptions;
 }
 
+/** What `@car/engine` declares: tools may answer with raw text, and every optional capability is offered. */
+export const ENGINE_FEATURES: readonly string[] = ["detached-tools", "rate-limits", "raw_output", "reference"];
+
 /** A fresh `@car/engine` Runtime per scenario. */
 export function engineAdapter(options: EngineAdapterOptions = {}): RuntimeFactory {
   let sessions = 0;
   return {
     name: "@car/engine (in process)",
-    features: ["raw_output"],
+    // Every optional capability and ability the suite knows (the in-process engine has them all).
+    features: ENGINE_FEATURES,
     createRuntime: () => new EngineRuntime(new Runtime(options.runtimeOptions?.() ?? {}), `conformance-${++sessions}`),
     destroyRuntime: (rt) => (rt as EngineRuntime).close(),
   };

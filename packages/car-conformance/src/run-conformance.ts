@@ -2,20 +2,24 @@
  * `runConformance`: every selected scenario against fresh runtimes from the
  * factory, one at a time (scenarios observe timing and ordering, so they do
  * not share the machine with each other), with a per-scenario deadline so a
- * runtime that hangs fails that scenario instead of the run.
+ * runtime that hangs fails that scenario instead of the run. The verdict is
+ * honest about what was checked: optional capabilities count only when the
+ * runtime declares them, and a filtered run is never called conformant.
  */
+import { CarError } from "@car/ir";
 import type { RuntimeFactory } from "./adapter.ts";
 import { loadCapabilities } from "./load-scenarios.ts";
-import type { CapabilityReport, ConformanceReport, ScenarioReport } from "./report.ts";
-import { runScenario, type ScenarioFailure } from "./run-scenario.ts";
+import type { CapabilityReport, ConformanceReport, ScenarioReport, Verdict } from "./report.ts";
+import { ISOLATION, runScenario, type ScenarioFailure } from "./run-scenario.ts";
 import type { CapabilityFile, Scenario } from "./scenario.ts";
+import { SPEC_REVISION, SUITE_VERSION } from "./suite-info.ts";
 
 export type ProgressEvent =
-  | { type: "capability"; capability: string; title: string; required: boolean; scenarios: number }
+  | { type: "capability"; capability: string; title: string; required: boolean; checked: boolean; scenarios: number }
   | { type: "scenario"; capability: string; report: ScenarioReport; done: number; total: number };
 
 export interface RunOptions extends RuntimeFactory {
-  /** Only these capabilities (by name); all when absent or empty. */
+  /** Only these capabilities (by name); all when absent or empty. Naming an optional capability checks it. */
   capabilities?: readonly string[];
   /** Only scenarios whose id contains one of these strings. */
   scenarioFilter?: readonly string[];
@@ -29,40 +33,66 @@ export interface RunOptions extends RuntimeFactory {
 
 const DEFAULT_SCENARIO_TIMEOUT_MS = 30_000;
 
-/** Runs the suite and returns the report; never throws for a runtime's failures. */
+/** Every feature name a runtime may declare for `suite`: its optional capabilities and the abilities scenarios require. */
+export function knownFeatures(suite: readonly CapabilityFile[]): string[] {
+  const names = new Set<string>();
+  for (const f of suite) {
+    if (!f.required) names.add(f.capability);
+    for (const s of f.scenarios) for (const r of s.requires ?? []) names.add(r);
+  }
+  return [...names].sort();
+}
+
+/** Runs the suite and returns the report; never throws for a runtime's failures (only for an unknown capability). */
 export async function runConformance(options: RunOptions): Promise<ConformanceReport> {
   const started = performance.now();
+  const timestamp = new Date().toISOString();
   const suite = options.suite ?? loadCapabilities();
   const wanted = options.capabilities ?? [];
   const unknown = wanted.filter((c) => !suite.some((f) => f.capability === c));
-  if (unknown.length > 0) throw new Error(`unknown capability: ${unknown.join(", ")} (known: ${suite.map((f) => f.capability).join(", ")})`);
+  if (unknown.length > 0) throw new CarError("invalid_params", `unknown capability: ${unknown.join(", ")} (known: ${suite.map((f) => f.capability).join(", ")})`);
+  const declared = [...new Set(options.features ?? [])].sort();
+  const features = new Set(declared);
+  const filters = { capabilities: [...wanted], scenarios: [...(options.scenarioFilter ?? [])] };
   const selected = suite
     .filter((f) => wanted.length === 0 || wanted.includes(f.capability))
     .map((f) => ({ ...f, scenarios: f.scenarios.filter((s) => selectedScenario(s, options.scenarioFilter)) }))
     .filter((f) => f.scenarios.length > 0);
+  const isChecked = (f: CapabilityFile): boolean => f.required || features.has(f.capability) || wanted.includes(f.capability);
   const total = selected.reduce((n, f) => n + f.scenarios.length, 0);
-  const features = new Set(options.features ?? []);
   let done = 0;
   const capabilities: CapabilityReport[] = [];
   for (const file of selected) {
-    options.onProgress?.({ type: "capability", capability: file.capability, title: file.title, required: file.required, scenarios: file.scenarios.length });
-    const cap: CapabilityReport = { capability: file.capability, title: file.title, required: file.required, passed: 0, failed: 0, skipped: 0, scenarios: [] };
+    const checked = isChecked(file);
+    options.onProgress?.({ type: "capability", capability: file.capability, title: file.title, required: file.required, checked, scenarios: file.scenarios.length });
+    const cap: CapabilityReport = { capability: file.capability, title: file.title, required: file.required, checked, passed: 0, failed: 0, skipped: 0, errors: 0, scenarios: [] };
     for (const scenario of file.scenarios) {
-      const report = await runOne(scenario, options, features);
+      const report = checked ? await runOne(scenario, options, features) : notChecked(scenario, file.capability);
       cap.scenarios.push(report);
-      cap[report.status]++;
+      if (report.status === "error") cap.errors++;
+      else cap[report.status]++;
       done++;
       options.onProgress?.({ type: "scenario", capability: file.capability, report, done, total });
     }
     capabilities.push(cap);
   }
-  const sum = (k: "passed" | "failed" | "skipped"): number => capabilities.reduce((n, c) => n + c[k], 0);
+  const sum = (k: "passed" | "failed" | "skipped" | "errors"): number => capabilities.reduce((n, c) => n + c[k], 0);
+  const filtered = filters.capabilities.length > 0 || filters.scenarios.length > 0;
+  const verdict: Verdict = filtered ? "partial" : sum("errors") > 0 ? "inconclusive" : sum("failed") > 0 ? "not_conformant" : "conformant";
   return {
     runtime: options.name ?? "runtime",
-    conformant: capabilities.every((c) => !c.required || c.failed === 0),
+    verdict,
+    conformant: verdict === "conformant",
+    suite_version: SUITE_VERSION,
+    spec_revision: SPEC_REVISION,
+    features: declared,
+    not_checked: capabilities.filter((c) => !c.checked).map((c) => c.capability),
+    filters,
     passed: sum("passed"),
     failed: sum("failed"),
     skipped: sum("skipped"),
+    errors: sum("errors"),
+    timestamp,
     duration_ms: Math.round(performance.now() - started),
     capabilities,
   };
@@ -70,6 +100,10 @@ export async function runConformance(options: RunOptions): Promise<ConformanceRe
 
 function selectedScenario(s: Scenario, filter: readonly string[] | undefined): boolean {
   return filter === undefined || filter.length === 0 || filter.some((f) => s.id.includes(f));
+}
+
+function notChecked(scenario: Scenario, capability: string): ScenarioReport {
+  return { id: scenario.id, title: scenario.title, spec: scenario.spec, status: "skipped", skip_reason: `not checked: the runtime does not declare feature ${capability}`, failures: [], duration_ms: 0 };
 }
 
 async function runOne(scenario: Scenario, options: RunOptions, features: ReadonlySet<string>): Promise<ScenarioReport> {
@@ -102,5 +136,6 @@ async function runOne(scenario: Scenario, options: RunOptions, features: Readonl
       failures.push({ where: "teardown", path: "(root)", expected: "a clean shutdown", actual: String(err), message: `destroying the runtime failed: ${err instanceof Error ? err.message : String(err)}` });
     }
   }
-  return { ...base, status: failures.length === 0 ? "passed" : "failed", failures, duration_ms: Math.round(performance.now() - started) };
+  const status = failures.some((f) => f.where === ISOLATION) ? "error" : failures.length === 0 ? "passed" : "failed";
+  return { ...base, status, failures, duration_ms: Math.round(performance.now() - started) };
 }

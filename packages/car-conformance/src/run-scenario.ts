@@ -16,6 +16,9 @@ export interface ScenarioFailure extends Mismatch {
   where: string;
 }
 
+/** The `where` of a failure that means "the runtime was not isolated", not "the runtime is wrong". */
+export const ISOLATION = "isolation";
+
 /** How long `poll: { until_terminal }` keeps polling a running handle. */
 const POLL_DEADLINE_MS = 10_000;
 const POLL_INTERVAL_MS = 20;
@@ -55,7 +58,12 @@ export async function runScenario(scenario: Scenario, runtime: ConformanceRuntim
     for (const m of mismatches) failures.push({ where, ...m });
   };
   const behaviours = new ToolBehaviours(scenario.tools ?? []);
+  let eventsBefore: number;
   try {
+    const leak = await leakedState(scenario, runtime);
+    if (leak !== undefined) return [leak];
+    // The log is append-only: what was there before belongs to someone else and is not observed.
+    eventsBefore = (await runtime.getEvents()).length;
     if ((scenario.tools ?? []).length > 0) await runtime.registerTools(scenario.tools ?? [], behaviours);
     for (const p of scenario.policies ?? []) await runtime.registerPolicy(p);
     if (scenario.initial_state !== undefined) await runtime.setState(scenario.initial_state);
@@ -81,12 +89,33 @@ export async function runScenario(scenario: Scenario, runtime: ConformanceRuntim
 
   if (scenario.expect !== undefined) {
     try {
-      await checkFinal(scenario.expect, runtime, behaviours.calls, report);
+      await checkFinal(scenario.expect, runtime, behaviours.calls, eventsBefore, report);
     } catch (err) {
       failures.push({ where: "final", path: "(root)", expected: "observations to be readable", actual: errorText(err), message: `reading the runtime's state or events failed: ${errorText(err)}` });
     }
   }
   return failures;
+}
+
+/** Shown keys of a leaked state, at most. */
+const LEAKED_KEYS_SHOWN = 10;
+
+/**
+ * A scenario starts from an empty state (README, "Isolation"). Leftover keys
+ * would turn every later expectation into a false finding, so the scenario
+ * is not run and the report names what leaked instead.
+ */
+async function leakedState(scenario: Scenario, runtime: ConformanceRuntime): Promise<ScenarioFailure | undefined> {
+  const keys = Object.keys(await runtime.getState());
+  if (keys.length === 0) return undefined;
+  const shown = keys.slice(0, LEAKED_KEYS_SHOWN).join(", ") + (keys.length > LEAKED_KEYS_SHOWN ? ` and ${keys.length - LEAKED_KEYS_SHOWN} more` : "");
+  return {
+    where: ISOLATION,
+    path: "state",
+    expected: {},
+    actual: keys,
+    message: `state not empty before scenario ${scenario.id}: keys ${shown} — the runtime shares state between sessions (see the README, "Isolation")`,
+  };
 }
 
 function handleOf(lastSubmit: JsonObject | undefined, actionId: string): string {
@@ -150,6 +179,7 @@ async function checkFinal(
   expect: FinalExpectations,
   runtime: ConformanceRuntime,
   calls: readonly ToolCallRecord[],
+  eventsBefore: number,
   report: (where: string, m: Mismatch[]) => void,
 ): Promise<void> {
   if (expect.state !== undefined || expect.state_includes !== undefined || expect.state_absent !== undefined) {
@@ -158,8 +188,8 @@ async function checkFinal(
     if (expect.state_includes !== undefined) report("final state", match(expect.state_includes, state));
     for (const key of expect.state_absent ?? []) report("final state", match({ $absent: true }, Object.hasOwn(state, key) ? state[key] : undefined, key));
   }
-  if (expect.events !== undefined || expect.events_absent !== undefined) {
-    const events = await runtime.getEvents();
+  if (expect.events !== undefined || expect.events_absent !== undefined || expect.event_text_absent !== undefined) {
+    const events = (await runtime.getEvents()).slice(eventsBefore);
     for (const pattern of expect.events ?? []) {
       if (!events.some((e) => matches(pattern, e))) {
         const kind = pattern["kind"];
@@ -170,6 +200,15 @@ async function checkFinal(
     for (const pattern of expect.events_absent ?? []) {
       const hit = events.find((e) => matches(pattern, e));
       if (hit !== undefined) report("events", [{ path: "events", expected: { $not: pattern }, actual: hit, message: "an event that must not exist was logged" }]);
+    }
+    const leak = expect.event_text_absent;
+    if (leak !== undefined) {
+      for (const e of events) {
+        if (leak.kinds !== undefined && !leak.kinds.includes(String(e["kind"]))) continue;
+        const text = JSON.stringify(e);
+        const found = leak.text.filter((t) => text.includes(t));
+        if (found.length > 0) report("events", [{ path: "events", expected: { $not: { $includes: found[0]! } }, actual: e, message: `an event carries ${found.map((t) => JSON.stringify(t)).join(", ")}` }]);
+      }
     }
   }
   const c = expect.calls;

@@ -95,6 +95,8 @@ export interface FinalExpectations {
   events?: JsonObject[];
   /** No event may match any of these patterns. */
   events_absent?: JsonObject[];
+  /** None of these strings may appear anywhere in the JSON of an event (of these kinds, or any kind). */
+  event_text_absent?: { kinds?: string[]; text: string[] };
   /** Tool calls the runtime made: counts per tool and patterns every call must satisfy / some call must match. */
   calls?: {
     count?: Record<string, number>;

@@ -10,6 +10,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome } from "./adapter.ts";
 import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
 import type { ToolBehaviours, ToolCall } from "./tool-behaviours.ts";
+import { SUITE_VERSION } from "./suite-info.ts";
 import { RpcCallError, WsPeer, type RequestAnswer } from "./ws-peer.ts";
 
 export interface WsAdapterOptions {
@@ -17,7 +18,20 @@ export interface WsAdapterOptions {
   url: string;
   /** Sent with `session.auth` as each connection's first call; none when absent (a server without auth). */
   token?: string | undefined;
+  /** What the server declares it supports beyond the required capabilities (`--features`). */
+  features?: readonly string[];
 }
+
+/**
+ * The protocol capability that gives a connection a private, empty runtime
+ * (state, event log, ledger). Requested as optional in `server.handshake`;
+ * a server without it (or without the handshake) is used as it is, and the
+ * runner reports any state that leaks into a scenario.
+ */
+export const ISOLATED_SESSION_CAPABILITY = "session.isolated.v1";
+
+/** The wire protocol version RuntimeBench speaks (websocket-core.md, `server.handshake`). */
+const PROTOCOL_VERSION = 3;
 
 /** JSON-RPC "invalid params": the reference's code for a malformed proposal. */
 const RPC_INVALID_PARAMS = -32602;
@@ -28,11 +42,12 @@ const TOOL_ERROR_CODE = -32000;
 export function wsAdapter(options: WsAdapterOptions): RuntimeFactory {
   return {
     name: `WebSocket ${options.url}`,
-    features: [],
+    features: [...(options.features ?? [])],
     createRuntime: async () => {
       const peer = await WsPeer.connect(options.url);
       try {
         if (options.token !== undefined) await peer.call("session.auth", { token: options.token });
+        await requestIsolation(peer);
       } catch (err) {
         await peer.close();
         throw err;
@@ -41,6 +56,19 @@ export function wsAdapter(options: WsAdapterOptions): RuntimeFactory {
     },
     destroyRuntime: (rt) => (rt as WsRuntime).close(),
   };
+}
+
+/** Asks for an isolated session; true when the server granted it. Only transport failures throw. */
+async function requestIsolation(peer: WsPeer): Promise<boolean> {
+  try {
+    const answer = await peer.call("server.handshake", { protocol_version: PROTOCOL_VERSION, client_version: `RuntimeBench ${SUITE_VERSION}`, optional_capabilities: [ISOLATED_SESSION_CAPABILITY] });
+    const negotiated = isJsonObject(answer) ? answer["negotiated_capabilities"] : undefined;
+    return Array.isArray(negotiated) && negotiated.includes(ISOLATED_SESSION_CAPABILITY);
+  } catch (err) {
+    // No handshake, another protocol version, or a refusal: the session is simply not isolated.
+    if (err instanceof RpcCallError) return false;
+    throw err;
+  }
 }
 
 class WsRuntime implements ConformanceRuntime {

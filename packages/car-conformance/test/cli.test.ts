@@ -30,19 +30,46 @@ afterAll(async () => {
 });
 
 describe("car-conformance", () => {
-  it("passes a required capability against the engine, with JSON and JUnit reports", async () => {
+  it("calls a filtered run PARTIAL, never CONFORMANT, and says so in the JSON and JUnit reports", async () => {
     const json = join(dir, "r.json");
     const junit = join(dir, "r.xml");
     const { code, stdout } = await run(["--engine", "--capability", "rollback", "--json", json, "--junit", junit]);
     expect(code).toBe(0);
     expect(stdout).toContain("rollback (required)");
-    expect(stdout).toContain("CONFORMANT");
+    expect(stdout).toContain("PARTIAL — a filtered run (--capability rollback)");
+    expect(stdout).not.toContain("CONFORMANT");
     const report = JSON.parse(await readFile(json, "utf8"));
-    expect(report).toMatchObject({ conformant: true, failed: 0 });
+    expect(report).toMatchObject({ verdict: "partial", conformant: false, failed: 0, errors: 0, filters: { capabilities: ["rollback"], scenarios: [] } });
+    expect(report.suite_version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(report.spec_revision).toContain("agent-ir-spec.md");
+    expect(report.features).toEqual(["detached-tools", "rate-limits", "raw_output", "reference"]);
     expect(report.capabilities.map((c: { capability: string }) => c.capability)).toEqual(["rollback"]);
     const xml = await readFile(junit, "utf8");
-    expect(xml).toContain('<testsuite name="rollback"');
+    expect(xml).toMatch(/<testsuites [^>]*errors="0"[^>]*timestamp="\d{4}-\d\d-\d\dT/);
+    expect(xml).toMatch(/<testsuite name="rollback" [^>]*errors="0"[^>]*timestamp="[^"]+" hostname="[^"]+"/);
+    expect(xml).toContain('<property name="verdict" value="partial"/>');
+    expect(xml).toContain('<property name="filter_capabilities" value="rollback"/>');
+    expect(xml).toContain(`<property name="suite_version" value="${report.suite_version}"/>`);
     expect(xml).toContain('name="rollback.abort-restores-state"');
+  }, 120_000);
+
+  it("reports undeclared optional capabilities as not checked and refuses an unknown feature", async () => {
+    const suite = join(dir, "optional-suite");
+    await mkdir(suite, { recursive: true });
+    const scenario = { id: "extra.write", title: "a write lands", spec: { file: "agent-ir-spec.md", section: "ProposalResult" }, steps: [{ submit: { actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 } }] } }], expect: { state: { k: 1 } } };
+    await writeFile(join(suite, "base.json"), JSON.stringify({ capability: "base", title: "base", required: true, scenarios: [{ ...scenario, id: "base.write" }] }));
+    await writeFile(join(suite, "extra.json"), JSON.stringify({ capability: "extra", title: "extra", required: false, scenarios: [{ ...scenario, id: "extra.write", expect: { state: { k: 2 } } }] }));
+    const quiet = await run(["--engine", "--scenarios", suite]);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toMatch(/extra \(optional\)\s+not checked \(feature not declared\)/);
+    expect(quiet.stdout).toContain("CONFORMANT — every required capability passed (1 passed, 0 failed, 0 not judged, 1 skipped");
+    expect(quiet.stdout).toContain("not checked: extra");
+    const claimed = await run(["--engine", "--scenarios", suite, "--features", "extra"]);
+    expect(claimed.code).toBe(1);
+    expect(claimed.stdout).toContain("NOT CONFORMANT — failing: extra");
+    const typo = await run(["--engine", "--scenarios", suite, "--features", "extras"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("unknown feature: extras (known: extra)");
   }, 120_000);
 
   it("exits 2 without running scenarios when the --ws server cannot be reached", async () => {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "@car/ir";
-import { engineAdapter, runConformance, ToolBehaviours } from "../src/index.ts";
+import { engineAdapter, formatHuman, formatJunit, loadCapabilities, runConformance, ToolBehaviours } from "../src/index.ts";
 import type { ConformanceReport, ConformanceRuntime, RuntimeFactory } from "../src/index.ts";
 
 const METHODS = ["registerTools", "registerPolicy", "setState", "submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "getState", "getEvents"] as const;
@@ -73,6 +73,18 @@ describe("the runner detects a non-conforming runtime", () => {
     expect(status.get("rollback.rolled-back-omitted-when-committed")).toBe("passed");
   }, 60_000);
 
+  it("a runtime whose events copy parameter values fails the scenario that forbids them anywhere in an event", async () => {
+    const factory = broken((rt) => ({
+      getEvents: async () => (await rt.getEvents()).map((e) => ({ ...e, data: { ...(e["data"] as JsonObject), note: "saw RAW-SECRET-91ab" } })),
+    }));
+    const report = await runConformance({ ...factory, suite: loadCapabilities().filter((c) => c.capability === "events") });
+    const status = statusOf(report);
+    expect(status.get("events.no-parameter-value-anywhere")).toBe("failed");
+    expect(status.get("events.succeeded-digest")).toBe("passed");
+    const failure = report.capabilities[0]!.scenarios.find((s) => s.id === "events.no-parameter-value-anywhere")!.failures[0]!;
+    expect(failure.message).toBe('an event carries "RAW-SECRET-91ab"');
+  }, 60_000);
+
   it("a hung runtime fails the scenario at its deadline instead of hanging the run", async () => {
     const factory = broken(() => ({ submit: () => new Promise(() => {}) }));
     const report = await runConformance({ ...factory, capabilities: ["ordering"], scenarioFilter: ["ordering.cycle-refused"], scenarioTimeoutMs: 200 });
@@ -80,11 +92,45 @@ describe("the runner detects a non-conforming runtime", () => {
     expect(report.capabilities[0]!.scenarios[0]!.failures[0]!.message).toContain("did not finish in time");
   });
 
+  it("a runtime whose sessions share state gets no false failures: each leaked scenario names the keys and the verdict is inconclusive", async () => {
+    const real = engineAdapter();
+    const shared = await real.createRuntime();
+    const factory: RuntimeFactory = { name: "shared", features: real.features ?? [], createRuntime: () => shared };
+    const report = await runConformance({ ...factory, suite: loadCapabilities().filter((c) => c.capability === "rollback") });
+    await real.destroyRuntime?.(shared);
+    const scenarios = report.capabilities[0]!.scenarios;
+    expect(scenarios[0]!.status).toBe("passed");
+    const leaked = scenarios.filter((s) => s.status === "error");
+    expect(leaked.length).toBeGreaterThan(0);
+    expect(scenarios.filter((s) => s.status === "failed")).toEqual([]);
+    const leakedKeys = leaked[0]!.failures[0]!.actual as string[];
+    expect(leakedKeys.length).toBeGreaterThan(0);
+    expect(leaked[0]!.failures[0]!.message).toContain(`state not empty before scenario ${leaked[0]!.id}: keys ${leakedKeys.slice(0, 10).join(", ")}`);
+    expect(report).toMatchObject({ verdict: "inconclusive", conformant: false, failed: 0 });
+    expect(report.errors).toBe(leaked.length);
+    expect(formatHuman(report)).toContain("INCONCLUSIVE");
+    expect(formatJunit(report, "h")).toMatch(/<error message="state not empty before scenario/);
+  }, 60_000);
+
+  it("a runtime that declares an optional capability and fails it is not conformant; undeclared, it is not checked", async () => {
+    const factory = broken((rt) => ({
+      // Detached tools run inline: the action's output is the tool's, not a handle.
+      submit: (proposal) => rt.submit(JSON.parse(JSON.stringify(proposal).replaceAll('"long_running"', '"one_shot"')) as JsonValue),
+    }));
+    const suite = loadCapabilities().filter((c) => c.capability === "detached-tools" || c.capability === "rollback");
+    const declared = await runConformance({ ...factory, suite });
+    expect(declared.verdict).toBe("not_conformant");
+    expect(declared.capabilities.find((c) => c.capability === "detached-tools")!.failed).toBeGreaterThan(0);
+    const undeclared = await runConformance({ ...factory, features: ["raw_output"], suite });
+    expect(undeclared).toMatchObject({ verdict: "conformant", not_checked: ["detached-tools"] });
+    expect(undeclared.capabilities.find((c) => c.capability === "detached-tools")).toMatchObject({ checked: false, failed: 0, passed: 0 });
+  }, 60_000);
+
   it("skips scenarios needing a feature the runtime lacks, without failing them", async () => {
     const real = engineAdapter();
     const report = await runConformance({ ...real, features: [], capabilities: ["failure-behaviours"] });
     const skipped = report.capabilities[0]!.scenarios.filter((s) => s.status === "skipped");
     expect(skipped.map((s) => s.id)).toContain("failure-behaviours.tool-throwing-transport-error");
-    expect(report.conformant).toBe(true);
+    expect(report).toMatchObject({ verdict: "partial", failed: 0, errors: 0 });
   }, 60_000);
 });

@@ -4,7 +4,7 @@
  * graph → static gate → budget) and runs it (`ProposalRun`), then commits
  * its state changes and events together through the store.
  */
-import { CarError, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
+import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
 import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, TraceGate, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule, traceRuleFrom } from "@car/policy";
 import { verify } from "@car/verify";
@@ -43,6 +43,8 @@ export interface RuntimeOptions {
   maxConcurrency?: number;
   /** Largest tool output accepted, in bytes of JSON (default 8 MiB); larger is a validation failure. */
   maxOutputBytes?: number;
+  /** Bytes `$id.output` references may put into one proposal's parameters, in all (default 64 MiB); more rejects the action (`budget_exceeded`). */
+  maxInterpolatedBytes?: number;
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
   /**
@@ -129,6 +131,7 @@ export class Runtime {
       timers: this.timers,
       ids: this.ids,
       maxOutputBytes,
+      maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
       traceGate: this.traceGate,
     };

@@ -28,7 +28,7 @@ describe("admission", () => {
     expect(calls).toEqual([]);
     expect(r.results.map((x) => x.status)).toEqual(["rejected", "rejected", "rejected"]);
     expect(r.results[1]!.error).toMatch(/parameters do not match the schema of tool 'read'/);
-    expect(r.results[2]!.error).toMatch(/unknown tool 'nope'/);
+    expect(r.results[2]!.error).toMatch(/calls tool 'nope', which is not registered/);
     expect(r.cost).toEqual({ tool_calls: 0, actions_executed: 0, actions_rejected: 3, actions_skipped: 0, total_duration_ms: 0, retries: 0 });
   });
 
@@ -160,6 +160,30 @@ describe("per-action semantics", () => {
     expect(r.results[1]).toMatchObject({ status: "succeeded", output: 3 });
     expect(r.results[2]!.status).toBe("rejected");
     expect(r.results[2]!.error).toMatch(/schema of tool 'num'/);
+  });
+
+  it("shares a referenced output with every consumer, and caps the bytes a proposal's references interpolate", async () => {
+    const { rt } = fakeRuntime({ maxInterpolatedBytes: 5_000_000 });
+    const big = { blob: "x".repeat(1_400_000) };
+    const seen: unknown[] = [];
+    rt.registerTool("make", () => big);
+    rt.registerTool("use", (p) => {
+      seen.push(p["v"]);
+      return Array.isArray(p["v"]) ? p["v"].length : 1;
+    });
+    const refs = (n: number) => Array(n).fill("$m.output");
+    const ok = await rt.executeProposal({ actions: [tc("m", "make"), tc("u", "use", { parameters: { v: refs(3) }, dependencies: ["m"] })] });
+    expect(ok.results.map((r) => r.status)).toEqual(["succeeded", "succeeded"]);
+    const shared = seen[0] as unknown[];
+    expect(shared[0]).toBe(shared[1]);
+    expect(Object.isFrozen(shared[0])).toBe(true);
+    // 400 references to a 1.4 MB output: the consuming action is rejected with budget_exceeded, nothing aborts the process.
+    const over = await rt.executeProposal({
+      actions: [tc("m", "make"), tc("a", "use", { parameters: { v: refs(2) }, dependencies: ["m"] }), tc("b", "use", { parameters: { v: refs(400) }, dependencies: ["m"] })],
+    });
+    expect(over.results.map((r) => r.status)).toEqual(["succeeded", "succeeded", "rejected"]);
+    expect(over.results[2]!.error).toMatch(/over the 5000000-byte limit/);
+    expect(seen).toHaveLength(2);
   });
 
   it("times out through the AbortSignal and discards a late result", async () => {

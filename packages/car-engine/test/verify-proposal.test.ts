@@ -31,3 +31,28 @@ describe("Runtime.verifyProposal", () => {
     expect(gated.issues[0]?.message).toContain("tests_passed");
   });
 });
+
+describe("one static gate", () => {
+  it("verify reports, and admission rejects with, the same findings in the same words", async () => {
+    const rt = new Runtime();
+    rt.registerTool({ name: "deploy", parameters: { type: "object", properties: { env: { type: "string" } }, required: ["env"] } }, () => ({ ok: true }));
+    const proposal = {
+      id: "p",
+      actions: [
+        { id: "x", type: "tool_call", tool: "nope", parameters: {} },
+        { id: "bad", type: "tool_call", tool: "deploy", parameters: { env: 3 } },
+        { id: "w", type: "state_write", parameters: { value: 1 } },
+        { id: "ok", type: "tool_call", tool: "deploy", parameters: { env: "qa" } },
+      ],
+    };
+    const issues = rt.verifyProposal(proposal).issues.filter((i) => i.severity === "error");
+    const result = await rt.executeProposal(proposal);
+    const rejected = result.results.filter((r) => r.status === "rejected" && !r.error!.startsWith("not run"));
+    expect(rejected.map((r) => r.action_id)).toEqual(["x", "bad", "w"]);
+    for (const r of rejected) {
+      const own = issues.filter((i) => i.action_id === r.action_id).map((i) => i.message);
+      expect(own).toEqual([`action '${r.action_id}': ${r.error}`]);
+    }
+    expect(result.results.find((r) => r.action_id === "ok")!.error).toMatch(/^not run: the proposal was rejected at admission/);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CarError, compileSchema } from "./index.ts";
+import { CarError, compileSchema, parseProposal } from "./index.ts";
 
 describe("compileSchema", () => {
   const schema = { type: "object", properties: { env: { type: "string", enum: ["staging", "prod"] }, n: { type: "integer" } }, required: ["env"] };
@@ -45,5 +45,73 @@ describe("compileSchema", () => {
   it("an empty schema accepts anything", () => {
     const any = compileSchema({});
     expect(any(null).ok && any([1]).ok && any({ __proto__: 1 }).ok).toBe(true);
+  });
+});
+
+describe("compileSchema: linear-time patterns", () => {
+  it("runs a catastrophic-backtracking pattern on a long value in linear time (RE2)", () => {
+    // Under a backtracking engine each extra character doubles the work: 40 characters took minutes.
+    const validate = compileSchema({ type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" }, t: { patternProperties: { "^(x|x)*$": { type: "number" } } } } });
+    const hostile = `${"a".repeat(40)}!`;
+    const result = validate({ s: hostile });
+    expect(result.ok).toBe(false);
+    expect(validate({ s: `${"a".repeat(100_000)}!` }).ok).toBe(false);
+    expect(validate({ s: "a".repeat(100_000) }).ok).toBe(true);
+    expect(validate({ t: { [`${"x".repeat(40)}y`]: 1 } }).ok).toBe(true);
+  });
+
+  it("refuses, at compile time, a pattern RE2 cannot run, naming it", () => {
+    for (const pattern of ["(a)\\1", "a(?=b)", "(?<!x)y"]) {
+      expect(() => compileSchema({ type: "string", pattern })).toThrow(expect.objectContaining({ code: "invalid_schema", message: expect.stringContaining(JSON.stringify(pattern)) }));
+      expect(() => compileSchema({ patternProperties: { [pattern]: { type: "string" } } })).toThrow(expect.objectContaining({ code: "invalid_schema" }));
+    }
+  });
+
+  it("keeps ECMA-262 escapes tool schemas use: \\uXXXX, \\u{…}, classes, \\d and Unicode properties", () => {
+    const validate = compileSchema({ type: "string", pattern: "^[\\u0041-\\u005A]\\u{1F600}\\d+\\p{L}\\\\u0041$" });
+    expect(validate("Q😀12é\\u0041").ok).toBe(true);
+    expect(validate("q😀12é\\u0041").ok).toBe(false);
+    expect(validate("Q😀12éA").ok).toBe(false);
+  });
+});
+
+describe("compileSchema: JSON equality over parsed (prototype-free) values", () => {
+  const parsed = (value: unknown) => parseProposal({ actions: [{ id: "a", type: "tool_call", tool: "t", parameters: { v: value } }] }).actions[0]!.parameters["v"];
+
+  it("uniqueItems over objects answers instead of throwing", () => {
+    const validate = compileSchema({ type: "array", uniqueItems: true });
+    const dup = validate(parsed([{ a: 1, b: [2] }, { b: [2], a: 1 }]));
+    expect(dup.ok).toBe(false);
+    expect(dup.ok ? "" : dup.errors[0]!.message).toContain("duplicate items");
+    expect(validate(parsed([{ a: 1 }, { a: 2 }, 1, "1", 1.5, null, [1]])).ok).toBe(true);
+    expect(validate(parsed([1, 1.0])).ok).toBe(false);
+    expect(validate(parsed(Array.from({ length: 20_000 }, (_, i) => ({ i })))).ok).toBe(true);
+  });
+
+  it("enum and const accept equal objects and reject different ones", () => {
+    const e = compileSchema({ enum: [{ mode: "fast", n: [1, 2] }, "x"] });
+    expect(e(parsed({ n: [1, 2], mode: "fast" })).ok).toBe(true);
+    expect(e(parsed("x")).ok).toBe(true);
+    expect(e(parsed({ n: [2, 1], mode: "fast" })).ok).toBe(false);
+    const c = compileSchema({ type: "object", properties: { o: { const: JSON.parse('{"__proto__":1,"k":null}') } } });
+    expect(c(parsed({ o: JSON.parse('{"k":null,"__proto__":1}') })).ok).toBe(true);
+    const bad = c(parsed({ o: { k: 0 } }));
+    expect(bad.ok ? [] : bad.errors.map((x) => [x.path, x.message])).toEqual([["/o", "must be equal to constant"]]);
+  });
+});
+
+describe("compileSchema: recursion", () => {
+  it("refuses a schema that refers to itself without consuming the value", () => {
+    expect(() => compileSchema({ $ref: "#" })).toThrow(expect.objectContaining({ code: "invalid_schema" }));
+    expect(() => compileSchema({ allOf: [{ $ref: "#" }] })).toThrow(expect.objectContaining({ code: "invalid_schema" }));
+  });
+
+  it("a value nested past the stack is rejected by a recursive schema, never thrown", () => {
+    const validate = compileSchema({ type: "object", properties: { c: { $ref: "#" } } });
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 100_000; i++) deep = { c: deep };
+    const result = validate(deep);
+    expect(result.ok).toBe(false);
+    expect(validate({ c: { c: {} } }).ok).toBe(true);
   });
 });

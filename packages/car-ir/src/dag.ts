@@ -6,11 +6,14 @@
  * transaction check and the engine all read edges from here.
  *
  * Everything is index-based arrays: this runs on every proposal, at up to
- * 100k actions, so no per-edge objects and no graph library on this path.
+ * a million actions, so no per-edge objects and no graph library on this
+ * path. Above `NATIVE_LEVELS_MIN_ACTIONS` the ordering runs in @car/native's
+ * kernel when its binary is loaded; the TypeScript here is the reference.
  */
 import type { Action } from "./types.ts";
 import { CarError } from "./errors.ts";
 import { pushWrittenKeys } from "./state-sets.ts";
+import { type NativeKernels, nativeKernels } from "@car/native";
 
 export interface DependencyGraph {
   /** Action ids in declaration order. */
@@ -127,23 +130,29 @@ function findCycle(preds: readonly (readonly number[])[], remaining: ReadonlySet
   return [...remaining].map((n) => ids[n]!);
 }
 
-/**
- * Computes every edge of a proposal's DAG and a topological order with levels.
- * Throws `invalid_proposal` for duplicate ids, unknown dependency ids and
- * cycles (naming the ids on the cycle).
- */
-export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
-  const n = actions.length;
-  const indexOf = indexIds(actions);
-  const preds = collectPreds(actions, indexOf);
+/** `succs[p]`: the actions listing `p` among their predecessors, in declaration order. */
+function successors(preds: readonly (readonly number[])[]): number[][] {
+  const n = preds.length;
   const succs: number[][] = new Array(n);
   for (let i = 0; i < n; i++) succs[i] = [];
+  for (let i = 0; i < n; i++) for (const p of preds[i]!) succs[p]!.push(i);
+  return succs;
+}
+
+interface Ordering {
+  /** Topological order; shorter than the graph when there is a cycle. */
+  order: number[];
+  level: number[];
+  /** Successors, when the ordering had to build them. */
+  succs?: number[][];
+}
+
+/** Kahn's algorithm: a FIFO queue seeded in declaration order. The reference for the native kernel. */
+function orderInTs(preds: readonly (readonly number[])[]): Ordering {
+  const n = preds.length;
+  const succs = successors(preds);
   const pending = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const ps = preds[i]!;
-    pending[i] = ps.length;
-    for (const p of ps) succs[p]!.push(i);
-  }
+  for (let i = 0; i < n; i++) pending[i] = preds[i]!.length;
   const level = new Array<number>(n).fill(0);
   const order: number[] = [];
   for (let i = 0; i < n; i++) if (pending[i] === 0) order.push(i);
@@ -155,6 +164,39 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
       if (--pending[s]! === 0) order.push(s);
     }
   }
+  return { order, level, succs };
+}
+
+/** The same ordering from the native kernel, predecessors handed over as one flat Int32Array. */
+function orderNatively(preds: readonly (readonly number[])[], native: NativeKernels): Ordering {
+  const n = preds.length;
+  const start = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) start[i + 1] = start[i]! + preds[i]!.length;
+  const flat = new Int32Array(start[n]!);
+  for (let i = 0, k = 0; i < n; i++) for (const p of preds[i]!) flat[k++] = p;
+  const order = new Int32Array(n);
+  const level = new Int32Array(n);
+  const count = native.levels(start, flat, order, level);
+  return { order: Array.from(order.subarray(0, count)), level: Array.from(level) };
+}
+
+/**
+ * Below this many actions the native levels kernel is not used: the call and
+ * the flattening cost more than they save (measured in @car/verify's bench).
+ */
+export const NATIVE_LEVELS_MIN_ACTIONS = 4096;
+
+/**
+ * Computes every edge of a proposal's DAG and a topological order with levels.
+ * Throws `invalid_proposal` for duplicate ids, unknown dependency ids and
+ * cycles (naming the ids on the cycle).
+ */
+export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
+  const n = actions.length;
+  const indexOf = indexIds(actions);
+  const preds = collectPreds(actions, indexOf);
+  const native = nativeKernels(n, NATIVE_LEVELS_MIN_ACTIONS);
+  const { order, level, succs: built } = native === undefined ? orderInTs(preds) : orderNatively(preds, native);
   const ids: string[] = new Array(n);
   for (let i = 0; i < n; i++) ids[i] = actions[i]!.id;
   if (order.length < n) {
@@ -167,7 +209,18 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
       problems: [{ pointer: `/actions/${indexOf.get(cycle[0]!)}/dependencies`, message: `dependency cycle through ${cycle.join(", ")}` }],
     });
   }
-  return { ids, indexOf, preds, succs, order, level };
+  // Successors are built on first use when the ordering did not need them.
+  let succs = built;
+  return {
+    ids,
+    indexOf,
+    preds,
+    get succs() {
+      return (succs ??= successors(preds));
+    },
+    order,
+    level,
+  };
 }
 
 /** Groups a graph's actions into levels of ids, declaration order inside a level. */

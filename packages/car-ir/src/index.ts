@@ -10,8 +10,19 @@ export { schemas, type SchemaName } from "./schemas.ts";
 export { shapeProblems, pointerToken } from "./validate.ts";
 export { compileSchema, type SchemaError, type SchemaValidation, type SchemaValidator } from "./compile-schema.ts";
 export { canonicalJson, paramsDigest } from "./canonical.ts";
-export { parseOutputRef, findOutputRefs, outputRefsOf, resolveOutputRefs, type OutputRef, type LocatedOutputRef, type OutputLookup } from "./refs.ts";
+export {
+  parseOutputRef,
+  findOutputRefs,
+  outputRefsOf,
+  resolveOutputRefs,
+  InterpolationBudget,
+  DEFAULT_MAX_INTERPOLATED_BYTES,
+  type OutputRef,
+  type LocatedOutputRef,
+  type OutputLookup,
+} from "./refs.ts";
 export { parseProposal, parseProposalWithGraph, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
+export { checkProposalActions, checkProposalBytes, DEFAULT_PROPOSAL_LIMITS, type ProposalLimits } from "./limits.ts";
 export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
 export {
   serializeProposal,

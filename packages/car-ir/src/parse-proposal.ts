@@ -19,6 +19,7 @@ import {
   copyUnknownFields,
 } from "./fields.ts";
 import { guarded, problemsError, readJsonInput } from "./input.ts";
+import { checkProposalActions, checkProposalBytes, type ProposalLimits } from "./limits.ts";
 import { adoptJson, cloneJson, emptyMap, getOwn } from "./json.ts";
 import { findOutputRefs, pushOutputRefIds } from "./refs.ts";
 import type {
@@ -41,6 +42,8 @@ export interface ParseOptions {
   clock?: Clock;
   /** Source of default proposal and action ids. */
   ids?: IdGenerator;
+  /** Size limits, checked before the proposal is validated; `DEFAULT_PROPOSAL_LIMITS` where absent. */
+  limits?: ProposalLimits;
 }
 
 type Raw = Record<string, JsonValue>;
@@ -231,9 +234,11 @@ export interface ParsedProposal {
  */
 export function parseProposalWithGraph(input: unknown, options: ParseOptions = {}): ParsedProposal {
   return guarded("invalid_proposal", "proposal", () => {
+    if (typeof input === "string") checkProposalBytes(input.length, options.limits);
     const raw = readJsonInput(input, "invalid_proposal", "proposal");
-    const problems = shapeProblems("actionProposal", raw);
     const rawActions = typeof raw === "object" && raw !== null && Array.isArray(getOwn(raw as Raw, "actions")) ? ((raw as Raw)["actions"] as unknown[]) : [];
+    checkProposalActions(rawActions.length, options.limits);
+    const problems = shapeProblems("actionProposal", raw);
     const { explicit, problems: idIssues } = idProblems(rawActions);
     for (const issue of idIssues) problems.push(issue);
     if (problems.length > 0) throw invalid(problems);

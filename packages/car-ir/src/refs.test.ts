@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CarError, findOutputRefs, outputRefsOf, parseOutputRef, resolveOutputRefs, type JsonValue } from "./index.ts";
+import { CarError, findOutputRefs, InterpolationBudget, outputRefsOf, parseOutputRef, resolveOutputRefs, type JsonValue } from "./index.ts";
 
 const outputs: Record<string, JsonValue> = { a1: { content: "hi", list: [10, { deep: true }], "": 0 }, "b.c": 7, n: null };
 const lookup = (id: string) => (Object.prototype.hasOwnProperty.call(outputs, id) ? { found: true, value: outputs[id]! } : { found: false });
@@ -33,10 +33,35 @@ describe("resolveOutputRefs", () => {
     expect(resolveOutputRefs(params, lookup)).toEqual(params);
   });
 
-  it("copies the output, so the tool cannot mutate the producer's result", () => {
-    const resolved = resolveOutputRefs({ x: "$a1.output.list" }, lookup) as { x: unknown[] };
-    resolved.x.push(1);
-    expect((outputs["a1"] as { list: unknown[] }).list).toHaveLength(2);
+  it("shares the output instead of copying it, frozen, so the tool cannot mutate the producer's result", () => {
+    const resolved = resolveOutputRefs({ x: "$a1.output.list", y: "$a1.output.list" }, lookup) as { x: unknown[]; y: unknown[] };
+    expect(resolved.x).toBe((outputs["a1"] as { list: unknown[] }).list);
+    expect(resolved.y).toBe(resolved.x);
+    expect(() => resolved.x.push(1)).toThrow(TypeError);
+    expect(() => ((resolved.x[1] as { deep: boolean }).deep = false)).toThrow(TypeError);
+    expect((outputs["a1"] as { list: unknown[] }).list).toEqual([10, { deep: true }]);
+  });
+
+  it("references to one large output cost no memory per reference, and their total bytes are capped per budget", () => {
+    const big: JsonValue = { blob: "x".repeat(1_400_000), rows: Array.from({ length: 1000 }, (_, i) => ({ i })) };
+    const bigLookup = (id: string) => (id === "big" ? { found: true, value: big } : { found: false });
+    const budget = new InterpolationBudget(8 * 1024 * 1024);
+    // Five references fit (about 1.4 MB each) and share one value.
+    const first = resolveOutputRefs({ refs: Array(5).fill("$big.output") }, bigLookup, budget) as { refs: JsonValue[] };
+    expect(first.refs.every((r) => r === big)).toBe(true);
+    expect(budget.used).toBeGreaterThan(5 * 1_400_000);
+    // The budget spans calls (one per proposal): 400 more references are refused, naming the reference and pointer.
+    try {
+      resolveOutputRefs({ p: { q: Array(400).fill("$big.output.blob") } }, bigLookup, budget);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(CarError);
+      expect((error as CarError).code).toBe("budget_exceeded");
+      expect((error as CarError).message).toContain("$big.output.blob");
+      expect((error as CarError).details["pointer"]).toBe("/p/q/0");
+    }
+    // Without a budget there is no cap.
+    expect((resolveOutputRefs({ r: Array(400).fill("$big.output") }, bigLookup) as { r: unknown[] }).r).toHaveLength(400);
   });
 
   it("keeps __proto__ parameter keys as data", () => {

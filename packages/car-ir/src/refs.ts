@@ -6,7 +6,7 @@
  * shell command or a price a potential reference.
  */
 import { CarError } from "./errors.ts";
-import { cloneJson, emptyMap, getOwn, isJsonObject, setOwn } from "./json.ts";
+import { emptyMap, getOwn, isJsonObject, setOwn } from "./json.ts";
 import type { JsonObject, JsonValue } from "./types.ts";
 import { pointerOf, pointerToken } from "./validate.ts";
 
@@ -95,7 +95,89 @@ function select(output: JsonValue, path: readonly string[]): { found: boolean; v
   return { found: true, value: current };
 }
 
-function resolve(value: JsonValue, pointer: string, outputOf: OutputLookup): JsonValue {
+/** The default bound on the bytes references may interpolate into one proposal's parameters (64 MiB). */
+export const DEFAULT_MAX_INTERPOLATED_BYTES = 64 * 1024 * 1024;
+
+/** JSON sizes of shared (frozen) values already measured; they cannot change, so each is measured once. */
+const sizes = new WeakMap<object, number>();
+
+/**
+ * The length of `value` as JSON text, without building the text (a string
+ * counts its characters and quotes, not its escapes). Iterative: an output
+ * may be nested deeper than the stack.
+ */
+function jsonLength(value: JsonValue): number {
+  if (value === null || typeof value !== "object") return typeof value === "string" ? value.length + 2 : String(value).length;
+  const known = sizes.get(value);
+  if (known !== undefined) return known;
+  let total = 0;
+  const stack: JsonValue[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    if (v === null || typeof v !== "object") {
+      total += typeof v === "string" ? v.length + 2 : String(v).length;
+    } else if (Array.isArray(v)) {
+      total += 2 + Math.max(0, v.length - 1);
+      for (let i = 0; i < v.length; i++) stack.push(v[i]!);
+    } else {
+      const keys = Object.keys(v);
+      total += 2 + Math.max(0, keys.length - 1);
+      for (const k of keys) {
+        total += k.length + 3;
+        stack.push(v[k]!);
+      }
+    }
+  }
+  sizes.set(value, total);
+  return total;
+}
+
+/**
+ * Freezes a value and everything inside it, so one output can be shared by
+ * every parameter that references it: a tool that tried to change its
+ * arguments in place would otherwise change another action's output. A
+ * frozen value was frozen whole (only this function freezes outputs), so
+ * the walk stops there.
+ */
+function freezeDeep(value: JsonValue): void {
+  const stack: JsonValue[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop()!;
+    if (v === null || typeof v !== "object" || Object.isFrozen(v)) continue;
+    Object.freeze(v);
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i]!);
+    else for (const k of Object.keys(v)) stack.push(v[k]!);
+  }
+}
+
+/**
+ * How many bytes of referenced outputs one proposal's parameters may take
+ * in all. References share the output rather than copying it, but a tool
+ * call's parameters are still serialised for the tool, so a proposal that
+ * references one large output hundreds of times is refused
+ * (`budget_exceeded`) before it can exhaust memory.
+ */
+export class InterpolationBudget {
+  #used = 0;
+  constructor(readonly maxBytes: number = DEFAULT_MAX_INTERPOLATED_BYTES) {}
+
+  get used(): number {
+    return this.#used;
+  }
+
+  spend(bytes: number, reference: string, pointer: string): void {
+    this.#used += bytes;
+    if (this.#used > this.maxBytes) {
+      throw new CarError(
+        "budget_exceeded",
+        `reference '${reference}' at '${pointer}': the proposal's referenced outputs would reach ${this.#used} bytes of parameters, over the ${this.maxBytes}-byte limit`,
+        { pointer, reference, max_bytes: this.maxBytes },
+      );
+    }
+  }
+}
+
+function resolve(value: JsonValue, pointer: string, outputOf: OutputLookup, budget: InterpolationBudget | undefined): JsonValue {
   if (typeof value === "string") {
     const ref = parseOutputRef(value);
     if (ref === undefined) return value;
@@ -110,12 +192,15 @@ function resolve(value: JsonValue, pointer: string, outputOf: OutputLookup): Jso
         reference: value,
       });
     }
-    return cloneJson(picked.value ?? null);
+    const shared = picked.value ?? null;
+    budget?.spend(jsonLength(shared), value, pointer);
+    freezeDeep(shared);
+    return shared;
   }
-  if (Array.isArray(value)) return value.map((v, i) => resolve(v, `${pointer}/${i}`, outputOf));
+  if (Array.isArray(value)) return value.map((v, i) => resolve(v, `${pointer}/${i}`, outputOf, budget));
   if (value !== null && typeof value === "object") {
     const out = emptyMap();
-    for (const key of Object.keys(value)) setOwn(out, key, resolve(value[key]!, `${pointer}/${pointerToken(key)}`, outputOf));
+    for (const key of Object.keys(value)) setOwn(out, key, resolve(value[key]!, `${pointer}/${pointerToken(key)}`, outputOf, budget));
     return out;
   }
   return value;
@@ -126,10 +211,12 @@ export type OutputLookup = (id: string) => { found: boolean; value?: JsonValue }
 
 /**
  * A copy of `params` with every whole-string reference replaced by the
- * referenced output (or field). Throws `not_found` when the action has no
- * output or the field path does not exist: silently passing the literal
- * `$a1.output.x` to a tool would hide the broken plan.
+ * referenced output (or field) itself — shared and deep-frozen, never
+ * copied: outputs are immutable JSON. Throws `not_found` when the action
+ * has no output or the field path does not exist (silently passing the
+ * literal `$a1.output.x` to a tool would hide the broken plan), and
+ * `budget_exceeded` when `budget` (one per proposal) runs out.
  */
-export function resolveOutputRefs(params: JsonObject, outputOf: OutputLookup): JsonObject {
-  return resolve(params, "", outputOf) as JsonObject;
+export function resolveOutputRefs(params: JsonObject, outputOf: OutputLookup, budget?: InterpolationBudget): JsonObject {
+  return resolve(params, "", outputOf, budget) as JsonObject;
 }

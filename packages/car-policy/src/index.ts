@@ -4,6 +4,7 @@ export { denyToolRule } from "./rules/deny-tool.ts";
 export { denyToolParamRule } from "./rules/deny-tool-param.ts";
 export { requireStateRule } from "./rules/require-state.ts";
 export { callbackRule, type PolicyCallback } from "./rules/callback.ts";
+export { argvToCommand, denyCommandRule, type DenyCommandSpec } from "./rules/deny-command.ts";
 export { PolicyLoadError } from "./files/policy-load-error.ts";
 export {
   PolicyRules,
@@ -14,10 +15,10 @@ export {
   type RateLimitToolSpec,
 } from "./files/policy-rules.ts";
 export { parsePolicyFile } from "./files/parse-policy-file.ts";
-export { loadPolicyDir } from "./files/load-policy-dir.ts";
+export { isDangling, isPolicyFileName, loadPolicyDir } from "./files/load-policy-dir.ts";
 export { ALLOW, type InspectionOutcome, type InspectionResult, type Inspector, InspectorChain } from "./inspectors/inspector.ts";
 export { DEFAULT_ALLOWED_HOSTS, EgressInspector, type EgressOptions } from "./inspectors/egress/egress-inspector.ts";
-export { curlHost, isAllowlisted, isLoopback, urlHosts } from "./inspectors/egress/hosts.ts";
+export { canonicalHost, curlHost, isAllowlisted, isLoopback, UNKNOWN_HOST, urlHosts } from "./inspectors/egress/hosts.ts";
 export * from "./gate/index.ts";
 export { RepetitionInspector, type RepetitionOptions } from "./inspectors/repetition-inspector.ts";
 export { isPermissionTier, maxTier, PERMISSION_TIERS, type PermissionTier, tierRank } from "./tiers/permission-tier.ts";

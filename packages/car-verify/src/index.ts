@@ -14,3 +14,5 @@ export { ALL_PAIRS_LIMIT } from "./pairs.ts";
 export type { ProposalInput } from "./input.ts";
 export type { StateInput } from "./state.ts";
 export type { ToolSpec } from "./tools.ts";
+export { staticGate, missingKeyMessage, schemaErrorDetail, schemaMismatchMessage, unknownToolMessage } from "./gate.ts";
+export type { GateFinding, GateReport, GateTool, GateTools } from "./gate.ts";

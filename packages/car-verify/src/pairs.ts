@@ -73,6 +73,23 @@ export function pairsAcross(readers: readonly number[], writers: readonly number
   return false;
 }
 
+/**
+ * Pairs across two proposals' actions on one key (never ordered with each
+ * other, so every pair is a conflict). Above `ALL_PAIRS_LIMIT` on either side
+ * only a spanning set is listed — each of `xs` with the first of `ys`, each
+ * other of `ys` with the first of `xs` — so every action still appears in a
+ * reported conflict, in linear rather than quadratic work.
+ */
+export function pairsBetween(xs: readonly number[], ys: readonly number[], add: (x: number, y: number) => void): void {
+  if (xs.length === 0 || ys.length === 0) return;
+  if (xs.length <= ALL_PAIRS_LIMIT && ys.length <= ALL_PAIRS_LIMIT) {
+    for (const x of xs) for (const y of ys) add(x, y);
+    return;
+  }
+  for (const x of xs) add(x, ys[0]!);
+  for (let k = 1; k < ys.length; k++) add(xs[0]!, ys[k]!);
+}
+
 /** For each pair, 1 when neither action reaches the other. */
 export function unorderedPairs(graph: DependencyGraph, pos: Int32Array, pairs: PairList): Uint8Array {
   const from: number[] = new Array(pairs.a.length);

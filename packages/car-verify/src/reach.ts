@@ -10,10 +10,19 @@
  * answered exactly by propagating bitsets of *query sources only* along the
  * topological order, one chunk of 1024 sources at a time and only across the
  * slice of the order the chunk's queries span. Memory is one chunk's rows;
- * time is O(edges in the slice × 32 words) per chunk.
+ * time is O(edges in the slice × 32 words) per chunk. That exact phase runs
+ * in @car/native's kernel when it is loaded and there is enough of it; this
+ * TypeScript is the reference.
  */
 import type { DependencyGraph } from "@car/ir";
+import { nativeKernels } from "@car/native";
 import { oppositePositions } from "./topo-orders.ts";
+
+/**
+ * Fewer queries than this left after the O(1) filters are answered here, not
+ * by @car/native's kernel (measured in bench/run.ts).
+ */
+export const NATIVE_REACH_MIN_QUERIES = 256;
 
 /** Bits per chunk of sources: 32 words of 32 bits. */
 const CHUNK_WORDS = 32;
@@ -38,6 +47,23 @@ export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readon
   pending = pending.filter((k) => opposite[from[k]!]! < opposite[to[k]!]!);
   if (pending.length === 0) return answers;
 
+  const preds = predIndex(graph, pos);
+  const native = nativeKernels(pending.length, NATIVE_REACH_MIN_QUERIES);
+  if (native !== undefined) {
+    const fromPos = new Int32Array(pending.length);
+    const toPos = new Int32Array(pending.length);
+    pending.forEach((k, j) => {
+      fromPos[j] = pos[from[k]!]!;
+      toPos[j] = pos[to[k]!]!;
+    });
+    const reached = new Uint8Array(pending.length);
+    native.reach(preds.start, preds.pos, fromPos, toPos, reached);
+    pending.forEach((k, j) => {
+      answers[k] = reached[j]!;
+    });
+    return answers;
+  }
+
   // Group pending queries by source, sources in topological order.
   const bySource = new Map<number, number[]>();
   for (const k of pending) {
@@ -48,7 +74,6 @@ export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readon
   }
   const sources = [...bySource.keys()].sort((a, b) => pos[a]! - pos[b]!);
 
-  const preds = predIndex(graph, pos);
   // One buffer for every chunk: rows of up to CHUNK_WORDS words for each position.
   const scratch = { rows: new Uint32Array(0), live: new Uint8Array(0) };
   for (let start = 0; start < sources.length; start += CHUNK_SOURCES) {

@@ -6,6 +6,7 @@
  */
 import type { Action, VerificationIssue } from "@car/ir";
 import { canonicalJson } from "@car/ir";
+import { GROUP_SAMPLE, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
 
 export const REPEAT_THRESHOLD = 3;
@@ -34,7 +35,7 @@ export function repeatedCallIssues(actions: readonly Action[]): VerificationIssu
   for (const group of groups.values()) {
     if (group.length < REPEAT_THRESHOLD) continue;
     const first = group[0]!;
-    const ids = group.map((a) => `'${a.id}'`).join(", ");
+    const ids = sampleList(group.slice(0, GROUP_SAMPLE).map((a) => `'${a.id}'`), group.length);
     issues.push(issue(first, "warning", `tool '${first.tool}' is called ${group.length} times with identical parameters (${ids}): possible runaway loop`, "heuristic"));
   }
   return issues;

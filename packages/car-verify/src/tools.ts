@@ -1,59 +1,38 @@
 /**
- * Tool registry findings: a `tool_call` naming a tool the caller did not
- * register, and parameters that fail the registered tool's JSON Schema. Only
- * run when the caller supplies a registry; a schemaless entry (a bare name)
- * checks existence only.
+ * The caller's tool registry as the static gate sees it (`gate.ts`). Only
+ * used when the caller supplies one; a schemaless entry (a bare name) checks
+ * existence only. Schemas compile on first use, once per tool.
  */
-import type { Action, JsonObject, ToolSchema, VerificationIssue } from "@car/ir";
+import type { JsonObject, SchemaValidator, ToolSchema } from "@car/ir";
 import { compileSchema, isJsonObject } from "@car/ir";
-import type { SchemaValidator } from "@car/ir";
-import { issue } from "./issue.ts";
+import type { GateTool, GateTools } from "./gate.ts";
 
 /** A registry entry: a tool name, or a ToolSchema (only `name` is required). */
 export type ToolSpec = string | (Pick<ToolSchema, "name"> & Partial<ToolSchema>);
 
-/** Tool name → its parameter schema, `undefined` for a schemaless tool. */
-export type ToolRegistry = ReadonlyMap<string, JsonObject | undefined>;
+class SpecTool implements GateTool {
+  readonly #schema: JsonObject | undefined;
+  #validate: SchemaValidator | undefined;
 
-export function toolRegistry(tools: readonly ToolSpec[]): ToolRegistry {
-  const registry = new Map<string, JsonObject | undefined>();
+  constructor(schema: JsonObject | undefined) {
+    this.#schema = schema;
+  }
+
+  get validateParams(): SchemaValidator | undefined {
+    if (this.#schema === undefined) return undefined;
+    return (this.#validate ??= compileSchema(this.#schema));
+  }
+}
+
+export function toolRegistry(tools: readonly ToolSpec[]): GateTools {
+  const registry = new Map<string, SpecTool>();
   for (const tool of tools) {
     if (typeof tool === "string") {
-      if (!registry.has(tool)) registry.set(tool, undefined);
+      if (!registry.has(tool)) registry.set(tool, new SpecTool(undefined));
     } else {
       // A later schema for the same name wins, as a re-registration would.
-      registry.set(tool.name, isJsonObject(tool.parameters) ? tool.parameters : undefined);
+      registry.set(tool.name, new SpecTool(isJsonObject(tool.parameters) ? tool.parameters : undefined));
     }
   }
   return registry;
-}
-
-export function toolIssues(actions: readonly Action[], registry: ToolRegistry): VerificationIssue[] {
-  const issues: VerificationIssue[] = [];
-  const validators = new Map<string, SchemaValidator>();
-  for (const action of actions) {
-    if (action.type !== "tool_call") continue;
-    const tool = action.tool;
-    if (tool === undefined || !registry.has(tool)) {
-      const message =
-        tool === undefined ? `action '${action.id}' is a tool_call that names no tool` : `action '${action.id}' calls tool '${tool}', which is not registered`;
-      issues.push(issue(action, "error", message));
-      continue;
-    }
-    const schema = registry.get(tool);
-    if (schema === undefined) continue;
-    let validate = validators.get(tool);
-    if (validate === undefined) {
-      validate = compileSchema(schema);
-      validators.set(tool, validate);
-    }
-    const outcome = validate(action.parameters);
-    if (outcome.ok) continue;
-    for (const error of outcome.errors) {
-      issues.push(
-        issue(action, "error", `action '${action.id}': parameters of tool '${tool}' fail its schema at '${error.path || "/"}' (schema path ${error.schemaPath}): ${error.message}`),
-      );
-    }
-  }
-  return issues;
 }

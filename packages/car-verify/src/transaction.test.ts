@@ -84,4 +84,21 @@ describe("transactionCheck on a busy key", () => {
     expect(new Set(hazards.filter((c) => c.actions[1] === "w").map((c) => c.actions[0])).size).toBe(300);
     expect(hazards.every((c) => c.actions[0]!.startsWith("r"))).toBe(true);
   });
+
+  it("caps cross-proposal pair work like within-proposal: two proposals of 2,000 writers of one key give a linear set of real conflicts", () => {
+    const writers = (prefix: string) => ({ id: prefix, actions: Array.from({ length: 2000 }, (_, i) => tool(`${prefix}${i}`, { parameters: { i }, write_set: ["k"] })) });
+    const report = transactionCheck([writers("x"), writers("y")]);
+    const across = report.conflicts.filter((c) => c.proposal_ids![0] !== c.proposal_ids![1]);
+    // Each of one side with the other's first, each other of the other side with this side's first.
+    expect(across).toHaveLength(2000 + 1999);
+    const covered = new Set(across.flatMap((c) => c.actions));
+    expect(covered.size).toBe(4000);
+    expect(across.every((c) => c.kind === "write_write" && c.key === "k")).toBe(true);
+  });
+
+  it("still lists every cross-proposal pair when both sides are small", () => {
+    const small = (prefix: string) => ({ id: prefix, actions: [0, 1, 2].map((i) => tool(`${prefix}${i}`, { parameters: { i }, dependencies: i > 0 ? [`${prefix}${i - 1}`] : [], write_set: ["k"] })) });
+    const report = transactionCheck([small("x"), small("y")]);
+    expect(report.conflicts).toHaveLength(9);
+  });
 });

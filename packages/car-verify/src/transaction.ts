@@ -9,14 +9,16 @@
  * - belief_divergence: an assumption's `expected_value` is not the stored value.
  *
  * Inside one proposal "unordered" means no dependency path either way;
- * actions of different proposals are never ordered with each other.
+ * actions of different proposals are never ordered with each other. A key
+ * with more than `ALL_PAIRS_LIMIT` actions on one side gets a linear set of
+ * pairs instead of all of them, within a proposal and across proposals alike.
  */
 import type { ActionProposal, DependencyGraph, JsonValue } from "@car/ir";
 import { dependencyEdges, effectiveReadSet, effectiveWriteSet, getOwn, jsonEquals } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import type { PairList } from "./pairs.ts";
-import { emptyPairs, pairsAcross, pairsWithin, unorderedPairs } from "./pairs.ts";
+import { emptyPairs, pairsAcross, pairsBetween, pairsWithin, unorderedPairs } from "./pairs.ts";
 import { topoPositions } from "./topo-orders.ts";
 
 export type TransactionConflictKind = "write_write" | "read_write" | "stale_read" | "belief_divergence";
@@ -118,7 +120,7 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     });
     for (let p = 0; p < groups.length; p++) {
       for (let q = p + 1; q < groups.length; q++) {
-        for (const i of groups[p]!) for (const j of groups[q]!) add("write_write", key, { p, i }, { p: q, i: j });
+        pairsBetween(groups[p]!, groups[q]!, (i, j) => add("write_write", key, { p, i }, { p: q, i: j }));
       }
     }
   }
@@ -132,7 +134,7 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
       for (let k = before; k < w.pairs.a.length; k++) add("read_write", key, { p, i: w.pairs.a[k]! }, { p, i: w.pairs.b[k]! });
       wgroups.forEach((wg, q) => {
         if (q === p) return;
-        for (const i of rg) for (const j of wg) add("read_write", key, { p, i }, { p: q, i: j });
+        pairsBetween(rg, wg, (i, j) => add("read_write", key, { p, i }, { p: q, i: j }));
       });
     });
   }

@@ -68,8 +68,8 @@ describe("verify: one test per finding", () => {
       ["w", "decision_procedure"],
       ["r", "decision_procedure"],
     ]);
-    expect(errors[0]!.message).toBe("action 'w' is a state_write without a string parameters.key");
-    expect(errors[1]!.message).toContain("state_read without a string parameters.key or a string array parameters.keys");
+    expect(errors[0]!.message).toBe("action 'w': a state_write needs a string 'key' parameter");
+    expect(errors[1]!.message).toBe("action 'r': a state_read needs a string 'key' parameter or a string array 'keys'");
   });
 
   it("precondition that cannot hold in the walked state is an error", () => {
@@ -173,7 +173,7 @@ describe("verify: one test per finding", () => {
     expect(verify(p).valid).toBe(true);
     const result = verify(p, { tools: ["read_file"] });
     expect(result.issues).toEqual([
-      { action_id: "a", severity: "error", message: "action 'a' calls tool 'shell', which is not registered", tier: "decision_procedure" },
+      { action_id: "a", severity: "error", message: "action 'a': calls tool 'shell', which is not registered", tier: "decision_procedure" },
     ]);
     expect(verify(p, { tools: ["shell"] }).valid).toBe(true);
   });
@@ -184,7 +184,7 @@ describe("verify: one test per finding", () => {
     expect(result.valid).toBe(false);
     expect(result.issues).toHaveLength(1);
     expect(result.issues[0]!.message).toContain("#/properties/env/enum");
-    expect(result.issues[0]!.message).toContain("'/env'");
+    expect(result.issues[0]!.message).toMatch(/^action 'a': parameters do not match the schema of tool 'deploy': \/env /);
     const missing = verify({ actions: [{ id: "b", type: "tool_call", tool: "deploy" }] }, { tools: [SPEC_DEPLOY_SCHEMA] });
     expect(missing.issues[0]!.message).toContain("#/required");
     expect(verify({ actions: [{ id: "c", type: "tool_call", tool: "deploy", parameters: { env: "prod" } }] }, { tools: [SPEC_DEPLOY_SCHEMA] }).valid).toBe(true);

@@ -10,6 +10,7 @@ import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
 import { traceRuleIssues } from "./trace-rules.ts";
 import { findWriteConflicts } from "./conflicts.ts";
+import { GROUP_SAMPLE, groupBy, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
@@ -19,8 +20,8 @@ import { repeatedCallIssues } from "./repeated-calls.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
 import type { ToolSpec } from "./tools.ts";
-import { stateKeyIssues } from "./state-keys.ts";
-import { toolIssues, toolRegistry } from "./tools.ts";
+import { toolRegistry } from "./tools.ts";
+import { staticGate } from "./gate.ts";
 import type { BlockReason } from "./walk.ts";
 import { forwardWalk } from "./walk.ts";
 
@@ -33,35 +34,100 @@ export interface VerifyOptions {
   maxActions?: number;
   /** Trace rules (the TraceGate's) to check the DAG's possible orders against. */
   traceRules?: readonly TraceRule[];
+  /**
+   * `false` leaves out the static gate's findings (`gate.ts`), for a caller
+   * about to run the proposal: the engine's admission reports them as the
+   * rejections they become, so they are not shown twice.
+   */
+  gate?: boolean;
 }
 
-function quoteIds(actions: readonly Action[], indices: readonly number[]): string {
-  const shown = indices.slice(0, 3).map((i) => `'${actions[i]!.id}'`);
-  return indices.length > 3 ? `${shown.join(", ")} and ${indices.length - 3} more` : shown.join(", ");
+/** Up to three writers of `key` other than action `i`, quoted, and how many there are. */
+function otherWriters(actions: readonly Action[], key: string, writers: ReadonlyMap<string, readonly number[]>, skip: number): string {
+  const all = writers.get(key) ?? [];
+  const shown: string[] = [];
+  let total = 0;
+  for (const w of all) {
+    if (w === skip) continue;
+    total++;
+    if (shown.length < 3) shown.push(`'${actions[w]!.id}'`);
+  }
+  return total === 0 ? "" : sampleList(shown, total, 3);
 }
 
+interface Blocked {
+  i: number;
+  reason: BlockReason;
+}
+
+/**
+ * Blocked actions, one issue each while few block on one key, else one issue
+ * per key and kind with the count and a sample of the actions.
+ */
 function blockedIssues(
   actions: readonly Action[],
   blocked: readonly (BlockReason[] | undefined)[],
   writers: ReadonlyMap<string, readonly number[]>,
 ): VerificationIssue[] {
+  const all: Blocked[] = [];
+  for (let i = 0; i < blocked.length; i++) for (const reason of blocked[i] ?? []) all.push({ i, reason });
   const issues: VerificationIssue[] = [];
-  blocked.forEach((reasons, i) => {
-    if (reasons === undefined) return;
-    const action = actions[i]!;
-    for (const reason of reasons) {
+  for (const group of groupBy(all, (b) => `${b.reason.kind}\u0000${b.reason.key}`).values()) {
+    const { i: first, reason } = group[0]!;
+    const action = actions[first]!;
+    const key = reason.key;
+    if (group.length > GROUP_SAMPLE) {
+      const ids = sampleList(group.slice(0, GROUP_SAMPLE).map((b) => `'${actions[b.i]!.id}'`), group.length);
       if (reason.kind === "precondition") {
-        issues.push(issue(action, "error", `action '${action.id}': ${reason.message}`));
+        issues.push(issue(action, "error", `${group.length} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${reason.message}`));
+      } else {
+        const others = otherWriters(actions, key, writers, -1);
+        const hint = others === "" ? "no action writes it" : `it is written by ${others}, not ordered before them`;
+        issues.push(issue(action, "error", `${group.length} actions depend on state key '${key}', which is not available when they run (${ids}): the initial state and earlier levels do not provide it; ${hint}`));
+      }
+      continue;
+    }
+    for (const { i, reason: r } of group) {
+      const a = actions[i]!;
+      if (r.kind === "precondition") {
+        issues.push(issue(a, "error", `action '${a.id}': ${r.message}`));
         continue;
       }
-      const others = (writers.get(reason.key) ?? []).filter((w) => w !== i);
-      const hint = others.length > 0 ? `; it is written by ${quoteIds(actions, others)}, not ordered before it` : "; no action writes it";
+      const others = otherWriters(actions, key, writers, i);
+      const hint = others !== "" ? `; it is written by ${others}, not ordered before it` : "; no action writes it";
       issues.push(
-        issue(action, "error", `action '${action.id}' depends on state key '${reason.key}', which is not available when it runs: the initial state and earlier levels do not provide it${hint}`),
+        issue(a, "error", `action '${a.id}' depends on state key '${key}', which is not available when it runs: the initial state and earlier levels do not provide it${hint}`),
       );
     }
-  });
+  }
   return issues;
+}
+
+/** Write conflicts, one issue per pair while a key has few, else one issue per key with a sample of pairs. */
+function conflictIssues(actions: readonly Action[], pairs: readonly (readonly [number, number, string])[]): VerificationIssue[] {
+  const issues: VerificationIssue[] = [];
+  for (const [key, group] of groupBy(pairs, (p) => p[2])) {
+    if (group.length <= GROUP_SAMPLE) {
+      for (const [a, b] of group) {
+        const first = actions[a]!;
+        const second = actions[b]!;
+        issues.push(
+          issue(second, "warning", `actions '${first.id}' and '${second.id}' both write '${key}' with no dependency path between them; the final value depends on scheduling`),
+        );
+      }
+      continue;
+    }
+    const sample = sampleList(group.slice(0, GROUP_SAMPLE).map(([a, b]) => `'${actions[a]!.id}' and '${actions[b]!.id}'`), group.length);
+    issues.push(
+      issue(actions[group[0]![1]]!, "warning", `${group.length} pairs of actions write '${key}' with no dependency path between them (${sample}); the final value depends on scheduling; every pair is listed in conflicts`),
+    );
+  }
+  return issues;
+}
+
+/** `out.push(...more)` without spreading: a spread of 100k+ findings overflows the call stack. */
+function append(out: VerificationIssue[], more: readonly VerificationIssue[]): void {
+  for (const x of more) out.push(x);
 }
 
 /** A graph that cannot be built (unknown ids, cycles) is reported, not thrown: it is the proposal's defect. */
@@ -74,11 +140,20 @@ function graphIssues(actions: readonly Action[], error: CarError): VerificationI
   });
 }
 
-function finish(actions: readonly Action[], issues: VerificationIssue[], rest: Omit<VerificationResult, "valid" | "issues">): VerificationResult {
+function firstIndex(actions: readonly Action[]): Map<string, number> {
   const index = new Map<string, number>();
   actions.forEach((a, i) => {
     if (!index.has(a.id)) index.set(a.id, i);
   });
+  return index;
+}
+
+function finish(
+  actions: readonly Action[],
+  issues: VerificationIssue[],
+  rest: Omit<VerificationResult, "valid" | "issues">,
+  index: ReadonlyMap<string, number> = firstIndex(actions),
+): VerificationResult {
   const rank = (x: VerificationIssue) => (x.action_id === null ? -1 : (index.get(x.action_id) ?? -1));
   // Stable: within one action, findings keep the order the checks produced them.
   issues.sort((x, y) => rank(x) - rank(y));
@@ -104,7 +179,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
     graph = parsed.graph ?? dependencyEdges(actions);
   } catch (error) {
     if (!(error instanceof CarError)) throw error;
-    issues.push(...graphIssues(actions, error));
+    append(issues, graphIssues(actions, error));
     return finish(actions, issues, { simulated_state: stateRecord(initial), execution_levels: [], conflicts: [] });
   }
 
@@ -112,30 +187,31 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   const pos = topoPositions(graph);
   const writeSets = actions.map(effectiveWriteSet);
   const writers = groupByKey(actions.length, (i) => writeSets[i]!, pos);
-  issues.push(...blockedIssues(actions, walk.blocked, writers));
+  append(issues, blockedIssues(actions, walk.blocked, writers));
 
   const { pairs, partialKeys } = findWriteConflicts(graph, pos, writers);
-  const conflicts: [string, string, string][] = [];
-  for (const [a, b, key] of pairs) {
-    const first = actions[a]!;
-    const second = actions[b]!;
-    conflicts.push([first.id, second.id, key]);
-    issues.push(
-      issue(second, "warning", `actions '${first.id}' and '${second.id}' both write '${key}' with no dependency path between them; the final value depends on scheduling`),
-    );
+  const conflicts: [string, string, string][] = new Array(pairs.length);
+  for (let k = 0; k < pairs.length; k++) {
+    const [a, b, key] = pairs[k]!;
+    conflicts[k] = [actions[a]!.id, actions[b]!.id, key];
   }
+  append(issues, conflictIssues(actions, pairs));
   for (const key of partialKeys) {
     issues.push(issue(null, "info", `key '${key}' has ${writers.get(key)!.length} writers; only neighbours in topological order were checked for write conflicts`));
   }
 
-  if (options.tools !== undefined) issues.push(...toolIssues(actions, toolRegistry(options.tools)));
-  issues.push(...stateKeyIssues(actions));
-  issues.push(...repeatedCallIssues(actions));
-  issues.push(...compensationIssues(actions, graph.indexOf));
+  if (options.gate !== false) {
+    for (const f of staticGate(actions, options.tools === undefined ? undefined : toolRegistry(options.tools)).findings) {
+      const action = actions[f.index]!;
+      issues.push(issue(action, "error", `action '${action.id}': ${f.message}`));
+    }
+  }
+  append(issues, repeatedCallIssues(actions));
+  append(issues, compensationIssues(actions, graph.indexOf));
   const compensations = compensationActionIndices(actions);
-  issues.push(...compensationUseIssues(actions, graph.preds, compensations));
+  append(issues, compensationUseIssues(actions, graph.preds, compensations));
   if (options.traceRules !== undefined && options.traceRules.length > 0) {
-    issues.push(...traceRuleIssues(actions, graph, pos, compensations, options.traceRules));
+    append(issues, traceRuleIssues(actions, graph, pos, compensations, options.traceRules));
   }
 
   return finish(actions, issues, {
@@ -143,5 +219,5 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
     execution_levels: levelsOf(graph),
     conflicts,
     rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
-  });
+  }, graph.indexOf);
 }

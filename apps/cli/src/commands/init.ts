@@ -20,39 +20,77 @@ const EXAMPLE = `# CAR project policies. Every *.toml in this directory is read 
 # order and merged. Each rule only ever adds denials; a file that does not
 # parse denies every call until it is fixed. Uncomment what you need.
 #
+# Rules name tools as the host calls them. Claude Code: Bash, Read, Write,
+# Edit, MultiEdit, NotebookEdit, WebFetch, WebSearch, Glob, Grep. Codex:
+# shell (its argv is read as the command it runs), apply_patch. MCP tools:
+# mcp__<server>__<tool>. MultiEdit, NotebookEdit and apply_patch are also
+# checked as Write and Edit, on every path, after normalising it
+# (src/../.env is .env), so one file-path rule covers them all.
+#
+# The gate reads commands statically; it is not a sandbox. It sees the
+# programs a command line runs (through sudo, bash -c, $( ), pipes) and
+# denies what it cannot resolve when the line also reaches the network. It
+# does not see what a script file or a program does once it runs.
+#
 # Check a call:   car policy check --tool Bash --params '{"command":"ls"}'
 # Check files:    car policy lint
 
 # Tools that may never run.
-# deny_tool = ["deploy_prod"]
+# deny_tool = ["WebSearch", "NotebookEdit"]
 
-# Substrings no parameter of any tool may contain.
+# Substrings no parameter of any tool may contain. A command is also matched
+# after quotes, escapes and flag order are normalised: "rm -rf /" also
+# catches rm -r -f "/" and r''m -fr /.
 # deny_keyword = ["rm -rf /", "DROP TABLE"]
+
+# A command in any spelling: program, subcommand, flags as a set (short
+# clusters split, alternatives with |, +refspec = an operand starting with +),
+# operands. Runs on every tool's "command" parameter.
+# [[deny_command]]
+# program = "git"
+# subcommand = "push"
+# flags = ["--force|-f|--force-with-lease|+refspec"]
+#
+# [[deny_command]]
+# program = "rm"
+# flags = ["-r|-R|--recursive", "-f|--force"]
+# args = ["/"]
 
 # Deny a tool when one parameter equals a value and/or contains a substring
 # (with neither, any call carrying the parameter is denied).
 # [[deny_tool_param]]
-# tool = "http_request"
+# tool = "Write"            # also covers Edit, MultiEdit, NotebookEdit, apply_patch
+# param = "file_path"
+# contains = ".env"
+#
+# [[deny_tool_param]]
+# tool = "WebFetch"         # hosts match in every spelling: 0xa9fea9fe is 169.254.169.254
 # param = "url"
+# contains = "169.254.169.254"
+#
+# [[deny_tool_param]]
+# tool = "Bash"
+# param = "command"
 # contains = "169.254.169.254"
 
 # The only allowlist: calls to the tool are denied unless the parameter is
 # present and exactly one of these values.
 # [[allow_tool_param]]
-# tool = "deploy"
+# tool = "mcp__deploy__release"
 # param = "env"
 # allow = ["staging", "preview"]
 
 # A regular expression (RE2 syntax, unanchored) over a parameter. With
 # negate = true a mismatch, or an absent parameter, denies instead.
 # [[deny_tool_param_matching]]
-# tool = "http_request"
-# param = "body"
-# matches = "sk-[A-Za-z0-9]{20,}"
+# tool = "Bash"
+# param = "command"
+# matches = "kubectl delete (ns|namespace)"
 
-# At most max_calls calls to the tool within a sliding window.
+# At most max_calls calls to the tool within a sliding window (per process:
+# the hook starts afresh on every call, so this binds the engine, not the hook).
 # [[rate_limit_tool]]
-# tool = "http_request"
+# tool = "WebFetch"
 # max_calls = 10
 # interval_secs = 60.0
 `;

@@ -11,7 +11,6 @@
  */
 import { resolve } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { CarError, compileSchema, type JsonObject, type JsonValue, parseProposal, serializeProposal, setOwn, toCarError } from "@car/ir";
 import { policyCheck } from "@car/policy/gate";
@@ -19,6 +18,7 @@ import { equivalentDetailed, optimize, simulate, verify } from "@car/verify";
 import { expectPositionals, parseArgs } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
 import { VERSION } from "../version.ts";
+import { LineTransport } from "./mcp-transport.ts";
 
 export const usage = `Usage: car mcp
 
@@ -171,7 +171,8 @@ export async function main(args: string[]): Promise<number> {
   const closed = new Promise<void>((done) => {
     server.onclose = done;
   });
-  await server.connect(new StdioServerTransport());
+  // Not the SDK's stdio transport: it ends the session on a line over 10 MiB; this one answers it and serves on.
+  await server.connect(new LineTransport(process.stdin, process.stdout));
   process.stdin.once("end", () => void server.close());
   await closed;
   return 0;

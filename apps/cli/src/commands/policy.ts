@@ -7,7 +7,7 @@
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
-import { parsePolicyFile, PolicyEngine, TraceGate } from "@car/policy";
+import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine, TraceGate } from "@car/policy";
 import { policyCheck, policyDirs } from "@car/policy/gate";
 import { expectPositionals, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
@@ -25,7 +25,9 @@ check  Evaluates one tool call with the policy-check gate (the same one the
 
 lint   Loads each *.toml in DIR — or, without DIR, in every directory the
        gate reads from here — and lists the rules it defines, or the error
-       naming the file. Exit status: 0 all load, 2 some file does not.`;
+       naming the file; flags regexes that do not compile and deny_command
+       rules that can never match. Exit status: 0 all load, 1 a rule is
+       flagged, 2 some file does not load.`;
 
 export async function main(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -63,6 +65,8 @@ interface LintedFile {
   error?: string;
   /** Patterns that do not compile: the file loads, but each such rule denies every call to its tool. */
   pattern_errors?: { rule: string; pattern: string; error: string }[];
+  /** `deny_command` rules that can never match as written. */
+  rule_problems?: { rule: string; error: string }[];
 }
 
 interface LintedDir {
@@ -78,9 +82,10 @@ async function lint(args: string[]): Promise<number> {
   const linted = await Promise.all(dirs.map(lintDir));
   const errors = linted.flatMap((d) => d.files.filter((f) => f.error !== undefined));
   const badPatterns = linted.flatMap((d) => d.files.flatMap((f) => f.pattern_errors ?? []));
+  const ruleProblems = linted.flatMap((d) => d.files.flatMap((f) => f.rule_problems ?? []));
   const rules = linted.reduce((n, d) => n + d.files.reduce((m, f) => m + f.rule_count, 0), 0);
   if (options.json) {
-    println(JSON.stringify({ directories: linted, rules_loaded: rules, errors: errors.length, pattern_errors: badPatterns.length }, null, 2));
+    println(JSON.stringify({ directories: linted, rules_loaded: rules, errors: errors.length, pattern_errors: badPatterns.length, rule_problems: ruleProblems.length }, null, 2));
   } else {
     const c = colors(colorEnabled(process.stdout));
     for (const d of linted) {
@@ -93,26 +98,28 @@ async function lint(args: string[]): Promise<number> {
         }
         println(`  ${f.path}: ${f.rule_count} rule${f.rule_count === 1 ? "" : "s"}`);
         for (const r of f.rules) println(`    ${r}`);
+        for (const p of f.rule_problems ?? []) println(`    ${c.red("error")} ${p.rule}: ${p.error}; the rule can never match`);
         for (const p of f.pattern_errors ?? []) println(`    ${c.red("error")} ${p.rule}: pattern ${JSON.stringify(p.pattern)} does not compile (${p.error}); every call to its tool is denied`);
       }
     }
     if (errors.length > 0) println(c.red(`${errors.length} file${errors.length === 1 ? "" : "s"} failed to load; every call is denied until fixed`));
     else if (badPatterns.length > 0) println(c.red(`${rules} rule${rules === 1 ? "" : "s"} loaded; ${badPatterns.length} pattern${badPatterns.length === 1 ? "" : "s"} do not compile and deny every call to their tool`));
+    else if (ruleProblems.length > 0) println(c.red(`${rules} rule${rules === 1 ? "" : "s"} loaded; ${ruleProblems.length} deny_command problem${ruleProblems.length === 1 ? "" : "s"}: those rules can never match`));
     else println(c.green(`${rules} rule${rules === 1 ? "" : "s"} loaded`));
   }
   if (errors.length > 0) return ERROR_CODES.policy_load_failed.exit;
-  return badPatterns.length > 0 ? 1 : 0;
+  return badPatterns.length > 0 || ruleProblems.length > 0 ? 1 : 0;
 }
 
 async function lintDir(dir: string): Promise<LintedDir> {
   let names: string[];
   try {
     names = readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.name.endsWith(".toml") && !e.isDirectory())
+      .filter((e) => isPolicyFileName(e.name) && !e.isDirectory())
       .map((e) => e.name)
       .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { path: dir, exists: false, files: [] };
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" && !isDangling(dir)) return { path: dir, exists: false, files: [] };
     return { path: dir, exists: true, files: [{ path: dir, rule_count: 0, rules: [], error: `${dir}: cannot be read: ${(err as Error).message}` }] };
   }
   const files: LintedFile[] = [];
@@ -124,7 +131,14 @@ async function lintDir(dir: string): Promise<LintedDir> {
       const rules = parsePolicyFile(file, await readText(file, "policy file"));
       rules.apply(engine, { traceGate });
       const patternErrors = rules.patternErrors();
-      files.push({ path: file, rule_count: engine.size + traceGate.size, rules: [...engine.names(), ...traceGate.names()], ...(patternErrors.length > 0 ? { pattern_errors: patternErrors } : {}) });
+      const ruleProblems = rules.commandRuleProblems();
+      files.push({
+        path: file,
+        rule_count: engine.size + traceGate.size,
+        rules: [...engine.names(), ...traceGate.names()],
+        ...(patternErrors.length > 0 ? { pattern_errors: patternErrors } : {}),
+        ...(ruleProblems.length > 0 ? { rule_problems: ruleProblems } : {}),
+      });
     } catch (err) {
       files.push({ path: file, rule_count: 0, rules: [], error: err instanceof CarError ? err.message : `policy file ${file}: ${(err as Error).message}` });
     }

@@ -82,8 +82,9 @@ export async function main(args: string[]): Promise<number> {
     for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);
     let rules = 0;
     for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
-    const report = verify(proposal, { state, tools: tools.map((t) => t.schema ?? t.name), traceRules: runtime.traceGate.rules() });
-    // Findings are shown, not enforced here: the engine's admission gate and the TraceGate refuse what must not run.
+    // Findings are shown, not enforced here. The static gate's findings are left to the engine's
+    // admission, which reports them once, as the rejections they become; trace rules to the TraceGate.
+    const report = verify(proposal, { state, gate: false, traceRules: runtime.traceGate.rules() });
     if (showProgress) {
       const paint = { error: c.red, warning: c.yellow, info: c.cyan };
       for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);

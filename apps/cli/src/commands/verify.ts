@@ -3,19 +3,22 @@
  * as JSON for a program, or as a drawing of the plan (DOT or self-contained
  * HTML). Exit 0 when valid, 1 when invalid, 2 for bad usage or input.
  */
-import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadPolicyDir } from "@car/policy";
-import { ERROR_CODES, type VerificationResult } from "@car/ir";
+import { ERROR_CODES, type ProposalLimits, type VerificationResult } from "@car/ir";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { loadJsonObject, loadProposal, loadToolSpecs } from "../inputs.ts";
-import { println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
-import { planDot } from "../render/plan-dot.ts";
+import { writeJson } from "../render/json-stream.ts";
+import { planDotLines } from "../render/plan-dot.ts";
 import { planHtml } from "../render/plan-html.ts";
 import { planModel } from "../render/plan-model.ts";
-import { verifyReport } from "../render/verify-report.ts";
+import { openSink, writeLines } from "../render/sink.ts";
+import { verifyReportLines } from "../render/verify-report.ts";
+
+/** Most actions the HTML drawing shows; a picture of more is unreadable. */
+export const HTML_MAX_NODES = 1000;
 
 export const usage = `Usage: car verify [options] <proposal.json | ->
 
@@ -30,12 +33,22 @@ Options:
   --tools <FILE|NAMES>  Tool registry: a tools module (.mjs), a tools.json, a JSON
                         array of names / ToolSchemas (in a file or inline), or
                         comma-separated names
-  --max-actions <N>     More actions than N is an error
+  --max-actions <N>     More actions than N is an error (a finding in the report)
   --policies <DIR>      Check the trace rules of this policy directory (repeatable;
                         a malformed policy file is an error naming it)
+  --max-proposal-actions <N>
+                        Refuse a proposal of more than N actions before any work
+                        (default 2000000)
+  --max-proposal-bytes <N>
+                        Refuse proposal text longer than N bytes before reading it
+                        (default 500000000)
   --format <FMT>        text (default), json, dot or html
   --json                Same as --format json
   -o, --output <FILE>   Write the report there instead of stdout
+
+Large proposals: the text report samples long lists (levels, conflicts per
+key, state keys) and the HTML drawing shows the first ${HTML_MAX_NODES} actions; --json
+and dot carry everything. Every format is written as it is produced.
 
 Exit status: 0 valid, 1 invalid, 2 bad usage or unreadable input.`;
 
@@ -47,6 +60,8 @@ export async function main(args: string[]): Promise<number> {
     tools: { type: "string" },
     "max-actions": { type: "string" },
     policies: { type: "string", multiple: true },
+    "max-proposal-actions": { type: "string" },
+    "max-proposal-bytes": { type: "string" },
     format: { type: "string" },
     json: { type: "boolean" },
     output: { type: "string", short: "o" },
@@ -57,7 +72,11 @@ export async function main(args: string[]): Promise<number> {
   if (options.json && options.format !== undefined && options.format !== "json") throw usageError("--json conflicts with --format");
   const maxActions = options["max-actions"] === undefined ? undefined : positiveInteger(options["max-actions"], "--max-actions");
 
-  const proposal = await loadProposal(path!);
+  const limits: ProposalLimits = {};
+  if (options["max-proposal-actions"] !== undefined) limits.maxActions = positiveInteger(options["max-proposal-actions"], "--max-proposal-actions");
+  if (options["max-proposal-bytes"] !== undefined) limits.maxBytes = positiveInteger(options["max-proposal-bytes"], "--max-proposal-bytes");
+
+  const proposal = await loadProposal(path!, limits);
   const state = options.state === undefined ? undefined : await loadJsonObject(options.state, "state file");
   const tools = options.tools === undefined ? undefined : await loadToolSpecs(options.tools);
   const traceRules = (options.policies ?? []).flatMap((dir) => loadPolicyDir(resolve(dir)).trace_rule);
@@ -68,15 +87,22 @@ export async function main(args: string[]): Promise<number> {
     ...(traceRules.length > 0 ? { traceRules } : {}),
   });
 
-  let text: string;
-  if (format === "json") text = JSON.stringify(result, null, 2);
-  else if (format === "dot") text = planDot(planModel(proposal, result));
-  else if (format === "html") text = planHtml(planModel(proposal, result), { simulatedState: result.simulated_state });
-  else {
-    const stream = process.stdout;
-    text = verifyReport(proposal.id, proposal.actions.length, result, colors(options.output === undefined && colorEnabled(stream)));
+  const sink = openSink(options.output);
+  try {
+    if (format === "json") {
+      writeJson(sink, result);
+      sink.write("\n");
+    } else if (format === "dot") {
+      writeLines(sink, planDotLines(planModel(proposal, result)));
+    } else if (format === "html") {
+      const model = planModel(proposal, result, { maxNodes: HTML_MAX_NODES });
+      sink.write(planHtml(model, model.omitted === 0 ? { simulatedState: result.simulated_state } : {}));
+    } else {
+      const c = colors(options.output === undefined && colorEnabled(process.stdout));
+      writeLines(sink, verifyReportLines(proposal.id, proposal.actions.length, result, c));
+    }
+  } finally {
+    sink.close();
   }
-  if (options.output !== undefined) writeFileSync(options.output, text.endsWith("\n") ? text : `${text}\n`);
-  else println(text.endsWith("\n") ? text.slice(0, -1) : text);
   return result.valid ? 0 : ERROR_CODES.verification_failed.exit;
 }

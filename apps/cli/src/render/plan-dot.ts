@@ -12,18 +12,19 @@ function q(text: string): string {
   return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 }
 
-export function planDot(model: PlanModel): string {
-  const lines: string[] = [];
-  lines.push(`digraph ${q(`proposal ${model.proposalId}`)} {`);
-  lines.push("  rankdir=LR;");
-  lines.push(`  label=${q(`proposal ${model.proposalId} — ${model.valid ? "valid" : "INVALID"}`)};`);
-  lines.push('  labelloc="t";');
-  lines.push('  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];');
+/** The DOT text line by line, so a plan of a million actions streams out. */
+export function* planDotLines(model: PlanModel): Generator<string> {
+  yield `digraph ${q(`proposal ${model.proposalId}`)} {`;
+  yield "  rankdir=LR;";
+  yield `  label=${q(`proposal ${model.proposalId} — ${model.valid ? "valid" : "INVALID"}`)};`;
+  yield '  labelloc="t";';
+  yield '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica"];';
   const byId = new Map(model.nodes.map((n) => [n.id, n]));
-  model.levels.forEach((ids, level) => {
-    lines.push(`  subgraph ${q(`cluster_level_${level}`)} {`);
-    lines.push(`    label=${q(`level ${level}`)}; style=dashed; color="#bbbbbb";`);
-    lines.push("    rank=same;");
+  for (let level = 0; level < model.levels.length; level++) {
+    const ids = model.levels[level]!;
+    yield `  subgraph ${q(`cluster_level_${level}`)} {`;
+    yield `    label=${q(`level ${level}`)}; style=dashed; color="#bbbbbb";`;
+    yield "    rank=same;";
     for (const id of ids) {
       const node = byId.get(id);
       if (node === undefined) continue;
@@ -34,14 +35,17 @@ export function planDot(model: PlanModel): string {
         attrs.push(`tooltip=${q(findings)}`);
       }
       if (node.severity === "error") attrs.push('color="#c00000"', "penwidth=2");
-      lines.push(`    ${q(node.id)} [${attrs.join(", ")}];`);
+      yield `    ${q(node.id)} [${attrs.join(", ")}];`;
     }
-    lines.push("  }");
-  });
-  for (const [from, to] of model.edges) lines.push(`  ${q(from)} -> ${q(to)};`);
-  for (const [a, b, key] of model.conflicts) {
-    lines.push(`  ${q(a)} -> ${q(b)} [dir=none, style=dashed, color="#c00000", fontcolor="#c00000", constraint=false, label=${q(`conflict: ${key}`)}];`);
+    yield "  }";
   }
-  lines.push("}");
-  return lines.join("\n");
+  for (const [from, to] of model.edges) yield `  ${q(from)} -> ${q(to)};`;
+  for (const [a, b, key] of model.conflicts) {
+    yield `  ${q(a)} -> ${q(b)} [dir=none, style=dashed, color="#c00000", fontcolor="#c00000", constraint=false, label=${q(`conflict: ${key}`)}];`;
+  }
+  yield "}";
+}
+
+export function planDot(model: PlanModel): string {
+  return [...planDotLines(model)].join("\n");
 }

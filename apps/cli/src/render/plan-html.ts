@@ -164,7 +164,7 @@ pre { background: #fff; border: 1px solid #e5e7eb; padding: 10px; border-radius:
 <p><span class="verdict ${model.valid ? "valid" : "invalid"}">${model.valid ? "valid" : "invalid"}</span>
  ${model.nodes.length} action${model.nodes.length === 1 ? "" : "s"} in ${model.levels.length} level${model.levels.length === 1 ? "" : "s"},
  ${allIssues.length} finding${allIssues.length === 1 ? "" : "s"}, ${model.conflicts.length} conflict${model.conflicts.length === 1 ? "" : "s"}</p>
-<p class="legend"><span><i class="swatch" style="background:${FILL.error}"></i>error</span><span><i class="swatch" style="background:${FILL.warning}"></i>warning</span><span><i class="swatch" style="background:${FILL.info}"></i>info</span><span>→ dependency</span><span style="color:#dc2626">- - write conflict</span></p>
+${model.omitted > 0 ? `<p class="omitted">The drawing shows the first ${model.nodes.length} actions in level order; ${model.omitted} more are left out, with their findings and conflicts (<code>car verify --json</code> lists everything).</p>\n` : ""}<p class="legend"><span><i class="swatch" style="background:${FILL.error}"></i>error</span><span><i class="swatch" style="background:${FILL.warning}"></i>warning</span><span><i class="swatch" style="background:${FILL.info}"></i>info</span><span>→ dependency</span><span style="color:#dc2626">- - write conflict</span></p>
 <div class="plan">
 <svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(title)} plan">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#6b7280"/></marker></defs>

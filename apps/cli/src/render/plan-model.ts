@@ -29,6 +29,16 @@ export interface PlanModel {
   /** Findings that name no action (e.g. the proposal is too large). */
   proposalIssues: VerificationIssue[];
   levels: string[][];
+  /** Actions left out of a drawing capped by `maxNodes` (0 when every action is drawn). */
+  omitted: number;
+}
+
+export interface PlanModelOptions {
+  /**
+   * Draw at most this many actions: the first ones in level order. A picture
+   * of 100k boxes helps nobody and would not fit in a string.
+   */
+  maxNodes?: number;
 }
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
@@ -39,7 +49,19 @@ export function worstSeverity(issues: readonly VerificationIssue[]): Severity | 
   return worst;
 }
 
-export function planModel(proposal: { id: string; actions: readonly Action[] }, result: VerificationResult): PlanModel {
+/** The first `max` ids in level order, keeping the level structure. */
+function capLevels(levels: readonly string[][], max: number): string[][] {
+  const out: string[][] = [];
+  let room = max;
+  for (const ids of levels) {
+    if (room <= 0) break;
+    out.push(ids.length <= room ? ids : ids.slice(0, room));
+    room -= ids.length;
+  }
+  return out;
+}
+
+export function planModel(proposal: { id: string; actions: readonly Action[] }, result: VerificationResult, options: PlanModelOptions = {}): PlanModel {
   const graph = dependencyEdges(proposal.actions);
   const issuesOf = new Map<string, VerificationIssue[]>();
   const proposalIssues: VerificationIssue[] = [];
@@ -66,6 +88,17 @@ export function planModel(proposal: { id: string; actions: readonly Action[] }, 
   graph.preds.forEach((ps, to) => {
     for (const from of ps) edges.push([graph.ids[from]!, graph.ids[to]!]);
   });
-  const drawnLevels = extraRow > 0 ? [...levels, nodes.filter((n) => n.level === levels.length).map((n) => n.id)] : levels;
-  return { proposalId: proposal.id, valid: result.valid, nodes, edges, conflicts: result.conflicts, proposalIssues, levels: drawnLevels };
+  const allLevels = extraRow > 0 ? [...levels, nodes.filter((n) => n.level === levels.length).map((n) => n.id)] : levels;
+  const model = { proposalId: proposal.id, valid: result.valid, nodes, edges, conflicts: result.conflicts, proposalIssues, levels: allLevels, omitted: 0 };
+  if (options.maxNodes === undefined || nodes.length <= options.maxNodes) return model;
+  const drawnLevels = capLevels(allLevels, options.maxNodes);
+  const drawn = new Set(drawnLevels.flat());
+  return {
+    ...model,
+    nodes: nodes.filter((n) => drawn.has(n.id)),
+    edges: edges.filter(([from, to]) => drawn.has(from) && drawn.has(to)),
+    conflicts: result.conflicts.filter(([a, b]) => drawn.has(a) && drawn.has(b)),
+    levels: drawnLevels,
+    omitted: nodes.length - drawn.size,
+  };
 }

@@ -30,6 +30,12 @@ import { tokensMatch } from "./auth.ts";
 const CLOSE_POLICY_VIOLATION = 1008;
 /** Close code for a server shutdown (RFC 6455 "going away"). */
 const CLOSE_GOING_AWAY = 1001;
+/** Requests of a batch admitted per turn of the event loop. */
+const BATCH_SLICE = 64;
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 export interface ConnectionOptions extends SessionOptions {
   /** The token a client must present; `undefined` when auth is off (`--no-auth`). */
@@ -44,6 +50,9 @@ type Frame = object;
 export class Connection {
   readonly session: Session;
   private authenticated: boolean;
+  private authFailures = 0;
+  /** Requests being handled now (each request of a batch counts). */
+  private requestsInFlight = 0;
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly aborter = new AbortController();
   private closed = false;
@@ -126,16 +135,31 @@ export class Connection {
     this.track(work.then((frame) => frame !== undefined && this.send(frame)));
   }
 
-  /** A JSON-RPC batch: every element is handled, and the replies go back as one array. */
+  /**
+   * A JSON-RPC batch: every element is handled, and the replies go back as
+   * one array. A batch over the limit is refused whole; one within it is
+   * admitted in slices with a turn of the event loop between them, so a
+   * long batch cannot hold another client's calls.
+   */
   private onBatch(items: unknown[]): void {
     if (items.length === 0) {
       this.send(errorFrame(null, { code: RPC_INVALID_REQUEST, message: "invalid request: an empty batch" }));
       return;
     }
-    const work = Promise.all(items.map((item) => this.handle(classifyMessage(item)))).then((frames) => {
-      const replies = frames.filter((f): f is Frame => f !== undefined);
+    const max = this.options.limits.maxBatchSize;
+    if (items.length > max) {
+      this.send(errorFrame(null, { code: RPC_INVALID_REQUEST, message: `invalid request: a batch of ${items.length} requests; the limit is ${max} (--max-batch)` }));
+      return;
+    }
+    const work = (async () => {
+      const pending: Promise<Frame | undefined>[] = [];
+      for (let i = 0; i < items.length; i++) {
+        if (i > 0 && i % BATCH_SLICE === 0) await yieldToEventLoop();
+        pending.push(this.handle(classifyMessage(items[i])));
+      }
+      const replies = (await Promise.all(pending)).filter((f): f is Frame => f !== undefined);
       if (replies.length > 0) this.send(replies);
-    });
+    })();
     this.track(work);
   }
 
@@ -189,8 +213,17 @@ export class Connection {
         throw new RpcFault(RPC_METHOD_NOT_FOUND, `unknown method: ${message.method}`);
       });
     }
+    const max = this.options.limits.maxRequestsPerConnection;
+    if (this.requestsInFlight >= max) {
+      return reply(() => {
+        throw new CarError("rate_limited", `too many requests in flight on this connection: the limit is ${max} (--max-requests); retry when one is answered`);
+      });
+    }
+    this.requestsInFlight += 1;
     const params = message.params;
-    return reply(() => handler(params, { session: this.session, signal: this.aborter.signal }));
+    return reply(() => handler(params, { session: this.session, signal: this.aborter.signal })).finally(() => {
+      this.requestsInFlight -= 1;
+    });
   }
 
   private async run(body: () => JsonValue | Promise<JsonValue>): Promise<{ result: JsonValue } | { error: ReturnType<typeof toRpcError> }> {
@@ -210,7 +243,14 @@ export class Connection {
     const token = this.options.token;
     if (token === undefined) return { ok: true, auth_enabled: false };
     const supplied = requireString(paramsObject(params), "token");
-    if (!tokensMatch(token, supplied)) throw new RpcFault(RPC_INTERNAL_ERROR, "auth failed: token mismatch");
+    if (!tokensMatch(token, supplied)) {
+      this.authFailures += 1;
+      if (this.authFailures >= this.options.limits.maxAuthFailures) {
+        // Answered first (the reply is queued before the close frame), then hung up: no guessing on this socket.
+        setImmediate(() => this.closeSocket("too many failed session.auth attempts", CLOSE_POLICY_VIOLATION));
+      }
+      throw new RpcFault(RPC_INTERNAL_ERROR, "auth failed: token mismatch");
+    }
     this.authenticated = true;
     return { ok: true, auth_enabled: true };
   }

@@ -95,7 +95,10 @@ describe("policy.* and permission.classify", () => {
     });
     const listed = await c.result("policy.list");
     expect(listed.scope).toBe("global");
-    expect(listed.policies.map((p: any) => p.name)).toEqual(["no_rm", "needs_tests"]);
+    expect(listed.policies.map((p: any) => [p.name, p.owner])).toEqual([
+      ["no_rm", "session"],
+      ["needs_tests", "session"],
+    ]);
     expect(listed.policies[0].description).toContain("deny_tool_param");
 
     c.handle("tools.execute", () => ({ result: { ok: true } }));
@@ -159,7 +162,9 @@ describe("operator policy files", () => {
       const c = await TestClient.open(s.url, s.token);
       fx.track(c);
       await c.result("tools.register", [{ name: "deploy" }]);
-      expect((await c.result("policy.list")).policies).toEqual([{ name: "deny_tool:deploy", description: "policy file rule (<CAR_HOME>/policies)" }]);
+      expect((await c.result("policy.list")).policies).toEqual([
+        { name: "deny_tool:deploy", description: "operator rule (<CAR_HOME>/policies): read-only", owner: "operator", read_only: true },
+      ]);
       const r = await c.result("proposal.submit", { proposal: { actions: [{ id: "d", type: "tool_call", tool: "deploy" }] } });
       expect(r.results[0].status).toBe("rejected");
 

@@ -6,6 +6,7 @@
 import { isCarError } from "@car/ir";
 import { type OptionSpecs, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
+import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
 import { openServeStore } from "./serve-store.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 
@@ -22,6 +23,9 @@ Options:
   --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
   --token <T>      Use this token instead of minting one (alias --auth-token)
   -h, --help       Print help
+
+Limits (per connection unless named otherwise; README "Limits"):
+${LIMITS_USAGE}
 
 Environment:
   CAR_HOME          State directory (absolute); the token is written to $CAR_HOME/auth-token [default: ~/.car]
@@ -62,6 +66,7 @@ const SPECS = {
   "auth-token": { type: "string" },
   "require-auth": { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  ...LIMIT_OPTION_SPECS,
 } as const satisfies OptionSpecs;
 
 function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
@@ -90,6 +95,8 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     options.toolTimeoutMs = seconds * 1000;
   }
   if (o.db === "") throw usageError("--db must not be empty");
+  const limits = limitsFromFlags(o);
+  if (Object.keys(limits).length > 0) options.limits = limits;
   return { help: false, options, db: o.db, warnings };
 }
 

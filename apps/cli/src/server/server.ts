@@ -11,6 +11,7 @@ import { WebSocketServer } from "ws";
 import { resolveCarHome } from "../car-home.ts";
 import { generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
 import { Connection } from "./connection.ts";
+import { DEFAULT_LIMITS, type ServerLimits, Slots } from "./limits.ts";
 import { isLoopbackHost } from "./loopback.ts";
 import { METHODS } from "./methods/index.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -56,6 +57,8 @@ export interface ServerOptions {
    * session keeps its own in-memory runtime.
    */
   store?: ServeStore;
+  /** Bounds on what one client may take; unset ones keep `DEFAULT_LIMITS`. */
+  limits?: Partial<ServerLimits>;
 }
 
 export interface CloseOptions {
@@ -97,6 +100,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const token = auth ? (options.token?.trim() ?? generateToken()) : undefined;
   const tokenFile = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, token) : undefined;
 
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const serverProposals = new Slots(limits.maxProposalsPerServer, "proposals running on this server (--max-proposals)");
   let draining = false;
   const connections = new Set<Connection>();
   const http = createServer((_req, res) => {
@@ -119,6 +124,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         carHome,
         store: options.store,
         agentId: agentIdOf(request),
+        limits,
+        serverProposals,
       });
     } catch (err) {
       // A session that cannot be built (an operator policy file that does not load) is refused, loudly.

@@ -7,7 +7,7 @@
  * share"); without one the session's runtime keeps its own in memory.
  */
 import { join } from "node:path";
-import { type JsonValue, randomIds, shortId } from "@car/ir";
+import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
 import { Runtime, type ToolCallback } from "@car/engine";
 import { postureLookup } from "@car/engine/sqlite";
 import { ApprovalGate } from "@car/policy";
@@ -15,6 +15,8 @@ import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
+import { type ServerLimits, Slots } from "./limits.ts";
+import { SessionRules } from "./session-rules.ts";
 
 export interface SessionOptions {
   /** Callback wait for actions that declare no `timeout_ms`. */
@@ -25,16 +27,22 @@ export interface SessionOptions {
   store?: ServeStore | undefined;
   /** The agent this connection acts for (`?agent_id=` on the URL): its proposals pass the approval gate with its posture. */
   agentId?: string | undefined;
+  /** What one connection may take (README: "Limits"). */
+  limits: ServerLimits;
+  /** Proposals running across the server, shared by every session. */
+  serverProposals: Slots;
 }
 
 export class Session {
   /** Stamped as `session_id` on every `tools.execute` this connection receives. */
   readonly id: string = `sess-${shortId(randomIds)}`;
-  readonly runtime: Runtime;
+  runtime: Runtime;
   /** The approval gate an agent's session runs under; undefined for an ungoverned session. */
   readonly gate: ApprovalGate | undefined;
-  /** Human descriptions of policies registered over the wire, by name (for `policy.list`). */
-  readonly policyDescriptions = new Map<string, string>();
+  /** Which rules are the operator's (read-only) and which this connection registered (§19). */
+  rules: SessionRules;
+  /** Proposals running on this connection. */
+  readonly proposals: Slots;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
   /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
@@ -46,7 +54,8 @@ export class Session {
     readonly peer: RpcPeer,
     /** Fires when the connection closes or a shutdown cancels in-flight work. */
     readonly signal: AbortSignal,
-    readonly options: SessionOptions,
+    /** Replaced (without a store) when the session is isolated; read it afresh on every call. */
+    public options: SessionOptions,
   ) {
     const store = options.store;
     this.gate =
@@ -56,9 +65,34 @@ export class Session {
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
+      maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
+    this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));
+    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
+  }
+
+  /**
+   * Makes this session private (the `session.isolated.v1` capability): from
+   * now on it behaves as a session of a `--db :memory:` server — its own
+   * empty state, event log and approval ledger, gone at disconnect — while
+   * the operator's policy files still apply. Only a session that has not
+   * registered anything may switch, and never an agent's connection (its
+   * posture lives in the shared database and must keep applying).
+   */
+  isolate(): void {
+    if (this.options.store === undefined) return;
+    if (this.gate !== undefined) throw new CarError("unauthorized", "an agent connection cannot be isolated from the shared database");
+    if (this.runtime.listTools().length > 0 || this.rules.ownCount > 0) {
+      throw new CarError("invalid_params", "session.isolated.v1 must be negotiated before tools or policies are registered");
+    }
+    const shared = this.runtime;
+    this.options = { ...this.options, store: undefined };
+    this.runtime = new Runtime({ maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal });
+    this.runtime.loadPolicies(join(this.options.carHome, "policies"));
+    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
+    void shared.close();
   }
 
   /** A fresh id for a server→client request on this connection. */

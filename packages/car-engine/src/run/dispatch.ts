@@ -10,6 +10,7 @@
  */
 import { CarError } from "@car/ir";
 import type { Action, Clock, IdGenerator, JsonObject, Timers } from "@car/ir";
+import { schemaErrorDetail } from "@car/verify";
 import { ActionFailure, failureFrom } from "../tools/action-failure.ts";
 import { CallContext } from "../tools/call-context.ts";
 import { callThroughCallback } from "../tools/callback-call.ts";
@@ -19,7 +20,6 @@ import type { RateLimiter } from "../tools/rate-limiter.ts";
 import { ResultCache } from "../tools/result-cache.ts";
 import type { RegisteredTool } from "../tools/tool-registry.ts";
 import { toJsonOutput } from "../tools/tool-output.ts";
-import { schemaErrorDetail } from "./admission.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Called, Outcome } from "./outcomes.ts";
 import type { Scheduler } from "./schedule.ts";

@@ -4,14 +4,14 @@
  * `action_started` → the state action inline, or the tool call through
  * dispatch. Each check that fails rejects the action at its stage.
  */
-import { effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
+import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
 import type { Action, DependencyGraph, JsonObject } from "@car/ir";
 import type { ApprovalGate, PolicyEngine, TraceGate } from "@car/policy";
+import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import { schemaMessage } from "./admission.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import { isThenable } from "./dispatch.ts";
 import type { Dispatcher } from "./dispatch.ts";
@@ -32,6 +32,8 @@ export interface PipelineEnvironment {
   /** Temporal rules, judged against the trace as the last step before a tool is dispatched. */
   readonly traceGate: TraceGate;
   readonly clock: { now(): number };
+  /** Bytes `$id.output` references may put into one proposal's parameters, in all. */
+  readonly maxInterpolatedBytes: number;
 }
 
 /** The parts of one run the pipeline works with. */
@@ -66,6 +68,8 @@ export class ActionPipeline implements ScheduledWork {
   readonly #scheduler: Scheduler;
   readonly #meter: CostMeter;
   readonly #dispatcher: Dispatcher;
+  /** What this proposal's references have interpolated so far (made on the first reference). */
+  #interpolated: InterpolationBudget | undefined;
   readonly #startedCache = new Map<string, JsonObject>();
 
   constructor(env: PipelineEnvironment, parts: RunParts) {
@@ -122,10 +126,15 @@ export class ActionPipeline implements ScheduledWork {
     let params = action.parameters;
     if (this.#hasRefs[i] === 1) {
       try {
-        params = resolveOutputRefs(params, (id) => {
-          const j = this.#graph.indexOf.get(id);
-          return j !== undefined && status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
-        });
+        this.#interpolated ??= new InterpolationBudget(this.#env.maxInterpolatedBytes);
+        params = resolveOutputRefs(
+          params,
+          (id) => {
+            const j = this.#graph.indexOf.get(id);
+            return j !== undefined && status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
+          },
+          this.#interpolated,
+        );
       } catch (error) {
         outcomes.reject(i, reasonText(error), "reference");
         return;
@@ -194,13 +203,13 @@ export class ActionPipeline implements ScheduledWork {
   #callTool(i: number, action: Action, params: JsonObject): Called | undefined | Promise<Called> {
     const tool = this.#env.tools.get(action.tool!);
     if (tool === undefined) {
-      this.#outcomes.reject(i, `unknown tool '${action.tool}'`, "admission");
+      this.#outcomes.reject(i, unknownToolMessage(action.tool!), "admission");
       return undefined;
     }
     if (this.#hasRefs[i] === 1 && tool.validateParams !== undefined) {
       const checked = tool.validateParams(params);
       if (!checked.ok) {
-        this.#outcomes.reject(i, schemaMessage(tool.schema.name, checked.errors), "schema");
+        this.#outcomes.reject(i, schemaMismatchMessage(tool.schema.name, checked.errors), "schema");
         return undefined;
       }
     }

@@ -5,6 +5,7 @@
  */
 import { emptyMap, evaluatePreconditions, getOwn, setOwn } from "@car/ir";
 import type { Action, JsonObject, JsonValue, Precondition } from "@car/ir";
+import { missingKeyMessage } from "@car/verify";
 import type { WorkingState } from "../store/working-state.ts";
 import { ActionFailure } from "../tools/action-failure.ts";
 import type { Outcome } from "./outcomes.ts";
@@ -13,7 +14,7 @@ export function runStateAction(action: Action, params: JsonObject, working: Work
   switch (action.type) {
     case "state_write": {
       const key = getOwn(params, "key");
-      if (typeof key !== "string") return new ActionFailure("a state_write needs a string 'key' parameter", "unknown");
+      if (typeof key !== "string") return new ActionFailure(missingKeyMessage(action), "unknown");
       return { output: getOwn(params, "value") ?? null };
     }
     case "state_read": {
@@ -25,7 +26,7 @@ export function runStateAction(action: Action, params: JsonObject, working: Work
         for (const k of keys as string[]) setOwn(out, k, working.get(k) ?? null);
         return { output: out };
       }
-      return new ActionFailure("a state_read needs a string 'key' or a string array 'keys' parameter", "unknown");
+      return new ActionFailure(missingKeyMessage(action), "unknown");
     }
     default: {
       const checked = evaluatePreconditions(action.preconditions, stateFor(action.preconditions, working));

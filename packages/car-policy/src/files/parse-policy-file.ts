@@ -15,7 +15,8 @@ type Table = Record<string, unknown>;
 export function parsePolicyFile(file: string, text: string): PolicyRules {
   let doc: Table;
   try {
-    doc = parse(text) as Table;
+    // An editor's UTF-8 byte-order mark is not TOML, and not a reason to refuse the file.
+    doc = parse(text.startsWith("\uFEFF") ? text.slice(1) : text) as Table;
   } catch (err) {
     throw new PolicyLoadError(file, `not valid TOML: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
@@ -66,6 +67,20 @@ export function parsePolicyFile(file: string, text: string): PolicyRules {
             param: str(t, "param", at, fail),
             matches: str(t, "matches", at, fail),
             negate: negate as boolean,
+          };
+        });
+        break;
+      case "deny_command":
+        rules.deny_command = tables(value, key, fail).map((t, i) => {
+          const at = `${key}[${i}]`;
+          onlyKeys(t, at, ["program", "subcommand", "flags", "args", "tool", "param"], fail);
+          return {
+            program: str(t, "program", at, fail),
+            ...(t["subcommand"] !== undefined ? { subcommand: str(t, "subcommand", at, fail) } : {}),
+            ...(t["flags"] !== undefined ? { flags: stringList(t["flags"], `${at}.flags`, fail) } : {}),
+            ...(t["args"] !== undefined ? { args: stringList(t["args"], `${at}.args`, fail) } : {}),
+            ...(t["tool"] !== undefined ? { tool: str(t, "tool", at, fail) } : {}),
+            ...(t["param"] !== undefined ? { param: str(t, "param", at, fail) } : {}),
           };
         });
         break;

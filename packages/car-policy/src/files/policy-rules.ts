@@ -11,8 +11,11 @@ import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { denyToolRule } from "../rules/deny-tool.ts";
 import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
 import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
+import { type DenyCommandSpec, denyCommandProblems, denyCommandRule, denyCommandRuleName } from "../rules/deny-command.ts";
 import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
 import type { TraceGate } from "../trace/trace-gate.ts";
+
+export type { DenyCommandSpec };
 
 export interface DenyToolParamSpec {
   tool: string;
@@ -60,6 +63,7 @@ export class PolicyRules {
   deny_tool_param_matching: DenyToolParamMatchingSpec[] = [];
   rate_limit_tool: RateLimitToolSpec[] = [];
   trace_rule: TraceRule[] = [];
+  deny_command: DenyCommandSpec[] = [];
 
   /** Appends `other`'s rules after this set's (file order is merge order). */
   merge(other: PolicyRules): this {
@@ -70,6 +74,7 @@ export class PolicyRules {
     this.deny_tool_param_matching.push(...other.deny_tool_param_matching);
     this.rate_limit_tool.push(...other.rate_limit_tool);
     this.trace_rule.push(...other.trace_rule);
+    this.deny_command.push(...other.deny_command);
     return this;
   }
 
@@ -82,6 +87,7 @@ export class PolicyRules {
       this.allow_tool_param.length +
       this.deny_tool_param_matching.length +
       this.rate_limit_tool.length +
+      this.deny_command.length +
       this.trace_rule.length
     );
   }
@@ -98,6 +104,15 @@ export class PolicyRules {
       if ("error" in compiled) out.push({ rule: `deny_tool_param_matching:${r.tool}.${r.param}`, pattern: r.matches, error: compiled.error });
     }
     return out;
+  }
+
+  /**
+   * `deny_command` rules written so they can never match (a short-flag
+   * cluster in `flags`, a program name with a space in it): they load, and
+   * would deny nothing, so a linter has to say so.
+   */
+  commandRuleProblems(): { rule: string; error: string }[] {
+    return this.deny_command.flatMap((r) => denyCommandProblems(r).map((error) => ({ rule: denyCommandRuleName(r), error })));
   }
 
   /**
@@ -125,6 +140,7 @@ export class PolicyRules {
     for (const r of this.rate_limit_tool) {
       engine.register(rateLimitToolRule(r.tool, r.max_calls, r.interval_secs, options.clock));
     }
+    for (const r of this.deny_command) engine.register(denyCommandRule(r));
     if (options.traceGate !== undefined) for (const r of this.trace_rule) options.traceGate.register(r);
   }
 }

@@ -16,7 +16,7 @@
  * from disk on every call: an operator who adds a deny rule mid-session must
  * not find it unenforced until something restarts.
  */
-import { type Action, cloneJson, emptyMap, isJsonObject, type JsonObject, type JsonValue, setOwn, toolCall, traceRuleName } from "@car/ir";
+import { type Action, cloneJson, emptyMap, getOwn, isJsonObject, type JsonObject, type JsonValue, setOwn, toolCall, traceRuleName } from "@car/ir";
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { PolicyEngine } from "../engine.ts";
@@ -24,6 +24,8 @@ import { loadPolicyDir } from "../files/load-policy-dir.ts";
 import { PolicyRules } from "../files/policy-rules.ts";
 import { EgressInspector } from "../inspectors/egress/egress-inspector.ts";
 import { InspectorChain } from "../inspectors/inspector.ts";
+import { applyNormalisedRules, isArgv, normalisedParams } from "./normalised-call.ts";
+import { argvToCommand } from "../rules/deny-command.ts";
 import { patchPaths, resolvePatchPath } from "./patch-paths.ts";
 import { type CarHomeOptions, policyDirs } from "./policy-dirs.ts";
 import { asCarParams, inferredCarTool, mappingFor } from "./tool-map.ts";
@@ -68,6 +70,12 @@ export type PolicyCheckResult = GateDecision | GateLoadFailure;
 
 /** The file-editing tool names an `apply_patch` is also checked under. */
 const PATCH_ALIASES = ["apply_patch", "Write", "Edit"] as const;
+/**
+ * Host file-editing tools, each checked under its own name and as `Write`
+ * and `Edit` on every path it touches, the path lexically normalised
+ * (DECISIONS §17), with the key that holds the path.
+ */
+const FILE_EDIT_TOOLS: Readonly<Record<string, string>> = { Write: "file_path", Edit: "file_path", MultiEdit: "file_path", NotebookEdit: "notebook_path" };
 
 /** Evaluates `tool`/`params` as proposed from `cwd`. */
 export function policyCheck(tool: string, params: JsonValue, cwd: string, options: CarHomeOptions = {}): PolicyCheckResult {
@@ -106,23 +114,31 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
   }
 
   const findings: Finding[] = [];
+  const seen = new Set<string>();
   const isPatch = tool === "apply_patch";
-  if (isPatch) resolveAbsolutePatchRules(merged, cwd);
+  if (isPatch || FILE_EDIT_TOOLS[tool] !== undefined) resolveAbsolutePatchRules(merged, cwd);
   const engine = new PolicyEngine();
   // A single call has no trace: trace rules are enforced by the runtime's TraceGate, and only noted here.
   merged.apply(engine, { traceRules: "ignore" });
   for (const r of merged.trace_rule) {
     if (r.tool === tool) findings.push({ source: "policy_rules", rule: traceRuleName(r), severity: "warn", reason: "a trace rule governs this tool; it is enforced by the CAR runtime, not by this single-call check" });
   }
+  const normalisedEngine = new PolicyEngine();
+  applyNormalisedRules(merged, normalisedEngine);
   const parameters = paramsObject(params);
-  const checkRules = (action: Action) => {
-    for (const v of engine.check(action)) {
+  const checkRules = (action: Action, ruleEngine: PolicyEngine = engine) => {
+    for (const v of ruleEngine.check(action)) {
+      const key = `${v.policy_name}\u0000${v.reason}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
       findings.push({ source: "policy_rules", rule: v.policy_name, severity: "deny", reason: v.reason });
     }
   };
-  if (!isPatch) {
-    checkRules(gateAction(tool, parameters));
-  } else {
+  const checkNormalised = (name: string, p: JsonObject) => {
+    const normal = normalisedParams(p);
+    if (normal !== undefined) checkRules(gateAction(name, normal), normalisedEngine);
+  };
+  if (isPatch) {
     // Codex names the call `apply_patch` even when its matcher used Write/Edit,
     // so all three vocabularies see every path; one refused path refuses the
     // whole (atomic) patch.
@@ -136,13 +152,33 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
         checkRules(gateAction(alias, withPath));
       }
     }
+  } else {
+    checkRules(gateAction(tool, parameters));
+    checkNormalised(tool, parameters);
+    const pathKey = FILE_EDIT_TOOLS[tool];
+    const path = pathKey === undefined ? undefined : parameters[pathKey];
+    if (pathKey !== undefined && path !== undefined) {
+      if (typeof path !== "string") {
+        findings.push({ source: "policy_rules", rule: "path_normalisation", severity: "deny", reason: `parameter '${pathKey}' of ${tool} is not a path string, so path rules cannot be applied` });
+      } else {
+        // `src/../.env`, `./.env`, `//.env`: rules see the path as written, normalised, and resolved.
+        for (const alias of new Set([tool, "Write", "Edit"])) {
+          for (const spelling of new Set([lexicalNormal(path), resolvePatchPath(cwd, path)])) {
+            const withPath = cloneJson(parameters);
+            setOwn(withPath, "file_path", spelling);
+            if (pathKey !== "file_path") setOwn(withPath, pathKey, spelling);
+            checkRules(gateAction(alias, withPath));
+          }
+        }
+      }
+    }
   }
 
   // The built-in guard, on the call in CAR's vocabulary. Only a mapped tool can be denied by it.
   const mapping = mappingFor(tool);
   const inspectedAs = mapping ? mapping.car : (inferredCarTool(params) ?? null);
   if (inspectedAs !== null) {
-    const inspectedParams = mapping ? asCarParams(mapping, params) : parameters;
+    const inspectedParams = mapping ? asCarParams(mapping, parameters) : parameters;
     const chain = new InspectorChain().with(new EgressInspector());
     for (const { name, result } of chain.inspect(inspectedAs, inspectedParams)) {
       if (result.verdict === "allow") continue;
@@ -185,8 +221,28 @@ function resolveAbsolutePatchRules(rules: PolicyRules, cwd: string): void {
   );
 }
 
+/**
+ * The call's parameters as rules see them; a Codex argv `command`
+ * (`["bash", "-lc", X]`) becomes the command line it runs.
+ */
 function paramsObject(params: JsonValue): JsonObject {
-  return isJsonObject(params) ? cloneJson(params) : emptyMap();
+  const out = isJsonObject(params) ? cloneJson(params) : emptyMap();
+  const command = getOwn(out, "command");
+  if (command !== undefined && isArgv(command)) setOwn(out, "command", argvToCommand(command));
+  return out;
+}
+
+/** `.`/`..`/repeated `/` removed, lexically; a relative path stays relative. */
+function lexicalNormal(path: string): string {
+  const absolute = path.startsWith("/");
+  const out: string[] = [];
+  for (const part of path.split(/[\\/]+/)) {
+    if (part === "" || part === ".") continue;
+    if (part === ".." && out.length > 0 && out[out.length - 1] !== "..") out.pop();
+    else if (part !== ".." || !absolute) out.push(part);
+  }
+  const joined = out.join("/");
+  return absolute ? `/${joined}` : joined === "" ? "." : joined;
 }
 
 /** The synthetic action the operator's rules judge: the host's own tool name, id `policy-check`. */

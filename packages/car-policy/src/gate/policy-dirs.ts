@@ -7,8 +7,9 @@
  * the working directory alone, one `cd` into a subdirectory would disarm every
  * repository-root rule. Every `.car` on the way is read, not only the nearest
  * — rules only add denials, so reading more can never allow what fewer would
- * deny. The walk stops at the worktree root (the directory holding `.git`);
- * outside a repository only the working directory's own `.car` counts. A
+ * deny. The walk stops at the outermost work tree's root (the highest
+ * directory holding `.git`; a nested `.git` does not stop it, §18); outside a
+ * repository only the working directory's own `.car` counts. A
  * `.car` that is a state root (`~/.car` when the cwd is `$HOME`) is the
  * operator's, not a project's, and is never read twice. The working
  * directory's own `.car/policies` is always listed, existing or not, so a
@@ -17,6 +18,7 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { isDangling } from "../files/load-policy-dir.ts";
 
 export const PROJECT_DIR = ".car";
 
@@ -55,22 +57,28 @@ export function policyDirsExcluding(cwd: string, operatorRoot: string, stateRoot
 }
 
 /**
- * Existing project `.car` directories from `cwd` up to the repository root,
- * nearest first, state roots skipped. Outside a repository: `cwd`'s own only.
+ * Existing project `.car` directories from `cwd` up to the outermost
+ * enclosing work tree's root, nearest first, state roots skipped. A `.git`
+ * inside another work tree (a submodule, a clone, a marker an agent made
+ * with `touch sub/.git`) does not end the walk (DECISIONS §18). Outside a
+ * repository: `cwd`'s own only. A `.car` that is a dangling symlink is
+ * listed, so loading it fails closed instead of reading as "no rules".
  */
 export function repoProjectDirs(cwd: string, excluded: readonly string[]): string[] {
-  const found: string[] = [];
+  const found: { dir: string; level: number }[] = [];
+  let outermost = -1;
   let dir = resolve(cwd);
-  for (;;) {
+  for (let level = 0; ; level++) {
     const candidate = join(dir, PROJECT_DIR);
-    if (isDirectory(candidate) && !isStateRoot(candidate, excluded)) found.push(candidate);
-    if (existsSync(join(dir, ".git"))) return found;
+    if ((isDirectory(candidate) || isDangling(candidate)) && !isStateRoot(candidate, excluded)) found.push({ dir: candidate, level });
+    if (existsSync(join(dir, ".git"))) outermost = level;
     const parent = dirname(dir);
     if (parent === dir) break;
     dir = parent;
   }
+  if (outermost !== -1) return found.filter((f) => f.level <= outermost).map((f) => f.dir);
   const own = join(resolve(cwd), PROJECT_DIR);
-  return isDirectory(own) && !isStateRoot(own, excluded) ? [own] : [];
+  return (isDirectory(own) || isDangling(own)) && !isStateRoot(own, excluded) ? [own] : [];
 }
 
 export function isStateRoot(dir: string, roots: readonly string[]): boolean {

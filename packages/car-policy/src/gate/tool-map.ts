@@ -30,6 +30,11 @@ export const TOOL_MAP: readonly ToolMapping[] = Object.freeze([
   row("Read", "read_file", FILE_PATH),
   row("Write", "write_file", FILE_PATH),
   row("Edit", "edit_file", FILE_PATH),
+  row("MultiEdit", "edit_file", FILE_PATH),
+  row("NotebookEdit", "edit_file", [["notebook_path", "path"]]),
+  // Codex.
+  row("local_shell", "shell"),
+  row("exec_command", "shell"),
   // CAR's own vocabulary, inspected under its own names.
   row("shell", "shell"),
   row("http", "http"),

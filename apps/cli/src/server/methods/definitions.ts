@@ -4,7 +4,7 @@
  * runtime registers. Both are applied all-or-nothing: a batch is tried on a
  * scratch runtime first, so a bad entry leaves the session as it was.
  */
-import { hasKey, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
+import { CarError, hasKey, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import { Runtime, type PolicyDefinition } from "@car/engine";
 import { invalidParams, optionalString, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
@@ -48,12 +48,32 @@ export function toolDefinition(raw: JsonValue, where: string): JsonObject {
   return raw;
 }
 
+/** Refuses a registration that would take the session past its tool or policy limit (each tool holds compiled schemas). */
+function checkCounts(session: Session, tools: readonly JsonObject[], policies: readonly PolicyDefinition[]): void {
+  const { maxToolsPerConnection, maxPoliciesPerConnection } = session.options.limits;
+  if (tools.length > 0) {
+    const names = new Set(session.runtime.listTools().map((t) => t.name));
+    for (const t of tools) names.add(t["name"] as string);
+    if (names.size > maxToolsPerConnection) {
+      throw new CarError("budget_exceeded", `this connection would have ${names.size} tools; the limit is ${maxToolsPerConnection} (--max-tools); unregister some first`);
+    }
+  }
+  if (policies.length > 0) {
+    const count = session.rules.ownCount + policies.length;
+    if (count > maxPoliciesPerConnection) {
+      throw new CarError("budget_exceeded", `this connection would have ${count} policies; the limit is ${maxPoliciesPerConnection} (--max-policies); unregister some first`);
+    }
+  }
+}
+
 /**
  * Registers tools and policies on the session, or nothing at all: every
  * entry is first registered on a throwaway runtime, where any error (a
  * schema that does not compile, a policy missing its target) surfaces.
  */
 export function registerAll(session: Session, tools: readonly JsonObject[], policies: readonly PolicyDefinition[]): void {
+  for (const p of policies) session.rules.checkName(p.name);
+  checkCounts(session, tools, policies);
   const scratch = new Runtime();
   for (const t of tools) scratch.registerTool(t as JsonObject & { name: string });
   for (const p of policies) scratch.registerPolicy(p);
@@ -61,6 +81,6 @@ export function registerAll(session: Session, tools: readonly JsonObject[], poli
   for (const t of tools) session.runtime.registerTool(t as JsonObject & { name: string });
   for (const p of policies) {
     session.runtime.registerPolicy(p);
-    session.policyDescriptions.set(p.name, describePolicy(p));
+    session.rules.adopt(p.name, describePolicy(p));
   }
 }

@@ -13,8 +13,15 @@ import { VERSION } from "../../version.ts";
 /** The wire protocol version this server speaks (the reference's v3 envelope). */
 export const PROTOCOL_VERSION = 3;
 
-/** Optional protocol capabilities this server implements; none of the reference's are in scope yet. */
-const CAPABILITIES: ReadonlySet<string> = new Set();
+/**
+ * The capability that makes a connection's session private (its own empty
+ * state, event log and ledger): what a test suite such as RuntimeBench asks
+ * for so each of its scenarios starts from an empty runtime on a durable server.
+ */
+export const ISOLATED_SESSION_CAPABILITY = "session.isolated.v1";
+
+/** Optional protocol capabilities this server implements (none of the reference's are in scope yet). */
+const CAPABILITIES: ReadonlySet<string> = new Set([ISOLATED_SESSION_CAPABILITY]);
 
 function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
@@ -32,6 +39,7 @@ function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue
     throw new RpcFault(RPC_CAPABILITY_MISMATCH, `protocol capability mismatch: unsupported ${missing.join(", ")}`, { unsupported: missing });
   }
   const negotiated = [...new Set([...required, ...optional].filter((c) => CAPABILITIES.has(c)))].sort();
+  if (negotiated.includes(ISOLATED_SESSION_CAPABILITY)) ctx.session.isolate();
   ctx.session.negotiatedProtocol = PROTOCOL_VERSION;
   return {
     protocol_version: PROTOCOL_VERSION,

@@ -2,7 +2,8 @@
  * `policy.register` / `policy.unregister` / `policy.list`, and
  * `permission.classify`. Policies are enforced by the session's runtime
  * before each action dispatches; the operator's `<CAR_HOME>/policies` rules
- * are loaded into every session and listed here too.
+ * are loaded into every session and listed here too, read-only: a session
+ * removes only the rules it registered (`session-rules.ts`, DECISIONS.md §19).
  */
 import type { JsonValue } from "@car/ir";
 import { classifyProposal } from "@car/policy";
@@ -23,18 +24,11 @@ function register(params: JsonValue | undefined, ctx: MethodContext): JsonValue 
 
 function unregister(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const name = requireString(paramsObject(params), "name");
-  const removed = ctx.session.runtime.unregisterPolicy(name);
-  if (removed > 0) ctx.session.policyDescriptions.delete(name);
-  return { unregistered: name, removed, scope: GLOBAL_SCOPE };
+  return { unregistered: name, removed: ctx.session.rules.remove(name), scope: GLOBAL_SCOPE };
 }
 
 function list(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  const runtime = ctx.session.runtime;
-  const policies = [...new Set([...runtime.policies.names(), ...runtime.traceGate.names()])].map((name) => ({
-    name,
-    description: ctx.session.policyDescriptions.get(name) ?? "policy file rule (<CAR_HOME>/policies)",
-  }));
-  return { policies, scope: GLOBAL_SCOPE };
+  return { policies: ctx.session.rules.list() as unknown as JsonValue, scope: GLOBAL_SCOPE };
 }
 
 function classify(params: JsonValue | undefined): JsonValue {

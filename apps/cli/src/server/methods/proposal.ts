@@ -7,10 +7,42 @@
  * `rollback: "compensate"` an aborted proposal's compensations run (through
  * this client's `tools.execute`, like any call) before the answer.
  */
-import { type JsonValue, serializeProposalResult } from "@car/ir";
+import { CarError, isJsonObject, type JsonValue, parseProposal, serializeProposalResult } from "@car/ir";
+import { TerminalToolError, type ToolCallback } from "@car/engine";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { invalidParams, paramsObject, requireValue } from "../params.ts";
+import type { Session } from "../session.ts";
+import { checkProposalTenancy } from "../tenancy.ts";
 import { applyRetention } from "./audit.ts";
+
+/** Refuses a proposal with more actions than the server takes, before parsing it. */
+function checkActionCount(proposal: JsonValue, max: number): void {
+  const actions = isJsonObject(proposal) ? proposal["actions"] : undefined;
+  if (Array.isArray(actions) && actions.length > max) {
+    throw new CarError("invalid_proposal", `the proposal has ${actions.length} actions; this server accepts at most ${max} per proposal (--max-actions)`, {
+      actions: actions.length,
+      limit: max,
+    });
+  }
+}
+
+/**
+ * The session's dispatch, counting the bytes of tool output this proposal
+ * receives: past the limit the call fails terminally, so the proposal
+ * aborts and rolls back instead of the server holding ever more output.
+ */
+function meteredDispatch(session: Session): ToolCallback {
+  const max = session.options.limits.maxOutputBytesPerProposal;
+  let received = 0;
+  return async (callJson, signal) => {
+    const answer = await session.dispatch(callJson, signal);
+    received += answer.length;
+    if (received > max) {
+      throw new TerminalToolError(`budget_exceeded: the proposal's tool outputs reached ${received} bytes, over the ${max}-byte limit (--max-output-bytes)`);
+    }
+    return answer;
+  };
+}
 
 async function submit(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
@@ -21,11 +53,22 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   if (p["scope"] !== undefined && p["scope"] !== null) throw invalidParams("scope: tenant-scoped execution is not supported");
   const rollback = p["rollback"] ?? "state";
   if (rollback !== "state" && rollback !== "compensate") throw invalidParams('rollback must be "state" or "compensate"');
-  const result = await ctx.session.runtime.executeProposal(proposal, ctx.session.dispatch, {
-    session_id: ctx.session.id,
-    signal: ctx.signal,
-    rollback,
-  });
+  const session = ctx.session;
+  checkActionCount(proposal, session.options.limits.maxActionsPerProposal);
+  const parsed = parseProposal(proposal);
+  checkProposalTenancy(parsed);
+  session.proposals.take();
+  let result;
+  try {
+    session.options.serverProposals.take();
+    try {
+      result = await session.runtime.executeProposal(parsed, meteredDispatch(session), { session_id: session.id, signal: ctx.signal, rollback });
+    } finally {
+      session.options.serverProposals.release();
+    }
+  } finally {
+    session.proposals.release();
+  }
   // An installed `events.retention` bound holds after every append, as the reference describes.
   await applyRetention(ctx.session.options.store);
   return serializeProposalResult(result);

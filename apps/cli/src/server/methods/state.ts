@@ -1,23 +1,18 @@
 /**
  * `state.get` / `set` / `exists` / `keys` / `snapshot` on the session's
  * state store. An optional `tenant_id` scopes a call to the keys stored under
- * `tenant:<id>:`; without it only unscoped keys are visible, so tenants and
- * unscoped callers never see each other's keys (the reference's contract).
+ * `tenant:<id>:`; without it only unscoped keys are reachable, so tenants and
+ * unscoped callers never see each other's keys (the reference's contract,
+ * enforced in `tenancy.ts`).
  */
 import { emptyMap, getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { optionalString, paramsObject, requireString } from "../params.ts";
+import { type TenantScope, tenantScope } from "../tenancy.ts";
 
-const TENANT_PREFIX = "tenant:";
-
-/** Maps a caller's key to the stored key, and back for the keys a caller may see. */
-function scope(p: JsonObject): { stored(key: string): string; visible(stored: string): string | undefined } {
-  const tenant = optionalString(p, "tenant_id");
-  if (tenant === undefined || tenant === "") {
-    return { stored: (k) => k, visible: (k) => (k.startsWith(TENANT_PREFIX) ? undefined : k) };
-  }
-  const prefix = `${TENANT_PREFIX}${tenant}:`;
-  return { stored: (k) => prefix + k, visible: (k) => (k.startsWith(prefix) ? k.slice(prefix.length) : undefined) };
+/** The caller's tenant scope (`tenancy.ts`): its `tenant_id`, validated, or none. */
+function scope(p: JsonObject): TenantScope {
+  return tenantScope(optionalString(p, "tenant_id"));
 }
 
 function get(params: JsonValue | undefined, ctx: MethodContext): JsonValue {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { postgresBinDir, startPostgresCluster } from "../../../test/support/postgres-cluster.ts";
 import type { PostgresCluster } from "../../../test/support/postgres-cluster.ts";
-import { describeRuntimeStoreConformance } from "../shared/conformance-suite.ts";
+import { describeRuntimeStoreConformance } from "../../../test/support/store-conformance.ts";
 import { postgres } from "./index.ts";
 
 const installed = postgresBinDir() !== undefined;
@@ -15,7 +15,7 @@ describe.skipIf(!installed)("postgres", () => {
   });
   afterAll(() => cluster?.stop());
 
-  describeRuntimeStoreConformance("postgres", () => {
+  describeRuntimeStoreConformance("postgres", true, () => {
     const url = cluster.createDatabase(`conformance_${++databases}`);
     return {
       durable: true,

@@ -1,7 +1,7 @@
+import { describeRuntimeStoreConformance } from "../../../test/support/store-conformance.ts";
 import { inMemoryStore } from "../../store/runtime-store.ts";
-import { describeRuntimeStoreConformance } from "./conformance-suite.ts";
 
-describeRuntimeStoreConformance("in-memory", () => ({
+describeRuntimeStoreConformance("in-memory", false, () => ({
   durable: false,
   open: (clock) => inMemoryStore({ clock }),
   dispose: () => {},

@@ -8,53 +8,37 @@
  * text (a commit message, a grep pattern, a here-document given to `cat` or
  * `python3`) is only text.
  */
+import { INTERPRETERS, programFamily, SHELLS, SOURCE_BUILTINS, WRAPPERS } from "./program-tables.ts";
 import { parseShell, type Pipeline, type Redirect, type Script, type SimpleCommand, type Stage, type Word } from "./shell-syntax.ts";
 
 /** One program run by the command line. */
 export interface Invocation {
-  /** The program's file name: `nc` for `/usr/bin/nc`, `bin/nc`, `$HOME/nc` or `"n"c`. */
+  /**
+   * The program's file name in its family spelling (`programFamily`): `nc`
+   * for `/usr/bin/nc`, `bin/nc`, `$HOME/nc`, `"n"c` or `NC`; `python` for
+   * `python3.12`. For an opaque program, the word as written.
+   */
   program: string;
+  /** Set when the program cannot be resolved statically, saying why (`a parameter expansion`). */
+  opaque?: string;
   /** The words after the program. */
   args: Word[];
   redirects: Redirect[];
+  /** Variables assigned for this command (`http_proxy=… curl`, `env HTTPS_PROXY=… curl`). */
+  env: string[];
 }
 
 /** A pipeline as the programs in each stage (a `( … )` stage may run several). */
 export type StagePrograms = Invocation[][];
 
-export const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"]);
+export { SHELLS };
 
 const RESERVED = new Set(["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac", "time", "coproc"]);
 /** Reserved words whose command's words are never programs (`for x in nc …`). */
 const NOT_COMMANDS = new Set(["for", "case", "select", "function", "[[", "]]"]);
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
-
-/**
- * Wrappers that run their operand as a command, with the short options that
- * take a value (so the value is not mistaken for the program).
- */
-const WRAPPERS: Record<string, { valued: string; long?: readonly string[]; positional?: number }> = {
-  sudo: { valued: "ughpCDrtUT", long: ["--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--other-user", "--close-from"] },
-  doas: { valued: "uC" },
-  env: { valued: "uCS", long: ["--unset", "--chdir", "--split-string"] },
-  nohup: { valued: "" },
-  exec: { valued: "a" },
-  nice: { valued: "n", long: ["--adjustment"] },
-  ionice: { valued: "cnp", long: ["--class", "--classdata", "--pid"] },
-  timeout: { valued: "sk", long: ["--signal", "--kill-after"], positional: 1 },
-  stdbuf: { valued: "ioe", long: ["--input", "--output", "--error"] },
-  setsid: { valued: "" },
-  chroot: { valued: "", long: ["--userspec", "--groups"], positional: 1 },
-  builtin: { valued: "" },
-  caffeinate: { valued: "tw" },
-  unbuffer: { valued: "" },
-  xargs: { valued: "IiLlnPsdEa", long: ["--max-args", "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines", "--eof"] },
-  torsocks: { valued: "" },
-  proxychains: { valued: "f" },
-  proxychains4: { valued: "f" },
-  command: { valued: "" },
-  busybox: { valued: "" },
-};
+/** Builtins whose operands may be assignments that name later programs (`declare N=nc; $N …`). */
+const DECLARERS = new Set(["export", "readonly", "declare", "typeset", "local"]);
 
 /** `docker run`/`podman exec` options that take a value, so the image or container is found. */
 const CONTAINER_VALUED_SHORT = "ehlmpuvwc";
@@ -66,14 +50,16 @@ const CONTAINER_VALUED_LONG = new Set([
 ]);
 
 /** Every pipeline in the command line, at every nesting level, as the programs each stage runs. */
-export function pipelinesOf(command: string): { pipelines: StagePrograms[]; truncated: boolean } {
+export function pipelinesOf(command: string): { pipelines: StagePrograms[]; truncated: boolean; incomplete?: string } {
   const out: StagePrograms[] = [];
   const root = parseShell(command);
   let truncated = root.truncated;
+  let incomplete: string | undefined;
   // `N=nc; $N host 4444`: plain assignments seen so far name the program a bare `$N` runs.
   const vars = new Map<string, string>();
   const visit = (script: Script, depth: number) => {
     if (script.truncated) truncated = true;
+    incomplete ??= script.incomplete;
     if (depth > 16) {
       truncated = true;
       return;
@@ -85,7 +71,7 @@ export function pipelinesOf(command: string): { pipelines: StagePrograms[]; trun
     }
   };
   visit(root, 0);
-  return { pipelines: out, truncated };
+  return incomplete === undefined ? { pipelines: out, truncated } : { pipelines: out, truncated, incomplete };
 }
 
 /** Every program the command line runs, at any nesting level. */
@@ -109,42 +95,68 @@ export function patches(command: string): string[] {
   return found;
 }
 
-/** Every program a parsed script runs, at any nesting level. */
-export function scriptInvocations(script: Script): Invocation[] {
+/** Every program a parsed script runs, at any nesting level (bounded like `pipelinesOf`). */
+export function scriptInvocations(script: Script, depth = 0): Invocation[] {
   const found: Invocation[] = [];
+  if (depth > 16) return found;
   for (const pipeline of script.pipelines) {
-    found.push(...pipeline.stages.flatMap((stage) => stagePrograms(stage, new Map())));
-    for (const nested of nestedScripts(pipeline, new Map())) found.push(...scriptInvocations(nested));
+    for (const stage of pipeline.stages) for (const inv of stagePrograms(stage, new Map())) found.push(inv);
+    for (const nested of nestedScripts(pipeline, new Map())) for (const inv of scriptInvocations(nested, depth + 1)) found.push(inv);
   }
   return found;
 }
 
 function stagePrograms(stage: Stage, vars: ReadonlyMap<string, string>): Invocation[] {
-  if (stage.kind === "simple") {
-    const inv = invocationOf(stage, vars);
-    return inv ? [inv] : [];
-  }
-  return stage.body.pipelines.flatMap((p) => p.stages.flatMap((s) => stagePrograms(s, vars)));
+  if (stage.kind === "simple") return commandInvocations(stage, vars);
+  const found: Invocation[] = [];
+  for (const p of stage.body.pipelines) for (const s of p.stages) for (const inv of stagePrograms(s, vars)) found.push(inv);
+  return found;
 }
 
-/** Records `NAME=value` from a command made only of assignments (optionally after `export`). */
+/** Records `NAME=value` from a command made only of assignments (optionally after `export`, `declare`, …). */
 function recordAssignments(command: SimpleCommand, vars: Map<string, string>): void {
-  const words = command.words[0]?.text === "export" || command.words[0]?.text === "readonly" ? command.words.slice(1) : command.words;
+  let words = command.words;
+  if (DECLARERS.has(words[0]?.text ?? "")) words = words.slice(1).filter((w) => !w.text.startsWith("-"));
   if (words.length === 0 || !words.every((w) => ASSIGNMENT.test(w.text))) return;
   for (const w of words) {
     const eq = w.text.indexOf("=");
-    vars.set(w.text.slice(0, eq).replace(/\+$/, ""), w.text.slice(eq + 1));
+    const name = w.text.slice(0, eq).replace(/\+$/, "");
+    // A value decided at run time names nothing: `$N` is then opaque, not the last literal value.
+    if (w.opaque === undefined) vars.set(name, w.text.slice(eq + 1));
+    else vars.delete(name);
   }
+}
+
+/** The programs one simple command runs: its own, and those `find -exec` runs for it. */
+export function commandInvocations(command: SimpleCommand, vars: ReadonlyMap<string, string> = new Map()): Invocation[] {
+  const inv = invocationOf(command, vars);
+  if (inv === undefined) return [];
+  const found = [inv];
+  if (inv.program === "find" || inv.program === "fd" || inv.program === "fdfind") {
+    const starts = inv.program === "find" ? ["-exec", "-execdir", "-ok", "-okdir"] : ["-x", "--exec", "-X", "--exec-batch"];
+    for (let i = 0; i < inv.args.length; i++) {
+      if (!starts.includes((inv.args[i] as Word).text)) continue;
+      let end = i + 1;
+      while (end < inv.args.length && !/^[;+]$/.test((inv.args[end] as Word).text)) end++;
+      const inner = invocationOf({ kind: "simple", words: inv.args.slice(i + 1, end), redirects: [] }, vars);
+      if (inner !== undefined) found.push(inner);
+      i = end;
+    }
+  }
+  return found;
 }
 
 /** The program a simple command runs, after assignments, reserved words and wrappers. */
 export function invocationOf(command: SimpleCommand, vars: ReadonlyMap<string, string> = new Map()): Invocation | undefined {
   let words = command.words;
+  const env: string[] = [];
   let i = 0;
   while (i < words.length) {
     const w = words[i] as Word;
-    if (ASSIGNMENT.test(w.text)) i++;
-    else if (RESERVED.has(w.text)) i++;
+    if (ASSIGNMENT.test(w.text)) {
+      env.push(w.text.slice(0, w.text.indexOf("=")).replace(/\+$/, ""));
+      i++;
+    } else if (RESERVED.has(w.text)) i++;
     else break;
   }
   if (i >= words.length || NOT_COMMANDS.has((words[i] as Word).text)) return undefined;
@@ -153,29 +165,42 @@ export function invocationOf(command: SimpleCommand, vars: ReadonlyMap<string, s
   for (let guard = 0; guard < 16; guard++) {
     const head = words[0];
     if (head === undefined) return undefined;
-    const name = programName(head, vars);
-    const inner = unwrap(name, words.slice(1));
+    const { name, opaque } = resolveProgram(head, vars);
+    const base = { args: words.slice(1), redirects: command.redirects, env };
+    if (opaque !== undefined) return { program: name, opaque, ...base };
+    const inner = unwrap(name, words.slice(1), env);
     if (inner === "lookup") return undefined;
-    if (inner === undefined) return { program: name, args: words.slice(1), redirects: command.redirects };
-    words = inner;
+    if (inner === undefined) return { program: name, ...base };
+    // A wrapper that runs a script string is, to the reader, `sh -c script`.
+    if ("script" in inner) return { program: "sh", args: [{ text: "-c", substitutions: [] }, inner.script], redirects: command.redirects, env };
+    words = inner.words;
   }
   return undefined;
 }
 
+type Unwrapped = { words: Word[] } | { script: Word };
+
 /**
- * The words a wrapper runs as a command, `undefined` when `name` is no
- * wrapper (or wraps nothing), and `"lookup"` for `command -v`, which names a
- * program without running it.
+ * What a wrapper runs: the command words, or a script string. `undefined`
+ * when `name` is no wrapper (or wraps nothing), `"lookup"` for `command -v`,
+ * which names a program without running it. Assignments `env` makes are
+ * added to `env`.
  */
-function unwrap(name: string, rest: Word[]): Word[] | "lookup" | undefined {
-  if (name === "docker" || name === "podman" || name === "nerdctl") return containerCommand(rest);
+function unwrap(name: string, rest: Word[], env: string[]): Unwrapped | "lookup" | undefined {
+  if (name === "docker" || name === "podman" || name === "nerdctl") return words(containerCommand(rest));
   if (name === "kubectl" || name === "oc") {
     const dashes = rest.findIndex((w) => w.text === "--");
-    return rest[0]?.text === "exec" && dashes !== -1 ? nonEmpty(rest.slice(dashes + 1)) : undefined;
+    return rest[0]?.text === "exec" && dashes !== -1 ? words(nonEmpty(rest.slice(dashes + 1))) : undefined;
   }
   const spec = WRAPPERS[name];
   if (spec === undefined) return undefined;
   let i = 0;
+  if (spec.subcommands !== undefined) {
+    // `tmux new …`: options may come before the subcommand.
+    while (i < rest.length && (rest[i] as Word).text.startsWith("-")) i += spec.valued.includes((rest[i] as Word).text.slice(-1)) ? 2 : 1;
+    if (!spec.subcommands.includes(rest[i]?.text ?? "")) return undefined;
+    i++;
+  }
   let positional = spec.positional ?? 0;
   while (i < rest.length) {
     const t = (rest[i] as Word).text;
@@ -184,19 +209,36 @@ function unwrap(name: string, rest: Word[]): Word[] | "lookup" | undefined {
       break;
     }
     if (name === "command" && /^-[a-zA-Z]*[vV]/.test(t)) return "lookup";
+    if (t === "-") {
+      // `su - root`, `env -`: a login or empty environment, not a command.
+      i++;
+      continue;
+    }
     if (name === "env" && ASSIGNMENT.test(t)) {
+      env.push(t.slice(0, t.indexOf("=")));
       i++;
       continue;
     }
     if (t.startsWith("--")) {
-      i += spec.long?.includes(t) ? 2 : 1;
+      const eq = t.indexOf("=");
+      const option = eq === -1 ? t : t.slice(0, eq);
+      if (spec.scriptLong?.includes(option)) {
+        const value = eq === -1 ? rest[i + 1] : { ...(rest[i] as Word), text: t.slice(eq + 1) };
+        return value === undefined ? undefined : { script: value };
+      }
+      i += eq === -1 && spec.long?.includes(t) ? 2 : 1;
       continue;
     }
     if (t.startsWith("-") && t.length > 1) {
-      // A clustered short option whose last letter takes a value consumes the next word.
+      // A clustered short option whose letter takes a value consumes the rest of the word, or the next word.
       const letters = t.slice(1);
-      const valuedAt = [...letters].findIndex((l) => spec.valued.includes(l));
-      i += valuedAt !== -1 && valuedAt === letters.length - 1 ? 2 : 1;
+      const at = [...letters].findIndex((l) => spec.valued.includes(l) || spec.script?.includes(l));
+      if (at !== -1 && spec.script?.includes(letters[at] as string)) {
+        const inline = letters.slice(at + 1);
+        const value = inline !== "" ? { ...(rest[i] as Word), text: inline } : rest[i + 1];
+        return value === undefined ? undefined : { script: value };
+      }
+      i += at !== -1 && at === letters.length - 1 ? 2 : 1;
       continue;
     }
     if (positional > 0) {
@@ -206,7 +248,24 @@ function unwrap(name: string, rest: Word[]): Word[] | "lookup" | undefined {
     }
     break;
   }
-  return nonEmpty(rest.slice(i));
+  if (spec.scriptOnly) return undefined;
+  let operands = rest.slice(i);
+  const stop = operands.findIndex((w) => spec.stopAt?.includes(w.text));
+  if (stop !== -1) operands = operands.slice(0, stop);
+  if (operands.length === 0) return undefined;
+  return spec.joins ? { script: joinWords(operands) } : { words: operands };
+}
+
+function words(list: Word[] | undefined): Unwrapped | undefined {
+  return list === undefined ? undefined : { words: list };
+}
+
+/** Words a wrapper hands to `sh -c` as one command line. */
+function joinWords(list: Word[]): Word {
+  const joined: Word = { text: list.map((w) => w.text).join(" "), substitutions: list.flatMap((w) => w.substitutions) };
+  const opaque = list.find((w) => w.opaque !== undefined)?.opaque;
+  if (opaque !== undefined) joined.opaque = opaque;
+  return joined;
 }
 
 /** `docker run [opts] IMAGE CMD…` and `docker exec [opts] CONTAINER CMD…`: the CMD. */
@@ -228,21 +287,41 @@ function containerCommand(rest: Word[]): Word[] | undefined {
   return nonEmpty(rest.slice(i + 1)); // skip the image or container
 }
 
-function nonEmpty(words: Word[]): Word[] | undefined {
-  return words.length > 0 ? words : undefined;
+function nonEmpty(list: Word[]): Word[] | undefined {
+  return list.length > 0 ? list : undefined;
 }
 
 /**
- * The program a word names. Its file name, so a path does not hide it; and
- * `$(which nc)` / `$(command -v nc)` name the program they look up.
+ * The program a word names, in its family spelling; a path does not hide it,
+ * and `$(which nc)` / `$(command -v nc)` name the program they look up. A
+ * word the reader cannot resolve (an expansion it has no value for, a
+ * substitution, a glob or brace expansion) is returned as written with
+ * `opaque` saying why.
  */
-export function programName(word: Word, vars: ReadonlyMap<string, string> = new Map()): string {
+export function resolveProgram(word: Word, vars: ReadonlyMap<string, string> = new Map()): { name: string; opaque?: string } {
   const variable = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(word.text);
-  const value = variable ? vars.get(variable[1] as string) : undefined;
-  if (value !== undefined) return baseName(value);
-  const lookup = /^(?:\$\(|`)\s*(?:which|command\s+-v|type\s+-p)\s+([^\s)`]+)\s*(?:\)|`)$/.exec(word.text);
-  if (lookup) return baseName(lookup[1] as string);
-  return baseName(word.text);
+  // After `IFS=…` an unquoted expansion splits where the reader cannot follow.
+  const value = variable && !vars.has("IFS") ? vars.get(variable[1] as string) : undefined;
+  if (value !== undefined) return { name: programFamily(baseName(value.trim().split(/\s+/)[0] as string)) };
+  const lookup = /^(?:\$\(|`)\s*(?:which|command\s+-v|type\s+-p)\s+([^\s)`$]+)\s*(?:\)|`)$/.exec(word.text);
+  if (lookup) return { name: programFamily(baseName((lookup[1] as string).replace(/[\\'"]/g, ""))) };
+  // `$HOME/bin/nc`: the directory is decided at run time, the file name is not.
+  const file = baseName(word.text);
+  if (word.opaque !== undefined && file !== word.text && !/[$`*?[\]{}()]/.test(file)) return { name: programFamily(file) };
+  if (word.opaque !== undefined) return { name: word.text, opaque: `the program name '${clip(word.text)}' (${word.opaque})` };
+  if (word.text === "{}") return { name: word.text, opaque: "the program '{}' (a file name find substitutes)" };
+  return { name: programFamily(baseName(word.text)) };
+}
+
+/** `resolveProgram(word).name`. */
+export function programName(word: Word, vars: ReadonlyMap<string, string> = new Map()): string {
+  return resolveProgram(word, vars).name;
+}
+
+/** Text quoted in a reason, cut short so a reason stays a line. */
+export function clip(text: string, max = 40): string {
+  const oneLine = text.replace(/\s+/g, " ");
+  return oneLine.length > max ? `${oneLine.slice(0, max)}…` : oneLine;
 }
 
 function baseName(path: string): string {
@@ -254,26 +333,23 @@ function baseName(path: string): string {
 /** Scripts a shell will read inside this pipeline: substitutions, `sh -c`, here-documents fed to a shell, `eval`. */
 function nestedScripts(pipeline: Pipeline, vars: ReadonlyMap<string, string>): Script[] {
   const scripts: Script[] = [];
-  const fromWords = (words: Word[]) => {
-    for (const w of words) scripts.push(...w.substitutions);
+  const fromWords = (list: Word[]) => {
+    for (const w of list) for (const s of w.substitutions) scripts.push(s);
   };
   const fromStage = (stage: Stage) => {
     for (const r of stage.redirects) fromWords([r.target]);
     if (stage.kind === "group") return; // its own pipelines are visited as a script
     fromWords(stage.words);
-    const inv = invocationOf(stage, vars);
-    if (inv === undefined) return;
-    if (SHELLS.has(inv.program)) {
-      const script = shellCommandString(inv);
-      if (script !== undefined) scripts.push(parseShell(script));
-      else if (readsScriptFromStdin(inv)) {
+    for (const inv of commandInvocations(stage, vars)) {
+      if (!SHELLS.has(inv.program) && inv.program !== "eval" && !SOURCE_BUILTINS.has(inv.program)) continue;
+      const source = scriptSource(inv);
+      if (source?.kind === "inline") scripts.push(parseShell(source.word.text));
+      else if (source?.kind === "stdin") {
         for (const r of inv.redirects) {
           if (r.heredoc !== undefined) scripts.push(parseShell(r.heredoc));
           if (r.op === "<<<") scripts.push(parseShell(r.target.text));
         }
       }
-    } else if (inv.program === "eval") {
-      scripts.push(parseShell(inv.args.map((w) => w.text).join(" ")));
     }
   };
   for (const stage of pipeline.stages) {
@@ -285,24 +361,83 @@ function nestedScripts(pipeline: Pipeline, vars: ReadonlyMap<string, string>): S
   return scripts;
 }
 
-/** The `-c` script of a shell invocation (`bash -c '…'`, `sh -lc '…'`). */
-export function shellCommandString(inv: Invocation): string | undefined {
-  for (let i = 0; i < inv.args.length; i++) {
-    const t = (inv.args[i] as Word).text;
-    if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(t)) return inv.args[i + 1]?.text;
-    if (!t.startsWith("-") || t === "-" || t === "--") return undefined;
+/** Where an interpreter takes its program from. */
+export type ScriptSource =
+  /** `sh -c X`, `python -c X`, `eval X`: the word is the program. */
+  | { kind: "inline"; word: Word }
+  /** `sh file`, `source <(…)`: the file operand holds the program. */
+  | { kind: "file"; word: Word }
+  /** `sh`, `sh -s`, `python -`, `sh /dev/stdin`: standard input is the program. */
+  | { kind: "stdin" };
+
+const STDIN_FILES = new Set(["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
+/** Shell options that take a value (`bash -O extglob`, `--rcfile F`). */
+const SHELL_VALUED = new Set(["-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-C", "--command"]);
+
+/** The program source of a shell, `source`/`.`, `eval` or interpreter invocation; `undefined` for anything else. */
+export function scriptSource(inv: Invocation): ScriptSource | undefined {
+  if (inv.program === "eval") {
+    return inv.args.length === 0 ? undefined : { kind: "inline", word: joinWords(inv.args) };
   }
-  return undefined;
+  if (SOURCE_BUILTINS.has(inv.program)) {
+    const file = inv.args[0];
+    if (file === undefined) return undefined;
+    return STDIN_FILES.has(file.text) ? { kind: "stdin" } : { kind: "file", word: file };
+  }
+  const shell = SHELLS.has(inv.program);
+  const grammar = shell ? { inline: "c", valued: "" } : INTERPRETERS[inv.program];
+  if (grammar === undefined) return undefined;
+  const args = inv.args;
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i] as Word;
+    const t = word.text;
+    if (t === "--") {
+      const file = args[i + 1];
+      return file === undefined || STDIN_FILES.has(file.text) ? { kind: "stdin" } : { kind: "file", word: file };
+    }
+    if (t === "-") return { kind: "stdin" };
+    if (shell && (SHELL_VALUED.has(t) || /^[-+][a-zA-Z]*[oO]$/.test(t))) {
+      i++;
+      continue;
+    }
+    if (t.startsWith("--")) {
+      if (!shell && (t === "--eval" || t === "--print")) return inlineAt(args, i + 1);
+      continue;
+    }
+    if ((t.startsWith("-") || (shell && t.startsWith("+"))) && t.length > 1) {
+      const letters = t.slice(1);
+      for (let k = 0; k < letters.length; k++) {
+        const letter = letters[k] as string;
+        if (grammar.inline.includes(letter)) {
+          const rest = letters.slice(k + 1);
+          return rest !== "" && !shell ? { kind: "inline", word: { ...word, text: rest } } : inlineAt(args, i + 1);
+        }
+        if (shell && letter === "s") return { kind: "stdin" };
+        if (!shell && grammar.valued?.includes(letter)) {
+          if (letter === "m") return { kind: "file", word: args[i + 1] ?? word }; // `python -m module`
+          if (k === letters.length - 1) i++;
+          break;
+        }
+      }
+      continue;
+    }
+    return STDIN_FILES.has(t) ? { kind: "stdin" } : { kind: "file", word };
+  }
+  return { kind: "stdin" };
 }
 
-/** Whether a shell or interpreter takes its program from standard input: no `-c`, and `-s`, `-`, or no script operand. */
+function inlineAt(args: Word[], i: number): ScriptSource | undefined {
+  const word = args[i];
+  return word === undefined ? undefined : { kind: "inline", word };
+}
+
+/** The `-c` script of a shell invocation (`bash -c '…'`, `sh -lc '…'`). */
+export function shellCommandString(inv: Invocation): string | undefined {
+  const source = SHELLS.has(inv.program) ? scriptSource(inv) : undefined;
+  return source?.kind === "inline" ? source.word.text : undefined;
+}
+
+/** Whether a shell or interpreter takes its program from standard input. */
 export function readsScriptFromStdin(inv: Invocation): boolean {
-  if (shellCommandString(inv) !== undefined) return false;
-  for (const w of inv.args) {
-    const t = w.text;
-    if (t === "-" || t === "-s" || (t.startsWith("-") && !t.startsWith("--") && t.includes("s") && SHELLS.has(inv.program))) return true;
-    if (t === "--") return true;
-    if (!t.startsWith("-")) return false;
-  }
-  return true;
+  return scriptSource(inv)?.kind === "stdin";
 }

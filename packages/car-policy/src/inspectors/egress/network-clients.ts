@@ -1,17 +1,33 @@
 /**
- * What `curl` and `wget` invocations do with the network: the URLs they
- * contact and whether they upload. Options are parsed with their values so a
- * header, an output file or a `-d @file` is never mistaken for a URL.
+ * What downloader invocations do with the network: the URLs they contact,
+ * whether they upload, and whether an option reroutes the request so the
+ * URL's host is not where the bytes go. `curl` and `wget` are parsed option
+ * by option with their values, so a header, an output file or a `-d @file`
+ * is never mistaken for a URL; the other downloaders (`DOWNLOADERS`) are read
+ * by their operands.
  */
 import type { Invocation } from "./command-position.ts";
 
-export const DOWNLOADERS = new Set(["curl", "wget"]);
+export { DOWNLOADERS } from "./program-tables.ts";
 
 export interface NetworkUse {
   urls: string[];
   /** How the call uploads, as the guard names it (`curl -X POST`, `wget --post`), when it does. */
   upload?: string;
+  /** The option or variable that reroutes the request (`--connect-to`, `-x`, `https_proxy`), when one does. */
+  routed?: string;
 }
+
+/** curl options that send the request somewhere other than the URL's host, or read URLs from elsewhere. */
+const CURL_ROUTING = new Set([
+  "--connect-to", "--resolve", "--proxy", "--preproxy", "--config", "--socks4", "--socks4a", "--socks5", "--socks5-hostname",
+  "--proxy1.0", "--doh-url", "--dns-servers", "--unix-socket", "--abstract-unix-socket", "--haproxy-clientip", "--variable", "--expand-url",
+]);
+const CURL_ROUTING_SHORT: Record<string, string> = { x: "-x", K: "-K" };
+const WGET_ROUTING = new Set(["--input-file", "--execute", "--config", "--base", "--bind-address", "--bind-dns-address", "--dns-servers"]);
+const WGET_ROUTING_SHORT: Record<string, string> = { i: "-i", e: "-e", B: "-B" };
+/** Variables that send a downloader through a proxy or another configuration. */
+const ROUTING_ENV = /^(https?_proxy|all_proxy|ftp_proxy|socks_proxy|curl_home|wgetrc|curl_ca_bundle_dummy)$/i;
 
 const CURL_VALUED_SHORT = "AbcCdDeEFHKmoPQrtTuUwxXyYz";
 const CURL_VALUED_LONG = new Set([
@@ -22,6 +38,8 @@ const CURL_VALUED_LONG = new Set([
   "--max-filesize", "--interface", "--dump-header", "--oauth2-bearer", "--proto", "--proto-redir", "--variable",
   "--expand-url", "--unix-socket", "--abstract-unix-socket", "--aws-sigv4", "--preproxy", "--proxy-user", "--trace",
   "--trace-ascii", "--stderr", "--ciphers", "--continue-at", "--create-file-mode", "--pinnedpubkey", "--netrc-file",
+  "--socks4", "--socks4a", "--socks5", "--socks5-hostname", "--proxy1.0", "--doh-url", "--dns-servers", "--haproxy-clientip",
+  "--request-target", "--local-port", "--form-escape",
 ]);
 const CURL_UPLOAD_SHORT: Record<string, string> = { d: "curl -d", F: "curl -F", T: "curl -T" };
 const CURL_UPLOAD_LONG: Record<string, string> = {
@@ -32,16 +50,37 @@ const CURL_UPLOAD_LONG: Record<string, string> = {
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 const WGET_VALUED_SHORT = "OoaPUeiBtTwQlARDIX";
-const WGET_VALUED_LONG = new Set(["--header", "--user", "--password", "--output-document", "--directory-prefix", "--user-agent", "--output-file", "--input-file", "--tries", "--timeout", "--wait", "--referer", "--post-data", "--post-file", "--body-data", "--body-file", "--method"]);
+const WGET_VALUED_LONG = new Set(["--execute", "--config", "--base", "--bind-address", "--header", "--user", "--password", "--output-document", "--directory-prefix", "--user-agent", "--output-file", "--input-file", "--tries", "--timeout", "--wait", "--referer", "--post-data", "--post-file", "--body-data", "--body-file", "--method"]);
 
 export function networkUse(inv: Invocation): NetworkUse {
-  return inv.program === "curl" ? curlUse(inv) : wgetUse(inv);
+  const use = inv.program === "curl" ? curlUse(inv) : inv.program === "wget" || inv.program === "wget2" ? wgetUse(inv) : operandUse(inv);
+  const variable = inv.env.find((name) => ROUTING_ENV.test(name));
+  if (variable !== undefined) use.routed ??= variable;
+  return use;
+}
+
+/** Other downloaders: operands shaped like URLs or hosts, and a write method named as an operand (`http POST …`). */
+function operandUse(inv: Invocation): NetworkUse {
+  const urls: string[] = [];
+  let upload: string | undefined;
+  for (const w of inv.args) {
+    const t = w.text;
+    if (t.startsWith("-")) {
+      if (/^--(proxy|all-proxy)/.test(t)) return { urls, routed: t.split("=")[0] as string };
+      continue;
+    }
+    if (WRITE_METHODS.has(t)) upload = `${inv.program} ${t}`;
+    else if (/^[a-zA-Z][a-zA-Z0-9+.-]*:|^[^\s=@:]+\.[^\s=@:]+/.test(t) && urls.length === 0) urls.push(t);
+    else if (/^[^=:@]+(==|=|:=|@)/.test(t)) upload ??= `${inv.program} ${t.includes("@") ? "@file" : "data"}`;
+  }
+  return upload === undefined ? { urls } : { urls, upload };
 }
 
 function curlUse(inv: Invocation): NetworkUse {
   const urls: string[] = [];
   let upload: string | undefined;
   let method: string | undefined;
+  let routed: string | undefined;
   const args = inv.args.map((w) => w.text);
   for (let i = 0; i < args.length; i++) {
     const t = args[i] as string;
@@ -50,6 +89,7 @@ function curlUse(inv: Invocation): NetworkUse {
       i = last;
       if (name === "--url" && value !== undefined) urls.push(value);
       if (name === "--request" && value !== undefined) method = value.toUpperCase();
+      if (CURL_ROUTING.has(name)) routed ??= name;
       upload ??= CURL_UPLOAD_LONG[name];
     } else if (t.startsWith("-") && t.length > 1) {
       for (let k = 1; k < t.length; k++) {
@@ -57,6 +97,7 @@ function curlUse(inv: Invocation): NetworkUse {
         if (!CURL_VALUED_SHORT.includes(letter)) continue;
         const value = k + 1 < t.length ? t.slice(k + 1) : args[++i];
         if (letter === "X" && value !== undefined) method = value.toUpperCase();
+        routed ??= CURL_ROUTING_SHORT[letter];
         upload ??= CURL_UPLOAD_SHORT[letter];
         break;
       }
@@ -64,12 +105,19 @@ function curlUse(inv: Invocation): NetworkUse {
   }
   // A write method names the upload (`curl -X POST`); data flags alone name themselves.
   if (method !== undefined && WRITE_METHODS.has(method)) upload = `curl -X ${method}`;
-  return upload === undefined ? { urls } : { urls, upload };
+  return withOptional({ urls }, upload, routed);
+}
+
+function withOptional(use: NetworkUse, upload: string | undefined, routed: string | undefined): NetworkUse {
+  if (upload !== undefined) use.upload = upload;
+  if (routed !== undefined) use.routed = routed;
+  return use;
 }
 
 function wgetUse(inv: Invocation): NetworkUse {
   const urls: string[] = [];
   let upload: string | undefined;
+  let routed: string | undefined;
   const args = inv.args.map((w) => w.text);
   for (let i = 0; i < args.length; i++) {
     const t = args[i] as string;
@@ -79,12 +127,14 @@ function wgetUse(inv: Invocation): NetworkUse {
       if (name === "--post-data" || name === "--post-file") upload ??= "wget --post";
       if (name === "--body-data" || name === "--body-file") upload ??= "wget --body";
       if (name === "--method" && value !== undefined && WRITE_METHODS.has(value.toUpperCase())) upload ??= "wget --method";
+      if (WGET_ROUTING.has(name) || /^--(https?-)?proxy/.test(name)) routed ??= name;
     } else if (t.startsWith("-") && t.length > 1) {
       const last = t[t.length - 1] as string;
+      for (const letter of t.slice(1)) routed ??= WGET_ROUTING_SHORT[letter];
       if (WGET_VALUED_SHORT.includes(last)) i++;
     } else urls.push(t);
   }
-  return upload === undefined ? { urls } : { urls, upload };
+  return withOptional({ urls }, upload, routed);
 }
 
 /**

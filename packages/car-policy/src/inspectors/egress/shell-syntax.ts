@@ -13,6 +13,12 @@
 export interface Word {
   text: string;
   substitutions: Script[];
+  /**
+   * Set when the word's value is decided only when the shell runs it — a
+   * parameter expansion, a substitution, an unquoted glob or brace
+   * expansion, an undecodable ANSI-C escape — naming the first such part.
+   */
+  opaque?: string;
 }
 
 export interface Redirect {
@@ -46,6 +52,8 @@ export interface Script {
   pipelines: Pipeline[];
   /** Set when substitutions nest deeper than the reader follows; the text is then not fully inspected. */
   truncated: boolean;
+  /** Set when the text ends inside a construct (a quote, a substitution, a here-document), naming the first: a shell would refuse it, and the reader has guessed. */
+  incomplete?: string;
 }
 
 /** Nesting beyond this is not read (it is flagged as `truncated` instead), so hostile input cannot exhaust the stack. */
@@ -67,6 +75,7 @@ const WORD_END = new Set([" ", "\t", "\n", ";", "&", "|", "<", ">", "(", ")"]);
 class Reader {
   pos = 0;
   truncated = false;
+  incomplete: string | undefined;
   pending: PendingHeredoc[] = [];
 
   constructor(
@@ -91,6 +100,7 @@ class Reader {
       stages = [];
     };
     const src = this.src;
+    let closed = false;
     while (this.pos < src.length) {
       const c = src[this.pos] as string;
       const next = src[this.pos + 1];
@@ -106,7 +116,10 @@ class Reader {
         endPipeline();
       } else if (c === ")") {
         this.pos++;
-        if (nested) break;
+        if (nested) {
+          closed = true;
+          break;
+        }
         endPipeline();
       } else if (c === ";" || (c === "&" && next !== ">")) {
         this.pos += c === "&" && next === "&" ? 2 : next === ";" && c === ";" ? 2 : 1;
@@ -134,8 +147,10 @@ class Reader {
         current.words.push(this.word());
       }
     }
+    if (nested && !closed) this.unclosed("an unclosed parenthesis or substitution");
+    if (this.pending.length > 0) this.unclosed("a here-document without its terminator");
     endPipeline();
-    return { pipelines, truncated: this.truncated };
+    return this.incomplete === undefined ? { pipelines, truncated: this.truncated } : { pipelines, truncated: this.truncated, incomplete: this.incomplete };
   }
 
   skipBalanced(): void {
@@ -171,15 +186,20 @@ class Reader {
     const src = this.src;
     for (const doc of this.pending) {
       const lines: string[] = [];
+      let found = false;
       while (this.pos < src.length) {
         let end = src.indexOf("\n", this.pos);
         if (end === -1) end = src.length;
         const raw = src.slice(this.pos, end);
         this.pos = Math.min(end + 1, src.length);
         const line = doc.stripTabs ? raw.replace(/^\t+/, "") : raw;
-        if (line === doc.delimiter) break;
+        if (line === doc.delimiter) {
+          found = true;
+          break;
+        }
         lines.push(line);
       }
+      if (!found) this.unclosed("a here-document without its terminator");
       doc.redirect.heredoc = lines.join("\n");
     }
     this.pending = [];
@@ -189,12 +209,15 @@ class Reader {
     const src = this.src;
     const word: Word = { text: "", substitutions: [] };
     const start = this.pos;
+    let braceOpen = false;
+    let braceList = false;
     while (this.pos < src.length) {
       const c = src[this.pos] as string;
       const next = src[this.pos + 1];
       if ((c === "<" || c === ">") && next === "(" && this.pos === start) {
         this.pos += 2;
         this.substitution(word, start, () => this.inner((r) => r.script(true)));
+        markOpaque(word, "a process substitution");
         continue;
       }
       if (WORD_END.has(c)) break;
@@ -206,13 +229,20 @@ class Reader {
         }
       } else if (c === "'") {
         const end = src.indexOf("'", this.pos + 1);
+        if (end === -1) this.unclosed("an unclosed single quote");
         const stop = end === -1 ? src.length : end;
         word.text += src.slice(this.pos + 1, stop);
         this.pos = stop + 1;
       } else if (c === '"') {
         this.pos++;
         this.doubleQuoted(word);
-      } else this.expansionOrChar(word, c);
+      } else {
+        if (c === "*" || c === "?" || c === "[") markOpaque(word, "a glob");
+        else if (c === "{") braceOpen = true;
+        else if (braceOpen && (c === "," || (c === "." && next === "."))) braceList = true;
+        else if (c === "}" && braceList) markOpaque(word, "a brace expansion");
+        this.expansionOrChar(word, c);
+      }
     }
     // A metacharacter the grammar has no place for here (`echo (`): take it as text so reading always advances.
     if (this.pos === start && this.pos < src.length) word.text += src[this.pos++];
@@ -240,6 +270,7 @@ class Reader {
         }
       } else this.expansionOrChar(word, c);
     }
+    this.unclosed("an unclosed double quote");
   }
 
   /** Outside single quotes `$…` and backticks expand; any other character is itself. */
@@ -257,31 +288,37 @@ class Reader {
     const start = this.pos;
     const next = src[this.pos + 1];
     if (next === "(" && src[this.pos + 2] === "(") {
-      // Arithmetic expansion: text, nothing runs.
+      // Arithmetic expansion: text, nothing runs (a substitution inside it is still read).
       this.pos += 3;
       this.skipBalanced();
       if (src[this.pos] === ")") this.pos++;
       word.text += src.slice(start, this.pos);
+      markOpaque(word, "an arithmetic expansion");
     } else if (next === "(") {
       this.pos += 2;
       this.substitution(word, start, () => this.inner((r) => r.script(true)));
+      markOpaque(word, "a command substitution");
     } else if (next === "{") {
       const end = src.indexOf("}", this.pos + 2);
+      if (end === -1) this.unclosed("an unclosed parameter expansion");
       this.pos = end === -1 ? src.length : end + 1;
       word.text += src.slice(start, this.pos);
+      markOpaque(word, "a parameter expansion");
     } else if (next === "'") {
-      // ANSI-C quoting: the common escapes decoded, the rest kept.
-      let i = this.pos + 2;
-      let text = "";
-      while (i < src.length && src[i] !== "'") {
-        if (src[i] === "\\" && i + 1 < src.length) {
-          const e = src[i + 1] as string;
-          text += e === "n" ? "\n" : e === "t" ? "\t" : e;
-          i += 2;
-        } else text += src[i++];
-      }
-      this.pos = i + 1;
+      const { text, end, undecodable } = decodeAnsiC(src, this.pos + 2);
+      this.pos = end;
       word.text += text;
+      if (undecodable) markOpaque(word, "an ANSI-C escape it cannot decode");
+      if (end > src.length) this.unclosed("an unclosed ANSI-C quote");
+    } else if (next === '"') {
+      // `$"…"` is a locale-translated double-quoted string.
+      this.pos += 2;
+      this.doubleQuoted(word);
+    } else if (next !== undefined && /[A-Za-z0-9_@*#?$!-]/.test(next)) {
+      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(this.pos + 1, this.pos + 257));
+      this.pos += 1 + (name ? name[0].length : 1);
+      word.text += src.slice(start, this.pos);
+      markOpaque(word, "a parameter expansion");
     } else {
       word.text += "$";
       this.pos++;
@@ -299,14 +336,17 @@ class Reader {
         i += 2;
       } else inner += src[i++];
     }
+    if (i >= src.length) this.unclosed("an unclosed backquote");
     this.pos = Math.min(i + 1, src.length);
     word.text += src.slice(start, this.pos);
+    markOpaque(word, "a command substitution");
     if (this.depth + 1 > MAX_DEPTH) {
       this.truncated = true;
       return;
     }
     const script = new Reader(inner, this.depth + 1).script(false);
     if (script.truncated) this.truncated = true;
+    if (script.incomplete !== undefined) this.unclosed(script.incomplete);
     word.substitutions.push(script);
   }
 
@@ -328,6 +368,60 @@ class Reader {
     const script = read(child);
     this.pos = child.pos;
     if (script.truncated) this.truncated = true;
+    if (script.incomplete !== undefined) this.unclosed(script.incomplete);
     return script;
   }
+
+  unclosed(what: string): void {
+    this.incomplete ??= what;
+  }
+}
+
+function markOpaque(word: Word, what: string): void {
+  word.opaque ??= what;
+}
+
+const SIMPLE_ESCAPES: Record<string, string> = { a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v" };
+
+/**
+ * The body of `$'…'` from `from` (just after the opening quote): bash's
+ * escapes decoded — `\n` and friends, `\xHH`, `\NNN` octal, `\uHHHH`,
+ * `\UHHHHHHHH` — so `$'\x6e\x63'` reads as `nc`. `\c` (a control character)
+ * is not decoded and marks the word undecodable.
+ */
+export function decodeAnsiC(src: string, from: number): { text: string; end: number; undecodable: boolean } {
+  let i = from;
+  let text = "";
+  let undecodable = false;
+  while (i < src.length && src[i] !== "'") {
+    if (src[i] !== "\\" || i + 1 >= src.length) {
+      text += src[i++];
+      continue;
+    }
+    const e = src[i + 1] as string;
+    const simple = SIMPLE_ESCAPES[e];
+    let m: RegExpExecArray | null;
+    if (simple !== undefined) {
+      text += simple;
+      i += 2;
+    } else if (e === "x" && (m = /^[0-9a-fA-F]{1,2}/.exec(src.slice(i + 2, i + 4)))) {
+      text += String.fromCharCode(Number.parseInt(m[0], 16));
+      i += 2 + m[0].length;
+    } else if ((e === "u" || e === "U") && (m = new RegExp(`^[0-9a-fA-F]{1,${e === "u" ? 4 : 8}}`).exec(src.slice(i + 2, i + 10)))) {
+      const code = Number.parseInt(m[0], 16);
+      text += code <= 0x10ffff ? String.fromCodePoint(code) : "";
+      i += 2 + m[0].length;
+    } else if ((m = /^[0-7]{1,3}/.exec(src.slice(i + 1, i + 4)))) {
+      text += String.fromCharCode(Number.parseInt(m[0], 8) & 255);
+      i += 1 + m[0].length;
+    } else if (e === "c") {
+      undecodable = true;
+      text += src.slice(i, i + 3);
+      i += 3;
+    } else {
+      text += e;
+      i += 2;
+    }
+  }
+  return { text, end: Math.min(i + 1, src.length + 1), undecodable };
 }

@@ -1,0 +1,205 @@
+//! The kernels themselves, on plain slices, so they can be read (and tested)
+//! apart from N-API. Each mirrors a TypeScript function named in its doc.
+
+/// Checks a CSR index: `start` has n+1 non-decreasing offsets ending at `flat.len()`, every entry in `0..n`.
+fn check_csr(start: &[i32], flat: &[i32], what: &'static str) -> Result<usize, &'static str> {
+    if start.is_empty() || start[0] != 0 || start[start.len() - 1] as usize != flat.len() {
+        return Err(what);
+    }
+    let n = start.len() - 1;
+    if start.windows(2).any(|w| w[1] < w[0]) || flat.iter().any(|&x| x < 0 || x as usize >= n) {
+        return Err(what);
+    }
+    Ok(n)
+}
+
+/// `dependencyEdges`' ordering (@car/ir dag.ts): Kahn's algorithm with a FIFO
+/// queue seeded in declaration order, successors in declaration order, and
+/// `level[i]` the longest chain ending at `i`. Returns how many were ordered
+/// (fewer than n means a cycle).
+pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]) -> Result<usize, &'static str> {
+    let n = check_csr(start, preds, "levels: predStart/preds are not a valid index")?;
+    if order.len() != n || level.len() != n {
+        return Err("levels: order and level must hold one entry per action");
+    }
+    // Successors as CSR, filled in ascending action order like `succs[p].push(i)`.
+    let mut succ_start = vec![0i32; n + 1];
+    for &p in preds {
+        succ_start[p as usize + 1] += 1;
+    }
+    for i in 0..n {
+        succ_start[i + 1] += succ_start[i];
+    }
+    let mut fill: Vec<i32> = succ_start[..n].to_vec();
+    let mut succs = vec![0i32; preds.len()];
+    let mut pending = vec![0i32; n];
+    for i in 0..n {
+        let (lo, hi) = (start[i] as usize, start[i + 1] as usize);
+        pending[i] = (hi - lo) as i32;
+        for &p in &preds[lo..hi] {
+            let slot = &mut fill[p as usize];
+            succs[*slot as usize] = i as i32;
+            *slot += 1;
+        }
+    }
+    level.fill(0);
+    let mut tail = 0;
+    for i in 0..n {
+        if pending[i] == 0 {
+            order[tail] = i as i32;
+            tail += 1;
+        }
+    }
+    let mut head = 0;
+    while head < tail {
+        let i = order[head] as usize;
+        head += 1;
+        let next = level[i] + 1;
+        for &s in &succs[succ_start[i] as usize..succ_start[i + 1] as usize] {
+            let s = s as usize;
+            if level[s] < next {
+                level[s] = next;
+            }
+            pending[s] -= 1;
+            if pending[s] == 0 {
+                order[tail] = s as i32;
+                tail += 1;
+            }
+        }
+    }
+    Ok(tail)
+}
+
+const CHUNK_WORDS: usize = 32;
+const CHUNK_SOURCES: usize = CHUNK_WORDS * 32;
+
+/// `reachBatch`'s exact phase (@car/verify reach.ts): queries grouped by
+/// source position, sources in chunks of 1024, bitsets of the chunk's sources
+/// propagated along the topological order across the span the chunk asks
+/// about. `start`/`preds`: predecessors of each position, as positions.
+pub fn reach(start: &[i32], preds: &[i32], from: &[i32], to: &[i32], answers: &mut [u8]) -> Result<(), &'static str> {
+    let n = check_csr(start, preds, "reach: predStart/predPos are not a valid index")?;
+    let q = from.len();
+    if to.len() != q || answers.len() != q {
+        return Err("reach: from, to and answers must have one entry per query");
+    }
+    if from.iter().chain(to.iter()).any(|&x| x < 0 || x as usize >= n) {
+        return Err("reach: a query names a position outside the graph");
+    }
+    answers.fill(0);
+    // Only a later position can be reached: other queries are answered 0 here.
+    let asks = |k: usize| to[k] > from[k];
+    // Queries bucketed by source position (counting sort), sources ascending.
+    let mut by_start = vec![0u32; n + 1];
+    for k in (0..q).filter(|&k| asks(k)) {
+        by_start[from[k] as usize + 1] += 1;
+    }
+    for i in 0..n {
+        by_start[i + 1] += by_start[i];
+    }
+    let mut fill: Vec<u32> = by_start[..n].to_vec();
+    let mut by_source = vec![0u32; by_start[n] as usize];
+    for k in (0..q).filter(|&k| asks(k)) {
+        let slot = &mut fill[from[k] as usize];
+        by_source[*slot as usize] = k as u32;
+        *slot += 1;
+    }
+    let sources: Vec<usize> = (0..n).filter(|&u| by_start[u + 1] > by_start[u]).collect();
+
+    let mut rows: Vec<u32> = Vec::new();
+    let mut live: Vec<u8> = Vec::new();
+    for chunk in sources.chunks(CHUNK_SOURCES) {
+        let words = (chunk.len() + 31) / 32;
+        let lo = chunk[0];
+        let mut hi = lo;
+        for &u in chunk {
+            for &k in &by_source[by_start[u] as usize..by_start[u + 1] as usize] {
+                hi = hi.max(to[k as usize] as usize);
+            }
+        }
+        let span = hi - lo + 1;
+        if rows.len() < span * words {
+            rows.resize(span * words, 0);
+        }
+        if live.len() < span {
+            live.resize(span, 0);
+        }
+        rows[..span * words].fill(0);
+        live[..span].fill(0);
+        for (slot, &u) in chunk.iter().enumerate() {
+            let r = u - lo;
+            rows[r * words + (slot >> 5)] |= 1 << (slot & 31);
+            live[r] = 1;
+        }
+        for r in 0..span {
+            let p = lo + r;
+            let base = r * words;
+            for &pp in &preds[start[p] as usize..start[p + 1] as usize] {
+                let pp = pp as usize;
+                if pp < lo || live[pp - lo] == 0 {
+                    continue;
+                }
+                let pbase = (pp - lo) * words;
+                // Rows of a predecessor come earlier in the span: split so both can be borrowed.
+                let (before, after) = rows.split_at_mut(base);
+                for (dst, src) in after[..words].iter_mut().zip(&before[pbase..pbase + words]) {
+                    *dst |= *src;
+                }
+                live[r] = 1;
+            }
+        }
+        for (slot, &u) in chunk.iter().enumerate() {
+            let (word, bit) = (slot >> 5, 1u32 << (slot & 31));
+            for &k in &by_source[by_start[u] as usize..by_start[u + 1] as usize] {
+                let r = to[k as usize] as usize - lo;
+                if rows[r * words + word] & bit != 0 {
+                    answers[k as usize] = 1;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `groupByKey` (@car/verify pairs.ts) on interned key ids: action indices
+/// per key, each group in the order given (a topological order), via a
+/// stable counting sort. `group_start` has one slot per key id plus one.
+pub fn group(order: &[i32], key_start: &[i32], key_ids: &[i32], group_start: &mut [i32], members: &mut [i32]) -> Result<(), &'static str> {
+    if group_start.is_empty() {
+        return Err("group: groupStart must hold keyCount + 1 entries");
+    }
+    let keys = group_start.len() - 1;
+    if key_start.is_empty() || key_start[0] != 0 || key_start[key_start.len() - 1] as usize != key_ids.len() || key_start.windows(2).any(|w| w[1] < w[0]) {
+        return Err("group: keyStart/keyIds are not a valid index");
+    }
+    let n = key_start.len() - 1;
+    if order.len() != n || members.len() != key_ids.len() {
+        return Err("group: order must list every action and members hold one entry per key occurrence");
+    }
+    if key_ids.iter().any(|&k| k < 0 || k as usize >= keys) {
+        return Err("group: a key id is out of range");
+    }
+    let mut seen = vec![false; n];
+    for &i in order {
+        if i < 0 || i as usize >= n || std::mem::replace(&mut seen[i as usize], true) {
+            return Err("group: order is not a permutation of the actions");
+        }
+    }
+    group_start.fill(0);
+    for &k in key_ids {
+        group_start[k as usize + 1] += 1;
+    }
+    for k in 0..keys {
+        group_start[k + 1] += group_start[k];
+    }
+    let mut fill: Vec<i32> = group_start[..keys].to_vec();
+    for &i in order {
+        let i = i as usize;
+        for &k in &key_ids[key_start[i] as usize..key_start[i + 1] as usize] {
+            let slot = &mut fill[k as usize];
+            members[*slot as usize] = i as i32;
+            *slot += 1;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,3 @@
+import { setupNative } from "../src/testing.ts";
+
+export default setupNative;

@@ -1,0 +1,144 @@
+/**
+ * The spellings-free form of a call that keyword, substring and regex rules
+ * also see (DECISIONS §17). An operator's rule on `rm -rf /` or on
+ * `169.254.169.254` is about a command or a destination, not about the bytes
+ * an agent chose: `r''m -r -f "/"` and `http://0xa9fea9fe/` are the same
+ * things spelled otherwise.
+ *
+ * - A command (`command`, a string or an argv array) becomes one line per
+ *   program it runs, read with the shell reader: quotes removed, escapes and
+ *   ANSI-C strings decoded, whitespace collapsed; then the same line with
+ *   its flags in one canonical order (short flags merged and sorted, long
+ *   flags sorted, before the operands); URL operands with every host
+ *   reading in canonical spelling.
+ * - A URL-shaped parameter becomes its canonical form per host reading.
+ *
+ * The rules that run on this form are prohibitions whose matching only
+ * grows with more text (keywords, `contains`, non-negated regexes);
+ * `equals`, allowlists, negated regexes and rate limits see only the call as
+ * sent.
+ */
+import { getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import type { PolicyEngine, PolicyRule } from "../engine.ts";
+import type { PolicyRules } from "../files/policy-rules.ts";
+import { type Invocation, pipelinesOf } from "../inspectors/egress/command-position.ts";
+import { MAX_COMMAND_LENGTH } from "../inspectors/egress/egress-inspector.ts";
+import { urlHosts } from "../inspectors/egress/hosts.ts";
+import { denyKeywordRule } from "../rules/deny-keyword.ts";
+import { argvToCommand } from "../rules/deny-command.ts";
+import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
+import { denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
+
+const URL_SHAPE = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*[^\s]+$/;
+
+/** The call's parameters with each command or URL replaced by its normalised form; `undefined` when nothing changes. */
+export function normalisedParams(params: JsonObject): JsonObject | undefined {
+  let out: JsonObject | undefined;
+  for (const key of Object.keys(params)) {
+    const value = getOwn(params, key) as JsonValue;
+    const normal = normalisedValue(key, value);
+    if (normal === undefined) continue;
+    out ??= { ...params };
+    setOwn(out, key, normal);
+  }
+  return out;
+}
+
+function normalisedValue(key: string, value: JsonValue): string | undefined {
+  if (key === "command") {
+    const command = typeof value === "string" ? value : isArgv(value) ? argvToCommand(value) : undefined;
+    return command === undefined || command.length > MAX_COMMAND_LENGTH ? undefined : normalisedCommand(command);
+  }
+  if (typeof value === "string" && URL_SHAPE.test(value.trim())) return canonicalUrls(value.trim()).join("\n");
+  return undefined;
+}
+
+export function isArgv(value: JsonValue): value is string[] {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string");
+}
+
+/** One line per program the command runs, plainly and in canonical flag order. */
+export function normalisedCommand(command: string): string {
+  const lines: string[] = [];
+  for (const inv of pipelinesOf(command).pipelines.flat(2)) {
+    const args = inv.args.map((w) => collapse(w.text));
+    lines.push([inv.program, ...args].join(" "));
+    lines.push(canonicalFlags(inv.program, args));
+    for (const a of args) if (URL_SHAPE.test(a)) lines.push(...canonicalUrls(a));
+  }
+  return lines.join("\n");
+}
+
+/** `program -<sorted short flags> <sorted long flags> operands…`, absolute paths normalised. */
+function canonicalFlags(program: string, args: readonly string[]): string {
+  const short = new Set<string>();
+  const long: string[] = [];
+  const operands: string[] = [];
+  let options = true;
+  for (const a of args) {
+    if (options && a === "--") options = false;
+    else if (options && a.startsWith("--") && a.length > 2) long.push(a);
+    else if (options && /^-[A-Za-z0-9]+$/.test(a)) for (const l of a.slice(1)) short.add(l);
+    else operands.push(a.startsWith("/") ? lexicalPath(a) : a);
+  }
+  const parts = [program];
+  if (short.size > 0) parts.push(`-${[...short].sort().join("")}`);
+  parts.push(...long.sort(), ...operands);
+  return parts.join(" ");
+}
+
+function lexicalPath(path: string): string {
+  const out: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") out.pop();
+    else out.push(part);
+  }
+  return `/${out.join("/")}`;
+}
+
+function collapse(text: string): string {
+  return text.replace(/\s+/g, " ");
+}
+
+/** `scheme://host/rest` for each host reading, hosts in canonical spelling. */
+function canonicalUrls(url: string): string[] {
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):[/\\]*/.exec(url);
+  if (!scheme) return [url];
+  const after = url.slice(scheme[0].length);
+  const cut = after.search(/[/?#]/);
+  const rest = cut === -1 ? "" : after.slice(cut);
+  return urlHosts(url).map((host) => `${(scheme[1] as string).toLowerCase()}://${host}${rest}`);
+}
+
+/** The canonical-order form of a keyword that reads as one command with flags (`rm -rf /` → `rm -fr /`). */
+function canonicalKeyword(keyword: string): string | undefined {
+  const invs: Invocation[] = pipelinesOf(keyword).pipelines.flat(2);
+  if (invs.length !== 1) return undefined;
+  const inv = invs[0] as Invocation;
+  const form = canonicalFlags(inv.program, inv.args.map((w) => collapse(w.text)));
+  return form === keyword ? undefined : form;
+}
+
+/**
+ * Registers on `engine` the rules that also judge the normalised call: each
+ * keyword (and its canonical form), each `contains` rule, each non-negated
+ * regex — under the names the operator's file gives them.
+ */
+export function applyNormalisedRules(rules: PolicyRules, engine: PolicyEngine): void {
+  for (const keyword of rules.deny_keyword) {
+    engine.register(denyKeywordRule(keyword));
+    const canonical = canonicalKeyword(keyword);
+    if (canonical !== undefined) engine.register(renamed(denyKeywordRule(canonical), `deny_keyword:${keyword}`));
+  }
+  for (const r of rules.deny_tool_param) {
+    if (r.contains !== undefined && r.equals === undefined) engine.register(denyToolParamConditionRule(r.tool, r.param, { contains: r.contains }));
+  }
+  for (const r of rules.deny_tool_param_matching) {
+    if (!r.negate) engine.register(denyToolParamMatchingRule(r.tool, r.param, r.matches, false));
+  }
+}
+
+function renamed(rule: PolicyRule, name: string): PolicyRule {
+  return { ...rule, name };
+}

@@ -1,0 +1,154 @@
+/**
+ * `deny_command`: a rule on what a shell command does, not how it is spelled.
+ * The command parameter is read with the egress guard's shell reader, so the
+ * rule sees every program the line runs (through `sudo`, `bash -c`, `$( )`,
+ * pipelines), with quotes, escapes and ANSI-C strings decoded. A program
+ * matches by its file name in any case or path; flags form a set, with short
+ * clusters split (`-rf` is `-r` and `-f`) and `--name=value` read as
+ * `--name`; each `flags` entry lists alternatives with `|`
+ * (`"-f|--force|+refspec"`), where `+refspec` matches an operand beginning
+ * with `+` (git's force refspec); every entry must hold. `args` are operands
+ * that must all appear, paths compared after lexical normalisation (`//`,
+ * `/.`, `/./` are `/`; `/*` reaches `/`).
+ */
+import { getOwn, type JsonValue } from "@car/ir";
+import type { PolicyRule } from "../engine.ts";
+import { invocationsOf, type Invocation } from "../inspectors/egress/command-position.ts";
+import { programFamily } from "../inspectors/egress/program-tables.ts";
+
+export interface DenyCommandSpec {
+  program: string;
+  /** The first operand (`push` of `git push`), after the program's global options. */
+  subcommand?: string;
+  /** Every entry must be present; an entry's `|`-separated alternatives are any-of. */
+  flags?: string[];
+  /** Operands that must all appear. */
+  args?: string[];
+  /** Only calls to this tool; default any tool. */
+  tool?: string;
+  /** The parameter holding the command line; default `command`. */
+  param?: string;
+}
+
+/** Global options that take a value, so the subcommand after them is found (`git -C dir push`). */
+const GLOBAL_VALUED: Readonly<Record<string, readonly string[]>> = {
+  git: ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path"],
+  docker: ["-H", "--host", "--context", "-c", "--config", "-l", "--log-level"],
+  kubectl: ["-n", "--namespace", "--context", "--cluster", "--kubeconfig", "-s", "--server", "--user"],
+  npm: ["--prefix", "-w", "--workspace"],
+  pnpm: ["-C", "--dir", "--filter", "-F"],
+  cargo: ["-C", "--config", "-Z"],
+};
+
+export function denyCommandRuleName(spec: DenyCommandSpec): string {
+  return `deny_command:${spec.program}${spec.subcommand !== undefined ? ` ${spec.subcommand}` : ""}`;
+}
+
+/** Problems in a spec that would make it never match, for `car policy lint`. */
+export function denyCommandProblems(spec: DenyCommandSpec): string[] {
+  const problems: string[] = [];
+  if (spec.program.trim() === "") problems.push("program is empty");
+  if (/\s/.test(spec.program)) problems.push(`program '${spec.program}' contains whitespace; put the subcommand in 'subcommand'`);
+  for (const entry of spec.flags ?? []) {
+    for (const alt of entry.split("|")) {
+      if (alt !== "+refspec" && !/^--?[^-\s]/.test(alt)) problems.push(`flag '${alt}' must start with - or --, or be +refspec`);
+      if (/^-[^-]./.test(alt)) problems.push(`flag '${alt}' is a cluster; list each short flag on its own ('-r', '-f')`);
+    }
+  }
+  return problems;
+}
+
+export function denyCommandRule(spec: DenyCommandSpec, name = denyCommandRuleName(spec)): PolicyRule {
+  const program = programFamily(spec.program);
+  const param = spec.param ?? "command";
+  const wanted = (spec.flags ?? []).map((entry) => entry.split("|"));
+  const args = (spec.args ?? []).map(normalisePath);
+  const described = [spec.subcommand, ...(spec.flags ?? []), ...(spec.args ?? [])].filter((p) => p !== undefined).join(" ");
+  const reason = `runs '${spec.program}${described ? ` ${described}` : ""}', which a deny_command rule denied in any spelling`;
+  return {
+    name,
+    ...(spec.tool !== undefined ? { tool: spec.tool } : {}),
+    evaluate(action, _state, context) {
+      if (spec.tool !== undefined && action.tool !== spec.tool) return undefined;
+      const text = context.paramString(param);
+      if (text === undefined) return undefined;
+      for (const inv of invocationsOf(commandText(getOwn(action.parameters, param) as JsonValue, text))) {
+        if (inv.program !== program) continue;
+        const shape = commandShape(inv);
+        if (spec.subcommand !== undefined && shape.subcommand !== spec.subcommand) continue;
+        if (!wanted.every((alts) => alts.some((alt) => (alt === "+refspec" ? shape.operands.some((o) => o.startsWith("+")) : shape.flags.has(alt))))) continue;
+        if (!args.every((a) => shape.operands.some((o) => o === a))) continue;
+        return reason;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** A command parameter as text: a string as it is, an argv array (Codex) as the command line it runs. */
+function commandText(value: JsonValue, text: string): string {
+  return Array.isArray(value) && value.every((v) => typeof v === "string") ? argvToCommand(value as string[]) : text;
+}
+
+/**
+ * The shell command an argv array runs: `["bash", "-lc", X]` runs `X`;
+ * anything else is its words, each single-quoted.
+ */
+export function argvToCommand(argv: readonly string[]): string {
+  const [program, flag, script] = argv;
+  if (argv.length === 3 && program !== undefined && /^(\/.*\/)?(ba|z|da|k)?sh$/.test(program) && flag !== undefined && /^-[a-z]*c[a-z]*$/.test(flag)) {
+    return script as string;
+  }
+  return argv.map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)).join(" ");
+}
+
+interface CommandShape {
+  subcommand: string | undefined;
+  flags: Set<string>;
+  operands: string[];
+}
+
+function commandShape(inv: Invocation): CommandShape {
+  const flags = new Set<string>();
+  const operands: string[] = [];
+  const globals = GLOBAL_VALUED[inv.program] ?? [];
+  let subcommand: string | undefined;
+  let options = true;
+  const words = inv.args.map((w) => w.text);
+  for (let i = 0; i < words.length; i++) {
+    const t = words[i] as string;
+    if (options && t === "--") {
+      options = false;
+      continue;
+    }
+    if (options && t.startsWith("--") && t.length > 2) {
+      const name = t.split("=")[0] as string;
+      flags.add(name);
+      if (subcommand === undefined && globals.includes(name) && !t.includes("=")) i++;
+    } else if (options && t.startsWith("-") && t.length > 1) {
+      if (subcommand === undefined && globals.includes(t)) {
+        i++;
+        continue;
+      }
+      for (const letter of t.slice(1)) flags.add(`-${letter}`);
+    } else if (subcommand === undefined) {
+      subcommand = t;
+      operands.push(normalisePath(t));
+    } else operands.push(normalisePath(t));
+  }
+  return { subcommand, flags, operands };
+}
+
+/** Lexical normalisation of an absolute path operand; anything else as it is. */
+function normalisePath(text: string): string {
+  if (!text.startsWith("/")) return text;
+  const parts: string[] = [];
+  for (const part of text.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") parts.pop();
+    else parts.push(part);
+  }
+  // `/*` and `/dir/*` reach what the glob's directory holds.
+  if (parts[parts.length - 1] === "*") parts.pop();
+  return `/${parts.join("/")}`;
+}

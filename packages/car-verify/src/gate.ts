@@ -1,0 +1,82 @@
+/**
+ * The static gate: the state-independent findings that refuse a proposal
+ * before anything runs — a state_write / state_read without its keys, a
+ * tool_call naming no tool or an unregistered one, parameters that fail the
+ * tool's schema. `verify` reports them as issues and the engine's admission
+ * enforces them, from this one implementation with one set of messages.
+ *
+ * Parameters holding `$<id>.output` references cannot be checked until the
+ * references resolve, so their schema check is left to dispatch (which uses
+ * the same message). Linear in the number of actions.
+ */
+import { findOutputRefs, stateActionKeys } from "@car/ir";
+import type { Action, SchemaError, SchemaValidator } from "@car/ir";
+
+/** What the gate needs to know of a registered tool: its parameter check, if it has one. */
+export interface GateTool {
+  readonly validateParams: SchemaValidator | undefined;
+}
+
+/** The tools the gate checks against; `undefined` skips the tool findings. */
+export interface GateTools {
+  get(name: string): GateTool | undefined;
+}
+
+export interface GateFinding {
+  /** Declaration index of the offending action. */
+  index: number;
+  message: string;
+}
+
+export interface GateReport {
+  findings: GateFinding[];
+  /** `hasRefs[i]`: action i's parameters hold output references (their schema check waits for dispatch). */
+  hasRefs: Uint8Array;
+}
+
+export function staticGate(actions: readonly Action[], tools: GateTools | undefined): GateReport {
+  const findings: GateFinding[] = [];
+  const n = actions.length;
+  const hasRefs = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const action = actions[i]!;
+    if (findOutputRefs(action.parameters).length > 0) hasRefs[i] = 1;
+    if (stateActionKeys(action) === undefined) {
+      findings.push({ index: i, message: missingKeyMessage(action) });
+      continue;
+    }
+    if (action.type !== "tool_call" || tools === undefined) continue;
+    if (action.tool === undefined) {
+      findings.push({ index: i, message: "a tool_call that names no tool" });
+      continue;
+    }
+    const tool = tools.get(action.tool);
+    if (tool === undefined) {
+      findings.push({ index: i, message: unknownToolMessage(action.tool) });
+      continue;
+    }
+    if (hasRefs[i] === 0 && tool.validateParams !== undefined) {
+      const checked = tool.validateParams(action.parameters);
+      if (!checked.ok) findings.push({ index: i, message: schemaMismatchMessage(action.tool, checked.errors) });
+    }
+  }
+  return { findings, hasRefs };
+}
+
+/** Why a state_write / state_read cannot run: it names no key. */
+export function missingKeyMessage(action: Pick<Action, "type">): string {
+  return `a ${action.type} needs a string 'key' parameter${action.type === "state_read" ? " or a string array 'keys'" : ""}`;
+}
+
+export function unknownToolMessage(tool: string): string {
+  return `calls tool '${tool}', which is not registered`;
+}
+
+export function schemaMismatchMessage(tool: string, errors: readonly SchemaError[]): string {
+  return `parameters do not match the schema of tool '${tool}': ${schemaErrorDetail(errors)}`;
+}
+
+/** Schema errors as one line (`path message (schema path); …`), for parameters and outputs alike. */
+export function schemaErrorDetail(errors: readonly SchemaError[]): string {
+  return errors.map((e) => `${e.path === "" ? "(root)" : e.path} ${e.message} (${e.schemaPath})`).join("; ");
+}
