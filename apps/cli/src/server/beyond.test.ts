@@ -15,7 +15,12 @@ describe("trace rules and compensation over the WebSocket", () => {
     await c.result("session.init", { client_id: "t", tools: [{ name: "run_tests" }, { name: "deploy" }] });
     c.handle("tools.execute", () => ({ result: { ok: true } }));
     expect(await c.result("policy.register", { name: "tests_first", rule: "trace_rule", trace: { kind: "only_after", tool: "deploy", after: "run_tests" } })).toMatchObject({ registered: "tests_first" });
-    expect((await c.result("policy.list", {})).policies).toContainEqual({ name: "tests_first", description: 'trace_rule: {"kind":"only_after","tool":"deploy","after":"run_tests"}' });
+    expect((await c.result("policy.list", {})).policies).toContainEqual({
+      name: "tests_first",
+      description: 'trace_rule: {"kind":"only_after","tool":"deploy","after":"run_tests"}',
+      owner: "session",
+      read_only: false,
+    });
     const bad = { actions: [{ id: "d", type: "tool_call", tool: "deploy" }, { id: "t", type: "tool_call", tool: "run_tests" }] };
     const verified = await c.result("verify", { proposal: bad });
     expect(verified.issues.map((i: { message: string }) => i.message)).toContainEqual(expect.stringContaining("tests_first: the DAG permits 'd' to run before any 'run_tests' succeeded"));
@@ -24,6 +29,8 @@ describe("trace rules and compensation over the WebSocket", () => {
     const malformed = await c.call("policy.register", { name: "x", rule: "trace_rule", trace: { kind: "sometimes", tool: "deploy" } });
     expect(malformed.error?.code).toBe(-32602);
     expect(malformed.error?.message).toContain("trace.kind must be one of");
+    expect(await c.result("policy.unregister", { name: "tests_first" })).toMatchObject({ removed: 1 });
+    expect((await c.result("proposal.submit", { proposal: { ...bad, id: "again" } })).results[0].status).toBe("succeeded");
   });
 
   it("proposal.submit with rollback: compensate runs the compensation through tools.execute", async () => {
