@@ -204,4 +204,43 @@ describe("car run", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
   });
+
+  it("shows trace-rule denials by rule name, and with --rollback compensate runs and shows the compensations", async () => {
+    const work = join(root, "saga");
+    mkdirSync(join(work, "policies"), { recursive: true });
+    writeFileSync(
+      join(work, "tools.mjs"),
+      `import { unlinkSync, writeFileSync } from "node:fs";
+export const write_file = (p) => { writeFileSync(p.path, "x"); return { path: p.path }; };
+export const remove_file = (p) => { unlinkSync(p.path); return true; };
+export const deploy = () => { throw new Error("deploy target unreachable"); };
+export const run_tests = () => "green";
+`,
+    );
+    writeFileSync(join(work, "policies", "release.toml"), '[[trace_rule]]\nkind = "only_after"\ntool = "deploy"\nafter = "run_tests"\n');
+    const file = join(work, "out.txt");
+    const write = { id: "w", type: "tool_call", tool: "write_file", parameters: { path: file }, reversibility: "compensable", compensation: { type: "tool", tool: "remove_file", parameters: { path: file } } };
+    const args = (p: string) => [p, "--tools", join(work, "tools.mjs"), "--policies", join(work, "policies"), "--db", ":memory:"];
+
+    const denied = writeProposal("denied.json", [write, { id: "d", type: "tool_call", tool: "deploy", dependencies: ["w"] }]);
+    const r1 = await runCar(["run", ...args(denied)], { env: { CAR_HOME: carHome } });
+    expect(r1.code).toBe(1);
+    expect(r1.stderr).toContain("verify: error d: trace_rule:only_after(deploy,run_tests)");
+    expect(r1.stderr).toContain("⊘ d (deploy) denied by trace_rule:only_after(deploy,run_tests): 'deploy' may run only after 'run_tests' succeeded in this proposal");
+    // Without --rollback compensate the file written before the abort stays.
+    expect(existsSync(file)).toBe(true);
+    rmSync(file);
+
+    const failing = writeProposal("failing.json", [write, { id: "t", type: "tool_call", tool: "run_tests", dependencies: ["w"] }, { id: "d", type: "tool_call", tool: "deploy", dependencies: ["t"] }]);
+    const r2 = await runCar(["run", ...args(failing), "--rollback", "compensate"], { env: { CAR_HOME: carHome } });
+    expect(r2.code).toBe(1);
+    expect(existsSync(file)).toBe(false);
+    expect(r2.stderr).toContain("↶ w (write_file) compensating with remove_file");
+    expect(r2.stderr).toContain("↶ w (write_file) compensated");
+    expect(r2.stdout).toMatch(/w\s+succeeded.*\[rolled back, compensated\] proposal aborted; state effects were rolled back; external effects were undone by its compensation/);
+    expect(r2.stdout).toMatch(/t\s+succeeded.*external effects remain: the action is irreversible/);
+    const json = await runCar(["run", ...args(failing), "--rollback", "compensate", "--json"], { env: { CAR_HOME: carHome } });
+    expect(JSON.parse(json.stdout).results[0]).toMatchObject({ rolled_back: true, compensated: true });
+    expect((await runCar(["run", ...args(failing), "--rollback", "undo"], { env: { CAR_HOME: carHome } })).code).toBe(2);
+  });
 });

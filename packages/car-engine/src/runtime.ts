@@ -6,7 +6,7 @@
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
 import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
-import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
+import { PolicyEngine, PolicyRules, TraceGate, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule, traceRuleFrom } from "@car/policy";
 import { verify } from "@car/verify";
 import type { TransactionMode, VerifyOptions } from "@car/verify";
 import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
@@ -29,6 +29,9 @@ import { transactionFindings } from "./run/transaction-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
+import { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
+import { compensatedResult, pendingCompensations, resumable, runPhase } from "./compensation/compensation-phase.ts";
+import type { CompensationReport, PendingCompensation } from "./compensation/compensation-phase.ts";
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -61,22 +64,37 @@ export interface RuntimeOptions {
    * `transaction_warning` event and runs, `off` (default) checks nothing.
    */
   transactionCheck?: TransactionMode;
+  /**
+   * What an abort undoes: `"state"` (default) restores state only;
+   * `"compensate"` also runs the compensation of every succeeded
+   * `compensable` action, in reverse completion order.
+   */
+  rollback?: RollbackMode;
+  /** Bound on one compensation call that declares no `timeout_ms` (default 30 s). */
+  compensationTimeoutMs?: number;
 }
+
+/** What an abort undoes (see `RuntimeOptions.rollback`). */
+export type RollbackMode = "state" | "compensate";
 
 export interface ExecuteOptions {
   /** Passed to tools as `session_id`. */
   session_id?: string | null;
   budget?: CostBudget;
   maxConcurrency?: number;
-  /** Aborts the proposal (rolled back like any abort) when it fires. */
+  /** Aborts the proposal (rolled back like any abort) when it fires. It does not cut a compensation short. */
   signal?: AbortSignal;
+  /** This proposal's rollback mode; the runtime's when absent. */
+  rollback?: RollbackMode;
 }
 
 /** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
 export interface PolicyDefinition {
   name: string;
-  /** `deny_tool`, `deny_tool_param`, `require_state`, or `callback` (a JavaScript rule). */
+  /** `deny_tool`, `deny_tool_param`, `require_state`, `trace_rule`, or `callback` (a JavaScript rule). */
   rule: string;
+  /** `trace_rule`: the rule, in the policy file's table form (`{ kind, tool, after?, max_calls?, scope? }`). */
+  trace?: JsonValue;
   target?: string | null;
   key?: string | null;
   pattern?: string | null;
@@ -94,6 +112,8 @@ export class Runtime {
   readonly ids: IdGenerator;
   readonly store: RuntimeStore;
   readonly policies: PolicyEngine = new PolicyEngine();
+  /** The temporal rules (`trace_rule`), enforced at dispatch against what this runtime has run (its session). */
+  readonly traceGate: TraceGate = new TraceGate();
   readonly #tools = new ToolRegistry();
   readonly #cache: ResultCache;
   readonly #limiter = new RateLimiter();
@@ -124,6 +144,7 @@ export class Runtime {
       maxOutputBytes,
       maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
+      traceGate: this.traceGate,
     };
   }
 
@@ -181,14 +202,26 @@ export class Runtime {
   registerPolicy(policy: PolicyRule | PolicyDefinition): string;
   registerPolicy(name: string, rule: string, target?: string | null, key?: string | null, pattern?: string | null, valueJson?: string | null): string;
   registerPolicy(...args: unknown[]): string {
+    const [first] = args;
+    if (args.length === 1 && typeof first === "object" && first !== null && !("evaluate" in first) && (first as PolicyDefinition).rule === "trace_rule") {
+      const policy = first as PolicyDefinition;
+      const fail = (problem: string): never => {
+        throw new CarError("invalid_params", `policy '${policy.name}' (trace_rule): ${problem}`);
+      };
+      const table = policy.trace;
+      if (typeof table !== "object" || table === null || Array.isArray(table)) return fail("needs 'trace', the rule as an object");
+      if ("name" in table) fail("give the rule's name as the policy's 'name', not inside 'trace'");
+      this.traceGate.register({ ...traceRuleFrom(table, "trace", fail), name: policy.name });
+      return policy.name;
+    }
     const rule = policyRuleOf(args);
     this.policies.register(rule);
     return rule.name;
   }
 
-  /** Removes every policy with this name; returns how many were removed. */
+  /** Removes every policy (and trace rule) with this name; returns how many were removed. */
   unregisterPolicy(name: string): number {
-    return this.policies.unregister(name);
+    return this.policies.unregister(name) + this.traceGate.unregister(name);
   }
 
   /**
@@ -199,7 +232,7 @@ export class Runtime {
    */
   loadPolicies(dir: string): number {
     const rules = loadPolicyDir(dir);
-    rules.apply(this.policies, { clock: this.clock });
+    rules.apply(this.policies, { clock: this.clock, traceGate: this.traceGate });
     return rules.len;
   }
 
@@ -213,7 +246,7 @@ export class Runtime {
   loadProjectPolicies(cwd: string, options: CarHomeOptions = {}): number {
     const merged = new PolicyRules();
     for (const dir of policyDirs(cwd, options)) merged.merge(loadPolicyDir(dir));
-    merged.apply(this.policies, { clock: this.clock });
+    merged.apply(this.policies, { clock: this.clock, traceGate: this.traceGate });
     return merged.len;
   }
 
@@ -221,11 +254,12 @@ export class Runtime {
 
   /**
    * Static verification against this runtime: its registered tools (names
-   * and parameter schemas) and its current state. Pure: nothing runs, and
-   * policies are not evaluated (they are enforced at execution).
+   * and parameter schemas), its current state and its trace rules (checked
+   * against every order the plan permits). Pure: nothing runs, and policies
+   * are not evaluated (they are enforced at execution).
    */
   verifyProposal(proposal: ProposalInput | unknown, options: { maxActions?: number } = {}): VerificationResult {
-    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools() };
+    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools(), traceRules: this.traceGate.rules() };
     // `?.`: a null or non-object `options` is "none given", not a TypeError.
     const maxActions = (options as { maxActions?: number } | null)?.maxActions;
     if (maxActions !== undefined) verifyOptions.maxActions = maxActions;
@@ -245,6 +279,8 @@ export class Runtime {
   async executeProposal(proposal: ProposalInput | unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
+    const rollback = options.rollback ?? this.#options.rollback ?? "state";
+    if (rollback !== "state" && rollback !== "compensate") throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
     const admission = admit(parsed, this.#tools, budget);
@@ -264,34 +300,75 @@ export class Runtime {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 
-    const checkMode = this.#options.transactionCheck ?? "off";
-    if (admission.findings.length === 0 && checkMode !== "off") {
-      admission.findings.push(...transactionFindings(parsed, this.store.state, checkMode, (kind, action_id, data) => run.emit(kind, action_id, data)));
-    }
-    const gate = this.#options.approvalGate;
-    if (admission.findings.length === 0 && gate !== undefined) {
-      admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, (kind, action_id, data) => run.emit(kind, action_id, data))));
-    }
-    if (admission.findings.length > 0) {
-      const result = run.rejectAll(admission.findings);
-      await this.store.commitProposal(run.commitInput("rejected"));
-      return result;
-    }
-    await run.execute();
-    const result = run.finish();
-    if (run.aborted) {
-      await this.store.commitProposal(run.commitInput("rolled_back"));
-      return result;
-    }
     try {
-      await this.store.commitProposal(run.commitInput("committed"));
-      return result;
-    } catch (error) {
-      if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
-      // The store refused the writes: the proposal ends rolled back, and that outcome is committed instead.
-      const rolledBack = run.refuseCommit(error);
+      const checkMode = this.#options.transactionCheck ?? "off";
+      if (admission.findings.length === 0 && checkMode !== "off") {
+        admission.findings.push(...transactionFindings(parsed, this.store.state, checkMode, (kind, action_id, data) => run.emit(kind, action_id, data)));
+      }
+      const gate = this.#options.approvalGate;
+      if (admission.findings.length === 0 && gate !== undefined) {
+        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, (kind, action_id, data) => run.emit(kind, action_id, data))));
+      }
+      if (admission.findings.length > 0) {
+        const result = run.rejectAll(admission.findings);
+        await this.store.commitProposal(run.commitInput("rejected"));
+        return result;
+      }
+      await run.execute();
+      let result = run.finish();
+      if (!run.aborted) {
+        try {
+          await this.store.commitProposal(run.commitInput("committed"));
+          return result;
+        } catch (error) {
+          if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
+          // The store refused the writes: one `commit_refused` event, and the proposal ends rolled back.
+          result = run.refuseCommit(error);
+        }
+      }
       await this.store.commitProposal(run.commitInput("rolled_back"));
-      return rolledBack;
+      if (rollback !== "compensate") return result;
+      const outcome = await runPhase(this.store, this.clock, run, run.compensationPlan(), this.#compensationTimeoutMs(), parsed.id);
+      return compensatedResult(result, outcome);
+    } finally {
+      this.traceGate.endProposal(parsed.id);
+    }
+  }
+
+  #compensationTimeoutMs(): number {
+    return this.#options.compensationTimeoutMs ?? DEFAULT_COMPENSATION_TIMEOUT_MS;
+  }
+
+  /**
+   * Compensation phases the log shows planned and never completed — a crash
+   * (or a closed runtime) cut them short. Each names what is done and what
+   * remains; `resumeCompensation` finishes one.
+   */
+  pendingCompensations(): PendingCompensation[] {
+    return pendingCompensations(this.events);
+  }
+
+  /**
+   * Finishes an interrupted compensation from the log alone: the plan
+   * recorded in `compensation_planned`, minus the steps that already
+   * succeeded (a step that started and left no outcome runs again — make
+   * compensations safe to repeat). Steps go through this runtime's dispatch
+   * path, and the phase is recorded like the original.
+   */
+  async resumeCompensation(proposal_id: string, dispatch?: ToolCallback, options: Pick<ExecuteOptions, "session_id"> = {}): Promise<CompensationReport> {
+    if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
+    const { proposal, plan, done } = resumable(this.events, proposal_id);
+    const run = new ProposalRun(
+      this.#env,
+      { dispatch, session_id: options.session_id ?? null, budget: undefined, maxConcurrency: 0, signal: undefined },
+      proposal.proposal,
+      proposal.graph,
+      admit(proposal.proposal, this.#tools, undefined),
+    );
+    try {
+      return (await runPhase(this.store, this.clock, run, plan, this.#compensationTimeoutMs(), proposal_id, { done })).report;
+    } finally {
+      this.traceGate.endProposal(proposal_id);
     }
   }
 
@@ -379,8 +456,6 @@ function ruleFrom(def: PolicyDefinition): PolicyRule {
     case "deny_tool_callback":
       if (typeof def.callback !== "function") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs a callback function`);
       return callbackRule(def.name, def.callback);
-    case "trace_rule":
-      throw new CarError("invalid_params", "trace_rule policies are not enforced by this runtime and cannot be registered");
     default:
       throw new CarError("invalid_params", `unknown policy rule kind '${def.rule}'`);
   }

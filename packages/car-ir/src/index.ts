@@ -46,3 +46,5 @@ export {
   type FactoryOptions,
 } from "./factories.ts";
 export * from "./timers.ts";
+export { traceRuleName, TRACE_RULE_KINDS, type TraceRule, type TraceRuleKind, type TraceScope } from "./trace-rule.ts";
+export { compensationActionIndices, undoGap } from "./compensation-actions.ts";

@@ -37,6 +37,7 @@ describe("verify: the spec's examples", () => {
       simulated_state: { tests_passed: true, build_artifact: "app.tgz", deployed: true },
       execution_levels: [["a1"]],
       conflicts: [],
+      rollback_contract: { declared: "compensable", fully_undoable: true, not_undoable: [] },
     });
   });
 

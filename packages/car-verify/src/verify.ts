@@ -4,8 +4,11 @@
  * no policies are evaluated (DECISIONS.md §6).
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
-import { CarError, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
-import { compensationIssues } from "./compensation.ts";
+import type { TraceRule } from "@car/ir";
+import { CarError, compensationActionIndices, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
+import { compensationIssues, compensationUseIssues } from "./compensation.ts";
+import { rollbackReport } from "./rollback.ts";
+import { traceRuleIssues } from "./trace-rules.ts";
 import { findWriteConflicts } from "./conflicts.ts";
 import { GROUP_SAMPLE, groupBy, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
@@ -29,6 +32,8 @@ export interface VerifyOptions {
   tools?: readonly ToolSpec[];
   /** More actions than this is an error. */
   maxActions?: number;
+  /** Trace rules (the TraceGate's) to check the DAG's possible orders against. */
+  traceRules?: readonly TraceRule[];
   /**
    * `false` leaves out the static gate's findings (`gate.ts`), for a caller
    * about to run the proposal: the engine's admission reports them as the
@@ -207,10 +212,16 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   }
   append(issues, repeatedCallIssues(actions));
   append(issues, compensationIssues(actions, graph.indexOf));
+  const compensations = compensationActionIndices(actions);
+  append(issues, compensationUseIssues(actions, graph.preds, compensations));
+  if (options.traceRules !== undefined && options.traceRules.length > 0) {
+    append(issues, traceRuleIssues(actions, graph, pos, compensations, options.traceRules));
+  }
 
   return finish(actions, issues, {
     simulated_state: stateRecord(walk.declared),
     execution_levels: levelsOf(graph),
     conflicts,
+    rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
   }, graph.indexOf);
 }

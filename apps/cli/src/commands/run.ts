@@ -45,6 +45,9 @@ Options:
                           the actions (status, durations, retries, waits, denials,
                           rollback) and the cost summary
   --max-concurrency <N>   At most N actions in flight
+  --rollback <MODE>       What an abort undoes: state (default) restores state only;
+                          compensate also runs the compensation of every succeeded
+                          compensable action, in reverse order
   --db <PATH|URL>         The SQLite database for state, events and approvals
                           (default <CAR_HOME>/car.db; :memory: keeps nothing),
                           or a postgres:// URL shared by runtimes on many hosts
@@ -64,12 +67,15 @@ export async function main(args: string[]): Promise<number> {
     events: { type: "string" },
     report: { type: "string" },
     "max-concurrency": { type: "string" },
+    rollback: { type: "string" },
     json: { type: "boolean" },
     db: { type: "string" },
   });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
   const maxConcurrency = options["max-concurrency"] === undefined ? undefined : positiveInteger(options["max-concurrency"], "--max-concurrency");
+  const rollback = options.rollback ?? "state";
+  if (rollback !== "state" && rollback !== "compensate") throw usageError(`--rollback must be state or compensate, got '${rollback}'`);
 
   const proposal = await loadProposal(path!);
   const tools = await loadTools(options.tools);
@@ -88,8 +94,8 @@ export async function main(args: string[]): Promise<number> {
     for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
     // Verified against the state the run will see: the database's, with --state on top. Findings are
     // shown, not enforced here; the static gate's are left to the engine's admission, which reports
-    // them once, as the rejections they become.
-    const report = verify(proposal, { state: runtime.state.snapshot(), gate: false });
+    // them once, as the rejections they become; trace rules are enforced by the TraceGate.
+    const report = verify(proposal, { state: runtime.state.snapshot(), gate: false, traceRules: runtime.traceGate.rules() });
     if (showProgress) {
       const paint = { error: c.red, warning: c.yellow, info: c.cyan };
       for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
@@ -100,6 +106,7 @@ export async function main(args: string[]): Promise<number> {
       events: options.events,
       progress: showProgress ? progressView(proposal, c) : undefined,
       maxConcurrency,
+      rollback,
     });
     if (options.report !== undefined) {
       const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
@@ -136,6 +143,7 @@ interface ExecuteSetup {
   events: string | undefined;
   progress: ((event: CarEvent) => string | undefined) | undefined;
   maxConcurrency: number | undefined;
+  rollback: "state" | "compensate";
 }
 
 /**
@@ -152,7 +160,10 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
       if (event.proposal_id === proposal.id) mine.push(event);
       const line = setup.progress?.(event);
       if (line !== undefined) eprintln(line);
-      if (event.kind === "proposal_completed" && event.proposal_id === proposal.id) break;
+      if (event.proposal_id !== proposal.id) continue;
+      if (event.kind === "compensation_completed") break;
+      // With compensation, a rollback is followed by the compensation phase: follow it to its end.
+      if (event.kind === "proposal_completed" && !(setup.rollback === "compensate" && event.data["outcome"] === "rolled_back")) break;
     }
   })();
   const cancel = new AbortController();
@@ -161,6 +172,7 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
   try {
     const result = await runtime.executeProposal(proposal, undefined, {
       signal: cancel.signal,
+      rollback: setup.rollback,
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
     });
     await follow;

@@ -44,6 +44,8 @@ export class Outcomes {
   readonly status: Uint8Array;
   /** Per action: its output once it succeeded (what `$id.output` resolves to), else null. */
   readonly outputs: JsonValue[];
+  /** Indices of the actions that succeeded, in completion order (what a compensation undoes, in reverse). */
+  readonly completed: number[] = [];
   readonly #terminal: Uint8Array;
   readonly #errors: (string | null)[];
   readonly #changes: (Record<string, StateMutation> | undefined)[];
@@ -138,6 +140,7 @@ export class Outcomes {
     }
     this.#changes[i] = changes;
     this.settle(i, SUCCEEDED, null);
+    this.completed.push(i);
     const data = this.#digestData(action);
     if (cached) data["cached"] = true;
     this.#events.emit(EVENT_KINDS.actionSucceeded, action.id, data);
@@ -175,6 +178,13 @@ export class Outcomes {
       this.#events.emit(EVENT_KINDS.actionRejected, this.#actions[i]!.id, { reason, stage: "admission" });
     }
     return this.complete("rejected", summary, meter);
+  }
+
+  /** A compensation action reached in the forward run: skipped, without aborting anything (it runs only to undo). */
+  skipCompensationAction(i: number): void {
+    const reason = "compensation action: it runs only to undo the action that names it";
+    this.settle(i, SKIPPED, reason);
+    this.#events.emit(EVENT_KINDS.actionSkipped, this.#actions[i]!.id, { reason, compensation_action: true });
   }
 
   /** Marks every action that never ran (or never finished) as skipped, with why. */

@@ -23,6 +23,7 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
     if (v !== undefined) def[field] = v;
   }
   if (hasKey(raw, "value")) def.value = raw["value"] as JsonValue;
+  if (hasKey(raw, "trace")) def.trace = raw["trace"] as JsonValue;
   if (optionalString(raw, "session_id") !== undefined) {
     throw invalidParams(`${where}: session-scoped policies (session.policy.open) are not supported; omit session_id`);
   }
@@ -32,6 +33,7 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
 /** One line saying what a registered policy does, for `policy.list`. */
 export function describePolicy(def: PolicyDefinition): string {
   const parts: string[] = [];
+  if (def.trace !== undefined) return `trace_rule: ${JSON.stringify(def.trace)}`;
   if (def.target != null) parts.push(`target=${def.target}`);
   if (def.key != null) parts.push(`key=${def.key}`);
   if (def.pattern != null) parts.push(`pattern=${JSON.stringify(def.pattern)}`);
