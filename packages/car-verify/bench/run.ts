@@ -7,7 +7,7 @@
  * alone, and JSON.parse + parseProposal of the same text (goal: each check
  * ≤ 5× that; growth ≤ 12× per 10× in size; ≤ 2 KB of heap per action above
  * the parsed proposal). verify runs on both paths: TypeScript (CAR_NATIVE off)
- * and with @car/native's kernels where loaded (auto thresholds).
+ * and with every @car/native kernel forced on (CAR_NATIVE=always), when loaded.
  */
 import { parseProposal } from "@car/ir";
 import { nativeStatus, setNativeMode } from "@car/native";
@@ -54,8 +54,9 @@ for (const shape of SHAPE_LIST) {
     setNativeMode("off");
     const verifyTs = time(runs, () => verify(proposal));
     const heap = heapPer(n, () => verify(proposal));
-    setNativeMode("auto");
+    setNativeMode("always");
     const verifyNative = time(runs, () => verify(proposal));
+    setNativeMode("auto");
     const sim = time(runs, () => simulate(proposal));
     const tx = time(runs, () => transactionCheck(proposal));
     if (shape === "random" && n === 10_000) {
