@@ -2,7 +2,8 @@
  * verify / simulate / transactionCheck on every proposal shape (random DAG,
  * long chain, wide fan-out, conflict-heavy, `$id.output` chains) at 10k and
  * 100k actions, and 1M with `BENCH_1M=1` (heavy: minutes and several GB;
- * `BENCH_SIZES` / `BENCH_SHAPES` pick rows).
+ * `BENCH_SIZES` / `BENCH_SHAPES` pick rows; give 1M rows a larger heap,
+ * `NODE_OPTIONS=--max-old-space-size=12288`, or GC thrashes near the limit).
  * Every number is against a baseline measured in the same run: JSON.parse
  * alone, and JSON.parse + parseProposal of the same text (goal: each check
  * ≤ 5× that; growth ≤ 12× per 10× in size; ≤ 2 KB of heap per action above
