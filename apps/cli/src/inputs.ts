@@ -4,12 +4,17 @@
  */
 import { existsSync } from "node:fs";
 import { extname } from "node:path";
-import { type ActionProposal, CarError, isJsonObject, type JsonObject, parseProposal, parseToolSchema, type ToolSchema } from "@car/ir";
+import { type ActionProposal, CarError, isJsonObject, type JsonObject, type ParsedProposal, parseProposalWithGraph, parseToolSchema, type ToolSchema } from "@car/ir";
 import { readJson } from "./io.ts";
 
 /** Reads and parses a proposal: an unreadable file is `invalid_params`, a malformed proposal `invalid_proposal` (both exit 2). */
 export async function loadProposal(path: string): Promise<ActionProposal> {
-  return parseProposal(await readJson(path, "proposal"));
+  return (await loadParsedProposal(path)).proposal;
+}
+
+/** `loadProposal` with the graph parsing built, for a command that verifies and runs it without parsing again. */
+export async function loadParsedProposal(path: string): Promise<ParsedProposal> {
+  return parseProposalWithGraph(await readJson(path, "proposal"));
 }
 
 /** A JSON object from a file, for `--state` and similar maps. */

@@ -211,8 +211,9 @@ export class Runtime {
   }
 
   /**
-   * Admits and executes a proposal (JSON text, a plain object, or an
-   * ActionProposal). A proposal that does not parse — bad shape, duplicate
+   * Admits and executes a proposal (JSON text, a plain object, an
+   * ActionProposal, or the pair `parseProposalWithGraph` returned, which is
+   * used as it is: neither parsed nor graphed again). A proposal that does not parse — bad shape, duplicate
    * ids, unknown dependencies, cycles, bad `$id.output` references — throws
    * `invalid_proposal`; one that fails the static gate or its budget comes
    * back with every action `rejected` and nothing run.

@@ -11,7 +11,7 @@ export { shapeProblems, pointerToken } from "./validate.ts";
 export { compileSchema, type SchemaError, type SchemaValidation, type SchemaValidator } from "./compile-schema.ts";
 export { canonicalJson, paramsDigest } from "./canonical.ts";
 export { parseOutputRef, findOutputRefs, outputRefsOf, resolveOutputRefs, type OutputRef, type LocatedOutputRef, type OutputLookup } from "./refs.ts";
-export { parseProposal, parseProposalWithGraph, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
+export { parseProposal, parseProposalWithGraph, isParsedProposal, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
 export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
 export {
   serializeProposal,

@@ -6,14 +6,14 @@
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
-import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ProposalResult, serializeProposalResult } from "@car/ir";
+import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ParsedProposal, type ProposalResult, serializeProposalResult } from "@car/ir";
 import { type CarEvent, Runtime } from "@car/engine";
 import { policyDirs } from "@car/policy/gate";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
 import { openRuntimeStore } from "../car-database.ts";
-import { loadJsonObject, loadProposal, MODULE_EXTENSIONS } from "../inputs.ts";
+import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";
 import { progressLine, resultSummary } from "../render/run-progress.ts";
@@ -63,7 +63,9 @@ export async function main(args: string[]): Promise<number> {
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
   const maxConcurrency = options["max-concurrency"] === undefined ? undefined : positiveInteger(options["max-concurrency"], "--max-concurrency");
 
-  const proposal = await loadProposal(path!);
+  // Parsed once: verify and the runtime take the pair as it is, graph included.
+  const parsed = await loadParsedProposal(path!);
+  const { proposal } = parsed;
   const tools = await loadTools(options.tools);
   const state = options.state === undefined ? {} : await loadJsonObject(options.state, "state file");
   const policyDirList = options.policies?.map((d) => resolve(d)) ?? policyDirs(process.cwd(), { carHome: resolveCarHome() });
@@ -72,7 +74,7 @@ export async function main(args: string[]): Promise<number> {
   const showProgress = options.json !== true;
   // Findings are shown, not enforced here. The static gate's findings are left to the engine's
   // admission, which reports them once, as the rejections they become.
-  const report = verify(proposal, { state, gate: false });
+  const report = verify(parsed, { state, gate: false });
   if (showProgress) {
     const paint = { error: c.red, warning: c.yellow, info: c.cyan };
     for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
@@ -87,7 +89,7 @@ export async function main(args: string[]): Promise<number> {
     for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
     if (showProgress) eprintln(c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`));
 
-    const result = await execute(runtime, proposal, {
+    const result = await execute(runtime, parsed, {
       events: options.events,
       progress: showProgress ? progressView(proposal, c) : undefined,
       maxConcurrency,
@@ -123,7 +125,8 @@ interface ExecuteSetup {
  * JSON-lines file and to the progress view as it happens. Ctrl-C aborts the
  * proposal (rolled back like any abort; running tools are told to stop).
  */
-async function execute(runtime: Runtime, proposal: ActionProposal, setup: ExecuteSetup): Promise<ProposalResult> {
+async function execute(runtime: Runtime, parsed: ParsedProposal, setup: ExecuteSetup): Promise<ProposalResult> {
+  const { proposal } = parsed;
   const sink: WriteStream | undefined = setup.events === undefined ? undefined : createWriteStream(setup.events, { flags: "a" });
   const feed = runtime.events.subscribe();
   const follow = (async () => {
@@ -138,7 +141,7 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
   const onSigint = () => cancel.abort(new Error("interrupted (SIGINT)"));
   process.once("SIGINT", onSigint);
   try {
-    const result = await runtime.executeProposal(proposal, undefined, {
+    const result = await runtime.executeProposal(parsed, undefined, {
       signal: cancel.signal,
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
     });
