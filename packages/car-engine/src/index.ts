@@ -11,6 +11,7 @@ export { AsyncQueue } from "./async-queue.ts";
 export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type PolicyDefinition } from "./runtime.ts";
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";
 export type { ToolHandler, ToolCallContext, ToolCallback, ToolChunkSource } from "./tools/handler.ts";
+export { readToolAnswer, toolCallOf, type ToolCall, type ToolCaller } from "./tools/tool-call.ts";
 export { BUFFER_CAP, type DetachedPollResult } from "./tools/detached.ts";
 export { ROLLBACK_WARNING } from "./run/outcomes.ts";
 export { RETRY_BASE_MS } from "./run/dispatch.ts";

@@ -23,6 +23,8 @@ import type { ToolCallback, ToolHandler } from "./tools/handler.ts";
 import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
+import { jsonCallbackCaller } from "./tools/tool-call.ts";
+import type { ToolCaller } from "./tools/tool-call.ts";
 import { admit } from "./run/admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
@@ -57,6 +59,12 @@ export interface ExecuteOptions {
   maxConcurrency?: number;
   /** Aborts the proposal (rolled back like any abort) when it fires. */
   signal?: AbortSignal;
+  /**
+   * The typed form of `dispatch`, for a transport in the same process (the
+   * WebSocket server): it receives the `ToolCall` itself and returns the
+   * tool's output, so nothing is serialised on the way. Not with `dispatch`.
+   */
+  toolCaller?: ToolCaller;
 }
 
 /** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
@@ -219,18 +227,19 @@ export class Runtime {
    * back with every action `rejected` and nothing run.
    *
    * Tools are dispatched to their registered handler, else to `dispatch`
-   * (the single JSON-string callback contract).
+   * (the single JSON-string callback contract) or `options.toolCaller`.
    */
   async executeProposal(proposal: unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
+    if (dispatch !== undefined && options.toolCaller !== undefined) throw new CarError("invalid_params", "give dispatch or toolCaller, not both");
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
     const admission = admit(parsed, this.#tools, budget);
     const run = new ProposalRun(
       this.#env,
       {
-        dispatch,
+        caller: dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller,
         session_id: options.session_id ?? null,
         budget,
         maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,

@@ -66,7 +66,7 @@ describe("parse once", () => {
     const result = await rt.executeProposal(pair);
     expect(result.results.map((r) => r.status)).toEqual(["succeeded"]);
     // The runtime received the very proposal object parsed above: no second parse made a copy.
-    expect(rt.events.query({ kind: "proposal_received" })[0]!.data["proposal"]).toBe(pair.proposal);
+    expect(rt.events.query({ kinds: ["proposal_received"] })[0]!.data["proposal"]).toBe(pair.proposal);
     await expect(rt.executeProposal({ ...pair })).rejects.toMatchObject({ code: "invalid_proposal" });
   });
 });

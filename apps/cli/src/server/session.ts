@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { type JsonValue, randomIds, shortId } from "@car/ir";
-import { Runtime, type ToolCallback } from "@car/engine";
+import { Runtime, type ToolCaller } from "@car/engine";
 import { postureLookup } from "@car/engine/sqlite";
 import { ApprovalGate } from "@car/policy";
 import { sharedStoreView } from "../car-database.ts";
@@ -37,8 +37,8 @@ export class Session {
   readonly policyDescriptions = new Map<string, string>();
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
-  /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
-  readonly dispatch: ToolCallback = (callJson, signal) => callClientTool(this, callJson, signal);
+  /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
+  readonly toolCaller: ToolCaller = (call, signal) => callClientTool(this, call, signal);
   private callbackSeq = 0;
   private streaming = false;
 

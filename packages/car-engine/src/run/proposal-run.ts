@@ -15,7 +15,7 @@ import { EVENT_KINDS } from "../events/event.ts";
 import type { CarEvent, EventKind } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import { WorkingState } from "../store/working-state.ts";
-import type { ToolCallback } from "../tools/handler.ts";
+import type { ToolCaller } from "../tools/tool-call.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import type { Admission } from "./admission.ts";
 import { CostMeter } from "./cost-meter.ts";
@@ -36,7 +36,8 @@ export interface RunEnvironment extends DispatchEnvironment, PipelineEnvironment
 }
 
 export interface RunOptions {
-  dispatch: ToolCallback | undefined;
+  /** Where calls to tools without a handler go. */
+  caller: ToolCaller | undefined;
   session_id: string | null;
   budget: CostBudget | undefined;
   /** 0 = unlimited. */
@@ -65,7 +66,7 @@ export class ProposalRun {
     this.#events = new RunEvents(proposal.id, env.store.events, env.clock);
     this.#meter = new CostMeter(options.budget, env.clock);
     const scheduler = new Scheduler(graph, options.maxConcurrency, (reason) => dispatcher.cancelAll(reason));
-    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler);
+    const dispatcher = new Dispatcher(env, options.caller, options.session_id, this.#meter, scheduler);
     this.#scheduler = scheduler;
     this.#outcomes = new Outcomes(proposal.id, proposal.actions, this.#events, this.#working, env.tools, env.clock, scheduler);
     this.#pipeline = new ActionPipeline(env, {

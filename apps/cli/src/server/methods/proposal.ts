@@ -17,7 +17,8 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
     throw invalidParams("session_id: per-context policy sessions (session.policy.open) are not supported");
   }
   if (p["scope"] !== undefined && p["scope"] !== null) throw invalidParams("scope: tenant-scoped execution is not supported");
-  const result = await ctx.session.runtime.executeProposal(proposal, ctx.session.dispatch, {
+  const result = await ctx.session.runtime.executeProposal(proposal, undefined, {
+    toolCaller: ctx.session.toolCaller,
     session_id: ctx.session.id,
     signal: ctx.signal,
   });
