@@ -4,7 +4,7 @@
  * no policies are evaluated (DECISIONS.md §6).
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
-import { CarError, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
+import { CarError, dependencyEdges, effectiveWriteSet, isCarError, levelsOf } from "@car/ir";
 import { compensationIssues } from "./compensation.ts";
 import { findWriteConflicts } from "./conflicts.ts";
 import { issue } from "./issue.ts";
@@ -104,7 +104,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   try {
     graph = parsed.graph ?? dependencyEdges(actions);
   } catch (error) {
-    if (!(error instanceof CarError)) throw error;
+    if (!isCarError(error)) throw error;
     issues.push(...graphIssues(actions, error));
     return finish(actions, issues, { simulated_state: stateRecord(initial), execution_levels: [], conflicts: [] });
   }
