@@ -4,7 +4,7 @@
  * frame is a request, a notification, a response to one of our own
  * server→client requests, or something that must be answered with -32600.
  */
-import { CarError, ERROR_CODES, hasKey, isCarError, isJsonObject, type JsonValue } from "@car/ir";
+import { ERROR_CODES, hasKey, isCarError, isJsonObject, type JsonValue } from "@car/ir";
 
 export type RpcId = string | number | null;
 
