@@ -16,3 +16,16 @@ export { BUFFER_CAP, type DetachedPollResult } from "./tools/detached.ts";
 export { ROLLBACK_WARNING } from "./run/outcomes.ts";
 export { RETRY_BASE_MS } from "./run/dispatch.ts";
 export type { ErrorClass } from "./tools/action-failure.ts";
+// The durable-store contract (SQLite and PostgreSQL both offer it), importable without loading either backend.
+export {
+  postureLookup,
+  type DurableApprovalLedger,
+  type DurableRuntimeStore,
+  type LedgerEntry,
+  type PostureEntry,
+  type PostureStore,
+  type RetentionPolicy,
+  type RetentionResult,
+} from "./backends/shared/durable-store.ts";
+export type { ChainBreak, ChainReport } from "./backends/shared/chain-verify.ts";
+export type { Checkpoint, SignedCheckpoint } from "./backends/shared/checkpoint.ts";

@@ -8,7 +8,7 @@
 import { resolve } from "node:path";
 import { ERROR_CODES } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
-import type { ChainReport } from "@car/engine/sqlite";
+import type { ChainReport } from "@car/engine";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { databasePath, openCarDatabase } from "../car-database.ts";
 import { println } from "../io.ts";

@@ -7,7 +7,7 @@
  */
 import { CarError } from "@car/ir";
 import type { RuntimeStore } from "@car/engine";
-import type { ChainReport, PostureStore, RetentionPolicy, RetentionResult } from "@car/engine/sqlite";
+import type { ChainReport, PostureStore, RetentionPolicy, RetentionResult } from "@car/engine";
 import { openRuntimeStore } from "../car-database.ts";
 
 type MaybePromise<T> = T | Promise<T>;

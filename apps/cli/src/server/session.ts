@@ -8,8 +8,7 @@
  */
 import { join } from "node:path";
 import { type JsonValue, randomIds, shortId } from "@car/ir";
-import { Runtime, type ToolCaller } from "@car/engine";
-import { postureLookup } from "@car/engine/sqlite";
+import { postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import { ApprovalGate } from "@car/policy";
 import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
