@@ -4,6 +4,7 @@ export * from "./store/state-store.ts";
 export { InMemoryStateStore, type InMemoryStateStoreOptions } from "./store/in-memory-state-store.ts";
 export { WorkingState, type PendingMutation, type ReadRecord } from "./store/working-state.ts";
 export * from "./store/runtime-store.ts";
+export { borrowedStore } from "./store/borrowed-store.ts";
 export * from "./events/event.ts";
 export * from "./events/event-log.ts";
 export { InMemoryEventLog } from "./events/in-memory-event-log.ts";
@@ -18,7 +19,9 @@ export { RETRY_BASE_MS } from "./run/dispatch.ts";
 export type { ErrorClass } from "./tools/action-failure.ts";
 // The durable-store contract (SQLite and PostgreSQL both offer it), importable without loading either backend.
 export {
+  isAuditedStore,
   postureLookup,
+  type AuditedRuntimeStore,
   type DurableApprovalLedger,
   type DurableRuntimeStore,
   type LedgerEntry,

@@ -8,9 +8,8 @@
  */
 import { join } from "node:path";
 import { type JsonValue, randomIds, shortId } from "@car/ir";
-import { postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import { ApprovalGate } from "@car/policy";
-import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -53,7 +52,7 @@ export class Session {
         ? new ApprovalGate({ ledger: store.approvals, sessionId: this.id, posture: postureLookup(store.postures, options.agentId) })
         : undefined;
     this.runtime = new Runtime({
-      ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
+      ...(store !== undefined ? { store: borrowedStore(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
     });
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
