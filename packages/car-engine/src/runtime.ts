@@ -6,10 +6,10 @@
  */
 import { CarError, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
 import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
-import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
+import { PolicyEngine, PolicyRules, loadPolicyDir, policyDirs, policyRuleFrom } from "@car/policy";
 import { verify } from "@car/verify";
 import type { VerifyOptions } from "@car/verify";
-import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
+import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
 import { inMemoryStore } from "./store/runtime-store.ts";
@@ -65,20 +65,6 @@ export interface ExecuteOptions {
    * tool's output, so nothing is serialised on the way. Not with `dispatch`.
    */
   toolCaller?: ToolCaller;
-}
-
-/** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
-export interface PolicyDefinition {
-  name: string;
-  /** `deny_tool`, `deny_tool_param`, `require_state`, or `callback` (a JavaScript rule). */
-  rule: string;
-  target?: string | null;
-  key?: string | null;
-  pattern?: string | null;
-  /** `require_state`: the required value (or `value_json`, its JSON text). */
-  value?: JsonValue;
-  value_json?: string | null;
-  callback?: PolicyCallback;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -170,8 +156,24 @@ export class Runtime {
    * the registrable kinds (DECISIONS.md §8). Returns the policy's name.
    */
   registerPolicy(policy: PolicyRule | PolicyDefinition): string {
-    this.policies.register("evaluate" in policy ? policy : ruleFrom(policy));
+    this.policies.register("evaluate" in policy ? policy : policyRuleFrom(policy));
     return policy.name;
+  }
+
+  /**
+   * Registers tools and policies all or nothing: every entry is checked
+   * first (schemas compiled, definitions turned into rules), so one bad entry
+   * leaves the runtime as it was.
+   */
+  registerAll(tools: readonly (string | (Partial<ToolSchema> & { name: string }))[], policies: readonly (PolicyRule | PolicyDefinition)[]): void {
+    const prepared = tools.map((t) => this.#tools.prepare(t));
+    const rules = policies.map((p) => ("evaluate" in p ? p : policyRuleFrom(p)));
+    for (const tool of prepared) {
+      this.#tools.add(tool);
+      this.#cache.forget(tool.schema.name);
+      this.#limiter.forget(tool.schema.name);
+    }
+    for (const rule of rules) this.policies.register(rule);
   }
 
   /** Removes every policy with this name; returns how many were removed. */
@@ -305,39 +307,5 @@ export class Runtime {
     this.#closed = true;
     this.#detached.close();
     await this.store.close?.();
-  }
-}
-
-function ruleFrom(def: PolicyDefinition): PolicyRule {
-  const need = (field: "target" | "key" | "pattern"): string => {
-    const v = def[field];
-    if (typeof v !== "string" || v === "") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs '${field}'`);
-    return v;
-  };
-  switch (def.rule) {
-    case "deny_tool":
-      return denyToolRule(def.name, need("target"));
-    case "deny_tool_param":
-      return denyToolParamRule(def.name, need("target"), need("key"), need("pattern"));
-    case "require_state": {
-      let value: JsonValue | undefined = def.value;
-      if (value === undefined && typeof def.value_json === "string") {
-        try {
-          value = JSON.parse(def.value_json) as JsonValue;
-        } catch {
-          throw new CarError("invalid_params", `policy '${def.name}' (require_state): value_json is not JSON`);
-        }
-      }
-      if (value === undefined) throw new CarError("invalid_params", `policy '${def.name}' (require_state) needs 'value' or 'value_json'`);
-      return requireStateRule(def.name, need("key"), value);
-    }
-    case "callback":
-    case "deny_tool_callback":
-      if (typeof def.callback !== "function") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs a callback function`);
-      return callbackRule(def.name, def.callback);
-    case "trace_rule":
-      throw new CarError("invalid_params", "trace_rule policies are not enforced by this runtime and cannot be registered");
-    default:
-      throw new CarError("invalid_params", `unknown policy rule kind '${def.rule}'`);
   }
 }

@@ -4,6 +4,7 @@ export { denyToolRule } from "./rules/deny-tool.ts";
 export { denyToolParamRule } from "./rules/deny-tool-param.ts";
 export { requireStateRule } from "./rules/require-state.ts";
 export { callbackRule, type PolicyCallback } from "./rules/callback.ts";
+export { describePolicy, policyRuleFrom, type PolicyDefinition } from "./rules/definition.ts";
 export { PolicyLoadError } from "./files/policy-load-error.ts";
 export {
   PolicyRules,
