@@ -5,17 +5,6 @@
  */
 export { sqlite, SqliteStore, type SqliteStoreOptions } from "./sqlite-store.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
-export type { ChainBreak, ChainReport } from "../shared/chain-verify.ts";
-export type { Checkpoint, SignedCheckpoint } from "../shared/checkpoint.ts";
-export {
-  postureLookup,
-  type DurableApprovalLedger,
-  type DurableRuntimeStore,
-  type LedgerEntry,
-  type PostureEntry,
-  type PostureStore,
-  type RetentionPolicy,
-  type RetentionResult,
-} from "../shared/durable-store.ts";
+// The durable-store contract (postures, ledger, retention, chain report) is exported by `@car/engine` itself.
 export { replayStateChanges } from "../shared/state-replay.ts";
 export { GENESIS_HASH } from "../shared/event-hash.ts";
