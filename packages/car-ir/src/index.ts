@@ -24,7 +24,7 @@ export {
   type OutputLookup,
 } from "./refs.ts";
 export { readJsonObject } from "./input.ts";
-export { parseProposal, parseProposalWithGraph, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
+export { parseProposal, parseProposalWithGraph, isParsedProposal, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
 export { checkProposalActions, checkProposalBytes, DEFAULT_PROPOSAL_LIMITS, type ProposalLimits } from "./limits.ts";
 export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
 export {

@@ -8,10 +8,8 @@
  */
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
-import { Runtime, type ToolCallback } from "@car/engine";
-import { postureLookup } from "@car/engine/sqlite";
+import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import { ApprovalGate } from "@car/policy";
-import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -45,8 +43,8 @@ export class Session {
   readonly proposals: Slots;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
-  /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
-  readonly dispatch: ToolCallback = (callJson, signal) => callClientTool(this, callJson, signal);
+  /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
+  readonly toolCaller: ToolCaller = (call, signal) => callClientTool(this, call, signal);
   private callbackSeq = 0;
   private streaming = false;
 
@@ -63,7 +61,7 @@ export class Session {
         ? new ApprovalGate({ ledger: store.approvals, sessionId: this.id, posture: postureLookup(store.postures, options.agentId) })
         : undefined;
     this.runtime = new Runtime({
-      ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
+      ...(store !== undefined ? { store: borrowedStore(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });

@@ -23,7 +23,7 @@ import { EVENT_KINDS } from "../events/event.ts";
 import type { CarEvent, EventKind } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import { WorkingState } from "../store/working-state.ts";
-import type { ToolCallback } from "../tools/handler.ts";
+import type { ToolCaller } from "../tools/tool-call.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import type { Admission } from "./admission.ts";
 import { CostMeter } from "./cost-meter.ts";
@@ -44,7 +44,8 @@ export interface RunEnvironment extends DispatchEnvironment, PipelineEnvironment
 }
 
 export interface RunOptions {
-  dispatch: ToolCallback | undefined;
+  /** Where calls to tools without a handler go. */
+  caller: ToolCaller | undefined;
   session_id: string | null;
   budget: CostBudget | undefined;
   /** 0 = unlimited. */
@@ -88,7 +89,7 @@ export class ProposalRun {
     this.#events = new RunEvents(proposal.id, env.store.events, env.clock);
     this.#meter = new CostMeter(options.budget, env.clock);
     const scheduler = new Scheduler(graph, options.maxConcurrency, (reason) => dispatcher.cancelAll(reason));
-    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler, this.#events);
+    const dispatcher = new Dispatcher(env, options.caller, options.session_id, this.#meter, scheduler, this.#events);
     this.#scheduler = scheduler;
     this.#outcomes = new Outcomes(proposal.id, proposal.actions, this.#events, this.#working, env.tools, env.clock, scheduler);
     this.#pipeline = new ActionPipeline(env, {
@@ -196,7 +197,7 @@ export class ProposalRun {
   async compensate(plan: CompensationPlan, timeoutMs: number, done: ReadonlySet<string> = new Set(), planned = false): Promise<CompensationOutcome> {
     const env = this.#env;
     const meter = new CostMeter(undefined, env.clock);
-    const dispatcher = new Dispatcher(env, this.#options.dispatch, this.#options.session_id, meter, new Scheduler(this.#graph, 0, () => {}), this.#events);
+    const dispatcher = new Dispatcher(env, this.#options.caller, this.#options.session_id, meter, new Scheduler(this.#graph, 0, () => {}), this.#events);
     const path: CompensationPath = {
       proposal_id: this.#proposal.id,
       tools: env.tools,
