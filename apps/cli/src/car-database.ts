@@ -1,8 +1,9 @@
 /**
  * The CLI's durable store: a SQLite database, `--db PATH` or
- * `<CAR_HOME>/car.db` by default, with the retention checkpoints' HMAC key in
- * `<CAR_HOME>/audit.key` (apart from the database, so someone who can only
- * edit the database cannot forge checkpoints). `car run`, `car serve`,
+ * `<CAR_HOME>/car.db` by default (or PostgreSQL for a `postgres://` URL),
+ * with the audit key in `<CAR_HOME>/audit.key` (apart from the database, so
+ * someone who can only edit the database can neither forge event MACs nor
+ * checkpoints). `car run`, `car serve`,
  * `car audit` and `car approvals` all open it here, so they agree on both.
  * The SQLite module is loaded only by the commands that use it.
  */
@@ -11,10 +12,17 @@ import { dirname, join, resolve } from "node:path";
 import { CarError } from "@car/ir";
 import type { RuntimeStore } from "@car/engine";
 import type { SqliteStore } from "@car/engine/sqlite";
+import type { PostgresStore } from "@car/engine/postgres";
 import { resolveCarHome } from "./car-home.ts";
 
 export const DATABASE_FILE = "car.db";
 export const AUDIT_KEY_FILE = "audit.key";
+/** Where `car audit anchor` writes the chain head down by default, and `car audit verify` reads it. */
+export const ANCHOR_FILE = "anchors.jsonl";
+
+export function auditKeyPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(resolveCarHome(env), AUDIT_KEY_FILE);
+}
 
 /** `--db` as given (`:memory:` keeps nothing), else `<CAR_HOME>/car.db`. */
 export function databasePath(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
@@ -37,7 +45,7 @@ export async function openCarDatabase(path: string, options: OpenCarDatabaseOpti
   }
   const { sqlite } = await import("@car/engine/sqlite");
   try {
-    return sqlite(path, { checkpointKeyFile: join(resolveCarHome(env), AUDIT_KEY_FILE), ...(options.readonly === true ? { readonly: true } : {}) });
+    return sqlite(path, { auditKeyFile: auditKeyPath(env), ...(options.readonly === true ? { readonly: true } : {}) });
   } catch (error) {
     throw databaseError(error, path);
   }
@@ -76,15 +84,14 @@ export function databaseError(error: unknown, path: string): unknown {
 /** A `--db` value naming a PostgreSQL database (shared by runtimes on several hosts) rather than a SQLite file. */
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
-/**
- * The store `car run` / `car serve` execute on: PostgreSQL for a
- * `postgres://` `--db` (the `pg` client loaded only then), else the SQLite
- * database above.
- */
-export async function openRuntimeStore(option: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<RuntimeStore> {
-  if (option === undefined || !POSTGRES_URL.test(option)) return openCarDatabase(databasePath(option, env), { env });
+export function isPostgresUrl(option: string | undefined): option is string {
+  return option !== undefined && POSTGRES_URL.test(option);
+}
+
+/** Opens the PostgreSQL store at `url` with the CLI's audit key, surfacing connection errors now. */
+export async function openPostgres(url: string, options: { readonlyKey?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<PostgresStore> {
   const { postgres } = await import("@car/engine/postgres");
-  const store = postgres(option);
+  const store = postgres(url, { auditKeyFile: auditKeyPath(options.env), ...(options.readonlyKey === true ? { readonlyKey: true } : {}) });
   try {
     await store.ready();
   } catch (error) {
@@ -95,18 +102,11 @@ export async function openRuntimeStore(option: string | undefined, env: NodeJS.P
 }
 
 /**
- * The store as one of many runtimes sees it (a server's sessions share the
- * server's store): everything but `close`, so closing a session's runtime
- * leaves the store open for the others. The owner closes the store itself.
+ * The store `car run` / `car serve` execute on: PostgreSQL for a
+ * `postgres://` `--db` (the `pg` client loaded only then), else the SQLite
+ * database above.
  */
-export function sharedStoreView(store: RuntimeStore): RuntimeStore {
-  const view: RuntimeStore = {
-    state: store.state,
-    events: store.events,
-    approvals: store.approvals,
-    commitProposal: (commit) => store.commitProposal(commit),
-  };
-  if (store.beginProposal !== undefined) view.beginProposal = (begin) => store.beginProposal!(begin);
-  if (store.recover !== undefined) view.recover = () => store.recover!();
-  return view;
+export async function openRuntimeStore(option: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<RuntimeStore> {
+  if (!isPostgresUrl(option)) return openCarDatabase(databasePath(option, env), { env });
+  return openPostgres(option, { env });
 }

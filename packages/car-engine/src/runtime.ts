@@ -5,12 +5,12 @@
  * its state changes and events together through the store.
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
+import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
+import { PolicyEngine, PolicyRules, TraceGate, loadPolicyDir, policyDirs, policyRuleFrom, traceRuleOfDefinition } from "@car/policy";
 import type { Tracer } from "@opentelemetry/api";
-import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
-import type { VerifyOptions } from "@car/verify";
-import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
+import type { TransactionMode, VerifyOptions } from "@car/verify";
+import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
 import { inMemoryStore } from "./store/runtime-store.ts";
@@ -24,11 +24,18 @@ import type { ToolCallback, ToolHandler } from "./tools/handler.ts";
 import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
+import { jsonCallbackCaller } from "./tools/tool-call.ts";
+import type { ToolCaller } from "./tools/tool-call.ts";
 import { admit } from "./run/admission.ts";
 import type { Admission } from "./run/admission.ts";
+import { approvalFindings } from "./run/approval-admission.ts";
+import { transactionFindings } from "./run/transaction-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
+import { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
+import { compensatedResult, pendingCompensations, resumable, runPhase } from "./compensation/compensation-phase.ts";
+import type { CompensationReport, PendingCompensation } from "./compensation/compensation-phase.ts";
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -52,34 +59,48 @@ export interface RuntimeOptions {
    */
   tracer?: Tracer;
   /**
-   * The permission-tier / approval gate (@car/policy) every action passes
-   * after the policies; none by default. Build it on `store.approvals` so
-   * decisions land in this runtime's ledger.
+   * The permission-tier / approval gate (@car/policy); none by default. The
+   * whole proposal is evaluated at admission (DECISIONS §16): one action
+   * needing an approval rejects every action, naming its fingerprint, and
+   * nothing runs. Build it on `store.approvals` so decisions recorded there
+   * (`permission.approve`, `car approvals`) make the re-submission pass.
    */
   approvalGate?: ApprovalGate;
+  /**
+   * `transactionCheck` at admission over each proposal and the store's
+   * versions (agent-ir-spec.md TransactionCheckMode): `strict` rejects the
+   * actions in blocking conflicts before anything runs, `warn` records a
+   * `transaction_warning` event and runs, `off` (default) checks nothing.
+   */
+  transactionCheck?: TransactionMode;
+  /**
+   * What an abort undoes: `"state"` (default) restores state only;
+   * `"compensate"` also runs the compensation of every succeeded
+   * `compensable` action, in reverse completion order.
+   */
+  rollback?: RollbackMode;
+  /** Bound on one compensation call that declares no `timeout_ms` (default 30 s). */
+  compensationTimeoutMs?: number;
 }
+
+/** What an abort undoes (see `RuntimeOptions.rollback`). */
+export type RollbackMode = "state" | "compensate";
 
 export interface ExecuteOptions {
   /** Passed to tools as `session_id`. */
   session_id?: string | null;
   budget?: CostBudget;
   maxConcurrency?: number;
-  /** Aborts the proposal (rolled back like any abort) when it fires. */
+  /** Aborts the proposal (rolled back like any abort) when it fires. It does not cut a compensation short. */
   signal?: AbortSignal;
-}
-
-/** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
-export interface PolicyDefinition {
-  name: string;
-  /** `deny_tool`, `deny_tool_param`, `require_state`, or `callback` (a JavaScript rule). */
-  rule: string;
-  target?: string | null;
-  key?: string | null;
-  pattern?: string | null;
-  /** `require_state`: the required value (or `value_json`, its JSON text). */
-  value?: JsonValue;
-  value_json?: string | null;
-  callback?: PolicyCallback;
+  /** This proposal's rollback mode; the runtime's when absent. */
+  rollback?: RollbackMode;
+  /**
+   * The typed form of `dispatch`, for a transport in the same process (the
+   * WebSocket server): it receives the `ToolCall` itself and returns the
+   * tool's output, so nothing is serialised on the way. Not with `dispatch`.
+   */
+  toolCaller?: ToolCaller;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -90,6 +111,8 @@ export class Runtime {
   readonly ids: IdGenerator;
   readonly store: RuntimeStore;
   readonly policies: PolicyEngine = new PolicyEngine();
+  /** The temporal rules (`trace_rule`), enforced at dispatch against what this runtime has run (its session). */
+  readonly traceGate: TraceGate = new TraceGate();
   readonly #tools = new ToolRegistry();
   readonly #cache: ResultCache;
   readonly #limiter = new RateLimiter();
@@ -121,6 +144,7 @@ export class Runtime {
       maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
       tracer: options.tracer,
+      traceGate: this.traceGate,
     };
   }
 
@@ -178,14 +202,37 @@ export class Runtime {
   registerPolicy(policy: PolicyRule | PolicyDefinition): string;
   registerPolicy(name: string, rule: string, target?: string | null, key?: string | null, pattern?: string | null, valueJson?: string | null): string;
   registerPolicy(...args: unknown[]): string {
+    const [first] = args;
+    if (args.length === 1 && isTraceDefinition(first)) {
+      this.traceGate.register(traceRuleOfDefinition(first));
+      return first.name;
+    }
     const rule = policyRuleOf(args);
     this.policies.register(rule);
     return rule.name;
   }
 
-  /** Removes every policy with this name; returns how many were removed. */
+  /**
+   * Registers tools and policies all or nothing: every entry is checked
+   * first (schemas compiled, definitions turned into rules), so one bad entry
+   * leaves the runtime as it was.
+   */
+  registerAll(tools: readonly (string | (Partial<ToolSchema> & { name: string }))[], policies: readonly (PolicyRule | PolicyDefinition)[]): void {
+    const prepared = tools.map((t) => this.#tools.prepare(t));
+    const traces = policies.filter(isTraceDefinition).map(traceRuleOfDefinition);
+    const rules = policies.filter((p) => !isTraceDefinition(p)).map((p) => ("evaluate" in p ? p : policyRuleFrom(p)));
+    for (const tool of prepared) {
+      this.#tools.add(tool);
+      this.#cache.forget(tool.schema.name);
+      this.#limiter.forget(tool.schema.name);
+    }
+    for (const rule of rules) this.policies.register(rule);
+    for (const trace of traces) this.traceGate.register(trace);
+  }
+
+  /** Removes every policy (and trace rule) with this name; returns how many were removed. */
   unregisterPolicy(name: string): number {
-    return this.policies.unregister(name);
+    return this.policies.unregister(name) + this.traceGate.unregister(name);
   }
 
   /**
@@ -196,7 +243,7 @@ export class Runtime {
    */
   loadPolicies(dir: string): number {
     const rules = loadPolicyDir(dir);
-    rules.apply(this.policies, { clock: this.clock });
+    rules.apply(this.policies, { clock: this.clock, traceGate: this.traceGate });
     return rules.len;
   }
 
@@ -210,7 +257,7 @@ export class Runtime {
   loadProjectPolicies(cwd: string, options: CarHomeOptions = {}): number {
     const merged = new PolicyRules();
     for (const dir of policyDirs(cwd, options)) merged.merge(loadPolicyDir(dir));
-    merged.apply(this.policies, { clock: this.clock });
+    merged.apply(this.policies, { clock: this.clock, traceGate: this.traceGate });
     return merged.len;
   }
 
@@ -218,11 +265,12 @@ export class Runtime {
 
   /**
    * Static verification against this runtime: its registered tools (names
-   * and parameter schemas) and its current state. Pure: nothing runs, and
-   * policies are not evaluated (they are enforced at execution).
+   * and parameter schemas), its current state and its trace rules (checked
+   * against every order the plan permits). Pure: nothing runs, and policies
+   * are not evaluated (they are enforced at execution).
    */
   verifyProposal(proposal: ProposalInput | unknown, options: { maxActions?: number } = {}): VerificationResult {
-    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools() };
+    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools(), traceRules: this.traceGate.rules() };
     // `?.`: a null or non-object `options` is "none given", not a TypeError.
     const maxActions = (options as { maxActions?: number } | null)?.maxActions;
     if (maxActions !== undefined) verifyOptions.maxActions = maxActions;
@@ -230,25 +278,29 @@ export class Runtime {
   }
 
   /**
-   * Admits and executes a proposal (JSON text, a plain object, or an
-   * ActionProposal). A proposal that does not parse — bad shape, duplicate
+   * Admits and executes a proposal (JSON text, a plain object, an
+   * ActionProposal, or the pair `parseProposalWithGraph` returned, which is
+   * used as it is: neither parsed nor graphed again). A proposal that does not parse — bad shape, duplicate
    * ids, unknown dependencies, cycles, bad `$id.output` references — throws
    * `invalid_proposal`; one that fails the static gate or its budget comes
    * back with every action `rejected` and nothing run.
    *
    * Tools are dispatched to their registered handler, else to `dispatch`
-   * (the single JSON-string callback contract).
+   * (the single JSON-string callback contract) or `options.toolCaller`.
    */
   async executeProposal(proposal: ProposalInput | unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
+    const rollback = options.rollback ?? this.#options.rollback ?? "state";
+    if (rollback !== "state" && rollback !== "compensate") throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
+    if (dispatch !== undefined && options.toolCaller !== undefined) throw new CarError("invalid_params", "give dispatch or toolCaller, not both");
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
     const admission = admit(parsed, this.#tools, budget);
     const run = new ProposalRun(
       this.#env,
       {
-        dispatch,
+        caller: dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller,
         session_id: options.session_id ?? null,
         budget,
         maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
@@ -259,37 +311,92 @@ export class Runtime {
       admission,
     );
     try {
-      return await this.#run(run, parsed, admission);
+      return await this.#run(run, parsed, admission, rollback);
     } finally {
       run.endTrace();
     }
   }
 
   /** Begins, runs and commits an admitted proposal. */
-  async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission): Promise<ProposalResult> {
+  async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission, rollback: RollbackMode): Promise<ProposalResult> {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 
-    if (admission.findings.length > 0) {
-      const result = run.rejectAll(admission.findings);
-      await this.store.commitProposal(run.commitInput("rejected"));
-      return result;
-    }
-    await run.execute();
-    const result = run.finish();
-    if (run.aborted) {
-      await this.store.commitProposal(run.commitInput("rolled_back"));
-      return result;
-    }
     try {
-      await this.store.commitProposal(run.commitInput("committed"));
-      return result;
-    } catch (error) {
-      if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
-      // The store refused the writes: the proposal ends rolled back, and that outcome is committed instead.
-      const rolledBack = run.rollback(error.message);
+      const checkMode = this.#options.transactionCheck ?? "off";
+      if (admission.findings.length === 0 && checkMode !== "off") {
+        admission.findings.push(...transactionFindings(parsed, this.store.state, checkMode, (kind, action_id, data) => run.emit(kind, action_id, data)));
+      }
+      const gate = this.#options.approvalGate;
+      if (admission.findings.length === 0 && gate !== undefined) {
+        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, (kind, action_id, data) => run.emit(kind, action_id, data))));
+      }
+      if (admission.findings.length > 0) {
+        const result = run.rejectAll(admission.findings);
+        await this.store.commitProposal(run.commitInput("rejected"));
+        return result;
+      }
+      await run.execute();
+      let result = run.finish();
+      if (!run.aborted) {
+        try {
+          await this.store.commitProposal(run.commitInput("committed"));
+          return result;
+        } catch (error) {
+          if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
+          // The store refused the writes: one `commit_refused` event, and the proposal ends rolled back.
+          result = run.refuseCommit(error);
+        }
+      }
       await this.store.commitProposal(run.commitInput("rolled_back"));
-      return rolledBack;
+      if (rollback !== "compensate") return result;
+      const outcome = await runPhase(this.store, this.clock, run, run.compensationPlan(), this.#compensationTimeoutMs(), parsed.id);
+      return compensatedResult(result, outcome);
+    } finally {
+      this.traceGate.endProposal(parsed.id);
+    }
+  }
+
+  #compensationTimeoutMs(): number {
+    return this.#options.compensationTimeoutMs ?? DEFAULT_COMPENSATION_TIMEOUT_MS;
+  }
+
+  /**
+   * Compensation phases the log shows planned and never completed — a crash
+   * (or a closed runtime) cut them short. Each names what is done and what
+   * remains; `resumeCompensation` finishes one.
+   */
+  pendingCompensations(): PendingCompensation[] {
+    return pendingCompensations(this.events);
+  }
+
+  /**
+   * Finishes an interrupted compensation from the log alone: the plan
+   * recorded in `compensation_planned`, minus the steps that already
+   * succeeded (a step that started and left no outcome runs again — make
+   * compensations safe to repeat). Steps go through this runtime's dispatch
+   * path, and the phase is recorded like the original.
+   */
+  async resumeCompensation(proposal_id: string, dispatch?: ToolCallback, options: Pick<ExecuteOptions, "session_id"> = {}): Promise<CompensationReport> {
+    if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
+    const { proposal, plan, done } = resumable(this.events, proposal_id);
+    const run = new ProposalRun(
+      this.#env,
+      {
+        caller: dispatch === undefined ? undefined : jsonCallbackCaller(dispatch, this.#env.maxOutputBytes),
+        session_id: options.session_id ?? null,
+        budget: undefined,
+        maxConcurrency: 0,
+        signal: undefined,
+      },
+      proposal.proposal,
+      proposal.graph,
+      admit(proposal.proposal, this.#tools, undefined),
+    );
+    try {
+      return (await runPhase(this.store, this.clock, run, plan, this.#compensationTimeoutMs(), proposal_id, { done })).report;
+    } finally {
+      this.traceGate.endProposal(proposal_id);
     }
   }
 
@@ -327,11 +434,16 @@ export class Runtime {
 }
 
 const POLICY_SHAPES =
-  "registerPolicy takes a PolicyRule ({ name, evaluate }), a definition ({ name, rule, target?, key?, pattern?, value?, value_json?, callback? }) " +
+  "registerPolicy takes a PolicyRule ({ name, evaluate }), a definition ({ name, rule, target?, key?, pattern?, value?, value_json?, callback?, trace? }) " +
   "or positional arguments (name, rule, target?, key?, pattern?, valueJson?)";
 
 function describeArgs(args: readonly unknown[]): string {
   return args.map((a) => (a === null ? "null" : Array.isArray(a) ? "array" : typeof a)).join(", ") || "nothing";
+}
+
+/** A `trace_rule` definition: registered on the TraceGate, not the policy engine. */
+function isTraceDefinition(value: unknown): value is PolicyDefinition {
+  return typeof value === "object" && value !== null && !("evaluate" in value) && (value as PolicyDefinition).rule === "trace_rule";
 }
 
 /** The rule `registerPolicy`'s arguments describe, in any of its three shapes. */
@@ -341,45 +453,11 @@ function policyRuleOf(args: readonly unknown[]): PolicyRule {
     const [, rule, target, key, pattern, valueJson] = args;
     const optional = [target, key, pattern, valueJson].every((v) => v === undefined || v === null || typeof v === "string");
     if (typeof rule !== "string" || !optional || args.length > 6) throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
-    return ruleFrom({ name: first, rule, target: target as string | null, key: key as string | null, pattern: pattern as string | null, value_json: valueJson as string | null });
+    return policyRuleFrom({ name: first, rule, target: target as string | null, key: key as string | null, pattern: pattern as string | null, value_json: valueJson as string | null });
   }
   if (args.length === 1 && first !== null && typeof first === "object" && typeof (first as { name?: unknown }).name === "string") {
     if (typeof (first as PolicyRule).evaluate === "function") return first as PolicyRule;
-    if (typeof (first as PolicyDefinition).rule === "string") return ruleFrom(first as PolicyDefinition);
+    if (typeof (first as PolicyDefinition).rule === "string") return policyRuleFrom(first as PolicyDefinition);
   }
   throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
-}
-
-function ruleFrom(def: PolicyDefinition): PolicyRule {
-  const need = (field: "target" | "key" | "pattern"): string => {
-    const v = def[field];
-    if (typeof v !== "string" || v === "") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs '${field}'`);
-    return v;
-  };
-  switch (def.rule) {
-    case "deny_tool":
-      return denyToolRule(def.name, need("target"));
-    case "deny_tool_param":
-      return denyToolParamRule(def.name, need("target"), need("key"), need("pattern"));
-    case "require_state": {
-      let value: JsonValue | undefined = def.value;
-      if (value === undefined && typeof def.value_json === "string") {
-        try {
-          value = JSON.parse(def.value_json) as JsonValue;
-        } catch {
-          throw new CarError("invalid_params", `policy '${def.name}' (require_state): value_json is not JSON`);
-        }
-      }
-      if (value === undefined) throw new CarError("invalid_params", `policy '${def.name}' (require_state) needs 'value' or 'value_json'`);
-      return requireStateRule(def.name, need("key"), value);
-    }
-    case "callback":
-    case "deny_tool_callback":
-      if (typeof def.callback !== "function") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs a callback function`);
-      return callbackRule(def.name, def.callback);
-    case "trace_rule":
-      throw new CarError("invalid_params", "trace_rule policies are not enforced by this runtime and cannot be registered");
-    default:
-      throw new CarError("invalid_params", `unknown policy rule kind '${def.rule}'`);
-  }
 }

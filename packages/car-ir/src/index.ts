@@ -25,7 +25,7 @@ export {
   type OutputLookup,
 } from "./refs.ts";
 export { readJsonObject } from "./input.ts";
-export { parseProposal, parseProposalWithGraph, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
+export { parseProposal, parseProposalWithGraph, isParsedProposal, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
 export { checkProposalActions, checkProposalBytes, DEFAULT_PROPOSAL_LIMITS, type ProposalLimits } from "./limits.ts";
 export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
 export {
@@ -47,3 +47,5 @@ export {
   type FactoryOptions,
 } from "./factories.ts";
 export * from "./timers.ts";
+export { traceRuleName, TRACE_RULE_KINDS, type TraceRule, type TraceRuleKind, type TraceScope } from "./trace-rule.ts";
+export { compensationActionIndices, undoGap } from "./compensation-actions.ts";

@@ -137,6 +137,10 @@ export interface ActionResult {
   terminal?: true;
   /** Present (and true) only when the enclosing state transaction was restored. */
   rolled_back?: true;
+  /** Present (and true) only when a rollback ran this action's compensation and it succeeded. */
+  compensated?: true;
+  /** Present only when a rollback ran this action's compensation and it failed (or was cut short): why. */
+  compensation_error?: string;
 }
 
 export interface ProposalResult {
@@ -161,7 +165,22 @@ export interface VerificationResult {
   simulated_state: JsonObject;
   execution_levels: string[][];
   conflicts: [string, string, string][];
+  /** Whether an abort could undo everything that ran (an addition to the seeds' shape; absent from older producers). */
+  rollback_contract?: RollbackReport;
 }
+
+/** `verify`'s answer to "if this proposal aborts, can everything it did be undone?". */
+export interface RollbackReport {
+  /** The worst reversibility declared by an action that runs forward (`rollbackContract`). */
+  declared: Reversibility;
+  /** True when every forward action is `reversible` or `compensable` with a runnable compensation. */
+  fully_undoable: boolean;
+  /** The forward actions an abort would leave done, and why. */
+  not_undoable: { action_id: string; reason: UndoGap }[];
+}
+
+/** Why an action that ran cannot be undone by a rollback with compensation. */
+export type UndoGap = "irreversible" | "missing_compensation" | "broken_compensation";
 
 export interface PolicyViolation {
   policy_name: string;

@@ -8,11 +8,9 @@
  */
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
-import { Runtime, type ToolCallback } from "@car/engine";
-import { postureLookup } from "@car/engine/sqlite";
+import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate } from "@car/policy";
-import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -48,8 +46,8 @@ export class Session {
   readonly proposals: Slots;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
-  /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
-  readonly dispatch: ToolCallback = (callJson, signal) => callClientTool(this, callJson, signal);
+  /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
+  readonly toolCaller: ToolCaller = (call, signal) => callClientTool(this, call, signal);
   private callbackSeq = 0;
   private streaming = false;
 
@@ -66,7 +64,7 @@ export class Session {
         ? new ApprovalGate({ ledger: store.approvals, sessionId: this.id, posture: postureLookup(store.postures, options.agentId) })
         : undefined;
     this.runtime = new Runtime({
-      ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
+      ...(store !== undefined ? { store: borrowedStore(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
       ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
@@ -74,7 +72,7 @@ export class Session {
     this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));
-    this.rules = new SessionRules(this.runtime.policies);
+    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
   }
 
   /**
@@ -98,7 +96,7 @@ export class Session {
       ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
     });
     this.runtime.loadPolicies(join(this.options.carHome, "policies"));
-    this.rules = new SessionRules(this.runtime.policies);
+    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
     void shared.close();
   }
 

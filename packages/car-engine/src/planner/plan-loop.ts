@@ -145,7 +145,8 @@ export async function runPlanLoop(options: PlanLoopOptions): Promise<PlanLoopRes
     }
     let result: ProposalResult;
     try {
-      result = await runtime.executeProposal(best.proposal.proposal, options.dispatch, options.execute);
+      // The pair ranking parsed: the runtime takes it as it is.
+      result = await runtime.executeProposal(best.proposal, options.dispatch, options.execute);
     } catch (error) {
       if (!isCarError(error)) throw error;
       return { attempt: { ...base, verdict: "invalid_proposal", feedback: { attempt, verdict: "invalid_proposal", message: error.message } } };

@@ -15,18 +15,18 @@ import type { RunTracer } from "../telemetry/run-tracer.ts";
 import { schemaErrorDetail } from "@car/verify";
 import { ActionFailure, failureFrom } from "../tools/action-failure.ts";
 import { CallContext } from "../tools/call-context.ts";
-import { callThroughCallback } from "../tools/callback-call.ts";
 import type { DetachedInvocations } from "../tools/detached.ts";
-import type { ToolCallback } from "../tools/handler.ts";
 import type { RateLimiter } from "../tools/rate-limiter.ts";
 import { ResultCache } from "../tools/result-cache.ts";
+import { toolCallOf } from "../tools/tool-call.ts";
+import type { ToolCaller } from "../tools/tool-call.ts";
 import type { RegisteredTool } from "../tools/tool-registry.ts";
 import { toJsonOutput } from "../tools/tool-output.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Called, Outcome } from "./outcomes.ts";
-import type { Scheduler } from "./schedule.ts";
 import type { RunEvents } from "./run-events.ts";
 import { EVENT_KINDS } from "../events/event.ts";
+import type { Scheduler } from "./schedule.ts";
 
 /** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
 export const RETRY_BASE_MS = 100;
@@ -60,28 +60,29 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 
 export class Dispatcher {
   readonly #env: DispatchEnvironment;
-  readonly #callback: ToolCallback | undefined;
+  /** Where calls to tools without a handler go (the JSON callback or a transport), if anywhere. */
+  readonly #caller: ToolCaller | undefined;
   readonly #sessionId: string | null;
   readonly #meter: CostMeter;
   readonly #scheduler: Scheduler;
   readonly #tracer: RunTracer | undefined;
-  /** Where retries and rate-limit waits are announced as they happen (progress, the run report). */
-  readonly #events: RunEvents | undefined;
+  /** The run's events: retries and rate-limit waits as they happen, failed attempts, dispatch intents. */
+  readonly #events: RunEvents;
   /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
   readonly #inflight = new Set<(reason: string) => void>();
 
   constructor(
     env: DispatchEnvironment,
-    callback: ToolCallback | undefined,
+    caller: ToolCaller | undefined,
     sessionId: string | null,
     meter: CostMeter,
     scheduler: Scheduler,
-    events?: RunEvents,
+    events: RunEvents,
     tracer?: RunTracer,
   ) {
-    this.#events = events;
     this.#env = env;
-    this.#callback = callback;
+    this.#events = events;
+    this.#caller = caller;
     this.#sessionId = sessionId;
     this.#meter = meter;
     this.#scheduler = scheduler;
@@ -105,13 +106,15 @@ export class Dispatcher {
     }
     if (tool.schema.rate_limit !== undefined || this.#scheduler.abortReason !== undefined) return this.#attempts(action, params, plan, 1);
     this.#meter.toolCalls++;
+    const startMs = this.#env.clock.now();
     const first = this.#invoke(action, tool, params, 1, detached);
-    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first);
-    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome));
+    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first, startMs);
+    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome, startMs));
   }
 
-  #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome): Called | Promise<Called> {
+  #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome, startMs: number): Called | Promise<Called> {
     const checked = this.#checkOutput(plan, outcome);
+    this.#noteAttempt(action, 1, checked, startMs);
     if (!(checked instanceof ActionFailure) || checked.terminal || plan.attempts <= 1 || this.#scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
     return this.#attempts(action, params, plan, 2, checked);
   }
@@ -124,7 +127,7 @@ export class Dispatcher {
     for (let attempt = from; ; attempt++) {
       if (attempt > 1) {
         const delay = RETRY_BASE_MS * 2 ** (attempt - 2);
-        this.#events?.emit(EVENT_KINDS.actionRetrying, action.id, { attempt, delay_ms: delay, error: previous?.message ?? null });
+        this.#events.emit(EVENT_KINDS.actionRetrying, action.id, { attempt, delay_ms: delay, error: previous?.message ?? null });
         if (!(await this.#sleep(delay))) return { outcome: this.#cancelled(), cached: false };
         const overBudget = this.#meter.exceeded(action);
         if (overBudget !== undefined) {
@@ -137,7 +140,7 @@ export class Dispatcher {
         const now = (): number => this.#env.clock.now();
         for (let wait = this.#env.limiter.acquire(tool.schema.name, limit, now()); wait > 0; wait = this.#env.limiter.acquire(tool.schema.name, limit, now())) {
           if (wait === Infinity) return { outcome: new ActionFailure(`rate limit of tool '${tool.schema.name}' admits no calls`, "tool_error"), cached: false };
-          this.#events?.emit(EVENT_KINDS.actionWaiting, action.id, { reason: "rate_limit", wait_ms: wait, tool: tool.schema.name });
+          this.#events.emit(EVENT_KINDS.actionWaiting, action.id, { reason: "rate_limit", wait_ms: wait, tool: tool.schema.name });
           if (!(await this.#sleep(wait))) return { outcome: this.#cancelled(), cached: false };
         }
       }
@@ -145,9 +148,11 @@ export class Dispatcher {
       // A retry counts once it is dispatched, not when one cut off by the budget or an abort was planned.
       if (attempt > 1) this.#meter.retries++;
       this.#meter.toolCalls++;
+      const startMs = this.#env.clock.now();
       let outcome = this.#invoke(action, tool, params, attempt, plan.detached);
       if (isThenable(outcome)) outcome = await outcome;
       const checked = this.#checkOutput(plan, outcome);
+      this.#noteAttempt(action, attempt, checked, startMs);
       if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
       previous = checked;
     }
@@ -164,6 +169,14 @@ export class Dispatcher {
     }
     if (plan.cacheKey !== undefined) this.#env.cache.set(plan.cacheKey, outcome.output, plan.ttl === undefined ? Infinity : this.#env.clock.now() + plan.ttl * 1000);
     return outcome;
+  }
+
+  /** Every dispatched attempt that failed is on the record: number, error class, duration — never the parameters. */
+  #noteAttempt(action: Action, attempt: number, outcome: Outcome, startMs: number): void {
+    if (!(outcome instanceof ActionFailure)) return;
+    const data: JsonObject = { attempt, error_class: outcome.errorClass, duration_ms: this.#env.clock.now() - startMs };
+    if (outcome.terminal) data["terminal"] = true;
+    this.#events.emit(EVENT_KINDS.attemptFailed, action.id, data);
   }
 
   #cancelled(): ActionFailure {
@@ -187,15 +200,17 @@ export class Dispatcher {
     const timeout = action.timeout_ms;
     const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
     if (traceparent !== undefined) ctx.traceparent = traceparent;
-    const callback = this.#callback;
+    const caller = this.#caller;
+    // On a durable log the intent is on disk before the tool can act: a crash now leaves it for recovery to list.
+    if (this.#events.durable) this.#events.emitDurable(EVENT_KINDS.dispatchIntent, action.id, { attempt, tool: tool.schema.name });
     let raw: unknown;
     try {
       if (tool.handler !== undefined) raw = tool.handler(params, ctx);
-      else if (callback !== undefined) {
+      else if (caller !== undefined) {
         if (action.invocation_mode === "streaming") {
           return new ActionFailure(`tool '${tool.schema.name}' has no handler, and the JSON callback contract cannot stream: register a streaming handler or use long_running`, "tool_error");
         }
-        raw = callThroughCallback(callback, tool.schema.name, params, ctx, this.#env.maxOutputBytes);
+        raw = caller(toolCallOf(tool.schema.name, params, ctx), ctx.signal);
       } else return new ActionFailure(`tool '${tool.schema.name}' has no handler and no dispatch callback was given`, "tool_error");
     } catch (error) {
       return failureFrom(error);
