@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { tally } from "./test-tally.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
-const dirs = ["packages", "apps"].flatMap((g) => readdirSync(join(root, g)).map((d) => join(root, g, d))).concat(join(root, "tests"));
+const dirs = ["packages", "apps", "examples"].flatMap((g) => readdirSync(join(root, g)).map((d) => join(root, g, d))).concat(join(root, "tests"));
 const reports = dirs.map((d) => join(d, ".vitest-results.json"));
 for (const r of reports) rmSync(r, { force: true });
 

@@ -16,6 +16,7 @@ export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
 export { type PendingCompensation } from "./compensation/compensation-phase.ts";
 export type { PolicyDefinition } from "@car/policy";
+export { TRACE_ATTRIBUTES } from "./telemetry/run-tracer.ts";
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";
 export type { ToolHandler, ToolCallContext, ToolCallback, ToolChunkSource } from "./tools/handler.ts";
 export { readToolAnswer, toolCallOf, type ToolCall, type ToolCaller } from "./tools/tool-call.ts";

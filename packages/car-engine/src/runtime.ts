@@ -5,8 +5,9 @@
  * its state changes and events together through the store.
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { Clock, CostBudget, IdGenerator, JsonObject, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
+import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, TraceGate, loadPolicyDir, policyDirs, policyRuleFrom, traceRuleOfDefinition } from "@car/policy";
+import type { Tracer } from "@opentelemetry/api";
 import { verify } from "@car/verify";
 import type { TransactionMode, VerifyOptions } from "@car/verify";
 import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
@@ -26,6 +27,7 @@ import { ToolRegistry } from "./tools/tool-registry.ts";
 import { jsonCallbackCaller } from "./tools/tool-call.ts";
 import type { ToolCaller } from "./tools/tool-call.ts";
 import { admit } from "./run/admission.ts";
+import type { Admission } from "./run/admission.ts";
 import { approvalFindings } from "./run/approval-admission.ts";
 import { transactionFindings } from "./run/transaction-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
@@ -51,6 +53,11 @@ export interface RuntimeOptions {
   maxInterpolatedBytes?: number;
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
+  /**
+   * Traces every proposal with OpenTelemetry spans (`@opentelemetry/api`:
+   * pass `trace.getTracer("…")` once an SDK is set up). Off by default.
+   */
+  tracer?: Tracer;
   /**
    * The permission-tier / approval gate (@car/policy); none by default. The
    * whole proposal is evaluated at admission (DECISIONS §16): one action
@@ -136,6 +143,7 @@ export class Runtime {
       maxOutputBytes,
       maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
+      tracer: options.tracer,
       traceGate: this.traceGate,
     };
   }
@@ -302,6 +310,15 @@ export class Runtime {
       graph,
       admission,
     );
+    try {
+      return await this.#run(run, parsed, admission, rollback);
+    } finally {
+      run.endTrace();
+    }
+  }
+
+  /** Begins, runs and commits an admitted proposal. */
+  async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission, rollback: RollbackMode): Promise<ProposalResult> {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 

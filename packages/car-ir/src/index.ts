@@ -4,6 +4,7 @@ export * from "./errors.ts";
 // `adoptJson` stays internal: it rewrites its argument in place, safe only on the parser's own fresh data.
 export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn, stringCoerce } from "./json.ts";
 export * from "./state-sets.ts";
+export { COST_TARGET_DEFAULTS } from "./defaults.ts";
 export * from "./precondition.ts";
 export * from "./dag.ts";
 export * from "./clock.ts";

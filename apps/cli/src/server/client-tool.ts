@@ -24,6 +24,7 @@ export async function callClientTool(session: Session, call: ToolCall, engineSig
   const params: JsonObject = { action_id: actionId, tool, params: call.params, request_id: requestId, attempt: call.attempt };
   if (declared !== undefined) params["timeout_ms"] = declared;
   params["session_id"] = call.session_id ?? session.id;
+  if (call.traceparent !== undefined) params["traceparent"] = call.traceparent;
 
   // One signal for "stop waiting": the engine gave up, or our own wait ran out. (The connection
   // closing needs no signal here: the peer then fails every outstanding call itself.)

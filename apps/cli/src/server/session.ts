@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
 import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate } from "@car/policy";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
@@ -25,6 +26,8 @@ export interface SessionOptions {
   store?: ServeStore | undefined;
   /** The agent this connection acts for (`?agent_id=` on the URL): its proposals pass the approval gate with its posture. */
   agentId?: string | undefined;
+  /** Traces every proposal of the session (`car serve --otel`). */
+  tracer?: Tracer | undefined;
   /** What one connection may take (README: "Limits"). */
   limits: ServerLimits;
   /** Proposals running across the server, shared by every session. */
@@ -63,6 +66,7 @@ export class Session {
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: borrowedStore(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
+      ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
     this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
@@ -87,7 +91,10 @@ export class Session {
     }
     const shared = this.runtime;
     this.options = { ...this.options, store: undefined };
-    this.runtime = new Runtime({ maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal });
+    this.runtime = new Runtime({
+      maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
+      ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
+    });
     this.runtime.loadPolicies(join(this.options.carHome, "policies"));
     this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
     void shared.close();

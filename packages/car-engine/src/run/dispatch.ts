@@ -10,6 +10,8 @@
  */
 import { CarError } from "@car/ir";
 import type { Action, Clock, IdGenerator, JsonObject, Timers } from "@car/ir";
+import { context } from "@opentelemetry/api";
+import type { RunTracer } from "../telemetry/run-tracer.ts";
 import { schemaErrorDetail } from "@car/verify";
 import { ActionFailure, failureFrom } from "../tools/action-failure.ts";
 import { CallContext } from "../tools/call-context.ts";
@@ -63,18 +65,28 @@ export class Dispatcher {
   readonly #sessionId: string | null;
   readonly #meter: CostMeter;
   readonly #scheduler: Scheduler;
+  readonly #tracer: RunTracer | undefined;
   /** The run's events: retries and rate-limit waits as they happen, failed attempts, dispatch intents. */
   readonly #events: RunEvents;
   /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
   readonly #inflight = new Set<(reason: string) => void>();
 
-  constructor(env: DispatchEnvironment, caller: ToolCaller | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler, events: RunEvents) {
+  constructor(
+    env: DispatchEnvironment,
+    caller: ToolCaller | undefined,
+    sessionId: string | null,
+    meter: CostMeter,
+    scheduler: Scheduler,
+    events: RunEvents,
+    tracer?: RunTracer,
+  ) {
     this.#env = env;
     this.#events = events;
     this.#caller = caller;
     this.#sessionId = sessionId;
     this.#meter = meter;
     this.#scheduler = scheduler;
+    this.#tracer = tracer;
   }
 
   /** Cancels every call and backoff sleep in flight (the run aborted). */
@@ -171,10 +183,23 @@ export class Dispatcher {
     return new ActionFailure(`cancelled: the proposal aborted (${this.#scheduler.abortReason ?? "budget"})`, "tool_error");
   }
 
-  /** One dispatch attempt. Synchronous when the tool is. */
+  /** One dispatch attempt, inside its own span when the run is traced. */
   #invoke(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean): Outcome | Promise<Outcome> {
+    if (this.#tracer === undefined) return this.#attempt(action, tool, params, attempt, detached, undefined);
+    const trace = this.#tracer.attempt(action.id, attempt);
+    const ended = (outcome: Outcome): Outcome => {
+      trace.end(outcome instanceof ActionFailure ? { message: outcome.message, errorClass: outcome.errorClass } : undefined);
+      return outcome;
+    };
+    const outcome = context.with(trace.context, () => this.#attempt(action, tool, params, attempt, detached, trace.traceparent));
+    return isThenable(outcome) ? outcome.then(ended) : ended(outcome);
+  }
+
+  /** One dispatch attempt. Synchronous when the tool is. */
+  #attempt(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean, traceparent: string | undefined): Outcome | Promise<Outcome> {
     const timeout = action.timeout_ms;
     const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
+    if (traceparent !== undefined) ctx.traceparent = traceparent;
     const caller = this.#caller;
     // On a durable log the intent is on disk before the tool can act: a crash now leaves it for recovery to list.
     if (this.#events.durable) this.#events.emitDurable(EVENT_KINDS.dispatchIntent, action.id, { attempt, tool: tool.schema.name });

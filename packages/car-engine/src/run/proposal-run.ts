@@ -34,6 +34,8 @@ import type { RunOutcome } from "./outcomes.ts";
 import { ActionPipeline } from "./pipeline.ts";
 import type { PipelineEnvironment } from "./pipeline.ts";
 import { RunEvents } from "./run-events.ts";
+import type { Tracer } from "@opentelemetry/api";
+import { RunTracer } from "../telemetry/run-tracer.ts";
 import { reasonText, Scheduler } from "./schedule.ts";
 
 /** What a run borrows from its runtime. */
@@ -41,6 +43,8 @@ export interface RunEnvironment extends DispatchEnvironment, PipelineEnvironment
   readonly tools: ToolRegistry;
   readonly policies: PolicyEngine;
   readonly store: RuntimeStore;
+  /** Traces runs when set (OpenTelemetry); absent, tracing costs nothing. */
+  readonly tracer: Tracer | undefined;
 }
 
 export interface RunOptions {
@@ -76,6 +80,7 @@ export class ProposalRun {
   readonly #scheduler: Scheduler;
   readonly #outcomes: Outcomes;
   readonly #pipeline: ActionPipeline;
+  readonly #tracer: RunTracer | undefined;
 
   constructor(env: RunEnvironment, options: RunOptions, proposal: ActionProposal, graph: DependencyGraph, admission: Admission) {
     this.#env = env;
@@ -86,10 +91,12 @@ export class ProposalRun {
     this.#proposal = proposal;
     this.#signal = options.signal;
     this.#working = new WorkingState(env.store.state);
-    this.#events = new RunEvents(proposal.id, env.store.events, env.clock);
+    const tracer = env.tracer === undefined ? undefined : new RunTracer(env.tracer, proposal);
+    this.#tracer = tracer;
+    this.#events = new RunEvents(proposal.id, env.store.events, env.clock, tracer === undefined ? undefined : (event) => tracer.observe(event));
     this.#meter = new CostMeter(options.budget, env.clock);
     const scheduler = new Scheduler(graph, options.maxConcurrency, (reason) => dispatcher.cancelAll(reason));
-    const dispatcher = new Dispatcher(env, options.caller, options.session_id, this.#meter, scheduler, this.#events);
+    const dispatcher = new Dispatcher(env, options.caller, options.session_id, this.#meter, scheduler, this.#events, tracer);
     this.#scheduler = scheduler;
     this.#outcomes = new Outcomes(proposal.id, proposal.actions, this.#events, this.#working, env.tools, env.clock, scheduler);
     this.#pipeline = new ActionPipeline(env, {
@@ -147,6 +154,11 @@ export class ProposalRun {
     this.#scheduler.abortReason ??= reason;
     this.#events.emit(EVENT_KINDS.proposalRolledBack, undefined, { reason, discarded_writes: this.#working.mutations.length });
     return this.#outcomes.complete("rolled_back", reason, this.#meter);
+  }
+
+  /** Ends the run's trace (after the commit, whose refusal can still change the outcome). */
+  endTrace(): void {
+    this.#tracer?.end();
   }
 
   /**

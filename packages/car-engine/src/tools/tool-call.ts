@@ -24,6 +24,8 @@ export interface ToolCall {
   timeout_ms: number | null;
   session_id: string | null;
   attempt: number;
+  /** The W3C trace context of the attempt's span, when the runtime traces (OpenTelemetry). */
+  traceparent?: string;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface ToolCall {
 export type ToolCaller = (call: ToolCall, signal: AbortSignal) => unknown;
 
 export function toolCallOf(tool: string, params: JsonObject, ctx: ToolCallContext): ToolCall {
-  return {
+  const call: ToolCall = {
     tool,
     params,
     action_id: ctx.action_id,
@@ -43,6 +45,8 @@ export function toolCallOf(tool: string, params: JsonObject, ctx: ToolCallContex
     session_id: ctx.session_id,
     attempt: ctx.attempt,
   };
+  if (ctx.traceparent !== undefined) call.traceparent = ctx.traceparent;
+  return call;
 }
 
 /**
