@@ -44,7 +44,7 @@ describe("the bundled scenarios", () => {
     expect(suite.reduce((n, c) => n + c.scenarios.length, 0)).toBeGreaterThanOrEqual(80);
   });
 
-  for (const cap of [...suite, ...loadCapabilities(join(SCENARIOS_DIR, "pending"))]) {
+  for (const cap of suite) {
     it(`${cap.capability}: validates against the schema`, () => {
       const checked = validate(cap);
       expect(checked.ok ? [] : checked.errors).toEqual([]);
