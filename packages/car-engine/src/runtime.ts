@@ -6,7 +6,7 @@
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
 import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
-import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
+import { DENY_COMMAND_FIELDS, PolicyEngine, PolicyRules, callbackRule, denyCommandRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, readDenyCommandSpec, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
 import type { VerifyOptions } from "@car/verify";
 import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
@@ -64,7 +64,7 @@ export interface ExecuteOptions {
 /** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
 export interface PolicyDefinition {
   name: string;
-  /** `deny_tool`, `deny_tool_param`, `require_state`, or `callback` (a JavaScript rule). */
+  /** `deny_tool`, `deny_tool_param`, `require_state`, `deny_command`, or `callback` (a JavaScript rule). */
   rule: string;
   target?: string | null;
   key?: string | null;
@@ -73,6 +73,13 @@ export interface PolicyDefinition {
   value?: JsonValue;
   value_json?: string | null;
   callback?: PolicyCallback;
+  /** `deny_command`: the fields of a policy file's `[[deny_command]]` (program, subcommand, flags, args, tool, param). */
+  program?: string;
+  subcommand?: string;
+  flags?: string[];
+  args?: string[];
+  tool?: string;
+  param?: string;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -326,6 +333,14 @@ function ruleFrom(def: PolicyDefinition): PolicyRule {
       }
       if (value === undefined) throw new CarError("invalid_params", `policy '${def.name}' (require_state) needs 'value' or 'value_json'`);
       return requireStateRule(def.name, need("key"), value);
+    }
+    case "deny_command": {
+      const fields: Record<string, unknown> = {};
+      for (const f of DENY_COMMAND_FIELDS) if (def[f] !== undefined) fields[f] = def[f];
+      const spec = readDenyCommandSpec(fields, `policy '${def.name}': deny_command`, (problem) => {
+        throw new CarError("invalid_params", problem);
+      });
+      return denyCommandRule(spec, def.name);
     }
     case "callback":
     case "deny_tool_callback":

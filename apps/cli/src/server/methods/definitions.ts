@@ -6,6 +6,7 @@
  */
 import { CarError, hasKey, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import { Runtime, type PolicyDefinition } from "@car/engine";
+import { DENY_COMMAND_FIELDS } from "@car/policy";
 import { invalidParams, optionalString, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
 
@@ -23,6 +24,8 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
     if (v !== undefined) def[field] = v;
   }
   if (hasKey(raw, "value")) def.value = raw["value"] as JsonValue;
+  // deny_command's fields pass as sent: the runtime checks them (CarError invalid_params naming the field).
+  for (const field of DENY_COMMAND_FIELDS) if (hasKey(raw, field)) Object.assign(def, { [field]: raw[field] });
   if (optionalString(raw, "session_id") !== undefined) {
     throw invalidParams(`${where}: session-scoped policies (session.policy.open) are not supported; omit session_id`);
   }
@@ -35,6 +38,7 @@ export function describePolicy(def: PolicyDefinition): string {
   if (def.target != null) parts.push(`target=${def.target}`);
   if (def.key != null) parts.push(`key=${def.key}`);
   if (def.pattern != null) parts.push(`pattern=${JSON.stringify(def.pattern)}`);
+  for (const field of DENY_COMMAND_FIELDS) if (def[field] !== undefined) parts.push(`${field}=${JSON.stringify(def[field])}`);
   if (def.value !== undefined) parts.push(`value=${JSON.stringify(def.value)}`);
   else if (def.value_json != null) parts.push(`value=${def.value_json}`);
   return parts.length === 0 ? def.rule : `${def.rule}: ${parts.join(", ")}`;
