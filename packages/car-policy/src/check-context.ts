@@ -22,6 +22,8 @@ export interface CheckContext {
   paramString(key: string): string | undefined;
   /** `paramString(key)` passed through `toLowerCase()`. */
   lowerParamString(key: string): string | undefined;
+  /** `compute()`'s value, computed at most once per check for every rule that asks with the same `key`. */
+  once<T>(key: object, compute: () => T): T;
 }
 
 export class LazyCheckContext implements CheckContext {
@@ -33,6 +35,7 @@ export class LazyCheckContext implements CheckContext {
   #lastLower: string | undefined;
   /** String forms of parameters that are not strings, by key. */
   #encoded: Map<string, string> | undefined;
+  #once: Map<object, unknown> | undefined;
 
   constructor(readonly action: Action) {}
 
@@ -88,5 +91,13 @@ export class LazyCheckContext implements CheckContext {
     const text = this.paramString(key);
     if (text === undefined) return undefined;
     return (this.#lastLower ??= text.toLowerCase());
+  }
+
+  once<T>(key: object, compute: () => T): T {
+    const memo = (this.#once ??= new Map());
+    if (memo.has(key)) return memo.get(key) as T;
+    const value = compute();
+    memo.set(key, value);
+    return value;
   }
 }
