@@ -22,8 +22,11 @@ export interface CheckContext {
   paramString(key: string): string | undefined;
   /** `paramString(key)` passed through `toLowerCase()`. */
   lowerParamString(key: string): string | undefined;
-  /** `compute()`'s value, computed at most once per check for every rule that asks with the same `key`. */
-  once<T>(key: object, compute: () => T): T;
+  /**
+   * `compute(action)`, computed at most once per check for every rule that
+   * asks with the same `key` (a module-level function: no closure per rule).
+   */
+  once<T>(key: object, compute: (action: Action) => T): T;
 }
 
 export class LazyCheckContext implements CheckContext {
@@ -35,7 +38,9 @@ export class LazyCheckContext implements CheckContext {
   #lastLower: string | undefined;
   /** String forms of parameters that are not strings, by key. */
   #encoded: Map<string, string> | undefined;
-  #once: Map<object, unknown> | undefined;
+  /** The one value rules share today (the normalised call); a second key would add a field. */
+  #onceKey: object | undefined;
+  #onceValue: unknown;
 
   constructor(readonly action: Action) {}
 
@@ -93,11 +98,11 @@ export class LazyCheckContext implements CheckContext {
     return (this.#lastLower ??= text.toLowerCase());
   }
 
-  once<T>(key: object, compute: () => T): T {
-    const memo = (this.#once ??= new Map());
-    if (memo.has(key)) return memo.get(key) as T;
-    const value = compute();
-    memo.set(key, value);
-    return value;
+  once<T>(key: object, compute: (action: Action) => T): T {
+    if (this.#onceKey !== key) {
+      this.#onceValue = compute(this.action);
+      this.#onceKey = key;
+    }
+    return this.#onceValue as T;
   }
 }

@@ -39,8 +39,8 @@ class NaiveContext implements CheckContext {
   lowerParamString(key: string) {
     return this.paramString(key)?.toLowerCase();
   }
-  once<T>(_key: object, compute: () => T): T {
-    return compute();
+  once<T>(_key: object, compute: (action: Action) => T): T {
+    return compute(this.action);
   }
 }
 

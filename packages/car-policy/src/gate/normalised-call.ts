@@ -18,7 +18,7 @@
  * `equals`, allowlists, negated regexes and rate limits see only the call as
  * sent.
  */
-import { type Action, getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import { type Action, type JsonObject, type JsonValue, setOwn } from "@car/ir";
 import { type CheckContext, LazyCheckContext } from "../check-context.ts";
 import type { PolicyRule } from "../engine.ts";
 import { type Invocation, pipelinesOf } from "../inspectors/egress/command-position.ts";
@@ -36,7 +36,8 @@ const PLAIN_URL = /^https?:\/\/(?:[a-z0-9-]+\.)+[a-z]{2,63}(?:[/?#]|$)/;
 export function normalisedParams(params: JsonObject): JsonObject | undefined {
   let out: JsonObject | undefined;
   for (const key of Object.keys(params)) {
-    const value = getOwn(params, key) as JsonValue;
+    // Keys from Object.keys are own properties, so a plain read is an own read here.
+    const value = params[key] as JsonValue;
     const normal = normalisedValue(key, value);
     if (normal === undefined) continue;
     out ??= { ...params };
@@ -50,8 +51,10 @@ function normalisedValue(key: string, value: JsonValue): string | undefined {
     const command = typeof value === "string" ? value : isArgv(value) ? argvToCommand(value) : undefined;
     return command === undefined || command.length > MAX_COMMAND_LENGTH ? undefined : normalisedCommand(command);
   }
-  if (typeof value === "string" && URL_SHAPE.test(value.trim()) && !PLAIN_URL.test(value)) return canonicalUrls(value.trim()).join("\n");
-  return undefined;
+  // Most parameters are not URLs, and most URLs are already plain: both cost one scan.
+  if (typeof value !== "string" || !value.includes(":") || PLAIN_URL.test(value)) return undefined;
+  const url = value.trim();
+  return URL_SHAPE.test(url) ? canonicalUrls(url).join("\n") : undefined;
 }
 
 export function isArgv(value: JsonValue): value is string[] {
@@ -119,14 +122,12 @@ interface NormalisedCall {
   context: CheckContext;
 }
 
-/** The action with its commands and URLs normalised, once per check; `undefined` when normalising changes nothing. */
-function normalisedCall(action: Action, context: CheckContext): NormalisedCall | undefined {
-  return context.once(NORMALISED_CALL, () => {
-    const params = normalisedParams(action.parameters);
-    if (params === undefined) return undefined;
-    const normal: Action = { ...action, parameters: params };
-    return { action: normal, context: new LazyCheckContext(normal) };
-  });
+/** The action with its commands and URLs normalised; `undefined` when normalising changes nothing. */
+function buildNormalisedCall(action: Action): NormalisedCall | undefined {
+  const params = normalisedParams(action.parameters);
+  if (params === undefined) return undefined;
+  const normal: Action = { ...action, parameters: params };
+  return { action: normal, context: new LazyCheckContext(normal) };
 }
 
 /**
@@ -141,7 +142,7 @@ export function alsoOnNormalisedCall(rule: PolicyRule, onNormal: readonly Policy
     evaluate(action, state, context) {
       const reason = rule.evaluate(action, state, context);
       if (reason !== undefined) return reason;
-      const normal = normalisedCall(action, context);
+      const normal = context.once(NORMALISED_CALL, buildNormalisedCall);
       if (normal === undefined) return undefined;
       for (const r of onNormal) {
         const found = r.evaluate(normal.action, state, normal.context);
