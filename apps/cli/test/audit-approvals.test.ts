@@ -2,9 +2,12 @@
  * `car run --db`, `car audit` and `car approvals` end to end on one SQLite
  * database: the run's events verify, an edit made behind the CLI's back is
  * reported at its seq, queries filter, a trim keeps the chain verifiable,
- * postures and standing grants are listed, set and revoked.
+ * postures and standing grants are listed, set and revoked; the keyed
+ * chain: `car run --state` seeding on the record, a hand-edited state table
+ * and a tail cut behind `car audit anchor` reported, the key owner-only.
  */
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import Database from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Runtime } from "@car/engine";
@@ -38,15 +41,15 @@ describe("car audit", () => {
     // One byte of the database file: a stored state_changed event's "set" becomes "sex".
     // Every commit is in the main file (the WAL is checkpointed when the writer closes).
     expect(existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0).toBe(0);
+    // Every copy of such an event in the file is edited: SQLite may keep stale copies in free pages.
     const bytes = readFileSync(db);
-    const match = /"key":"[^"]*","op":"set"/.exec(bytes.toString("latin1"));
-    const at = match!.index + match![0].length - 2;
-    expect(at).toBeGreaterThan(8);
-    bytes[at] = "x".charCodeAt(0);
+    const at = [...bytes.toString("latin1").matchAll(/"key":"[^"]*","op":"set"/g)].map((m) => m.index + m[0].length - 2);
+    expect(at.length).toBeGreaterThan(0);
+    for (const i of at) bytes[i] = "x".charCodeAt(0);
     writeFileSync(db, bytes);
     const broken = await car(["audit", "verify", "--db", db, "--json"]);
     expect(broken.code).toBe(1);
-    bytes[at] = "t".charCodeAt(0);
+    for (const i of at) bytes[i] = "t".charCodeAt(0);
     writeFileSync(db, bytes);
     expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, broken: { reason: "the event's hash does not match its content" } });
     expect((await car(["audit", "verify", "--db", db])).code).toBe(0);
@@ -92,7 +95,7 @@ describe("car approvals", () => {
   });
 
   it("lists and revokes a standing grant; the audit chain records both and verifies", async () => {
-    const store = sqlite(db, { checkpointKeyFile: join(carHome, "audit.key") });
+    const store = sqlite(db, { auditKeyFile: join(carHome, "audit.key") });
     await store.approvals.record({ fingerprint: "f".repeat(64), decision: "approved", required_tier: "full_access", reviewer: "conn:ops", decided_at: Date.now(), expires_at: null, tool: "deploy" });
     const [grant] = await store.approvals.grants(Date.now());
     await store.close();
@@ -121,5 +124,61 @@ describe("one store, many runtimes", () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe("car audit and the keyed chain", () => {
+  // A database of its own: the cases below edit it by hand.
+  const chainDb = join(tmpdir(), `car-audit-chain-${process.pid}.db`);
+  afterAll(() => rmSync(chainDb, { force: true }));
+
+  it("records `car run --state` seeding as chained events, with the key created owner-only", async () => {
+    expect((await car(["run", ...demo, "--db", chainDb, "--json"])).code).toBe(0);
+    expect(statSync(join(carHome, "audit.key")).mode & 0o777).toBe(0o600);
+    const lines = (await car(["audit", "query", "--db", chainDb, "--kind", "state_changed", "--json"])).stdout.trim().split("\n");
+    const seeded = lines.map((l) => JSON.parse(l) as { proposal_id: string | null; data: { key: string; value: unknown } }).filter((e) => e.proposal_id === null);
+    expect(seeded.map((e) => [e.data.key, e.data.value])).toEqual([["tests_passed", false]]);
+    const ok = await car(["audit", "verify", "--db", chainDb]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("is what the log replays to");
+    expect(ok.stdout).toContain("no anchor for this database");
+  });
+
+  it("names the key of a hand-edited state table", async () => {
+    const raw = new Database(chainDb);
+    const [key] = raw.prepare("SELECT key FROM state ORDER BY key LIMIT 1").pluck().all() as string[];
+    const saved = raw.prepare("SELECT value FROM state WHERE key = ?").pluck().get(key) as string;
+    raw.prepare("UPDATE state SET value = '\"edited\"' WHERE key = ?").run(key);
+    raw.close();
+    const broken = await car(["audit", "verify", "--db", chainDb, "--json"]);
+    expect(broken.code).toBe(1);
+    expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, broken: { key, reason: expect.stringContaining(`at key '${key}'`) } });
+    const again = new Database(chainDb);
+    again.prepare("UPDATE state SET value = ? WHERE key = ?").run(saved, key);
+    again.close();
+    expect((await car(["audit", "verify", "--db", chainDb])).code).toBe(0);
+  });
+
+  it("anchors the head in a file and catches a tail cut behind it", async () => {
+    // The newest event is then about no state: a posture change.
+    expect((await car(["approvals", "set-posture", "bot", "deny", "--db", chainDb])).code).toBe(0);
+    const anchored = await car(["audit", "anchor", "--db", chainDb]);
+    expect(anchored.code).toBe(0);
+    const file = join(carHome, "anchors.jsonl");
+    const anchor = JSON.parse(readFileSync(file, "utf8").trim()) as { seq: number; hash: string };
+    expect(anchored.stdout).toContain(`anchored seq ${anchor.seq}`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse((await car(["audit", "anchor", "--db", chainDb, "--print"])).stdout)).toMatchObject({ seq: anchor.seq, hash: anchor.hash });
+    expect((await car(["audit", "verify", "--db", chainDb])).stdout).toContain("1 anchor hold");
+
+    // Cut the newest event and make the recorded head agree: only the anchor still knows.
+    const raw = new Database(chainDb);
+    raw.prepare("DELETE FROM events WHERE seq = ?").run(anchor.seq);
+    raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT hash FROM events WHERE seq = ?) WHERE id = 1").run(anchor.seq - 1, anchor.seq - 1);
+    raw.close();
+    expect((await car(["audit", "verify", "--db", chainDb, "--anchors", join(root, "none.jsonl")])).code).toBe(0);
+    const broken = await car(["audit", "verify", "--db", chainDb]);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain(`the log ends at seq ${anchor.seq - 1}, but seq ${anchor.seq} was anchored`);
   });
 });

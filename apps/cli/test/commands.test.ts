@@ -133,6 +133,10 @@ describe("car init and car policy", () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`${join(dir, "a.toml")}: 4 rules`);
     for (const name of ["deny_tool:rm", "deny_tool:deploy", "deny_keyword:DROP TABLE", "rate_limit_tool:http"]) expect(ok.stdout).toContain(name);
+    writeFileSync(join(dir, "t.toml"), '[[trace_rule]]\nkind = "only_after"\ntool = "deploy"\nafter = "run_tests"\n');
+    const traced = await runCar(["policy", "lint", dir]);
+    expect(traced.code).toBe(0);
+    expect(traced.stdout).toContain("trace_rule:only_after(deploy,run_tests)");
     writeFileSync(join(dir, "b.toml"), "[[trace_rule]]\nname = \"x\"\n");
     const broken = await runCar(["policy", "lint", dir]);
     expect(broken.code).toBe(2);

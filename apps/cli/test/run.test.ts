@@ -92,6 +92,10 @@ describe("car run", () => {
     const succeeded = lines.filter((e) => e.kind === "action_succeeded");
     expect(succeeded.map((e) => e.action_id)).toEqual(["build", "test", "deploy", "record"]);
     expect(succeeded[0].data.params_digest).toMatch(/^[0-9a-f]{64}$/);
+    // Exactly what the durable log holds for this run, hashes included.
+    const logged = (await runCar(["audit", "query", "--proposal", "a1b2c3d4e5f6", "--json"], { cwd: repoRoot, env: { CAR_HOME: carHome } })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines).toEqual(logged.filter((e: { seq: number }) => e.seq >= lines[0].seq));
+    expect(lines.every((e: { hash?: string }) => typeof e.hash === "string")).toBe(true);
   });
 
   it("prints each static-gate finding once: as the admission rejection, not again from verify", async () => {
@@ -199,5 +203,44 @@ describe("car run", () => {
     const r = await runCar(args, { cwd: repoRoot, env: { CAR_HOME: carHome } });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+  });
+
+  it("shows trace-rule denials by rule name, and with --rollback compensate runs and shows the compensations", async () => {
+    const work = join(root, "saga");
+    mkdirSync(join(work, "policies"), { recursive: true });
+    writeFileSync(
+      join(work, "tools.mjs"),
+      `import { unlinkSync, writeFileSync } from "node:fs";
+export const write_file = (p) => { writeFileSync(p.path, "x"); return { path: p.path }; };
+export const remove_file = (p) => { unlinkSync(p.path); return true; };
+export const deploy = () => { throw new Error("deploy target unreachable"); };
+export const run_tests = () => "green";
+`,
+    );
+    writeFileSync(join(work, "policies", "release.toml"), '[[trace_rule]]\nkind = "only_after"\ntool = "deploy"\nafter = "run_tests"\n');
+    const file = join(work, "out.txt");
+    const write = { id: "w", type: "tool_call", tool: "write_file", parameters: { path: file }, reversibility: "compensable", compensation: { type: "tool", tool: "remove_file", parameters: { path: file } } };
+    const args = (p: string) => [p, "--tools", join(work, "tools.mjs"), "--policies", join(work, "policies"), "--db", ":memory:"];
+
+    const denied = writeProposal("denied.json", [write, { id: "d", type: "tool_call", tool: "deploy", dependencies: ["w"] }]);
+    const r1 = await runCar(["run", ...args(denied)], { env: { CAR_HOME: carHome } });
+    expect(r1.code).toBe(1);
+    expect(r1.stderr).toContain("verify: error d: trace_rule:only_after(deploy,run_tests)");
+    expect(r1.stderr).toContain("⊘ d (deploy) denied by trace_rule:only_after(deploy,run_tests): 'deploy' may run only after 'run_tests' succeeded in this proposal");
+    // Without --rollback compensate the file written before the abort stays.
+    expect(existsSync(file)).toBe(true);
+    rmSync(file);
+
+    const failing = writeProposal("failing.json", [write, { id: "t", type: "tool_call", tool: "run_tests", dependencies: ["w"] }, { id: "d", type: "tool_call", tool: "deploy", dependencies: ["t"] }]);
+    const r2 = await runCar(["run", ...args(failing), "--rollback", "compensate"], { env: { CAR_HOME: carHome } });
+    expect(r2.code).toBe(1);
+    expect(existsSync(file)).toBe(false);
+    expect(r2.stderr).toContain("↶ w (write_file) compensating with remove_file");
+    expect(r2.stderr).toContain("↶ w (write_file) compensated");
+    expect(r2.stdout).toMatch(/w\s+succeeded.*\[rolled back, compensated\] proposal aborted; state effects were rolled back; external effects were undone by its compensation/);
+    expect(r2.stdout).toMatch(/t\s+succeeded.*external effects remain: the action is irreversible/);
+    const json = await runCar(["run", ...args(failing), "--rollback", "compensate", "--json"], { env: { CAR_HOME: carHome } });
+    expect(JSON.parse(json.stdout).results[0]).toMatchObject({ rolled_back: true, compensated: true });
+    expect((await runCar(["run", ...args(failing), "--rollback", "undo"], { env: { CAR_HOME: carHome } })).code).toBe(2);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -159,6 +159,35 @@ describe("car verify", () => {
   it("colors the report only when asked to", async () => {
     const r = await runCar(["verify", fixture("findings.json")], { env: { NO_COLOR: undefined, FORCE_COLOR: "1" } });
     expect(r.stdout).toContain("\x1b[31m");
+  });
+
+  it("checks the trace rules of --policies against the orders the plan permits, and shows the rollback contract", async () => {
+    const dir = join(tmp, "trace-policies");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "release.toml"), '[[trace_rule]]\nkind = "only_after"\ntool = "deploy"\nafter = "run_tests"\n');
+    const proposal = join(tmp, "unordered.json");
+    writeFileSync(
+      proposal,
+      JSON.stringify({
+        id: "rel",
+        actions: [
+          { id: "t", type: "tool_call", tool: "run_tests" },
+          { id: "d", type: "tool_call", tool: "deploy", reversibility: "compensable", compensation: { type: "tool", tool: "undeploy" } },
+          { id: "mail", type: "tool_call", tool: "send_email" },
+        ],
+      }),
+    );
+    const r = await runCar(["verify", proposal, "--policies", dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("trace_rule:only_after(deploy,run_tests): the DAG permits 'd' to run before any 'run_tests' succeeded");
+    expect(r.stdout).toContain("Rollback: declared irreversible; not fully undoable");
+    expect(r.stdout).toMatch(/ {2}t: irreversible\n {2}mail: irreversible/);
+    const without = await runCar(["verify", proposal]);
+    expect(without.stdout).not.toContain("trace_rule:");
+    writeFileSync(join(dir, "broken.toml"), '[[trace_rule]]\nkind = "only_after"\ntool = "deploy"\n');
+    const broken = await runCar(["verify", proposal, "--policies", dir]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain(join(dir, "broken.toml"));
   });
 
   describe("on a large conflict-heavy proposal", () => {

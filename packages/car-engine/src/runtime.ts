@@ -5,10 +5,10 @@
  * its state changes and events together through the store.
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
-import { DENY_COMMAND_FIELDS, PolicyEngine, PolicyRules, callbackRule, denyCommandRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, readDenyCommandSpec, requireStateRule } from "@car/policy";
+import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
+import { DENY_COMMAND_FIELDS, PolicyEngine, PolicyRules, TraceGate, callbackRule, denyCommandRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, readDenyCommandSpec, requireStateRule, traceRuleFrom } from "@car/policy";
 import { verify } from "@car/verify";
-import type { VerifyOptions } from "@car/verify";
+import type { TransactionMode, VerifyOptions } from "@car/verify";
 import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
@@ -24,9 +24,14 @@ import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
 import { admit } from "./run/admission.ts";
+import { approvalFindings } from "./run/approval-admission.ts";
+import { transactionFindings } from "./run/transaction-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
+import { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
+import { compensatedResult, pendingCompensations, resumable, runPhase } from "./compensation/compensation-phase.ts";
+import type { CompensationReport, PendingCompensation } from "./compensation/compensation-phase.ts";
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -45,27 +50,51 @@ export interface RuntimeOptions {
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
   /**
-   * The permission-tier / approval gate (@car/policy) every action passes
-   * after the policies; none by default. Build it on `store.approvals` so
-   * decisions land in this runtime's ledger.
+   * The permission-tier / approval gate (@car/policy); none by default. The
+   * whole proposal is evaluated at admission (DECISIONS §16): one action
+   * needing an approval rejects every action, naming its fingerprint, and
+   * nothing runs. Build it on `store.approvals` so decisions recorded there
+   * (`permission.approve`, `car approvals`) make the re-submission pass.
    */
   approvalGate?: ApprovalGate;
+  /**
+   * `transactionCheck` at admission over each proposal and the store's
+   * versions (agent-ir-spec.md TransactionCheckMode): `strict` rejects the
+   * actions in blocking conflicts before anything runs, `warn` records a
+   * `transaction_warning` event and runs, `off` (default) checks nothing.
+   */
+  transactionCheck?: TransactionMode;
+  /**
+   * What an abort undoes: `"state"` (default) restores state only;
+   * `"compensate"` also runs the compensation of every succeeded
+   * `compensable` action, in reverse completion order.
+   */
+  rollback?: RollbackMode;
+  /** Bound on one compensation call that declares no `timeout_ms` (default 30 s). */
+  compensationTimeoutMs?: number;
 }
+
+/** What an abort undoes (see `RuntimeOptions.rollback`). */
+export type RollbackMode = "state" | "compensate";
 
 export interface ExecuteOptions {
   /** Passed to tools as `session_id`. */
   session_id?: string | null;
   budget?: CostBudget;
   maxConcurrency?: number;
-  /** Aborts the proposal (rolled back like any abort) when it fires. */
+  /** Aborts the proposal (rolled back like any abort) when it fires. It does not cut a compensation short. */
   signal?: AbortSignal;
+  /** This proposal's rollback mode; the runtime's when absent. */
+  rollback?: RollbackMode;
 }
 
 /** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
 export interface PolicyDefinition {
   name: string;
-  /** `deny_tool`, `deny_tool_param`, `require_state`, `deny_command`, or `callback` (a JavaScript rule). */
+  /** `deny_tool`, `deny_tool_param`, `require_state`, `deny_command`, `trace_rule`, or `callback` (a JavaScript rule). */
   rule: string;
+  /** `trace_rule`: the rule, in the policy file's table form (`{ kind, tool, after?, max_calls?, scope? }`). */
+  trace?: JsonValue;
   target?: string | null;
   key?: string | null;
   pattern?: string | null;
@@ -90,6 +119,8 @@ export class Runtime {
   readonly ids: IdGenerator;
   readonly store: RuntimeStore;
   readonly policies: PolicyEngine = new PolicyEngine();
+  /** The temporal rules (`trace_rule`), enforced at dispatch against what this runtime has run (its session). */
+  readonly traceGate: TraceGate = new TraceGate();
   readonly #tools = new ToolRegistry();
   readonly #cache: ResultCache;
   readonly #limiter = new RateLimiter();
@@ -120,6 +151,7 @@ export class Runtime {
       maxOutputBytes,
       maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
+      traceGate: this.traceGate,
     };
   }
 
@@ -146,7 +178,7 @@ export class Runtime {
    * parameters). The handler is optional when proposals run with a dispatch
    * callback. Re-registering replaces the tool and drops its cached results.
    */
-  registerTool(schemaOrName: string | (Partial<ToolSchema> & { name: string }), handler?: ToolHandler): ToolSchema {
+  registerTool(schemaOrName: string | ToolSchemaInput, handler?: ToolHandler): ToolSchema {
     const schema = this.#tools.register(schemaOrName, handler);
     this.#cache.forget(schema.name);
     this.#limiter.forget(schema.name);
@@ -168,18 +200,35 @@ export class Runtime {
   // --- policies -----------------------------------------------------------
 
   /**
-   * Adds a policy: a rule object from @car/policy, or a definition of one of
-   * the registrable kinds (DECISIONS.md §8). Returns the policy's name.
+   * Adds a policy: a rule object from @car/policy, a definition of one of
+   * the registrable kinds (DECISIONS.md §8), or the original binding's
+   * positional form `(name, rule, target?, key?, pattern?, valueJson?)`.
+   * Returns the policy's name; anything else is `invalid_params` naming the
+   * accepted shapes.
    */
-  registerPolicy(policy: PolicyRule | PolicyDefinition): string {
-    if (typeof policy !== "object" || policy === null) throw new CarError("invalid_params", "a policy must be a rule object or a policy definition");
-    this.policies.register("evaluate" in policy ? policy : ruleFrom(policy));
-    return policy.name;
+  registerPolicy(policy: PolicyRule | PolicyDefinition): string;
+  registerPolicy(name: string, rule: string, target?: string | null, key?: string | null, pattern?: string | null, valueJson?: string | null): string;
+  registerPolicy(...args: unknown[]): string {
+    const [first] = args;
+    if (args.length === 1 && typeof first === "object" && first !== null && !("evaluate" in first) && (first as PolicyDefinition).rule === "trace_rule") {
+      const policy = first as PolicyDefinition;
+      const fail = (problem: string): never => {
+        throw new CarError("invalid_params", `policy '${policy.name}' (trace_rule): ${problem}`);
+      };
+      const table = policy.trace;
+      if (typeof table !== "object" || table === null || Array.isArray(table)) return fail("needs 'trace', the rule as an object");
+      if ("name" in table) fail("give the rule's name as the policy's 'name', not inside 'trace'");
+      this.traceGate.register({ ...traceRuleFrom(table, "trace", fail), name: policy.name });
+      return policy.name;
+    }
+    const rule = policyRuleOf(args);
+    this.policies.register(rule);
+    return rule.name;
   }
 
-  /** Removes every policy with this name; returns how many were removed. */
+  /** Removes every policy (and trace rule) with this name; returns how many were removed. */
   unregisterPolicy(name: string): number {
-    return this.policies.unregister(name);
+    return this.policies.unregister(name) + this.traceGate.unregister(name);
   }
 
   /**
@@ -190,7 +239,7 @@ export class Runtime {
    */
   loadPolicies(dir: string): number {
     const rules = loadPolicyDir(dir);
-    rules.apply(this.policies, { clock: this.clock });
+    rules.apply(this.policies, { clock: this.clock, traceGate: this.traceGate });
     return rules.len;
   }
 
@@ -204,7 +253,7 @@ export class Runtime {
   loadProjectPolicies(cwd: string, options: CarHomeOptions = {}): number {
     const merged = new PolicyRules();
     for (const dir of policyDirs(cwd, options)) merged.merge(loadPolicyDir(dir));
-    merged.apply(this.policies, { clock: this.clock });
+    merged.apply(this.policies, { clock: this.clock, traceGate: this.traceGate });
     return merged.len;
   }
 
@@ -212,11 +261,12 @@ export class Runtime {
 
   /**
    * Static verification against this runtime: its registered tools (names
-   * and parameter schemas) and its current state. Pure: nothing runs, and
-   * policies are not evaluated (they are enforced at execution).
+   * and parameter schemas), its current state and its trace rules (checked
+   * against every order the plan permits). Pure: nothing runs, and policies
+   * are not evaluated (they are enforced at execution).
    */
-  verifyProposal(proposal: unknown, options: { maxActions?: number } = {}): VerificationResult {
-    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools() };
+  verifyProposal(proposal: ProposalInput | unknown, options: { maxActions?: number } = {}): VerificationResult {
+    const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools(), traceRules: this.traceGate.rules() };
     // `?.`: a null or non-object `options` is "none given", not a TypeError.
     const maxActions = (options as { maxActions?: number } | null)?.maxActions;
     if (maxActions !== undefined) verifyOptions.maxActions = maxActions;
@@ -233,9 +283,11 @@ export class Runtime {
    * Tools are dispatched to their registered handler, else to `dispatch`
    * (the single JSON-string callback contract).
    */
-  async executeProposal(proposal: unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
+  async executeProposal(proposal: ProposalInput | unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
+    const rollback = options.rollback ?? this.#options.rollback ?? "state";
+    if (rollback !== "state" && rollback !== "compensate") throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
     const admission = admit(parsed, this.#tools, budget);
@@ -255,26 +307,75 @@ export class Runtime {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 
-    if (admission.findings.length > 0) {
-      const result = run.rejectAll(admission.findings);
-      await this.store.commitProposal(run.commitInput("rejected"));
-      return result;
-    }
-    await run.execute();
-    const result = run.finish();
-    if (run.aborted) {
-      await this.store.commitProposal(run.commitInput("rolled_back"));
-      return result;
-    }
     try {
-      await this.store.commitProposal(run.commitInput("committed"));
-      return result;
-    } catch (error) {
-      if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
-      // The store refused the writes: the proposal ends rolled back, and that outcome is committed instead.
-      const rolledBack = run.rollback(error.message);
+      const checkMode = this.#options.transactionCheck ?? "off";
+      if (admission.findings.length === 0 && checkMode !== "off") {
+        admission.findings.push(...transactionFindings(parsed, this.store.state, checkMode, (kind, action_id, data) => run.emit(kind, action_id, data)));
+      }
+      const gate = this.#options.approvalGate;
+      if (admission.findings.length === 0 && gate !== undefined) {
+        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, (kind, action_id, data) => run.emit(kind, action_id, data))));
+      }
+      if (admission.findings.length > 0) {
+        const result = run.rejectAll(admission.findings);
+        await this.store.commitProposal(run.commitInput("rejected"));
+        return result;
+      }
+      await run.execute();
+      let result = run.finish();
+      if (!run.aborted) {
+        try {
+          await this.store.commitProposal(run.commitInput("committed"));
+          return result;
+        } catch (error) {
+          if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
+          // The store refused the writes: one `commit_refused` event, and the proposal ends rolled back.
+          result = run.refuseCommit(error);
+        }
+      }
       await this.store.commitProposal(run.commitInput("rolled_back"));
-      return rolledBack;
+      if (rollback !== "compensate") return result;
+      const outcome = await runPhase(this.store, this.clock, run, run.compensationPlan(), this.#compensationTimeoutMs(), parsed.id);
+      return compensatedResult(result, outcome);
+    } finally {
+      this.traceGate.endProposal(parsed.id);
+    }
+  }
+
+  #compensationTimeoutMs(): number {
+    return this.#options.compensationTimeoutMs ?? DEFAULT_COMPENSATION_TIMEOUT_MS;
+  }
+
+  /**
+   * Compensation phases the log shows planned and never completed — a crash
+   * (or a closed runtime) cut them short. Each names what is done and what
+   * remains; `resumeCompensation` finishes one.
+   */
+  pendingCompensations(): PendingCompensation[] {
+    return pendingCompensations(this.events);
+  }
+
+  /**
+   * Finishes an interrupted compensation from the log alone: the plan
+   * recorded in `compensation_planned`, minus the steps that already
+   * succeeded (a step that started and left no outcome runs again — make
+   * compensations safe to repeat). Steps go through this runtime's dispatch
+   * path, and the phase is recorded like the original.
+   */
+  async resumeCompensation(proposal_id: string, dispatch?: ToolCallback, options: Pick<ExecuteOptions, "session_id"> = {}): Promise<CompensationReport> {
+    if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
+    const { proposal, plan, done } = resumable(this.events, proposal_id);
+    const run = new ProposalRun(
+      this.#env,
+      { dispatch, session_id: options.session_id ?? null, budget: undefined, maxConcurrency: 0, signal: undefined },
+      proposal.proposal,
+      proposal.graph,
+      admit(proposal.proposal, this.#tools, undefined),
+    );
+    try {
+      return (await runPhase(this.store, this.clock, run, plan, this.#compensationTimeoutMs(), proposal_id, { done })).report;
+    } finally {
+      this.traceGate.endProposal(proposal_id);
     }
   }
 
@@ -309,6 +410,30 @@ export class Runtime {
     this.#detached.close();
     await this.store.close?.();
   }
+}
+
+const POLICY_SHAPES =
+  "registerPolicy takes a PolicyRule ({ name, evaluate }), a definition ({ name, rule, target?, key?, pattern?, value?, value_json?, callback? }) " +
+  "or positional arguments (name, rule, target?, key?, pattern?, valueJson?)";
+
+function describeArgs(args: readonly unknown[]): string {
+  return args.map((a) => (a === null ? "null" : Array.isArray(a) ? "array" : typeof a)).join(", ") || "nothing";
+}
+
+/** The rule `registerPolicy`'s arguments describe, in any of its three shapes. */
+function policyRuleOf(args: readonly unknown[]): PolicyRule {
+  const [first] = args;
+  if (typeof first === "string") {
+    const [, rule, target, key, pattern, valueJson] = args;
+    const optional = [target, key, pattern, valueJson].every((v) => v === undefined || v === null || typeof v === "string");
+    if (typeof rule !== "string" || !optional || args.length > 6) throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
+    return ruleFrom({ name: first, rule, target: target as string | null, key: key as string | null, pattern: pattern as string | null, value_json: valueJson as string | null });
+  }
+  if (args.length === 1 && first !== null && typeof first === "object" && typeof (first as { name?: unknown }).name === "string") {
+    if (typeof (first as PolicyRule).evaluate === "function") return first as PolicyRule;
+    if (typeof (first as PolicyDefinition).rule === "string") return ruleFrom(first as PolicyDefinition);
+  }
+  throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
 }
 
 function ruleFrom(def: PolicyDefinition): PolicyRule {
@@ -346,8 +471,6 @@ function ruleFrom(def: PolicyDefinition): PolicyRule {
     case "deny_tool_callback":
       if (typeof def.callback !== "function") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs a callback function`);
       return callbackRule(def.name, def.callback);
-    case "trace_rule":
-      throw new CarError("invalid_params", "trace_rule policies are not enforced by this runtime and cannot be registered");
     default:
       throw new CarError("invalid_params", `unknown policy rule kind '${def.rule}'`);
   }

@@ -22,9 +22,10 @@ describe("single-callback dispatch contract", () => {
     expect(calls[0]).toEqual({ tool: "echo", params: { q: 1 }, action_id: "a", request_id: expect.any(String), timeout_ms: 500, session_id: "s1", attempt: 1 });
     const err = await rt.executeProposal({ actions: [tc("b", "err", { failure_behavior: "skip" }), tc("c", "garbage", { failure_behavior: "skip" })] }, dispatch);
     expect(err.results.map((r) => [r.status, r.error])).toEqual([
-      ["failed", "not today"],
-      ["failed", expect.stringMatching(/not JSON/)],
+      ["skipped", "not today"],
+      ["skipped", expect.stringMatching(/not JSON/)],
     ]);
+    expect(err.cost).toMatchObject({ tool_calls: 2, actions_executed: 0, actions_skipped: 2 });
     expect(rt.events.query({ kinds: ["action_failed"] }).map((e) => e.data["error_class"])).toEqual(["tool_error", "validation"]);
     const fatal = await timers.settle(rt.executeProposal({ actions: [tc("d", "fatal", { failure_behavior: "retry" })] }, dispatch));
     expect(fatal.results[0]).toMatchObject({ status: "failed", terminal: true });

@@ -270,9 +270,12 @@ describe("per-action semantics", () => {
     });
     rt.registerTool("ok", () => 1);
     const r = await rt.executeProposal({ actions: [tc("a", "boom", { failure_behavior: "skip" }), tc("b", "ok", { expected_effects: { b: 1 } }), tc("c", "ok", { dependencies: ["a"], failure_behavior: "skip" })] });
-    expect(r.results.map((x) => x.status)).toEqual(["failed", "succeeded", "rejected"]);
+    // DECISIONS §14: the failed skip action ends `skipped` with its error kept, counted by its final status.
+    expect(r.results.map((x) => x.status)).toEqual(["skipped", "succeeded", "rejected"]);
+    expect(r.results[0]!.error).toBe("nope");
     expect(rt.state.get("b")).toBe(1);
-    expect(r.cost).toMatchObject({ actions_executed: 2, actions_rejected: 1, actions_skipped: 0 });
+    expect(r.cost).toMatchObject({ tool_calls: 2, actions_executed: 1, actions_rejected: 1, actions_skipped: 1 });
+    expect(rt.events.query({ kinds: ["action_failed"], action_id: "a" })[0]!.data).toMatchObject({ skipped: true, error: "nope" });
   });
 
   it("serves idempotent calls from the idempotency cache and honours cache_ttl_secs", async () => {

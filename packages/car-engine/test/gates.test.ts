@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseProposal } from "@car/ir";
 import { ApprovalGate } from "@car/policy";
 import { describe, expect, it } from "vitest";
 import { Runtime, manualTimers } from "../src/index.ts";
@@ -51,9 +52,45 @@ describe("approval gate", () => {
     rt.registerTool({ name: "write_file" }, () => "written");
     const r = await timers.settle(rt.executeProposal({ actions: [tc("ok", "write_file", { parameters: { path: "a" } }), tc("no", "write_file", { parameters: { path: "b" }, failure_behavior: "skip" })] }));
     expect(asked.sort()).toEqual(["no", "ok"]);
-    expect(r.results.map((x) => x.status)).toEqual(["succeeded", "rejected"]);
-    expect(r.results[1]!.error).toMatch(/^denied by approval gate/);
+    // One refusal blocks the whole proposal at admission (DECISIONS §16): nothing ran.
+    expect(r.results.map((x) => x.status)).toEqual(["rejected", "rejected"]);
+    expect(r.results[1]!.error).toMatch(/^denied by approval gate: fingerprint [0-9a-f]+ requires sandbox_edit, granted read_only/);
+    expect(rt.events.query({ kinds: ["action_started"] })).toHaveLength(0);
     expect((await rt.approvals.list()).map((a) => a.decision).sort()).toEqual(["approved", "rejected"]);
-    expect(rt.events.query({ kinds: ["approval_decided"] })).toHaveLength(2);
+    expect(rt.events.query({ kinds: ["approval_decided"] })).toHaveLength(1);
+  });
+
+  it("a third action that needs approval blocks the whole proposal; after approval the same proposal runs", async () => {
+    const timers = manualTimers();
+    const rt0 = new Runtime({ clock: timers, timers });
+    const gate = new ApprovalGate({ ledger: rt0.approvals, sessionId: "s", clock: timers, timers });
+    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
+    const called: string[] = [];
+    rt.registerTool({ name: "read_file" }, (p) => (called.push(`read ${p["path"]}`), "text"));
+    rt.registerTool({ name: "write_file" }, (p) => (called.push(`write ${p["path"]}`), "ok"));
+    rt.registerTool({ name: "send_email" }, () => (called.push("send"), "sent"));
+    const proposal = {
+      id: "p",
+      actions: [
+        tc("r", "read_file", { parameters: { path: "a" } }),
+        tc("w", "write_file", { parameters: { path: "b" }, dependencies: ["r"], expected_effects: { written: true } }),
+        tc("s", "send_email", { parameters: { to: "x@y.z" }, dependencies: ["w"] }),
+      ],
+    };
+    const blocked = await rt.executeProposal(proposal);
+    expect(called).toEqual([]);
+    expect(blocked.results.map((x) => x.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(rt.state.exists("written")).toBe(false);
+    // The error names the fingerprint with required and granted tier, so approval can be driven straight off it.
+    const named = /^needs approval: fingerprint ([0-9a-f]+) requires full_access, granted sandbox_edit/.exec(blocked.results[2]!.error!);
+    expect(named).not.toBeNull();
+    const fingerprint = named![1]!;
+    expect((await gate.evaluate(parseProposal(proposal).actions[2]!)).fingerprint).toBe(fingerprint);
+    expect(blocked.results[0]!.error).toContain(fingerprint);
+    // An operator approves the fingerprint (permission.approve / car approvals): the re-submission runs everything.
+    await rt.approvals.record({ fingerprint, decision: "approved", required_tier: "full_access", reviewer: "conn:ops", decided_at: timers.now(), expires_at: null });
+    const ran = await rt.executeProposal({ ...proposal, id: "p2" });
+    expect(ran.results.map((x) => x.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    expect(called).toEqual(["read a", "write b", "send"]);
   });
 });

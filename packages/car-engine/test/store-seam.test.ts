@@ -23,6 +23,12 @@ it("a commit the store refuses with stale_read rolls the proposal back and commi
   expect(commits[0]!.reads).toEqual([{ key: "k", version: 0, action_id: "a" }]);
   expect(commits[0]!.mutations.map((m) => m.key)).toEqual(["out"]);
   expect(commits[1]!.mutations).toEqual([]);
-  expect(commits[1]!.events.at(-1)!.data).toMatchObject({ outcome: "rolled_back" });
+  expect(commits[1]!.events.at(-1)!.data).toMatchObject({ outcome: "rolled_back", reason: "state read by the proposal changed before commit: k" });
+  // The log never records a change that did not land: no state_changed, no "committed"; one refusal naming the keys.
+  const kinds = commits[1]!.events.map((e) => e.kind);
+  expect(kinds).not.toContain("state_changed");
+  expect(commits[1]!.events.filter((e) => e.kind === "proposal_completed").map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
+  expect(commits[1]!.events.find((e) => e.kind === "commit_refused")!.data).toMatchObject({ code: "stale_read", keys: ["k"] });
+  expect(rt.events.query({ kinds: ["state_changed"] })).toEqual([]);
   expect(rt.state.exists("out")).toBe(false);
 });

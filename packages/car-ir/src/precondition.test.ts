@@ -94,6 +94,19 @@ describe("evaluatePrecondition truth table", () => {
     expect(unknown.ok ? "" : unknown.message).toContain("unknown operator 'EQ'");
   });
 
+  it("adds the original's phrases for exists, not_exists and contains on an absent key", () => {
+    const message = (key: string, operator: string, value: JsonValue = null): string => {
+      const outcome = evaluatePrecondition(precondition({ key, operator, value }), state);
+      return outcome.ok ? "" : outcome.message;
+    };
+    expect(message("ghost", "exists")).toContain("key 'ghost' does not exist");
+    expect(message("n", "not_exists")).toContain("key 'n' exists but should not");
+    expect(message("ghost", "contains", "x")).toContain("cannot check contains");
+    // A present key that lacks the item is an ordinary failure, not an absent one.
+    expect(message("text", "contains", "zzz")).not.toContain("cannot check contains");
+    expect(message("n", "gt", 10)).not.toContain("does not exist");
+  });
+
   it("evaluatePreconditions reports the first failure and passes an empty list", () => {
     expect(evaluatePreconditions([], state).ok).toBe(true);
     const outcome = evaluatePreconditions([precondition({ key: "n", value: 5 }), precondition({ key: "s", operator: "eq", value: 5 })], state);

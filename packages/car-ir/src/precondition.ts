@@ -52,7 +52,18 @@ function describe(pre: Precondition, present: boolean, actual: JsonValue | undef
   const expectation = pre.operator === "exists" || pre.operator === "not_exists" ? "" : ` ${JSON.stringify(pre.value)}`;
   const found = present ? JSON.stringify(actual) : "absent";
   const note = pre.description ? ` (${pre.description})` : "";
-  return `precondition failed: '${pre.key}' ${pre.operator}${expectation}; found ${found}${note}`;
+  return `precondition failed: '${pre.key}' ${pre.operator}${expectation}; found ${found}${originalPhrase(pre, present)}${note}`;
+}
+
+/**
+ * The original's wording for the same failure, kept beside ours so logs and
+ * alerts written against the original still match.
+ */
+function originalPhrase(pre: Precondition, present: boolean): string {
+  if (pre.operator === "exists") return `: key '${pre.key}' does not exist`;
+  if (pre.operator === "not_exists") return `: key '${pre.key}' exists but should not`;
+  if (pre.operator === "contains" && !present) return `: cannot check contains, key '${pre.key}' does not exist`;
+  return "";
 }
 
 /** Evaluates one precondition; a failure names the key, the operator and the expectation. */

@@ -110,6 +110,8 @@ export function serializeActionResult(r: ActionResult): JsonObject {
   };
   if (r.terminal === true) out["terminal"] = true;
   if (r.rolled_back === true) out["rolled_back"] = true;
+  if (r.compensated === true) out["compensated"] = true;
+  if (typeof r.compensation_error === "string") out["compensation_error"] = r.compensation_error;
   copyUnknownFields(r, out, ACTION_RESULT_FIELDS);
   return out;
 }

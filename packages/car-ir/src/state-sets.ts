@@ -6,6 +6,7 @@
  */
 import type { Action, ActionProposal, Reversibility } from "./types.ts";
 import { getOwn } from "./json.ts";
+import { compensationActionIndices } from "./compensation-actions.ts";
 
 function stateKeyParam(action: Action): string | undefined {
   const key = getOwn(action.parameters, "key");
@@ -67,11 +68,16 @@ export function missingRequiredCompensation(action: Action): boolean {
 const RANK: Record<Reversibility, number> = { reversible: 0, compensable: 1, irreversible: 2 };
 
 /**
- * The batch's rollback contract: the worst reversibility any action declares.
- * An empty batch is `"reversible"` — nothing to undo is not "unknown".
+ * The batch's rollback contract: the worst reversibility any action that runs
+ * forward declares (a compensation action only ever runs to undo another, so
+ * its own reversibility is not part of the contract). An empty batch is
+ * `"reversible"` — nothing to undo is not "unknown".
  */
 export function rollbackContract(proposal: Pick<ActionProposal, "actions">): Reversibility {
+  const compensations = compensationActionIndices(proposal.actions);
   let worst: Reversibility = "reversible";
-  for (const a of proposal.actions) if (RANK[a.reversibility] > RANK[worst]) worst = a.reversibility;
+  proposal.actions.forEach((a, i) => {
+    if (!compensations.has(i) && RANK[a.reversibility] > RANK[worst]) worst = a.reversibility;
+  });
   return worst;
 }

@@ -24,6 +24,7 @@ export { RepetitionInspector, type RepetitionOptions } from "./inspectors/repeti
 export { isPermissionTier, maxTier, PERMISSION_TIERS, type PermissionTier, tierRank } from "./tiers/permission-tier.ts";
 export { type ActionClassification, classifyAction, classifyProposal, type ProposalClassification } from "./tiers/classify-action.ts";
 export { operationFingerprint } from "./tiers/operation-fingerprint.ts";
+export { APPROVE_WORDS, type ApprovalWord, approvalOutcome, REJECT_WORDS } from "./tiers/approval-answer.ts";
 export { type ApprovalLedger, type ApprovalOutcome, type ApprovalRecord, InMemoryApprovalLedger } from "./tiers/approval-ledger.ts";
 export {
   type ApprovalAnswer,
@@ -35,3 +36,5 @@ export {
   type GateVerdict,
   type Posture,
 } from "./tiers/approval-gate.ts";
+export { evaluateTrace, type TraceCall, TraceGate, type TraceRecord } from "./trace/trace-gate.ts";
+export { traceRuleFrom } from "./trace/trace-rule-spec.ts";

@@ -1,89 +1,93 @@
 /**
- * verify on random DAG proposals of 1k / 10k / 100k actions. Every number is
- * a ratio against a baseline measured in the same run: JSON.parse +
- * parseProposal of the same input (goal: verify ≤ 3× that), the growth from
- * 10k to 100k (goal ≤ 12×), and an all-pairs conflict check to show the gap
- * (run where it finishes quickly, extrapolated quadratically beyond).
- *
- * Each timing is the fastest of several runs, each after a full garbage
- * collection, as wall time and as this process's CPU time (on a shared
- * machine the CPU time is the steadier one).
+ * verify / simulate / transactionCheck on every proposal shape (random DAG,
+ * long chain, wide fan-out, conflict-heavy, `$id.output` chains) at 10k and
+ * 100k actions, and 1M with `BENCH_1M=1` (heavy: minutes and several GB;
+ * `BENCH_SIZES` / `BENCH_SHAPES` pick rows; give 1M rows a larger heap,
+ * `NODE_OPTIONS=--max-old-space-size=12288`, or GC thrashes near the limit).
+ * Every number is against a baseline measured in the same run: JSON.parse
+ * alone, and JSON.parse + parseProposal of the same text (goal: each check
+ * ≤ 5× that; growth ≤ 12× per 10× in size; ≤ 2 KB of heap per action above
+ * the parsed proposal). verify runs on both paths: TypeScript (CAR_NATIVE off)
+ * and with every @car/native kernel forced on (CAR_NATIVE=always), when loaded.
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { parseProposal } from "@car/ir";
-import { verify } from "../src/index.ts";
+import { nativeStatus, setNativeMode } from "@car/native";
+import { simulate, transactionCheck, verify } from "../src/index.ts";
 import { allPairsConflicts } from "./all-pairs.ts";
-import { randomProposalJson } from "./generate.ts";
+import { SHAPES, type Shape } from "./generate.ts";
+import { runKernelBench } from "./kernels.ts";
+import { heapPer, type Timing, time } from "./timing.ts";
 
-const SIZES = [1_000, 10_000, 100_000];
-/** The all-pairs reference is measured up to this size and extrapolated (n²) above it. */
-const ALL_PAIRS_MAX = 10_000;
-
-// A full collection before each timed run, so one run does not pay for the garbage of the last.
-setFlagsFromString("--expose-gc");
-const collectGarbage = runInNewContext("gc") as () => void;
-
-interface Timing {
-  wall: number;
-  cpu: number;
-}
-
-function time<T>(runs: number, f: () => T): Timing & { value: T } {
-  let value = f(); // warm-up
-  let wall = Infinity;
-  let cpu = Infinity;
-  for (let r = 0; r < runs; r++) {
-    collectGarbage();
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    value = f();
-    wall = Math.min(wall, performance.now() - t0);
-    const c = process.cpuUsage(c0);
-    cpu = Math.min(cpu, (c.user + c.system) / 1000);
-  }
-  return { wall, cpu, value };
-}
+/** `BENCH_SIZES=100000,1000000` and `BENCH_SHAPES=conflict,chain` pick rows (a 1M row takes minutes). */
+const SIZES = process.env["BENCH_SIZES"]?.split(",").map(Number) ?? (process.env["BENCH_1M"] === "1" ? [10_000, 100_000, 1_000_000] : [10_000, 100_000]);
+const SHAPE_LIST = (process.env["BENCH_SHAPES"]?.split(",") ?? Object.keys(SHAPES)) as Shape[];
+const runsFor = (n: number) => (n >= 1_000_000 ? 1 : n >= 100_000 ? 2 : 4);
 
 interface Row {
+  shape: Shape;
   n: number;
-  baseline: Timing;
-  verify: Timing;
-  allPairs: number;
-  allPairsMeasured: boolean;
+  parse: Timing;
+  base: Timing;
+  verifyTs: Timing;
+  verifyNative: Timing;
+  simulate: Timing;
+  tx: Timing;
+  heapAfter: number;
+  heapRetained: number;
 }
 
-const ms = (x: number) => `${x.toFixed(1).padStart(7)} ms`;
+const f0 = (x: number) => x.toFixed(0).padStart(6);
+const r2 = (x: number) => `${x.toFixed(2)}x`;
 const rows: Row[] = [];
-for (const n of SIZES) {
-  const text = randomProposalJson(n);
-  const runs = n >= 100_000 ? 6 : n >= 10_000 ? 12 : 20;
-  const base = time(runs, () => parseProposal(JSON.parse(text)));
-  const proposal = base.value;
-  const v = time(runs, () => verify(proposal));
-  let allPairs: number;
-  let measured = false;
-  if (n <= ALL_PAIRS_MAX) {
-    const ref = time(1, () => allPairsConflicts(proposal));
-    if (ref.value !== v.value.conflicts.length) throw new Error(`all-pairs found ${ref.value} conflicts, verify ${v.value.conflicts.length}`);
-    allPairs = ref.wall;
-    measured = true;
-  } else {
-    const last = rows.findLast((r) => r.allPairsMeasured)!;
-    allPairs = last.allPairs * (n / last.n) ** 2;
+const status = nativeStatus();
+console.log(`@car/native: ${status.available ? "loaded" : "not loaded"} (${status.reason}); load ${(await import("node:os")).loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log("times in ms, CPU time (fastest run); ratios against JSON.parse + parseProposal of the same text\n");
+console.log("shape      n        JSON.parse  +parseProposal | verify TS (ratio)  verify native (ratio, TS/native) | simulate (ratio) | transactionCheck (ratio) | heap KB/action after / retained");
+
+for (const shape of SHAPE_LIST) {
+  for (const n of SIZES) {
+    let text: string | undefined = SHAPES[shape](n);
+    const runs = runsFor(n);
+    const parse = time(runs, () => JSON.parse(text!) as unknown);
+    const base = time(runs, () => parseProposal(JSON.parse(text!)));
+    text = undefined;
+    const proposal = base.value;
+    setNativeMode("off");
+    const verifyTs = time(runs, () => verify(proposal));
+    const heap = heapPer(n, () => verify(proposal));
+    setNativeMode("always");
+    const verifyNative = time(runs, () => verify(proposal));
+    setNativeMode("auto");
+    const sim = time(runs, () => simulate(proposal));
+    const tx = time(runs, () => transactionCheck(proposal));
+    if (shape === "random" && n === 10_000) {
+      const ref = allPairsConflicts(proposal);
+      if (ref !== verifyTs.value.conflicts.length) throw new Error(`all-pairs found ${ref} conflicts, verify ${verifyTs.value.conflicts.length}`);
+    }
+    const row: Row = { shape, n, parse, base, verifyTs, verifyNative, simulate: sim, tx, heapAfter: heap.after, heapRetained: heap.retained };
+    rows.push(row);
+    const b = base.cpu;
+    console.log(
+      `${shape.padEnd(9)} ${String(n).padStart(8)}  ${f0(parse.cpu)}  ${f0(b)}         | ${f0(verifyTs.cpu)} (${r2(verifyTs.cpu / b)})     ${f0(verifyNative.cpu)} (${r2(verifyNative.cpu / b)}, ${r2(verifyTs.cpu / verifyNative.cpu)}) | ` +
+        `${f0(sim.cpu)} (${r2(sim.cpu / b)}) | ${f0(tx.cpu)} (${r2(tx.cpu / b)}) | ${(heap.after / 1024).toFixed(2)} / ${(heap.retained / 1024).toFixed(2)}` +
+        `   [${verifyTs.value.issues.length} issues, ${verifyTs.value.conflicts.length} conflicts, ${verifyTs.value.execution_levels.length} levels]`,
+    );
   }
-  rows.push({ n, baseline: base, verify: v, allPairs, allPairsMeasured: measured });
-  console.log(
-    `n=${String(n).padStart(6)}  parse+parseProposal wall ${ms(base.wall)} cpu ${ms(base.cpu)} | verify wall ${ms(v.wall)} cpu ${ms(v.cpu)} | ` +
-      `ratio wall ${(v.wall / base.wall).toFixed(2)}x cpu ${(v.cpu / base.cpu).toFixed(2)}x | conflicts ${v.value.conflicts.length}, levels ${v.value.execution_levels.length} | ` +
-      `all-pairs ${allPairs.toFixed(0)} ms${measured ? "" : " (extrapolated n²)"} = ${(allPairs / v.wall).toFixed(0)}x verify`,
-  );
 }
 
-const at = (n: number) => rows.find((r) => r.n === n)!;
-const big = at(100_000);
-const mid = at(10_000);
-const verdict = (x: number, goal: number) => `${x.toFixed(2)}x ${x <= goal ? "OK" : "MISSED"}`;
-console.log(`\nverify / (JSON.parse + parseProposal) at 100k (goal <= 3x): wall ${verdict(big.verify.wall / big.baseline.wall, 3)}, cpu ${verdict(big.verify.cpu / big.baseline.cpu, 3)}`);
-console.log(`verify growth 10k -> 100k (goal <= 12x): wall ${verdict(big.verify.wall / mid.verify.wall, 12)}, cpu ${verdict(big.verify.cpu / mid.verify.cpu, 12)}`);
-console.log(`baseline growth 10k -> 100k, for scale: wall ${(big.baseline.wall / mid.baseline.wall).toFixed(2)}x, cpu ${(big.baseline.cpu / mid.baseline.cpu).toFixed(2)}x`);
+console.log("\ngrowth per 10x (goal <= 12x), CPU time:");
+for (const shape of SHAPE_LIST) {
+  const of = (n: number) => rows.find((r) => r.shape === shape && r.n === n);
+  const parts: string[] = [];
+  for (let k = 1; k < SIZES.length; k++) {
+    const [a, b] = [of(SIZES[k - 1]!)!, of(SIZES[k]!)!];
+    const g = (f: (r: Row) => Timing) => r2(f(b).cpu / f(a).cpu);
+    parts.push(`${SIZES[k - 1]} -> ${SIZES[k]}: parse ${g((r) => r.base)}, verify ${g((r) => r.verifyTs)} (native ${g((r) => r.verifyNative)}), simulate ${g((r) => r.simulate)}, transactionCheck ${g((r) => r.tx)}`);
+  }
+  console.log(`  ${shape.padEnd(9)} ${parts.join(" | ")}`);
+}
+const worst = (f: (r: Row) => number) => Math.max(0, ...rows.filter((r) => r.n >= 100_000).map(f));
+console.log(`\nworst at >= 100k: verify ${r2(worst((r) => r.verifyTs.cpu / r.base.cpu))} (goal <= 5x), simulate ${r2(worst((r) => r.simulate.cpu / r.base.cpu))}, transactionCheck ${r2(worst((r) => r.tx.cpu / r.base.cpu))}; heap ${(worst((r) => r.heapAfter) / 1024).toFixed(2)} KB/action (goal <= 2)`);
+
+console.log("\nnative kernels against their TypeScript reference, marshalling included (goal >= 3x):");
+runKernelBench(SIZES.filter((n) => n >= 100_000));

@@ -21,3 +21,28 @@ export function compensationIssues(actions: readonly Action[], ids: ReadonlyMap<
   }
   return issues;
 }
+
+/**
+ * Compensation actions used wrongly: a forward action that depends on one
+ * (it never runs forward, so the dependant would always be rejected), and a
+ * compensation declared on an action that is not `compensable` (the
+ * rollback only compensates `compensable` actions, so it would never run).
+ */
+export function compensationUseIssues(actions: readonly Action[], preds: readonly (readonly number[])[], compensations: ReadonlySet<number>): VerificationIssue[] {
+  const issues: VerificationIssue[] = [];
+  actions.forEach((action, i) => {
+    if (compensations.has(i)) return;
+    for (const p of preds[i]!) {
+      if (compensations.has(p)) {
+        issues.push(issue(action, "error", `action '${action.id}' depends on '${actions[p]!.id}', a compensation action, which never runs forward`));
+      }
+    }
+    if (action.compensation !== undefined && action.reversibility !== "compensable") {
+      issues.push(issue(action, "warning", `action '${action.id}' declares a compensation but is '${action.reversibility}'; only 'compensable' actions are compensated`));
+    }
+    if (action.compensation?.type === "action_ref" && action.compensation.action_id === action.id) {
+      issues.push(issue(action, "error", `action '${action.id}' names itself as its compensation`));
+    }
+  });
+  return issues;
+}

@@ -49,7 +49,7 @@ describe("optimize", () => {
   it("keeps verify's verdict: a missing phantom key is still an error, now as a failed exists precondition", () => {
     const out = optimize(p);
     expect(verify(out).valid).toBe(false);
-    expect(verify(out).issues.map((i) => i.message)).toContain("action 'deploy': precondition failed: 'ghost' exists; found absent (was state dependency 'ghost', which no earlier action writes)");
+    expect(verify(out).issues.map((i) => i.message)).toContain("action 'deploy': precondition failed: 'ghost' exists; found absent: key 'ghost' does not exist (was state dependency 'ghost', which no earlier action writes) — the precondition will fail");
     expect(verify(out, { state: { cfg: 1, later: 0, ghost: true } }).valid).toBe(true);
   });
 

@@ -10,8 +10,8 @@
  * answered exactly by propagating bitsets of *query sources only* along the
  * topological order, one chunk of 1024 sources at a time and only across the
  * slice of the order the chunk's queries span. Memory is one chunk's rows;
- * time is O(edges in the slice × 32 words) per chunk. That exact phase runs
- * in @car/native's kernel when it is loaded and there is enough of it; this
+ * time is O(edges in the slice × 32 words) per chunk. That exact phase can
+ * run in @car/native's kernel (see `NATIVE_REACH_MIN_QUERIES`); this
  * TypeScript is the reference.
  */
 import type { DependencyGraph } from "@car/ir";
@@ -19,10 +19,13 @@ import { nativeKernels } from "@car/native";
 import { oppositePositions } from "./topo-orders.ts";
 
 /**
- * Fewer queries than this left after the O(1) filters are answered here, not
- * by @car/native's kernel (measured in bench/run.ts).
+ * From how many queries left after the O(1) filters `auto` mode answers them
+ * natively. Infinite: `reachBatch` as a whole gains only ~1.3× from the
+ * kernel (the filters and the second topological order stay in TypeScript),
+ * short of the 3× a native path must earn (README, bench/kernels.ts).
+ * `CAR_NATIVE=always` still runs it; the differential tests keep it identical.
  */
-export const NATIVE_REACH_MIN_QUERIES = 256;
+export const NATIVE_REACH_MIN_QUERIES = Number.POSITIVE_INFINITY;
 
 /** Bits per chunk of sources: 32 words of 32 bits. */
 const CHUNK_WORDS = 32;

@@ -37,6 +37,7 @@ describe("verify: the spec's examples", () => {
       simulated_state: { tests_passed: true, build_artifact: "app.tgz", deployed: true },
       execution_levels: [["a1"]],
       conflicts: [],
+      rollback_contract: { declared: "compensable", fully_undoable: true, not_undoable: [] },
     });
   });
 
@@ -44,8 +45,8 @@ describe("verify: the spec's examples", () => {
     const result = verify({ actions: [SPEC_ACTION] });
     expect(result.valid).toBe(false);
     expect(messages(result)).toEqual([
-      "action 'a1': precondition failed: 'tests_passed' eq true; found absent",
-      "action 'a1' depends on state key 'build_artifact', which is not available when it runs: the initial state and earlier levels do not provide it; no action writes it",
+      "action 'a1': precondition failed: 'tests_passed' eq true; found absent — the precondition will fail",
+      "action 'a1' depends on state key 'build_artifact', which is not available when it runs (not available at this point): the initial state and earlier levels do not provide it; no action writes it",
     ]);
     expect(result.issues.every((i) => i.action_id === "a1" && i.severity === "error" && i.tier === "decision_procedure")).toBe(true);
   });
@@ -80,7 +81,7 @@ describe("verify: one test per finding", () => {
     });
     expect(result.valid).toBe(false);
     expect(result.issues).toEqual([
-      { action_id: "r", severity: "error", message: "action 'r': precondition failed: 'n' gt 5; found 1", tier: "decision_procedure" },
+      { action_id: "r", severity: "error", message: "action 'r': precondition failed: 'n' gt 5; found 1 — the precondition will fail", tier: "decision_procedure" },
     ]);
   });
 
@@ -108,7 +109,7 @@ describe("verify: one test per finding", () => {
         action_id: "reader",
         severity: "error",
         message:
-          "action 'reader' depends on state key 'cfg', which is not available when it runs: the initial state and earlier levels do not provide it; it is written by 'writer', not ordered before it",
+          "action 'reader' depends on state key 'cfg', which is not available when it runs (not available at this point): the initial state and earlier levels do not provide it; it is written by 'writer', not ordered before it",
         tier: "decision_procedure",
       },
     ]);

@@ -4,8 +4,11 @@
  * no policies are evaluated (DECISIONS.md §6).
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
-import { CarError, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
-import { compensationIssues } from "./compensation.ts";
+import type { TraceRule } from "@car/ir";
+import { CarError, compensationActionIndices, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
+import { compensationIssues, compensationUseIssues } from "./compensation.ts";
+import { rollbackReport } from "./rollback.ts";
+import { traceRuleIssues } from "./trace-rules.ts";
 import { findWriteConflicts } from "./conflicts.ts";
 import { GROUP_SAMPLE, groupBy, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
@@ -29,6 +32,8 @@ export interface VerifyOptions {
   tools?: readonly ToolSpec[];
   /** More actions than this is an error. */
   maxActions?: number;
+  /** Trace rules (the TraceGate's) to check the DAG's possible orders against. */
+  traceRules?: readonly TraceRule[];
   /**
    * `false` leaves out the static gate's findings (`gate.ts`), for a caller
    * about to run the proposal: the engine's admission reports them as the
@@ -74,24 +79,24 @@ function blockedIssues(
     if (group.length > GROUP_SAMPLE) {
       const ids = sampleList(group.slice(0, GROUP_SAMPLE).map((b) => `'${actions[b.i]!.id}'`), group.length);
       if (reason.kind === "precondition") {
-        issues.push(issue(action, "error", `${group.length} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${reason.message}`));
+        issues.push(issue(action, "error", `${group.length} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${reason.message} — the precondition will fail`));
       } else {
         const others = otherWriters(actions, key, writers, -1);
         const hint = others === "" ? "no action writes it" : `it is written by ${others}, not ordered before them`;
-        issues.push(issue(action, "error", `${group.length} actions depend on state key '${key}', which is not available when they run (${ids}): the initial state and earlier levels do not provide it; ${hint}`));
+        issues.push(issue(action, "error", `${group.length} actions depend on state key '${key}', which is not available when they run (not available at this point) (${ids}): the initial state and earlier levels do not provide it; ${hint}`));
       }
       continue;
     }
     for (const { i, reason: r } of group) {
       const a = actions[i]!;
       if (r.kind === "precondition") {
-        issues.push(issue(a, "error", `action '${a.id}': ${r.message}`));
+        issues.push(issue(a, "error", `action '${a.id}': ${r.message} — the precondition will fail`));
         continue;
       }
       const others = otherWriters(actions, key, writers, i);
       const hint = others !== "" ? `; it is written by ${others}, not ordered before it` : "; no action writes it";
       issues.push(
-        issue(a, "error", `action '${a.id}' depends on state key '${key}', which is not available when it runs: the initial state and earlier levels do not provide it${hint}`),
+        issue(a, "error", `action '${a.id}' depends on state key '${key}', which is not available when it runs (not available at this point): the initial state and earlier levels do not provide it${hint}`),
       );
     }
   }
@@ -207,10 +212,16 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   }
   append(issues, repeatedCallIssues(actions));
   append(issues, compensationIssues(actions, graph.indexOf));
+  const compensations = compensationActionIndices(actions);
+  append(issues, compensationUseIssues(actions, graph.preds, compensations));
+  if (options.traceRules !== undefined && options.traceRules.length > 0) {
+    append(issues, traceRuleIssues(actions, graph, pos, compensations, options.traceRules));
+  }
 
   return finish(actions, issues, {
     simulated_state: stateRecord(walk.declared),
     execution_levels: levelsOf(graph),
     conflicts,
+    rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
   }, graph.indexOf);
 }

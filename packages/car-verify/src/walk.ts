@@ -17,7 +17,7 @@
  *   action verify reports as blocked. `failure_behavior` is not modelled.
  */
 import type { Action, DependencyGraph, JsonValue } from "@car/ir";
-import { evaluatePrecondition, pushWrittenKeys } from "@car/ir";
+import { evaluatePrecondition, getOwn, pushWrittenKeys } from "@car/ir";
 
 export type BlockReason =
   | { kind: "precondition"; key: string; message: string }
@@ -80,9 +80,16 @@ export function dataPredecessors(actions: readonly Action[], graph: DependencyGr
   });
 }
 
+/**
+ * An action's declared effects, as the engine applies them: a `state_write`
+ * writes its own `{key, value}` (DECISIONS §15; the value wins over an
+ * `expected_effects` entry for the same key), then every other expected effect.
+ */
 function applyEffects(action: Action, state: Map<string, JsonValue>): void {
   const effects = action.expected_effects;
-  for (const key of Object.keys(effects)) state.set(key, effects[key]!);
+  const own = action.type === "state_write" ? getOwn(action.parameters, "key") : undefined;
+  for (const key of Object.keys(effects)) if (key !== own) state.set(key, effects[key]!);
+  if (typeof own === "string") state.set(own, getOwn(action.parameters, "value") ?? null);
 }
 
 /**

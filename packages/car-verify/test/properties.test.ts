@@ -26,7 +26,10 @@ describe("properties", () => {
         // And nothing but landed actions (or the start state) explains the post-state.
         const landed = p.actions.filter((a) => !outcome.skipped.includes(a.id));
         for (const key of Object.keys(outcome.state)) {
-          const explained = Object.prototype.hasOwnProperty.call(state, key) || landed.some((a) => Object.prototype.hasOwnProperty.call(a.expected_effects, key));
+          // A landed state_write's own key counts too (DECISIONS §15).
+          const explained =
+            Object.prototype.hasOwnProperty.call(state, key) ||
+            landed.some((a) => Object.prototype.hasOwnProperty.call(a.expected_effects, key) || (a.type === "state_write" && a.parameters["key"] === key));
           expect(explained).toBe(true);
         }
       }),

@@ -1,52 +1,124 @@
 /**
- * `car audit verify` walks the database's hash chain and names the first
- * broken link. `car audit query` prints stored events filtered by proposal,
- * action, kind and time, as a table or as JSON lines. `car audit trim`
- * applies a one-off retention bound (archive or drop old events behind a
- * signed checkpoint).
+ * `car audit verify` walks the database's hash chain (with the audit key:
+ * every event's MAC), checks the anchors kept outside the database, replays
+ * the log against the stored state, and names the first broken link.
+ * `car audit anchor` writes the chain head down outside the database.
+ * `car audit query` prints stored events filtered by proposal, action, kind
+ * and time, as a table or as JSON lines. `car audit trim` applies a one-off
+ * retention bound (archive or drop old events behind a signed checkpoint).
+ * `verify`, `anchor` and `query` work on SQLite and on PostgreSQL.
  */
-import { resolve } from "node:path";
-import { ERROR_CODES } from "@car/ir";
+import { join, resolve } from "node:path";
+import { writeFileSync } from "node:fs";
+import { CarError, ERROR_CODES } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
-import type { ChainReport } from "@car/engine/sqlite";
+import type { Anchor, ChainReport } from "@car/engine/sqlite";
+import { appendAnchor, readAnchors } from "@car/engine/sqlite";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { databasePath, openCarDatabase } from "../car-database.ts";
+import { ANCHOR_FILE, databasePath, isPostgresUrl, openCarDatabase, openPostgres } from "../car-database.ts";
+import { resolveCarHome } from "../car-home.ts";
 import { println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 
-export const usage = `Usage: car audit verify [--db PATH] [--json]
+export const usage = `Usage: car audit verify [--db PATH|URL] [--anchors FILE] [--json]
+       car audit anchor [--db PATH|URL] [--file FILE | --print]
        car audit query [--proposal ID] [--action ID] [--kind KIND]... [--since TIME]
-                       [--until TIME] [--limit N] [--desc] [--json] [--db PATH]
+                       [--until TIME] [--limit N] [--desc] [--json] [--db PATH|URL]
        car audit trim (--max-events N | --max-age SECONDS) [--archive FILE] [--db PATH]
+       car audit report <PROPOSAL_ID> [-o FILE] [--db PATH]
 
 verify  Checks the event log's hash chain (and the signed retention
-        checkpoint it starts from, if any) and reports the first broken link.
+        checkpoint it starts from, if any), every event's MAC under the audit
+        key, the anchors of this database in FILE (default
+        <CAR_HOME>/anchors.jsonl), and that the stored state is what the log
+        replays to; reports the first broken link (or differing key).
         Exit status: 0 intact, 1 broken.
+anchor  Appends the chain head (database id, seq, hash, time) to FILE
+        (default <CAR_HOME>/anchors.jsonl) as a JSON line, or with --print
+        writes it to stdout for an external witness. Keep anchors where the
+        database's writers cannot reach: a truncated or rolled-back log is
+        caught only against them.
 query   Prints the matching events, oldest first (--desc: newest first), as a
         table, or with --json as one JSON object per line. TIME is RFC 3339
         (--since inclusive, --until exclusive).
 trim    Removes the oldest events beyond the bound — appended to FILE as JSON
         lines with --archive, else dropped — and records a signed checkpoint
         so the rest still verifies.
+report  Draws one proposal's run from its stored events as a self-contained
+        HTML page (the same page as car run --report): timeline, retries,
+        waits, denials, rollback, cost. Written to FILE, else stdout.
 
-The database is --db PATH, default <CAR_HOME>/car.db.`;
+The database is --db PATH (a SQLite file, default <CAR_HOME>/car.db) or a
+postgres:// URL; the audit key is <CAR_HOME>/audit.key.`;
 
 export async function main(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === "verify") return verifyChain(rest);
+  if (sub === "anchor") return anchor(rest);
   if (sub === "query") return query(rest);
   if (sub === "trim") return trim(rest);
-  throw usageError(sub === undefined ? "missing subcommand: verify, query or trim" : `unknown subcommand '${sub}': expected verify, query or trim`);
+  if (sub === "report") return report(rest);
+  throw usageError(sub === undefined ? "missing subcommand: verify, anchor, query, trim or report" : `unknown subcommand '${sub}': expected verify, anchor, query, trim or report`);
+}
+
+async function report(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, output: { type: "string", short: "o" } });
+  const [proposalId] = expectPositionals(positionals, ["PROPOSAL_ID"]);
+  const store = await openCarDatabase(databasePath(options.db), { readonly: true });
+  let events: CarEvent[];
+  try {
+    events = store.events.query({ proposal_id: proposalId! });
+  } finally {
+    await store.close();
+  }
+  if (events.length === 0) throw new CarError("not_found", `no events for proposal '${proposalId}' in ${databasePath(options.db)}`);
+  const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
+  const html = runReportHtml(runTimeline(proposalId!, events));
+  if (options.output !== undefined) writeFileSync(options.output, html);
+  else process.stdout.write(html);
+  return 0;
+}
+
+/** What verify, anchor and query need from either backend. */
+interface AuditStore {
+  verify(anchors: readonly Anchor[]): Promise<ChainReport>;
+  anchor(): Promise<Anchor | null>;
+  query(filter: EventQuery): Promise<CarEvent[]>;
+  close(): Promise<void>;
+}
+
+/** The database `--db` names, read-only where the backend allows it (SQLite). */
+async function openAuditStore(db: string | undefined): Promise<AuditStore> {
+  if (isPostgresUrl(db)) {
+    const store = await openPostgres(db, { readonlyKey: true });
+    return {
+      verify: (anchors) => store.verifyChain({ anchors }),
+      anchor: () => store.anchor(),
+      query: (filter) => store.events.queryShared(filter),
+      close: () => store.close(),
+    };
+  }
+  const store = await openCarDatabase(databasePath(db), { readonly: true });
+  return {
+    verify: async (anchors) => store.verifyChain({ anchors }),
+    anchor: async () => store.anchor(),
+    query: async (filter) => store.events.query(filter),
+    close: () => store.close(),
+  };
+}
+
+function anchorFile(option: string | undefined): string {
+  return option !== undefined ? resolve(option) : join(resolveCarHome(), ANCHOR_FILE);
 }
 
 async function verifyChain(args: string[]): Promise<number> {
-  const { positionals, options } = parseArgs(args, { db: { type: "string" }, json: { type: "boolean" } });
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, anchors: { type: "string" }, json: { type: "boolean" } });
   expectPositionals(positionals, []);
-  const path = databasePath(options.db);
-  const store = await openCarDatabase(path, { readonly: true });
+  const anchors = readAnchors(anchorFile(options.anchors));
+  const store = await openAuditStore(options.db);
   let report: ChainReport;
   try {
-    report = store.verifyChain();
+    report = await store.verify(anchors);
   } finally {
     await store.close();
   }
@@ -57,11 +129,47 @@ async function verifyChain(args: string[]): Promise<number> {
       const head = report.head === null ? "the log is empty" : `head seq ${report.head.seq}, hash ${report.head.hash}`;
       const anchor = report.checkpoint === null ? "from the genesis hash" : `from the signed checkpoint after seq ${report.checkpoint.seq} (${report.checkpoint.created_at})`;
       println(`${c.green("intact")}: ${report.verified} event${report.verified === 1 ? "" : "s"} verified ${anchor}; ${head}`);
+      for (const line of verifyNotes(report)) println(line.startsWith("warning") ? c.yellow(line) : line);
     } else {
       println(`${c.red("broken")} at seq ${report.broken.seq}: ${report.broken.reason} (${report.verified} event${report.verified === 1 ? "" : "s"} verified before it)`);
     }
   }
   return report.ok ? 0 : ERROR_CODES.chain_broken.exit;
+}
+
+/** What an intact report did and did not cover, one line each. */
+function verifyNotes(report: Extract<ChainReport, { ok: true }>): string[] {
+  const notes: string[] = [];
+  if (!report.keyed) notes.push("warning: the audit key is not available, so MACs were not checked (a rewrite that recomputed the hashes would pass)");
+  else if (report.unkeyed > 0) notes.push(`warning: ${report.unkeyed} event${report.unkeyed === 1 ? "" : "s"} carry no MAC (written without the audit key): only the hash chain covers them`);
+  const anchors = report.anchors;
+  if (anchors === undefined || anchors.checked === 0) notes.push("no anchor for this database: a truncated or rolled-back log would not be noticed (car audit anchor)");
+  else notes.push(`${anchors.checked} anchor${anchors.checked === 1 ? "" : "s"} hold; the newest is seq ${anchors.newest!.seq} (${anchors.newest!.anchored_at})`);
+  const state = report.state;
+  if (state !== undefined) notes.push(state.compared ? `the stored state (${state.keys} key${state.keys === 1 ? "" : "s"}) is what the log replays to` : `warning: the stored state was not compared: ${state.reason}`);
+  return notes;
+}
+
+async function anchor(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, file: { type: "string" }, print: { type: "boolean" } });
+  expectPositionals(positionals, []);
+  if (options.print && options.file !== undefined) throw usageError("give --file or --print, not both");
+  const store = await openAuditStore(options.db);
+  let head: Anchor | null;
+  try {
+    head = await store.anchor();
+  } finally {
+    await store.close();
+  }
+  if (head === null) throw usageError("the log is empty: there is no head to anchor yet");
+  if (options.print) {
+    println(JSON.stringify(head));
+    return 0;
+  }
+  const file = anchorFile(options.file);
+  appendAnchor(file, head);
+  println(`anchored seq ${head.seq} (hash ${head.hash}) in ${file}`);
+  return 0;
 }
 
 function time(value: string | undefined, option: string): string | undefined {
@@ -92,10 +200,10 @@ async function query(args: string[]): Promise<number> {
     ...(options.limit !== undefined ? { limit: positiveInteger(options.limit, "--limit") } : {}),
     ...(options.desc ? { order: "desc" as const } : {}),
   };
-  const store = await openCarDatabase(databasePath(options.db), { readonly: true });
+  const store = await openAuditStore(options.db);
   let events: CarEvent[];
   try {
-    events = store.events.query(filter);
+    events = await store.query(filter);
   } finally {
     await store.close();
   }

@@ -7,7 +7,7 @@
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
-import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine } from "@car/policy";
+import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine, TraceGate } from "@car/policy";
 import { policyCheck, policyDirs } from "@car/policy/gate";
 import { expectPositionals, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
@@ -127,14 +127,15 @@ async function lintDir(dir: string): Promise<LintedDir> {
     const file = join(dir, name);
     try {
       const engine = new PolicyEngine();
+      const traceGate = new TraceGate();
       const rules = parsePolicyFile(file, await readText(file, "policy file"));
-      rules.apply(engine);
+      rules.apply(engine, { traceGate });
       const patternErrors = rules.patternErrors();
       const ruleProblems = rules.commandRuleProblems();
       files.push({
         path: file,
-        rule_count: engine.size,
-        rules: engine.names(),
+        rule_count: engine.size + traceGate.size,
+        rules: [...engine.names(), ...traceGate.names()],
         ...(patternErrors.length > 0 ? { pattern_errors: patternErrors } : {}),
         ...(ruleProblems.length > 0 ? { rule_problems: ruleProblems } : {}),
       });

@@ -4,7 +4,7 @@
  * ProposalResult. The exit code says how it went (0 all clear, 1 something
  * failed or was refused, 2 bad usage or input).
  */
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
 import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ProposalResult, serializeProposalResult } from "@car/ir";
 import { type CarEvent, Runtime } from "@car/engine";
@@ -39,15 +39,25 @@ Options:
   --policies <DIR>        Policy directory (repeatable); default: <CAR_HOME>/policies
                           and every .car/policies from the repository root down to here
   --state <FILE>          Initial state (a JSON object)
-  --events <FILE>         Append every runtime event to FILE as JSON lines
+  --events <FILE>         Append the proposal's events to FILE as JSON lines: exactly
+                          what the durable log holds for it
+  --report <FILE>         Write the run as a self-contained HTML page: a timeline of
+                          the actions (status, durations, retries, waits, denials,
+                          rollback) and the cost summary
   --max-concurrency <N>   At most N actions in flight
+  --rollback <MODE>       What an abort undoes: state (default) restores state only;
+                          compensate also runs the compensation of every succeeded
+                          compensable action, in reverse order
   --db <PATH|URL>         The SQLite database for state, events and approvals
                           (default <CAR_HOME>/car.db; :memory: keeps nothing),
                           or a postgres:// URL shared by runtimes on many hosts
   --json                  Print the ProposalResult as JSON on stdout, no progress
 
-Exit status: 0 every action succeeded (or was skipped by its own choice),
-1 an action failed, was rejected or the run was cancelled, 2 bad usage or input.`;
+Exit status: 0 every action succeeded (or was skipped by its own choice: a
+warning line names the skip actions whose tool failed), 1 an action failed,
+was rejected or the run was cancelled, or the store refused the commit for a
+conflict (a stderr line starting "commit refused:" names the keys; error
+code stale_read / write_conflict), 2 bad usage or input.`;
 
 export async function main(args: string[]): Promise<number> {
   const { positionals, options } = parseArgs(args, {
@@ -55,13 +65,17 @@ export async function main(args: string[]): Promise<number> {
     policies: { type: "string", multiple: true },
     state: { type: "string" },
     events: { type: "string" },
+    report: { type: "string" },
     "max-concurrency": { type: "string" },
+    rollback: { type: "string" },
     json: { type: "boolean" },
     db: { type: "string" },
   });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
   const maxConcurrency = options["max-concurrency"] === undefined ? undefined : positiveInteger(options["max-concurrency"], "--max-concurrency");
+  const rollback = options.rollback ?? "state";
+  if (rollback !== "state" && rollback !== "compensate") throw usageError(`--rollback must be state or compensate, got '${rollback}'`);
 
   const proposal = await loadProposal(path!);
   const tools = await loadTools(options.tools);
@@ -70,13 +84,6 @@ export async function main(args: string[]): Promise<number> {
 
   const c = colors(colorEnabled(process.stderr));
   const showProgress = options.json !== true;
-  // Findings are shown, not enforced here. The static gate's findings are left to the engine's
-  // admission, which reports them once, as the rejections they become.
-  const report = verify(proposal, { state, gate: false });
-  if (showProgress) {
-    const paint = { error: c.red, warning: c.yellow, info: c.cyan };
-    for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
-  }
 
   const runtime = new Runtime({ store: await openRuntimeStore(options.db) });
   await runtime.recover();
@@ -85,16 +92,36 @@ export async function main(args: string[]): Promise<number> {
     let rules = 0;
     for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
     for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
+    // Verified against the state the run will see: the database's, with --state on top. Findings are
+    // shown, not enforced here; the static gate's are left to the engine's admission, which reports
+    // them once, as the rejections they become; trace rules are enforced by the TraceGate.
+    const report = verify(proposal, { state: runtime.state.snapshot(), gate: false, traceRules: runtime.traceGate.rules() });
+    if (showProgress) {
+      const paint = { error: c.red, warning: c.yellow, info: c.cyan };
+      for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+    }
     if (showProgress) eprintln(c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`));
 
-    const result = await execute(runtime, proposal, {
+    const { result, events } = await execute(runtime, proposal, {
       events: options.events,
       progress: showProgress ? progressView(proposal, c) : undefined,
       maxConcurrency,
+      rollback,
     });
+    if (options.report !== undefined) {
+      const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
+      writeFileSync(options.report, runReportHtml(runTimeline(proposal.id, events)));
+      if (showProgress) eprintln(c.dim(`report: ${options.report}`));
+    }
     if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
     else println(resultSummary(result, colors(colorEnabled(process.stdout))));
-    const code = outcome(result);
+    // DECISIONS §14: skip actions whose tool failed do not fail the run, but they are said.
+    const skippedFailures = proposal.actions.filter((a, i) => a.failure_behavior === "skip" && result.results[i]!.status === "skipped" && !result.results[i]!.error!.startsWith("not run"));
+    if (skippedFailures.length > 0) eprintln(c.yellow(`warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`));
+    // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
+    const refusal = runtime.events.query({ proposal_id: proposal.id, kinds: ["commit_refused"] }).at(-1);
+    if (refusal !== undefined) eprintln(c.red(`${String(refusal.data["reason"])} — every change was rolled back (${String(refusal.data["code"])})`));
+    const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : outcome(result);
     return code === undefined ? 0 : ERROR_CODES[code].exit;
   } finally {
     await runtime.close();
@@ -116,6 +143,7 @@ interface ExecuteSetup {
   events: string | undefined;
   progress: ((event: CarEvent) => string | undefined) | undefined;
   maxConcurrency: number | undefined;
+  rollback: "state" | "compensate";
 }
 
 /**
@@ -123,15 +151,19 @@ interface ExecuteSetup {
  * JSON-lines file and to the progress view as it happens. Ctrl-C aborts the
  * proposal (rolled back like any abort; running tools are told to stop).
  */
-async function execute(runtime: Runtime, proposal: ActionProposal, setup: ExecuteSetup): Promise<ProposalResult> {
+async function execute(runtime: Runtime, proposal: ActionProposal, setup: ExecuteSetup): Promise<{ result: ProposalResult; events: CarEvent[] }> {
   const sink: WriteStream | undefined = setup.events === undefined ? undefined : createWriteStream(setup.events, { flags: "a" });
   const feed = runtime.events.subscribe();
+  const mine: CarEvent[] = [];
   const follow = (async () => {
     for await (const event of feed) {
-      sink?.write(`${JSON.stringify(event)}\n`);
+      if (event.proposal_id === proposal.id) mine.push(event);
       const line = setup.progress?.(event);
       if (line !== undefined) eprintln(line);
-      if (event.kind === "proposal_completed" && event.proposal_id === proposal.id) break;
+      if (event.proposal_id !== proposal.id) continue;
+      if (event.kind === "compensation_completed") break;
+      // With compensation, a rollback is followed by the compensation phase: follow it to its end.
+      if (event.kind === "proposal_completed" && !(setup.rollback === "compensate" && event.data["outcome"] === "rolled_back")) break;
     }
   })();
   const cancel = new AbortController();
@@ -140,10 +172,19 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
   try {
     const result = await runtime.executeProposal(proposal, undefined, {
       signal: cancel.signal,
+      rollback: setup.rollback,
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
     });
     await follow;
-    return result;
+    // The file holds exactly what the durable log holds for the proposal — the live feed may show
+    // events a refused commit took back, and it ends at the first completion.
+    if (sink !== undefined) {
+      const logged = runtime.events.query({ proposal_id: proposal.id });
+      // This run's events start at its `proposal_received` (an earlier run may have used the same id).
+      const from = logged.findLastIndex((e) => e.kind === "proposal_received");
+      for (const event of logged.slice(Math.max(from, 0))) sink.write(`${JSON.stringify(event)}\n`);
+    }
+    return { result, events: mine };
   } finally {
     process.off("SIGINT", onSigint);
     await feed.return?.();

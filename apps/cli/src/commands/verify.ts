@@ -3,8 +3,10 @@
  * as JSON for a program, or as a drawing of the plan (DOT or self-contained
  * HTML). Exit 0 when valid, 1 when invalid, 2 for bad usage or input.
  */
+import { resolve } from "node:path";
+import { loadPolicyDir } from "@car/policy";
 import { ERROR_CODES, type ProposalLimits, type VerificationResult } from "@car/ir";
-import { verify } from "@car/verify";
+import { simulateDetailed, verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { loadJsonObject, loadProposal, loadToolSpecs } from "../inputs.ts";
 import { colorEnabled, colors } from "../render/color.ts";
@@ -22,7 +24,9 @@ export const usage = `Usage: car verify [options] <proposal.json | ->
 
 Statically verifies a proposal: dependencies, preconditions against the
 state, state dependencies, write conflicts, repeated calls, tools and their
-parameter schemas, the action budget. No tool runs and no policy is read.
+parameter schemas, the action budget, compensations and the rollback
+contract. No tool runs; policies are read only for their trace rules, which
+are checked against every order the plan permits.
 
 Options:
   --state <FILE>        Initial state (a JSON object)
@@ -30,6 +34,8 @@ Options:
                         array of names / ToolSchemas (in a file or inline), or
                         comma-separated names
   --max-actions <N>     More actions than N is an error (a finding in the report)
+  --policies <DIR>      Check the trace rules of this policy directory (repeatable;
+                        a malformed policy file is an error naming it)
   --max-proposal-actions <N>
                         Refuse a proposal of more than N actions before any work
                         (default 2000000)
@@ -53,6 +59,7 @@ export async function main(args: string[]): Promise<number> {
     state: { type: "string" },
     tools: { type: "string" },
     "max-actions": { type: "string" },
+    policies: { type: "string", multiple: true },
     "max-proposal-actions": { type: "string" },
     "max-proposal-bytes": { type: "string" },
     format: { type: "string" },
@@ -72,10 +79,12 @@ export async function main(args: string[]): Promise<number> {
   const proposal = await loadProposal(path!, limits);
   const state = options.state === undefined ? undefined : await loadJsonObject(options.state, "state file");
   const tools = options.tools === undefined ? undefined : await loadToolSpecs(options.tools);
+  const traceRules = (options.policies ?? []).flatMap((dir) => loadPolicyDir(resolve(dir)).trace_rule);
   const result: VerificationResult = verify(proposal, {
     ...(state !== undefined ? { state } : {}),
     ...(tools !== undefined ? { tools } : {}),
     ...(maxActions !== undefined ? { maxActions } : {}),
+    ...(traceRules.length > 0 ? { traceRules } : {}),
   });
 
   const sink = openSink(options.output);
@@ -86,7 +95,9 @@ export async function main(args: string[]): Promise<number> {
     } else if (format === "dot") {
       writeLines(sink, planDotLines(planModel(proposal, result)));
     } else if (format === "html") {
-      const model = planModel(proposal, result, { maxNodes: HTML_MAX_NODES });
+      // Blocked = what simulation skips from this state: its preconditions or state dependencies cannot hold.
+      const blocked = new Set(simulateDetailed(proposal, state).skipped);
+      const model = planModel(proposal, result, { maxNodes: HTML_MAX_NODES, blocked });
       sink.write(planHtml(model, model.omitted === 0 ? { simulatedState: result.simulated_state } : {}));
     } else {
       const c = colors(options.output === undefined && colorEnabled(process.stdout));

@@ -25,6 +25,14 @@ export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap
   switch (event.kind) {
     case "action_started":
       return `${c.cyan("▶")} ${name}`;
+    case "action_retrying":
+      return `${c.yellow("↻")} ${name} retry ${text(event.data["attempt"])} in ${text(event.data["delay_ms"])} ms${event.data["error"] ? `: ${text(event.data["error"])}` : ""}`;
+    case "action_waiting":
+      return `${c.dim("⏸")} ${name} waiting ${text(event.data["wait_ms"])} ms (${String(event.data["reason"]).replace("_", " ")})`;
+    case "policy_violation":
+      return `${c.red("⛔")} ${name} denied by policy ${c.bold(text(event.data["policy_name"]))}: ${text(event.data["reason"])}`;
+    case "approval_decided":
+      return event.data["decision"] === "allow" ? undefined : `${c.red("⛔")} ${name} not approved (requires ${text(event.data["required"])}, granted ${text(event.data["granted"])})`;
     case "action_succeeded":
       return `${c.green("✓")} ${name}${event.data["cached"] === true ? c.dim(" (cached)") : ""}`;
     case "action_failed":
@@ -35,6 +43,14 @@ export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap
       return `${c.yellow("↷")} ${name} skipped${event.data["reason"] !== undefined ? `: ${text(event.data["reason"])}` : ""}`;
     case "proposal_rolled_back":
       return `${c.yellow("↺")} rolled back: ${text(event.data["reason"])}`;
+    case "policy_violation":
+      return `${c.red("⊘")} ${name} denied by ${c.bold(text(event.data["policy_name"]))}: ${text(event.data["reason"])}`;
+    case "compensation_started":
+      return `${c.cyan("↶")} ${name} compensating${event.data["tool"] !== null && event.data["tool"] !== undefined ? ` with ${text(event.data["tool"])}` : ""}`;
+    case "compensation_succeeded":
+      return `${c.green("↶")} ${name} compensated`;
+    case "compensation_failed":
+      return `${c.red("↶")} ${name} compensation failed: ${c.red(text(event.data["error"]))}${event.data["terminal"] === true ? c.red(" [terminal]") : ""}`;
     default:
       return undefined;
   }
@@ -46,7 +62,7 @@ export function resultSummary(result: ProposalResult, c: Colors): string {
   const lines = [c.bold(`proposal ${result.proposal_id}`)];
   for (const r of result.results) {
     const status = (paint[r.status] ?? ((s: string) => s))(r.status.padEnd(9));
-    const flags = [r.rolled_back ? "rolled back" : "", r.terminal ? "terminal" : ""].filter((f) => f !== "");
+    const flags = [r.rolled_back ? "rolled back" : "", r.compensated ? "compensated" : "", r.compensation_error !== undefined ? "not undone" : "", r.terminal ? "terminal" : ""].filter((f) => f !== "");
     const detail = r.status === "succeeded" && !r.rolled_back ? c.dim(JSON.stringify(r.output)) : (r.error ?? "");
     lines.push(`  ${r.action_id.padEnd(width)}  ${status} ${c.dim(`${Math.round(r.duration_ms)} ms`.padStart(7))}  ${flags.length > 0 ? c.yellow(`[${flags.join(", ")}] `) : ""}${detail}`);
   }

@@ -9,7 +9,7 @@
  * that it may list as its own and remove.
  */
 import { CarError } from "@car/ir";
-import type { PolicyEngine } from "@car/policy";
+import type { PolicyEngine, TraceGate } from "@car/policy";
 
 /** How `policy.list` shows an operator rule. */
 const OPERATOR_DESCRIPTION = "operator rule (<CAR_HOME>/policies): read-only";
@@ -24,16 +24,23 @@ export interface ListedRule {
 
 export class SessionRules {
   readonly #engine: PolicyEngine;
+  readonly #trace: TraceGate | undefined;
   readonly #operator: ReadonlySet<string>;
   /** Names this session registered, with what each does. */
   readonly #own = new Map<string, string>();
   /** Rules this session registered (a name registered twice is two rules). */
   #ownRules = 0;
 
-  /** Call once the operator's rules are loaded onto `engine`, before any client call. */
-  constructor(engine: PolicyEngine) {
+  /** Call once the operator's rules are loaded onto `engine` (and its trace rules onto `trace`), before any client call. */
+  constructor(engine: PolicyEngine, trace?: TraceGate) {
     this.#engine = engine;
-    this.#operator = new Set(engine.names());
+    this.#trace = trace;
+    this.#operator = new Set(this.#names());
+  }
+
+  /** Rule names in force: the engine's, then the TraceGate's. */
+  #names(): string[] {
+    return [...new Set([...this.#engine.names(), ...(this.#trace?.names() ?? [])])];
   }
 
   /** Refuses a name the operator's rules use: registering it would shadow them. */
@@ -59,14 +66,14 @@ export class SessionRules {
       throw new CarError("unauthorized", `policy.unregister: '${name}' is an operator rule; a session removes only the rules it registered`, { name });
     }
     if (!this.#own.delete(name)) return 0;
-    const removed = this.#engine.unregister(name);
+    const removed = this.#engine.unregister(name) + (this.#trace?.unregister(name) ?? 0);
     this.#ownRules -= removed;
     return removed;
   }
 
   /** Every rule in force on the session, in registration order, each with its owner. */
   list(): ListedRule[] {
-    return this.#engine.names().map((name) => {
+    return this.#names().map((name) => {
       const own = this.#own.get(name);
       return own === undefined
         ? { name, description: OPERATOR_DESCRIPTION, owner: "operator", read_only: true }

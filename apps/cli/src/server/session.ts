@@ -70,7 +70,7 @@ export class Session {
     this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));
-    this.rules = new SessionRules(this.runtime.policies);
+    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
   }
 
   /**
@@ -91,7 +91,7 @@ export class Session {
     this.options = { ...this.options, store: undefined };
     this.runtime = new Runtime({ maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal });
     this.runtime.loadPolicies(join(this.options.carHome, "policies"));
-    this.rules = new SessionRules(this.runtime.policies);
+    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
     void shared.close();
   }
 

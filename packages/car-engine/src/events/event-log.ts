@@ -21,6 +21,18 @@ export interface EventLog {
   count(query?: EventQuery): number;
   /** Every event appended from now on that matches, until `return()` or the signal aborts. */
   subscribe(options?: SubscribeOptions): AsyncIterableIterator<CarEvent>;
+  /**
+   * Drops appended events that are not stored yet and must never be (the
+   * changes of a commit the store refused). Only a log that buffers a
+   * proposal's events outside the commit needs it.
+   */
+  retract?(events: ReadonlySet<CarEvent>): void;
+  /**
+   * Writes buffered events to storage now, synchronously (a durable log
+   * that buffers a proposal's events until its commit). The engine calls it
+   * after a `dispatch_intent`, so the intent survives a crash of the call.
+   */
+  flush?(): void;
 }
 
 /** A predicate for one query's filters (not its order or limit); shared by every backend that filters in memory. */

@@ -10,13 +10,14 @@ import { eventMatcher, limitCount, selectEvents } from "./event-log.ts";
 import type { EventLog, SubscribeOptions } from "./event-log.ts";
 
 export class InMemoryEventLog implements EventLog {
-  readonly #events: CarEvent[] = [];
+  #events: CarEvent[] = [];
+  #nextSeq = 1;
   readonly #feed = new EventFeed();
 
   /** Takes ownership of `event` (it becomes the stored record): the engine appends hundreds of thousands, so no copy is made. */
   append(event: NewEvent): CarEvent {
     const stored = event as CarEvent;
-    stored.seq = this.#events.length + 1;
+    stored.seq = this.#nextSeq++;
     this.#events.push(stored);
     this.#feed.publish(stored);
     return stored;
@@ -32,6 +33,11 @@ export class InMemoryEventLog implements EventLog {
     let n = 0;
     for (const e of this.#events) if (matches(e)) n++;
     return limitCount(n, query);
+  }
+
+  /** Removes events a refused commit took back; their seqs are not reused. */
+  retract(events: ReadonlySet<CarEvent>): void {
+    this.#events = this.#events.filter((e) => !events.has(e));
   }
 
   subscribe(options: SubscribeOptions = {}): AsyncIterableIterator<CarEvent> {

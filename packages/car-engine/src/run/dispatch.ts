@@ -22,6 +22,8 @@ import type { RegisteredTool } from "../tools/tool-registry.ts";
 import { toJsonOutput } from "../tools/tool-output.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Called, Outcome } from "./outcomes.ts";
+import type { RunEvents } from "./run-events.ts";
+import { EVENT_KINDS } from "../events/event.ts";
 import type { Scheduler } from "./schedule.ts";
 
 /** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
@@ -60,11 +62,14 @@ export class Dispatcher {
   readonly #sessionId: string | null;
   readonly #meter: CostMeter;
   readonly #scheduler: Scheduler;
+  /** The run's events: retries and rate-limit waits as they happen, failed attempts, dispatch intents. */
+  readonly #events: RunEvents;
   /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
   readonly #inflight = new Set<(reason: string) => void>();
 
-  constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler) {
+  constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler, events: RunEvents) {
     this.#env = env;
+    this.#events = events;
     this.#callback = callback;
     this.#sessionId = sessionId;
     this.#meter = meter;
@@ -88,24 +93,29 @@ export class Dispatcher {
     }
     if (tool.schema.rate_limit !== undefined || this.#scheduler.abortReason !== undefined) return this.#attempts(action, params, plan, 1);
     this.#meter.toolCalls++;
+    const startMs = this.#env.clock.now();
     const first = this.#invoke(action, tool, params, 1, detached);
-    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first);
-    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome));
+    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first, startMs);
+    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome, startMs));
   }
 
-  #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome): Called | Promise<Called> {
+  #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome, startMs: number): Called | Promise<Called> {
     const checked = this.#checkOutput(plan, outcome);
+    this.#noteAttempt(action, 1, checked, startMs);
     if (!(checked instanceof ActionFailure) || checked.terminal || plan.attempts <= 1 || this.#scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
-    return this.#attempts(action, params, plan, 2);
+    return this.#attempts(action, params, plan, 2, checked);
   }
 
   /** The general attempt loop: backoff, budget, rate limit, dispatch, until success or the attempts run out. */
-  async #attempts(action: Action, params: JsonObject, plan: CallPlan, from: number): Promise<Called> {
+  async #attempts(action: Action, params: JsonObject, plan: CallPlan, from: number, firstFailure?: ActionFailure): Promise<Called> {
     const { tool } = plan;
     const scheduler = this.#scheduler;
+    let previous = firstFailure;
     for (let attempt = from; ; attempt++) {
       if (attempt > 1) {
-        if (!(await this.#sleep(RETRY_BASE_MS * 2 ** (attempt - 2)))) return { outcome: this.#cancelled(), cached: false };
+        const delay = RETRY_BASE_MS * 2 ** (attempt - 2);
+        this.#events.emit(EVENT_KINDS.actionRetrying, action.id, { attempt, delay_ms: delay, error: previous?.message ?? null });
+        if (!(await this.#sleep(delay))) return { outcome: this.#cancelled(), cached: false };
         const overBudget = this.#meter.exceeded(action);
         if (overBudget !== undefined) {
           scheduler.stopForBudget(overBudget);
@@ -117,6 +127,7 @@ export class Dispatcher {
         const now = (): number => this.#env.clock.now();
         for (let wait = this.#env.limiter.acquire(tool.schema.name, limit, now()); wait > 0; wait = this.#env.limiter.acquire(tool.schema.name, limit, now())) {
           if (wait === Infinity) return { outcome: new ActionFailure(`rate limit of tool '${tool.schema.name}' admits no calls`, "tool_error"), cached: false };
+          this.#events.emit(EVENT_KINDS.actionWaiting, action.id, { reason: "rate_limit", wait_ms: wait, tool: tool.schema.name });
           if (!(await this.#sleep(wait))) return { outcome: this.#cancelled(), cached: false };
         }
       }
@@ -124,10 +135,13 @@ export class Dispatcher {
       // A retry counts once it is dispatched, not when one cut off by the budget or an abort was planned.
       if (attempt > 1) this.#meter.retries++;
       this.#meter.toolCalls++;
+      const startMs = this.#env.clock.now();
       let outcome = this.#invoke(action, tool, params, attempt, plan.detached);
       if (isThenable(outcome)) outcome = await outcome;
       const checked = this.#checkOutput(plan, outcome);
+      this.#noteAttempt(action, attempt, checked, startMs);
       if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
+      previous = checked;
     }
   }
 
@@ -144,6 +158,14 @@ export class Dispatcher {
     return outcome;
   }
 
+  /** Every dispatched attempt that failed is on the record: number, error class, duration — never the parameters. */
+  #noteAttempt(action: Action, attempt: number, outcome: Outcome, startMs: number): void {
+    if (!(outcome instanceof ActionFailure)) return;
+    const data: JsonObject = { attempt, error_class: outcome.errorClass, duration_ms: this.#env.clock.now() - startMs };
+    if (outcome.terminal) data["terminal"] = true;
+    this.#events.emit(EVENT_KINDS.attemptFailed, action.id, data);
+  }
+
   #cancelled(): ActionFailure {
     return new ActionFailure(`cancelled: the proposal aborted (${this.#scheduler.abortReason ?? "budget"})`, "tool_error");
   }
@@ -153,6 +175,8 @@ export class Dispatcher {
     const timeout = action.timeout_ms;
     const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
     const callback = this.#callback;
+    // On a durable log the intent is on disk before the tool can act: a crash now leaves it for recovery to list.
+    if (this.#events.durable) this.#events.emitDurable(EVENT_KINDS.dispatchIntent, action.id, { attempt, tool: tool.schema.name });
     let raw: unknown;
     try {
       if (tool.handler !== undefined) raw = tool.handler(params, ctx);

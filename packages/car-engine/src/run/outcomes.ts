@@ -44,6 +44,8 @@ export class Outcomes {
   readonly status: Uint8Array;
   /** Per action: its output once it succeeded (what `$id.output` resolves to), else null. */
   readonly outputs: JsonValue[];
+  /** Indices of the actions that succeeded, in completion order (what a compensation undoes, in reverse). */
+  readonly completed: number[] = [];
   readonly #terminal: Uint8Array;
   readonly #errors: (string | null)[];
   readonly #changes: (Record<string, StateMutation> | undefined)[];
@@ -105,7 +107,10 @@ export class Outcomes {
 
   fail(i: number, failure: ActionFailure): void {
     const action = this.#actions[i]!;
-    this.settle(i, FAILED, failure.message);
+    // DECISIONS §14: a `skip` action whose tool failed (not terminally) ends `skipped`, its error kept;
+    // the failure is still recorded as one (`action_failed`, marked `skipped`).
+    const skipped = action.type === "tool_call" && action.failure_behavior === "skip" && !failure.terminal;
+    this.settle(i, skipped ? SKIPPED : FAILED, failure.message);
     const data: JsonObject = {
       ...this.#digestData(action),
       error_class: action.tool === undefined && failure.errorClass !== "timeout" ? "unknown" : failure.errorClass,
@@ -115,6 +120,7 @@ export class Outcomes {
       this.#terminal[i] = 1;
       data["terminal"] = true;
     }
+    if (skipped) data["skipped"] = true;
     this.#events.emit(EVENT_KINDS.actionFailed, action.id, data);
     if (failure.terminal || action.failure_behavior !== "skip") this.#scheduler.abort(`action '${action.id}' failed${failure.terminal ? " terminally" : ""}: ${failure.message}`);
   }
@@ -134,6 +140,7 @@ export class Outcomes {
     }
     this.#changes[i] = changes;
     this.settle(i, SUCCEEDED, null);
+    this.completed.push(i);
     const data = this.#digestData(action);
     if (cached) data["cached"] = true;
     this.#events.emit(EVENT_KINDS.actionSucceeded, action.id, data);
@@ -171,6 +178,13 @@ export class Outcomes {
       this.#events.emit(EVENT_KINDS.actionRejected, this.#actions[i]!.id, { reason, stage: "admission" });
     }
     return this.complete("rejected", summary, meter);
+  }
+
+  /** A compensation action reached in the forward run: skipped, without aborting anything (it runs only to undo). */
+  skipCompensationAction(i: number): void {
+    const reason = "compensation action: it runs only to undo the action that names it";
+    this.settle(i, SKIPPED, reason);
+    this.#events.emit(EVENT_KINDS.actionSkipped, this.#actions[i]!.id, { reason, compensation_action: true });
   }
 
   /** Marks every action that never ran (or never finished) as skipped, with why. */

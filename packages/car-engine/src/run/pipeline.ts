@@ -1,12 +1,12 @@
 /**
  * One action from ready to done: run-time budget → dependencies →
- * preconditions → `$id.output` references → policies → approval gate →
+ * state dependencies present → preconditions → `$id.output` references → policies → approval gate →
  * `action_started` → the state action inline, or the tool call through
  * dispatch. Each check that fails rejects the action at its stage.
  */
 import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
 import type { Action, DependencyGraph, JsonObject } from "@car/ir";
-import type { ApprovalGate, PolicyEngine } from "@car/policy";
+import type { ApprovalGate, PolicyEngine, TraceGate } from "@car/policy";
 import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
@@ -21,13 +21,16 @@ import type { RunEvents } from "./run-events.ts";
 import { reasonText } from "./schedule.ts";
 import type { ScheduledWork, Scheduler } from "./schedule.ts";
 import { runStateAction, stateFor } from "./state-actions.ts";
+import { admitToTrace, deniedByPolicy, traceApproval, traceSuccess } from "../trace/trace-steps.ts";
 
 /** What the pipeline borrows from the runtime. */
 export interface PipelineEnvironment {
   readonly tools: ToolRegistry;
   readonly policies: PolicyEngine;
-  /** The tier / approval gate every action passes after the policies, when configured. */
+  /** The tier / approval gate, when configured: admission evaluates every action; here only those whose `$id.output` references resolved. */
   readonly approvalGate: ApprovalGate | undefined;
+  /** Temporal rules, judged against the trace as the last step before a tool is dispatched. */
+  readonly traceGate: TraceGate;
   readonly clock: { now(): number };
   /** Bytes `$id.output` references may put into one proposal's parameters, in all. */
   readonly maxInterpolatedBytes: number;
@@ -35,7 +38,10 @@ export interface PipelineEnvironment {
 
 /** The parts of one run the pipeline works with. */
 export interface RunParts {
+  readonly proposalId: string;
   readonly actions: readonly Action[];
+  /** Actions named by an `action_ref` compensation: declared, never run forward. */
+  readonly compensations: ReadonlySet<number>;
   readonly graph: DependencyGraph;
   /** `hasRefs[i]`: action i's parameters hold output references (resolved and validated here). */
   readonly hasRefs: Uint8Array;
@@ -51,7 +57,9 @@ export class ActionPipeline implements ScheduledWork {
   /** The assumptions the started actions declared, for the commit to check. */
   readonly assumptions: AssumptionRecord[] = [];
   readonly #env: PipelineEnvironment;
+  readonly #proposalId: string;
   readonly #actions: readonly Action[];
+  readonly #compensations: ReadonlySet<number>;
   readonly #graph: DependencyGraph;
   readonly #hasRefs: Uint8Array;
   readonly #working: WorkingState;
@@ -66,7 +74,9 @@ export class ActionPipeline implements ScheduledWork {
 
   constructor(env: PipelineEnvironment, parts: RunParts) {
     this.#env = env;
+    this.#proposalId = parts.proposalId;
     this.#actions = parts.actions;
+    this.#compensations = parts.compensations;
     this.#graph = parts.graph;
     this.#hasRefs = parts.hasRefs;
     this.#working = parts.working;
@@ -87,6 +97,10 @@ export class ActionPipeline implements ScheduledWork {
   run(i: number): Promise<void> | void {
     const action = this.#actions[i]!;
     const outcomes = this.#outcomes;
+    if (this.#compensations.has(i)) {
+      outcomes.skipCompensationAction(i);
+      return;
+    }
     const overBudget = this.#meter.exceeded(action);
     if (overBudget !== undefined) {
       this.#scheduler.stopForBudget(overBudget);
@@ -96,6 +110,13 @@ export class ActionPipeline implements ScheduledWork {
     for (const p of this.#graph.preds[i]!) {
       if (status[p] !== SUCCEEDED) {
         outcomes.reject(i, `unsatisfied dependency: '${this.#actions[p]!.id}' ${STATUS_NAMES[status[p]!]}`, "dependency");
+        return;
+      }
+    }
+    // DECISIONS §13: a state dependency must be present in the state the action sees, or it is rejected before dispatch.
+    for (const key of action.state_dependencies) {
+      if (!this.#working.exists(key)) {
+        outcomes.reject(i, `state dependency '${key}' is not available at this point: no value for it in the state the action sees`, "state_dependency");
         return;
       }
     }
@@ -136,8 +157,9 @@ export class ActionPipeline implements ScheduledWork {
       }
     }
 
-    const gate = this.#env.approvalGate;
-    if (gate === undefined) return this.#start(i, action, params, startMs);
+    // Admission evaluated the gate on the declared parameters; only resolved references are new here.
+    const gate = this.#hasRefs[i] === 1 ? this.#env.approvalGate : undefined;
+    if (gate === undefined) return this.#traced(i, action, params) ? this.#start(i, action, params, startMs) : undefined;
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     return gate.authorize(params === action.parameters ? action : { ...action, parameters: params }, schema).then((decision) => {
       const data: JsonObject = { decision: decision.decision, required: decision.required, granted: decision.granted, fingerprint: decision.fingerprint };
@@ -147,9 +169,24 @@ export class ActionPipeline implements ScheduledWork {
         outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
         return;
       }
+      if (action.tool !== undefined) traceApproval(this.#env.traceGate, this.#proposalId, action.tool, decision);
       if (this.#scheduler.abortReason !== undefined) return; // aborted while waiting: never started, so skipped
-      return this.#start(i, action, params, startMs);
+      return this.#traced(i, action, params) ? this.#start(i, action, params, startMs) : undefined;
     });
+  }
+
+  /**
+   * The TraceGate, last before dispatch: judges a tool call against what ran
+   * so far and, when it passes, records it as dispatched in the same step.
+   * A violation is a policy rejection (`policy_violation` events).
+   */
+  #traced(i: number, action: Action, params: JsonObject): boolean {
+    if (action.type !== "tool_call") return true;
+    const violations = admitToTrace(this.#env.traceGate, this.#proposalId, params === action.parameters ? action : { ...action, parameters: params });
+    if (violations.length === 0) return true;
+    for (const v of violations) this.#events.emit(EVENT_KINDS.policyViolation, action.id, { policy_name: v.policy_name, reason: v.reason });
+    this.#outcomes.reject(i, deniedByPolicy(violations), "policy");
+    return false;
   }
 
   /** From `action_started` on: state actions run inline, tool calls dispatch. */
@@ -161,8 +198,13 @@ export class ActionPipeline implements ScheduledWork {
       return;
     }
     const called = this.#callTool(i, action, params);
-    if (isThenable(called)) return called.then((c) => this.#outcomes.conclude(i, startMs, c));
+    if (isThenable(called)) return called.then((c) => this.#concludeCall(i, startMs, c));
+    this.#concludeCall(i, startMs, called);
+  }
+
+  #concludeCall(i: number, startMs: number, called: Called | undefined): void {
     this.#outcomes.conclude(i, startMs, called);
+    if (this.#outcomes.status[i] === SUCCEEDED) traceSuccess(this.#env.traceGate, this.#proposalId, this.#actions[i]!.tool!);
   }
 
   /** The checks only dispatch time can make, then the call; `undefined` when the call was rejected before dispatch. */

@@ -8,8 +8,16 @@
  * proposal commits, so an abort discards the overlay and the store is
  * exactly as it was before the proposal (the pre-proposal snapshot).
  */
-import { emptyMap } from "@car/ir";
+import { compensationActionIndices, emptyMap, resolveOutputRefs } from "@car/ir";
+import type { CarError } from "@car/ir";
 import type { ActionProposal, CostBudget, DependencyGraph, JsonObject, ProposalResult } from "@car/ir";
+import { dispatchStep } from "../compensation/compensation-dispatch.ts";
+import type { CompensationPath } from "../compensation/compensation-dispatch.ts";
+import { planCompensation } from "../compensation/compensation-plan.ts";
+import type { CompensationPlan, CompensationStep } from "../compensation/compensation-plan.ts";
+import { runCompensation } from "../compensation/compensation-run.ts";
+import type { CompensationReport } from "../compensation/compensation-run.ts";
+import { ActionFailure } from "../tools/action-failure.ts";
 import type { PolicyEngine } from "@car/policy";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { CarEvent, EventKind } from "../events/event.ts";
@@ -21,12 +29,12 @@ import type { Admission } from "./admission.ts";
 import { CostMeter } from "./cost-meter.ts";
 import { Dispatcher } from "./dispatch.ts";
 import type { DispatchEnvironment } from "./dispatch.ts";
-import { Outcomes } from "./outcomes.ts";
+import { Outcomes, SUCCEEDED } from "./outcomes.ts";
 import type { RunOutcome } from "./outcomes.ts";
 import { ActionPipeline } from "./pipeline.ts";
 import type { PipelineEnvironment } from "./pipeline.ts";
 import { RunEvents } from "./run-events.ts";
-import { Scheduler } from "./schedule.ts";
+import { reasonText, Scheduler } from "./schedule.ts";
 
 /** What a run borrows from its runtime. */
 export interface RunEnvironment extends DispatchEnvironment, PipelineEnvironment {
@@ -44,10 +52,21 @@ export interface RunOptions {
   signal: AbortSignal | undefined;
 }
 
+/** What a compensation phase came to, and what it spent. */
+export interface CompensationOutcome {
+  report: CompensationReport;
+  toolCalls: number;
+  retries: number;
+}
+
 const NO_DATA: JsonObject = Object.freeze(emptyMap()) as JsonObject;
 
 export class ProposalRun {
   readonly #env: RunEnvironment;
+  readonly #options: RunOptions;
+  readonly #graph: DependencyGraph;
+  readonly #compensations: ReadonlySet<number>;
+  readonly #hasRefs: Uint8Array;
   readonly #proposal: ActionProposal;
   readonly #signal: AbortSignal | undefined;
   readonly #working: WorkingState;
@@ -59,17 +78,23 @@ export class ProposalRun {
 
   constructor(env: RunEnvironment, options: RunOptions, proposal: ActionProposal, graph: DependencyGraph, admission: Admission) {
     this.#env = env;
+    this.#options = options;
+    this.#graph = graph;
+    this.#compensations = compensationActionIndices(proposal.actions);
+    this.#hasRefs = admission.hasRefs;
     this.#proposal = proposal;
     this.#signal = options.signal;
     this.#working = new WorkingState(env.store.state);
     this.#events = new RunEvents(proposal.id, env.store.events, env.clock);
     this.#meter = new CostMeter(options.budget, env.clock);
     const scheduler = new Scheduler(graph, options.maxConcurrency, (reason) => dispatcher.cancelAll(reason));
-    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler);
+    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler, this.#events);
     this.#scheduler = scheduler;
     this.#outcomes = new Outcomes(proposal.id, proposal.actions, this.#events, this.#working, env.tools, env.clock, scheduler);
     this.#pipeline = new ActionPipeline(env, {
+      proposalId: proposal.id,
       actions: proposal.actions,
+      compensations: this.#compensations,
       graph,
       hasRefs: admission.hasRefs,
       working: this.#working,
@@ -121,6 +146,74 @@ export class ProposalRun {
     this.#scheduler.abortReason ??= reason;
     this.#events.emit(EVENT_KINDS.proposalRolledBack, undefined, { reason, discarded_writes: this.#working.mutations.length });
     return this.#outcomes.complete("rolled_back", reason, this.#meter);
+  }
+
+  /**
+   * The store refused the commit: the `state_changed` events and the
+   * `committed` completion describe changes that never landed, so they are
+   * taken back; one `commit_refused` event names the code and keys, and the
+   * run ends rolled back with the refusal as its reason.
+   */
+  refuseCommit(error: CarError): ProposalResult {
+    this.#events.retract((e) => e.kind === EVENT_KINDS.stateChanged || (e.kind === EVENT_KINDS.proposalCompleted && e.data["outcome"] === "committed"));
+    const keys = (error.details["keys"] as string[] | undefined) ?? [];
+    this.#events.emit(EVENT_KINDS.commitRefused, undefined, { code: error.code, keys, reason: error.message });
+    return this.rollback(error.message);
+  }
+
+  /**
+   * What a rollback with compensation has to do now: the succeeded forward
+   * actions, undone in reverse completion order. A compensation action's
+   * `$id.output` references are resolved here, against the forward run's
+   * outputs, so the recorded plan is enough to resume it after a crash.
+   */
+  compensationPlan(): CompensationPlan {
+    const completed = this.#outcomes.completed.filter((i) => !this.#compensations.has(i));
+    const plan = planCompensation(this.#proposal.actions, completed, this.#graph.indexOf);
+    const outcomes = this.#outcomes;
+    const steps = plan.steps.map((step) => {
+      if (step.ref_index === undefined || this.#hasRefs[step.ref_index] !== 1) return step;
+      try {
+        const parameters = resolveOutputRefs(step.call.parameters, (id) => {
+          const j = this.#graph.indexOf.get(id);
+          return j !== undefined && outcomes.status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
+        });
+        return { ...step, call: { ...step.call, parameters } };
+      } catch (error) {
+        return { ...step, error: reasonText(error) };
+      }
+    });
+    return { steps, gaps: plan.gaps };
+  }
+
+  /**
+   * Runs `plan` after the rollback (see `compensation/`): each step through
+   * the same gates and dispatcher path as a forward call, on a dispatcher of
+   * its own that the forward abort does not cancel and the budget does not
+   * stop (an undo must not be refused for the time the failure already
+   * took). `done` and `planned` resume an interrupted phase.
+   */
+  async compensate(plan: CompensationPlan, timeoutMs: number, done: ReadonlySet<string> = new Set(), planned = false): Promise<CompensationOutcome> {
+    const env = this.#env;
+    const meter = new CostMeter(undefined, env.clock);
+    const dispatcher = new Dispatcher(env, this.#options.dispatch, this.#options.session_id, meter, new Scheduler(this.#graph, 0, () => {}), this.#events);
+    const path: CompensationPath = {
+      proposal_id: this.#proposal.id,
+      tools: env.tools,
+      policies: env.policies,
+      approvalGate: env.approvalGate,
+      traceGate: env.traceGate,
+      state: env.store.state,
+      timeoutMs,
+      emit: (kind, action_id, data) => this.#events.emit(kind, action_id, data),
+      call: async (action, tool, params) => {
+        const { outcome } = await dispatcher.call(action, tool, params);
+        return outcome instanceof ActionFailure ? { error: outcome.message, terminal: outcome.terminal } : { output: outcome.output };
+      },
+    };
+    const hooks = { emit: path.emit, dispatch: (step: CompensationStep) => dispatchStep(path, step) };
+    const report = await runCompensation(plan, hooks, done, planned);
+    return { report, toolCalls: meter.toolCalls, retries: meter.retries };
   }
 
   /** The commit for this run's outcome. */

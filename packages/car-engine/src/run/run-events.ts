@@ -33,6 +33,27 @@ export class RunEvents {
     return this.#lastStamp;
   }
 
+  /** Takes back appended events that never reached storage (`EventLog.retract`): they leave the commit too. */
+  retract(which: (event: CarEvent) => boolean): void {
+    const gone = new Set(this.appended.filter(which));
+    if (gone.size === 0) return;
+    this.#log.retract?.(gone);
+    const kept = this.appended.filter((e) => !gone.has(e));
+    this.appended.length = 0;
+    this.appended.push(...kept);
+  }
+
+  /** Whether the log can write an event durably before the run goes on (`EventLog.flush`). */
+  get durable(): boolean {
+    return this.#log.flush !== undefined;
+  }
+
+  /** Emits and writes the event (and everything before it) to storage before returning. */
+  emitDurable(kind: EventKind, action_id: string, data: JsonObject): void {
+    this.emit(kind, action_id, data);
+    this.#log.flush!();
+  }
+
   emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {
     const event = action_id === undefined
       ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data }

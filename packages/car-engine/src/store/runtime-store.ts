@@ -67,6 +67,8 @@ export interface InterruptedProposal {
   proposal_id: string;
   /** RFC 3339: when it began. */
   timestamp: string;
+  /** Actions whose tool was called (a `dispatch_intent` is on record): their external effects may have happened. */
+  dispatched?: string[];
 }
 
 export interface RuntimeStore {

@@ -59,7 +59,15 @@ describe("loadPolicyDir", () => {
     ["rate limit string interval", '[[rate_limit_tool]]\ntool = "t"\nmax_calls = 1\ninterval_secs = "60"\n'],
     ["rate limit zero interval", '[[rate_limit_tool]]\ntool = "t"\nmax_calls = 1\ninterval_secs = 0\n'],
     ["rate limit unknown key", '[[rate_limit_tool]]\ntool = "t"\nmax_calls = 1\ninterval_secs = 1\nburst = 2\n'],
-    ["a trace_rule", '[[trace_rule]]\nname = "x"\n'],
+    ["a trace_rule without a kind", '[[trace_rule]]\nname = "x"\n'],
+    ["a trace_rule of an unknown kind", '[[trace_rule]]\nkind = "eventually"\ntool = "t"\n'],
+    ["an only_after without after", '[[trace_rule]]\nkind = "only_after"\ntool = "deploy"\n'],
+    ["a trace_rule with an operand of another kind", '[[trace_rule]]\nkind = "never_after"\ntool = "a"\nafter = "b"\nmax_calls = 1\n'],
+    ["a max_calls that is negative", '[[trace_rule]]\nkind = "max_calls"\ntool = "a"\nmax_calls = -1\n'],
+    ["a max_calls that is fractional", '[[trace_rule]]\nkind = "max_calls"\ntool = "a"\nmax_calls = 0.5\n'],
+    ["a trace_rule scope that is not a scope", '[[trace_rule]]\nkind = "requires_approval"\ntool = "a"\nscope = "forever"\n'],
+    ["a trace_rule with an empty tool", '[[trace_rule]]\nkind = "requires_approval"\ntool = ""\n'],
+    ["trace_rule not a table array", 'trace_rule = ["deploy after tests"]\n'],
     ["a __proto__ key", "__proto__ = 1\n"],
     ["a table where a list belongs", "[deny_tool]\nx = 1\n"],
   ];
@@ -103,10 +111,24 @@ matches = "x"
 tool = "t"
 max_calls = 3
 interval_secs = 1.5
+[[trace_rule]]
+kind = "only_after"
+tool = "deploy"
+after = "run_tests"
+[[trace_rule]]
+kind = "max_calls"
+tool = "send_email"
+max_calls = 2
+scope = "session"
+name = "two_emails"
 `,
     );
     const rules = loadPolicyDir(dir);
-    expect(rules.len).toBe(6);
+    expect(rules.len).toBe(8);
+    expect(rules.trace_rule).toEqual([
+      { kind: "only_after", tool: "deploy", after: "run_tests", scope: "proposal" },
+      { kind: "max_calls", tool: "send_email", max_calls: 2, scope: "session", name: "two_emails" },
+    ]);
     expect(rules.deny_tool_param[0]?.equals).toBe("1985-05-01T00:00:00.000Z");
     expect(rules.allow_tool_param[0]?.allow).toEqual([]);
   });

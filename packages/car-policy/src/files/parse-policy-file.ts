@@ -1,15 +1,15 @@
 /**
  * One `.car/policies/*.toml` file → `PolicyRules`. Strict on purpose: a typo
  * in a security rule must surface, so a malformed document, an unknown key, a
- * value of the wrong type, or a `[[trace_rule]]` (recognised, but nothing
- * enforces it) is a `PolicyLoadError` naming the file — never a rule quietly
- * dropped.
+ * value of the wrong type, or a malformed `[[trace_rule]]` is a
+ * `PolicyLoadError` naming the file — never a rule quietly dropped.
  */
 import { emptyMap, type JsonValue, setOwn } from "@car/ir";
 import { parse, TomlDate } from "smol-toml";
 import { PolicyLoadError } from "./policy-load-error.ts";
 import type { DenyCommandSpec } from "../rules/deny-command.ts";
 import { PolicyRules } from "./policy-rules.ts";
+import { traceRuleFrom } from "../trace/trace-rule-spec.ts";
 
 type Table = Record<string, unknown>;
 
@@ -90,7 +90,7 @@ export function parsePolicyFile(file: string, text: string): PolicyRules {
         });
         break;
       case "trace_rule":
-        fail("[[trace_rule]] is recognised but not enforced by any gate, so it is refused rather than silently ignored");
+        rules.trace_rule = tables(value, key, fail).map((t, i) => traceRuleFrom(t, `${key}[${i}]`, fail));
         break;
       default:
         fail(`unknown key '${key}'`);

@@ -3,7 +3,8 @@
  * files and directories, then lowered onto a `PolicyEngine`. Merging only
  * concatenates — every kind is a prohibition, so more rules can only deny more.
  */
-import type { Clock, JsonValue } from "@car/ir";
+import { CarError } from "@car/ir";
+import type { Clock, JsonValue, TraceRule } from "@car/ir";
 import type { PolicyEngine } from "../engine.ts";
 import { allowToolParamRule } from "../rules/allow-tool-param.ts";
 import { alsoOnNormalisedCall, normalisedKeywordRule } from "../gate/normalised-call.ts";
@@ -12,6 +13,7 @@ import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
 import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
 import { type DenyCommandSpec, denyCommandProblems, denyCommandRule, denyCommandRuleName } from "../rules/deny-command.ts";
 import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
+import type { TraceGate } from "../trace/trace-gate.ts";
 
 export type { DenyCommandSpec };
 
@@ -44,6 +46,13 @@ export interface RateLimitToolSpec {
 export interface ApplyOptions {
   /** The clock rate-limit windows read; defaults to wall time. */
   clock?: Clock;
+  /**
+   * Where `trace_rule`s go. A rule set holding trace rules refuses to apply
+   * without one (they would silently not apply) unless `traceRules` is
+   * `"ignore"`, for a caller that judges single calls with no trace at all.
+   */
+  traceGate?: TraceGate;
+  traceRules?: "ignore";
 }
 
 export class PolicyRules {
@@ -53,6 +62,7 @@ export class PolicyRules {
   allow_tool_param: AllowToolParamSpec[] = [];
   deny_tool_param_matching: DenyToolParamMatchingSpec[] = [];
   rate_limit_tool: RateLimitToolSpec[] = [];
+  trace_rule: TraceRule[] = [];
   deny_command: DenyCommandSpec[] = [];
 
   /** Appends `other`'s rules after this set's (file order is merge order). */
@@ -63,6 +73,7 @@ export class PolicyRules {
     this.allow_tool_param.push(...other.allow_tool_param);
     this.deny_tool_param_matching.push(...other.deny_tool_param_matching);
     this.rate_limit_tool.push(...other.rate_limit_tool);
+    this.trace_rule.push(...other.trace_rule);
     this.deny_command.push(...other.deny_command);
     return this;
   }
@@ -76,7 +87,8 @@ export class PolicyRules {
       this.allow_tool_param.length +
       this.deny_tool_param_matching.length +
       this.rate_limit_tool.length +
-      this.deny_command.length
+      this.deny_command.length +
+      this.trace_rule.length
     );
   }
 
@@ -111,6 +123,9 @@ export class PolicyRules {
    * and `curl` are about.
    */
   apply(engine: PolicyEngine, options: ApplyOptions = {}): void {
+    if (this.trace_rule.length > 0 && options.traceGate === undefined && options.traceRules !== "ignore") {
+      throw new CarError("invalid_params", `${this.trace_rule.length} trace rule(s) need a TraceGate to be enforced; pass ApplyOptions.traceGate`);
+    }
     for (const tool of this.deny_tool) engine.register(denyToolRule(`deny_tool:${tool}`, tool));
     for (const keyword of this.deny_keyword) engine.register(normalisedKeywordRule(keyword));
     for (const r of this.deny_tool_param) {
@@ -129,5 +144,6 @@ export class PolicyRules {
       engine.register(rateLimitToolRule(r.tool, r.max_calls, r.interval_secs, options.clock));
     }
     for (const r of this.deny_command) engine.register(denyCommandRule(r));
+    if (options.traceGate !== undefined) for (const r of this.trace_rule) options.traceGate.register(r);
   }
 }

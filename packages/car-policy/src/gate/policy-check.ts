@@ -16,7 +16,7 @@
  * from disk on every call: an operator who adds a deny rule mid-session must
  * not find it unenforced until something restarts.
  */
-import { type Action, cloneJson, emptyMap, getOwn, isJsonObject, type JsonObject, type JsonValue, setOwn, toolCall } from "@car/ir";
+import { type Action, cloneJson, emptyMap, getOwn, isJsonObject, type JsonObject, type JsonValue, setOwn, toolCall, traceRuleName } from "@car/ir";
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { PolicyEngine } from "../engine.ts";
@@ -119,7 +119,11 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
   const isPatch = tool === "apply_patch";
   if (isPatch || FILE_EDIT_TOOLS[tool] !== undefined) resolveAbsolutePatchRules(merged, cwd);
   const engine = new PolicyEngine();
-  merged.apply(engine);
+  // A single call has no trace: trace rules are enforced by the runtime's TraceGate, and only noted here.
+  merged.apply(engine, { traceRules: "ignore" });
+  for (const r of merged.trace_rule) {
+    if (r.tool === tool) findings.push({ source: "policy_rules", rule: traceRuleName(r), severity: "warn", reason: "a trace rule governs this tool; it is enforced by the CAR runtime, not by this single-call check" });
+  }
   const parameters = paramsObject(params);
   const checkRules = (action: Action) => {
     for (const v of engine.check(action)) {

@@ -13,7 +13,9 @@
  * apply unchanged.
  */
 import type { Action, Clock, Timers, ToolSchema } from "@car/ir";
-import { systemClock, systemTimers } from "@car/ir";
+import { isCarError, systemClock, systemTimers } from "@car/ir";
+import { approvalOutcome } from "./approval-answer.ts";
+import type { ApprovalWord } from "./approval-answer.ts";
 import type { ApprovalLedger, ApprovalRecord } from "./approval-ledger.ts";
 import { type ActionClassification, classifyAction } from "./classify-action.ts";
 import { operationFingerprint } from "./operation-fingerprint.ts";
@@ -32,8 +34,11 @@ export interface ApprovalRequest {
   session_id: string;
 }
 
-/** The approver's answer. `reviewer` is who decided; it defaults to `approver`. */
-export type ApprovalAnswer = "approve" | "deny" | { decision: "approve" | "deny"; reviewer?: string; reason?: string };
+/**
+ * The approver's answer, from the closed vocabulary (approval-answer.ts).
+ * `reviewer` is who decided; it defaults to `approver`.
+ */
+export type ApprovalAnswer = ApprovalWord | { decision: ApprovalWord; reviewer?: string; reason?: string };
 
 /** Asks a human (or a policy service). `signal` aborts when the gate stops waiting. */
 export type ApprovalCallback = (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalAnswer>;
@@ -76,6 +81,11 @@ export class ApprovalGate {
     this.#granted = options.grantedTier ?? "sandbox_edit";
     this.#clock = options.clock ?? systemClock;
     this.#timers = options.timers ?? systemTimers;
+  }
+
+  /** Whether an approver is configured: `authorize` can ask someone instead of refusing. */
+  get canAsk(): boolean {
+    return this.#options.approver !== undefined;
   }
 
   get grantedTier(): PermissionTier {
@@ -125,6 +135,8 @@ export class ApprovalGate {
       session_id: this.#options.sessionId,
     };
     const answer = await this.#ask(request);
+    // Not a decision: refused this time, and nothing goes on the record.
+    if ("invalid" in answer) return { ...evaluated, decision: "deny", reason: answer.invalid };
     const now = this.#clock.now();
     const ttl = this.#options.decisionTtlMs ?? null;
     const record: ApprovalRecord = {
@@ -148,7 +160,7 @@ export class ApprovalGate {
     };
   }
 
-  async #ask(request: ApprovalRequest): Promise<{ approved: boolean; reviewer: string; reason?: string }> {
+  async #ask(request: ApprovalRequest): Promise<{ approved: boolean; reviewer: string; reason?: string } | { invalid: string }> {
     const approver = this.#options.approver;
     if (approver === undefined) return { approved: false, reviewer: "none", reason: "no approval channel is configured" };
     const timeoutMs = this.#options.timeoutMs ?? 60_000;
@@ -163,9 +175,17 @@ export class ApprovalGate {
         controller.abort();
         return { approved: false, reviewer: "timeout", reason: `no answer within ${timeoutMs} ms` };
       }
-      if (typeof answer === "string") return { approved: answer === "approve", reviewer: "approver" };
+      const word = typeof answer === "object" && answer !== null ? answer.decision : answer;
+      let approved: boolean;
+      try {
+        approved = approvalOutcome(word) === "approved";
+      } catch (error) {
+        if (isCarError(error)) return { invalid: `the approver's answer is not a decision: ${error.message}` };
+        throw error;
+      }
+      if (typeof answer !== "object" || answer === null) return { approved, reviewer: "approver" };
       return {
-        approved: answer.decision === "approve",
+        approved,
         reviewer: answer.reviewer ?? "approver",
         ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
       };

@@ -15,6 +15,7 @@
  * keyword heuristics, and the reasons say which signal fired.
  */
 import type { Action, ActionProposal, JsonValue, Reversibility, ToolSchema } from "@car/ir";
+import { missingRequiredCompensation, rollbackContract } from "@car/ir";
 import { invocationsOf } from "../inspectors/egress/command-position.ts";
 import { maxTier, type PermissionTier } from "./permission-tier.ts";
 
@@ -42,7 +43,7 @@ export interface ProposalClassification {
     reversibility: Reversibility;
     missing_compensation: boolean;
   }[];
-  /** The worst declared contract over all actions; an empty proposal is `reversible`. */
+  /** The worst declared contract over the actions that run forward (`rollbackContract`); an empty proposal is `reversible`. */
   declared_rollback_contract: Reversibility;
 }
 
@@ -100,7 +101,7 @@ export function classifyAction(action: Action, schema?: ToolSchema): ActionClass
   const base = {
     action_id: action.id,
     tool: action.tool ?? null,
-    missing_compensation: declared === "compensable" && action.compensation === undefined,
+    missing_compensation: missingRequiredCompensation(action),
     declared_rollback_contract: declared,
   };
 
@@ -152,9 +153,6 @@ export function classifyAction(action: Action, schema?: ToolSchema): ActionClass
 /** `permission.classify` over a proposal. */
 export function classifyProposal(proposal: Pick<ActionProposal, "actions">): ProposalClassification {
   const rows = proposal.actions.map((a) => classifyAction(a));
-  const order: Reversibility[] = ["reversible", "compensable", "irreversible"];
-  let worst: Reversibility = "reversible";
-  for (const r of rows) if (order.indexOf(r.declared_rollback_contract) > order.indexOf(worst)) worst = r.declared_rollback_contract;
   return {
     classifications: rows.map((r) => ({
       action_id: r.action_id,
@@ -163,7 +161,8 @@ export function classifyProposal(proposal: Pick<ActionProposal, "actions">): Pro
       reversibility: r.reversibility,
       missing_compensation: r.missing_compensation,
     })),
-    declared_rollback_contract: worst,
+    // The same contract `verify` reports: compensation actions never run forward, so they are not part of it.
+    declared_rollback_contract: rollbackContract(proposal),
   };
 }
 

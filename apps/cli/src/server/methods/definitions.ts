@@ -24,6 +24,7 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
     if (v !== undefined) def[field] = v;
   }
   if (hasKey(raw, "value")) def.value = raw["value"] as JsonValue;
+  if (hasKey(raw, "trace")) def.trace = raw["trace"] as JsonValue;
   // deny_command's fields pass as sent: the runtime checks them (CarError invalid_params naming the field).
   for (const field of DENY_COMMAND_FIELDS) if (hasKey(raw, field)) Object.assign(def, { [field]: raw[field] });
   if (optionalString(raw, "session_id") !== undefined) {
@@ -35,6 +36,7 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
 /** One line saying what a registered policy does, for `policy.list`. */
 export function describePolicy(def: PolicyDefinition): string {
   const parts: string[] = [];
+  if (def.trace !== undefined) return `trace_rule: ${JSON.stringify(def.trace)}`;
   if (def.target != null) parts.push(`target=${def.target}`);
   if (def.key != null) parts.push(`key=${def.key}`);
   if (def.pattern != null) parts.push(`pattern=${JSON.stringify(def.pattern)}`);

@@ -3,7 +3,9 @@
  * `tool_call` becomes a `tools.execute` request to this client; the answer
  * is the seeds' `ProposalResult` (DECISIONS.md §10). If the connection
  * closes or the server shuts down mid-run, the proposal is aborted and rolled
- * back, and its result reports the actions that never finished.
+ * back, and its result reports the actions that never finished. With
+ * `rollback: "compensate"` an aborted proposal's compensations run (through
+ * this client's `tools.execute`, like any call) before the answer.
  */
 import { CarError, isJsonObject, type JsonValue, parseProposal, serializeProposalResult } from "@car/ir";
 import { TerminalToolError, type ToolCallback } from "@car/engine";
@@ -49,6 +51,8 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
     throw invalidParams("session_id: per-context policy sessions (session.policy.open) are not supported");
   }
   if (p["scope"] !== undefined && p["scope"] !== null) throw invalidParams("scope: tenant-scoped execution is not supported");
+  const rollback = p["rollback"] ?? "state";
+  if (rollback !== "state" && rollback !== "compensate") throw invalidParams('rollback must be "state" or "compensate"');
   const session = ctx.session;
   checkActionCount(proposal, session.options.limits.maxActionsPerProposal);
   const parsed = parseProposal(proposal);
@@ -58,7 +62,7 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   try {
     session.options.serverProposals.take();
     try {
-      result = await session.runtime.executeProposal(parsed, meteredDispatch(session), { session_id: session.id, signal: ctx.signal });
+      result = await session.runtime.executeProposal(parsed, meteredDispatch(session), { session_id: session.id, signal: ctx.signal, rollback });
     } finally {
       session.options.serverProposals.release();
     }

@@ -28,6 +28,7 @@ function verifyMethod(params: JsonValue | undefined, ctx: MethodContext): JsonVa
     ...(state === undefined ? {} : { state }),
     ...(tools.length === 0 ? {} : { tools }),
     ...(maxActions === undefined ? {} : { maxActions }),
+    traceRules: ctx.session.runtime.traceGate.rules(),
   });
   return result as unknown as JsonValue;
 }

@@ -15,6 +15,7 @@ import { CarError, jsonEquals } from "@car/ir";
 import type { JsonValue } from "@car/ir";
 import type { TransactionConflict } from "@car/verify";
 import type { ProposalCommit } from "../../store/runtime-store.ts";
+import { commitRefusal } from "../shared/commit-refusal.ts";
 
 /** A key as the commit transaction found it. */
 export interface LockedKey {
@@ -82,9 +83,6 @@ export function findConflicts(commit: ProposalCommit, writeBase: ReadonlyMap<str
 
 /** The typed refusal for blocking conflicts: `stale_read` when a read or belief is stale, else `write_conflict`. */
 export function conflictError(conflicts: readonly TransactionConflict[]): CarError {
-  const keys = [...new Set(conflicts.map((c) => c.key))].sort();
   const stale = conflicts.some((c) => c.kind !== "write_write");
-  const code = stale ? "stale_read" : "write_conflict";
-  const what = stale ? "state the proposal read changed before it committed" : "another writer committed the keys this proposal writes first";
-  return new CarError(code, `${what}: ${keys.join(", ")}`, { keys, conflicts: [...conflicts] });
+  return commitRefusal(stale ? "stale_read" : "write_conflict", conflicts.map((c) => c.key), { conflicts: [...conflicts] });
 }

@@ -8,6 +8,8 @@ import type { CarEvent, EventQuery } from "../../events/event.ts";
 export interface EventRow {
   body: string;
   hash: string;
+  /** The event's MAC under the audit key; null when written without it. */
+  mac?: string | null;
 }
 
 export function eventFromRow(row: EventRow): CarEvent {

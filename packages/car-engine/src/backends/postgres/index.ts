@@ -21,3 +21,4 @@ export { PostgresEventLog } from "./event-log.ts";
 export { PostgresApprovalLedger } from "./approval-ledger.ts";
 export { PostgresPostureStore } from "./posture-store.ts";
 export { MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts";
+export type { Anchor } from "../shared/anchor.ts";

@@ -13,15 +13,25 @@
  * The client builds each event's canonical text with the shared helper and
  * sends it in three parts around `prev_hash` and `seq`; the call reports the
  * seqs and hashes it gave, which the client sets on its event objects.
- * Verification is the shared `ChainVerifier` over the whole log, against
- * the recorded head (a removed tail is found too).
+ * With the audit key, the client adds each event's MAC (event-mac.ts) in
+ * the same transaction, after the call returned the hashes — the key never
+ * reaches the database. Verification is the shared `ChainVerifier` over the
+ * whole log, against the recorded head (a removed tail is found too), then
+ * the anchors and the replayed state.
  */
 import pg from "pg";
 import type { Pool, PoolClient } from "pg";
 import type { CarEvent } from "../../events/event.ts";
+import { anchorBreak, anchorSummary } from "../shared/anchor.ts";
+import type { Anchor } from "../shared/anchor.ts";
 import { ChainVerifier } from "../shared/chain-verify.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
 import { canonicalEventText } from "../shared/event-hash.ts";
+import { eventMac } from "../shared/event-mac.ts";
+import type { AuditKey } from "../shared/event-mac.ts";
+import { firstStateDifference, replayStateChanges } from "../shared/state-replay.ts";
+import type { JsonValue } from "@car/ir";
+import { emptyMap, setOwn } from "@car/ir";
 import type { UnhashedEvent } from "../shared/event-hash.ts";
 import { eventFromRow } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
@@ -87,22 +97,49 @@ export function linkAppended(events: readonly CarEvent[], appended: Appended): v
   });
 }
 
-/** Appends `events` at the end of the log inside the caller's transaction (setting their `seq` and hashes). */
-export async function appendToLog(client: PoolClient, events: readonly CarEvent[]): Promise<void> {
+/** The statement storing each (already linked) event's MAC under `key`. */
+export function macStatement(events: readonly CarEvent[], key: AuditKey): string {
+  const seqs = events.map((e) => e.seq).join(",");
+  const macs = events.map((e) => `'${eventMac(key, e.hash!)}'`).join(",");
+  return `UPDATE car_events AS e SET mac = m.mac FROM unnest(ARRAY[${seqs}]::bigint[], ARRAY[${macs}]::text[]) AS m(seq, mac) WHERE e.seq = m.seq`;
+}
+
+/** Appends `events` at the end of the log inside the caller's transaction (setting their `seq` and hashes, and their MACs under `key`). */
+export async function appendToLog(client: PoolClient, events: readonly CarEvent[], key: AuditKey | undefined): Promise<void> {
   if (events.length === 0) return;
   const { rows } = await client.query<Appended>(`SELECT ${RETURNED} FROM car_append_events($1, $2, $3, $4, $5, $6, $7)`, appendArguments(events));
   linkAppended(events, rows[0]!);
+  if (key !== undefined) await client.query(macStatement(events, key));
 }
 
 const PAGE = 2000;
 
-/** Verifies the whole log; stops at the first broken link. */
-export async function verifyLog(pool: Pool): Promise<ChainReport> {
-  const head = (await pool.query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
-  const verifier = new ChainVerifier([], undefined);
+/**
+ * Verifies the whole log (stopping at the first broken link), then that
+ * every anchor of this database holds, then that `car_state` equals the
+ * state the log replays to. Reads in one REPEATABLE READ transaction, so
+ * concurrent commits cannot make the log and the state disagree.
+ */
+export async function verifyLog(pool: Pool, key: AuditKey | undefined, databaseId: string, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const report = await verifyIn(client, key, databaseId, anchors);
+    await client.query("COMMIT");
+    return report;
+  } finally {
+    await client.query("ROLLBACK").catch(() => {});
+    client.release();
+  }
+}
+
+async function verifyIn(client: PoolClient, key: AuditKey | undefined, databaseId: string, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+  const head = (await client.query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
+  const verifier = new ChainVerifier([], undefined, key);
+  const events: CarEvent[] = [];
   let after = 0;
   for (;;) {
-    const { rows } = await pool.query<EventRow>(`SELECT body, hash FROM car_events WHERE seq > $1 ORDER BY seq LIMIT ${PAGE}`, [after]);
+    const { rows } = await client.query<EventRow>(`SELECT body, hash, mac FROM car_events WHERE seq > $1 ORDER BY seq LIMIT ${PAGE}`, [after]);
     for (const row of rows) {
       let event: CarEvent;
       try {
@@ -112,9 +149,23 @@ export async function verifyLog(pool: Pool): Promise<ChainReport> {
         return verifier.finish();
       }
       after = event.seq;
-      if (!verifier.check({ event, stored: row.body })) return verifier.finish();
+      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return verifier.finish();
+      events.push(event);
     }
     if (rows.length < PAGE) break;
   }
-  return verifier.finish(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash });
+  const report = verifier.finish(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash });
+  if (!report.ok) return report;
+  const headSeq = Number(head.seq);
+  if (anchors !== undefined) {
+    const broken = anchorBreak(anchors, databaseId, headSeq, (seq) => events[seq - 1]?.hash);
+    if (broken !== undefined) return { ok: false, verified: report.verified, broken };
+    report.anchors = anchorSummary(anchors, databaseId);
+  }
+  const stored = emptyMap();
+  for (const row of (await client.query<{ key: string; value: string }>("SELECT key, value FROM car_state WHERE present")).rows) setOwn(stored, row.key, JSON.parse(row.value) as JsonValue);
+  const difference = firstStateDifference(replayStateChanges(events), stored);
+  if (difference !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, reason: difference.reason, key: difference.key } };
+  report.state = { compared: true, keys: Object.keys(stored).length };
+  return report;
 }

@@ -19,6 +19,8 @@
  *   them (for marking the proposals of a dead runtime interrupted).
  * - `car_approvals`, `car_revocations`, `car_postures`: the approval ledger
  *   and per-agent postures.
+ * - `car_events.mac` (v2): each event's MAC under the audit key, which the
+ *   database never sees; `car_meta.database_id`: the id anchors name.
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
@@ -136,6 +138,15 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_at bigint NOT NULL,
         PRIMARY KEY (agent_id, tier)
       );
+    `,
+  },
+  {
+    version: 2,
+    name: "event MACs under the audit key, database id for anchors",
+    sql: `
+      ALTER TABLE car_events ADD COLUMN mac text;
+      CREATE TABLE car_meta (key text PRIMARY KEY, value text NOT NULL);
+      INSERT INTO car_meta VALUES ('database_id', md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text));
     `,
   },
 ];

@@ -132,7 +132,7 @@ describe.skipIf(!installed)("postgres races", () => {
       for (const l of committed) expect(outcome(l.id), l.id).toBe("committed");
       for (const l of aborted) {
         expect(outcome(l.id), l.id).toBe("rolled_back");
-        expect(l.reason, l.id).toMatch(/changed before it committed|committed the keys this proposal writes first/);
+        expect(l.reason, l.id).toMatch(/changed before it committed|committed keys this proposal writes first/);
         expect(l.keys.some((k) => l.reason!.includes(k)), `${l.id}: ${l.reason}`).toBe(true);
         expect(proposals.get(l.id)!.find((e) => e.kind === "proposal_rolled_back")?.data["reason"], l.id).toBe(l.reason);
       }

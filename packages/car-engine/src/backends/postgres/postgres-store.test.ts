@@ -79,7 +79,11 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     const { a, url, result } = await interleave("strict");
     expect(result.results.map((r) => r.rolled_back === true)).toEqual([true, true, true]);
     const completed = (await a.events.queryShared({ proposal_id: "a", kinds: ["proposal_completed"] })).at(-1)!;
-    expect(completed.data).toMatchObject({ outcome: "rolled_back", reason: "state the proposal read changed before it committed: k" });
+    expect(completed.data).toMatchObject({ outcome: "rolled_back", reason: "commit refused: state the proposal read changed before it committed: k" });
+    // The same refusal, in the same words, as on SQLite; no state_changed for a change that never landed.
+    const refused = await a.events.queryShared({ proposal_id: "a", kinds: ["commit_refused", "state_changed"] });
+    expect(refused.map((e) => [e.kind, e.data])).toEqual([["commit_refused", { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k" }]]);
+    expect((await a.events.queryShared({ proposal_id: "a", kinds: ["proposal_completed"] })).map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
     const check = store(url);
     await check.ready();
     expect(check.state.get("k")).toBe(10);
@@ -142,7 +146,7 @@ describe.skipIf(!installed)("migrations", () => {
     const url = cluster.createDatabase(`db_${++databases}`);
     const [a, b] = [store(url), store(url)];
     await Promise.all([a.ready(), b.ready()]);
-    expect([a.migrationsApplied, b.migrationsApplied].sort()).toEqual([[], [1]]);
+    expect([a.migrationsApplied, b.migrationsApplied].sort()).toEqual([[], [1, 2]]);
     a.state.set("kept", true);
     await a.close();
     const again = store(url);
@@ -152,7 +156,7 @@ describe.skipIf(!installed)("migrations", () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      expect((await client.query("SELECT version FROM car_migrations")).rows).toEqual([{ version: 1 }]);
+      expect((await client.query("SELECT version FROM car_migrations ORDER BY version")).rows).toEqual([{ version: 1 }, { version: 2 }]);
       // A database migrated by a newer runtime is refused, not guessed at.
       await client.query("INSERT INTO car_migrations (version, name) VALUES (999, 'from the future')");
     } finally {

@@ -28,7 +28,12 @@ import type { StateTransition } from "../../store/state-store.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
 import { PostgresApprovalLedger } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
-import { appendStatement, appendToLog, linkAppended, verifyLog } from "./log-chain.ts";
+import { appendStatement, appendToLog, linkAppended, macStatement, verifyLog } from "./log-chain.ts";
+import type { Anchor } from "../shared/anchor.ts";
+import { loadOrCreateKeyFile, readKeyFile } from "../shared/checkpoint.ts";
+import { commitRefusal } from "../shared/commit-refusal.ts";
+import { directWriteEvent } from "../shared/direct-write-event.ts";
+import type { AuditKey } from "../shared/event-mac.ts";
 import type { Appended } from "./log-chain.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
@@ -50,10 +55,18 @@ export interface PostgresStoreOptions {
   mode?: TransactionMode;
   /** Connections in this runtime's pool (default 10), plus one for the liveness lock. */
   poolSize?: number;
+  /**
+   * The audit key's file (created with mode 0600 on first use, e.g.
+   * `<CAR_HOME>/audit.key`): every event gets its MAC under it, computed
+   * here, so the key never reaches the database. `readonly` only reads it.
+   */
+  auditKeyFile?: string;
+  /** Only read the key file, never create it (verification). */
+  readonlyKey?: boolean;
 }
 
 /** Recorded among a proposal's events when `warn` mode committed it despite conflicts. */
-export const TRANSACTION_WARNING = "transaction_warning";
+export const TRANSACTION_WARNING = EVENT_KINDS.transactionWarning;
 
 /** Why a proposal is marked interrupted by `recover`. */
 const INTERRUPTED_REASON = "the runtime running it stopped before it committed; none of its effects were applied";
@@ -75,6 +88,7 @@ export class PostgresStore implements RuntimeStore {
   migrationsApplied: number[] = [];
   readonly #pool: pg.Pool;
   readonly #clock: Clock;
+  readonly #auditKey: AuditKey | undefined;
   #runtimeKey: number;
   readonly #ready: Promise<void>;
   #liveness: pg.PoolClient | undefined;
@@ -91,6 +105,8 @@ export class PostgresStore implements RuntimeStore {
   constructor(url: string, options: PostgresStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.mode = options.mode ?? "strict";
+    const keyFile = options.auditKeyFile;
+    this.#auditKey = keyFile === undefined ? undefined : options.readonlyKey === true ? readKeyFile(keyFile) : loadOrCreateKeyFile(keyFile);
     // 31 bits: a runtime's id in `car_proposals` and its liveness lock key.
     this.#runtimeKey = 1 + Math.floor(Math.random() * 0x7ffffffe);
     this.#pool = new pg.Pool({ connectionString: url, max: (options.poolSize ?? 10) + 1 });
@@ -216,9 +232,13 @@ export class PostgresStore implements RuntimeStore {
       renumberStateChanges(events, before ?? new Map());
       const finish = `SELECT car_finish_proposal(${[commit.proposal_id, commit.outcome].map(pg.escapeLiteral).join(", ")}, ${this.#runtimeKey}, ${pg.escapeLiteral(events[0]?.timestamp ?? rfc3339(this.#clock.now()))})`;
       const statements = [writes, finish, events.length > 0 ? appendStatement(events) : ""].filter((x) => x !== "");
+      // The MACs need the hashes the append returns: one more round trip, in the same transaction.
+      const macs = this.#auditKey !== undefined && events.length > 0;
+      if (macs && before === undefined) statements.unshift("BEGIN");
       // Inside the BEGIN of the lock step, or else one implicit transaction for the whole string.
-      const results = toArray(await client.query(`${statements.join(";\n")}${before === undefined ? "" : ";\nCOMMIT"}`));
+      const results = toArray(await client.query(`${statements.join(";\n")}${before === undefined || macs ? "" : ";\nCOMMIT"}`));
       if (events.length > 0) linkAppended(events, results[statements.length - 1]!.rows[0] as Appended);
+      if (macs) await client.query(`${macStatement(events, this.#auditKey!)};\nCOMMIT`);
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
       client.release();
@@ -324,7 +344,7 @@ export class PostgresStore implements RuntimeStore {
           });
           out.push({ proposal_id: p.proposal_id, timestamp: p.began_at });
         }
-        await appendToLog(client, events);
+        await appendToLog(client, events, this.#auditKey);
         return events;
       });
       this.events.learn(written);
@@ -332,14 +352,32 @@ export class PostgresStore implements RuntimeStore {
     return out;
   }
 
-  /** The whole log's hash chain, every runtime's events, verified from the database. */
-  async verifyChain(): Promise<ChainReport> {
+  /**
+   * The whole log's hash chain, every runtime's events, verified from the
+   * database (MACs too with the audit key), then the anchors of this
+   * database, then the stored state against the replayed log.
+   */
+  async verifyChain(options: { anchors?: readonly Anchor[] } = {}): Promise<ChainReport> {
     await this.#ready;
     try {
-      return await verifyLog(this.#pool);
+      return await verifyLog(this.#pool, this.#auditKey, await this.databaseId(), options.anchors);
     } catch (error) {
       throw storageError(error, "cannot read the event log");
     }
+  }
+
+  /** This database's random id, which anchors name. */
+  async databaseId(): Promise<string> {
+    await this.#ready;
+    return (await this.#query<{ value: string }>("SELECT value FROM car_meta WHERE key = 'database_id'")).rows[0]!.value;
+  }
+
+  /** The chain head to keep outside the database (`car audit anchor`); null for an empty log. */
+  async anchor(): Promise<Anchor | null> {
+    await this.#ready;
+    const head = (await this.#query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
+    if (Number(head.seq) === 0) return null;
+    return { database_id: await this.databaseId(), seq: Number(head.seq), hash: head.hash, anchored_at: rfc3339(this.#clock.now()) };
   }
 
   /** Waits for background writes (direct state writes, events outside proposals); rethrows the first that failed. */
@@ -363,10 +401,11 @@ export class PostgresStore implements RuntimeStore {
     });
   }
 
-  /** Direct writes, last writer wins: each bumps the key's stored version. */
+  /** Direct writes, last writer wins: each bumps the key's stored version and appends its `state_changed` event in the same transaction. */
   async #writeDirect(): Promise<void> {
     const writes = this.#directWrites;
     this.#directWrites = [];
+    const events: CarEvent[] = [];
     await this.#inTransaction("cannot write state", async (client) => {
       for (const w of writes) {
         const value = w.mutation.op === "set" ? JSON.stringify(w.mutation.value) : null;
@@ -376,16 +415,21 @@ export class PostgresStore implements RuntimeStore {
            RETURNING key, value, present, version::text`,
           [w.key, value],
         );
-        this.state.absorb(keyFrom(rows[0]!));
+        const stored = keyFrom(rows[0]!);
+        this.state.absorb(stored);
+        const timestamp = rfc3339(this.#clock.now());
+        events.push({ seq: 0, ...directWriteEvent({ key: w.key, mutation: w.mutation, previous_version: stored.version - 1, version: stored.version, proposal_id: null, action_id: null, timestamp }) });
       }
+      await appendToLog(client, events, this.#auditKey);
     });
+    this.events.learn(events);
   }
 
   /** Events appended outside any open proposal of this runtime, written as one chain. */
   async #writeLoose(): Promise<void> {
     const events = this.events.takeLoose();
     if (events.length === 0) return;
-    await this.#inTransaction("cannot append events", (client) => appendToLog(client, events));
+    await this.#inTransaction("cannot append events", (client) => appendToLog(client, events, this.#auditKey));
     this.events.learn(events);
   }
 
@@ -400,7 +444,7 @@ export class PostgresStore implements RuntimeStore {
     };
     const result = await this.#inTransaction("cannot write to the ledger", async (client) => {
       const done = await work(client, audit);
-      await appendToLog(client, events);
+      await appendToLog(client, events, this.#auditKey);
       return done;
     });
     this.events.learn(events);
@@ -490,8 +534,7 @@ function renumberStateChanges(events: readonly CarEvent[], before: ReadonlyMap<s
 function lostRace(error: unknown, writeBase: ReadonlyMap<string, unknown>): CarError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   if (code !== "40P01" && code !== "40001") return undefined;
-  const keys = [...writeBase.keys()].sort();
-  return new CarError("write_conflict", `a concurrent commit on the same keys won the race: ${keys.join(", ")}`, { keys });
+  return commitRefusal("write_conflict", writeBase.keys());
 }
 
 function storageError(error: unknown, what: string): CarError {

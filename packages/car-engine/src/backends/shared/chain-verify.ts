@@ -11,25 +11,47 @@
  *   checkpoint, whose HMAC signature must verify (and whose predecessors
  *   must each be named by their successor).
  *
+ * - with the audit key: the event's MAC (event-mac.ts), so a rewrite that
+ *   recomputed the hashes shows too. Events older than the first one with a
+ *   MAC (written before the database was keyed) are counted as `unkeyed`;
+ *   after it, a missing MAC is a break.
+ *
  * Interior edits, deletions and reorderings are found. Truncating the newest
- * events is found only against the head a backend records beside the log
- * (`expectedHead`), which lives in the same database: see checkpoint.ts for
- * the trust model.
+ * events is found against the head a backend records beside the log
+ * (`expectedHead`), which lives in the same database, and against anchors
+ * kept outside it (anchor.ts): see the README's trust model.
  */
 import type { CarEvent } from "../../events/event.ts";
 import { checkpointProblem } from "./checkpoint.ts";
 import type { CheckpointKey, SignedCheckpoint } from "./checkpoint.ts";
 import { GENESIS_HASH, canonicalEventText, sha256Hex } from "./event-hash.ts";
+import { macMatches } from "./event-mac.ts";
+import type { AuditKey } from "./event-mac.ts";
 import type { UnhashedEvent } from "./event-hash.ts";
 
 export interface ChainBreak {
   /** The seq of the first event that does not verify (for a checkpoint problem: the first retained seq, or 0). */
   seq: number;
   reason: string;
+  /** The first state key that differs, when the stored state disagrees with the replayed log. */
+  key?: string;
 }
 
 export type ChainReport =
-  | { ok: true; verified: number; head: { seq: number; hash: string } | null; checkpoint: { seq: number; created_at: string } | null }
+  | {
+      ok: true;
+      verified: number;
+      head: { seq: number; hash: string } | null;
+      checkpoint: { seq: number; created_at: string } | null;
+      /** Whether MACs were checked (the audit key was available). */
+      keyed: boolean;
+      /** Events before the first one with a MAC: their content is covered by the hash chain only. */
+      unkeyed: number;
+      /** Anchors (kept outside the database) the log was checked against, and the newest of them. */
+      anchors?: { checked: number; newest: { seq: number; anchored_at: string } | null };
+      /** Whether the stored state was compared with the state the log replays to (not possible after retention removed events). */
+      state?: { compared: true; keys: number } | { compared: false; reason: string };
+    }
   | { ok: false; verified: number; broken: ChainBreak };
 
 /** One stored event as a backend read it. */
@@ -40,6 +62,8 @@ export interface StoredEventRow {
   stored?: string;
   /** A backend's own consistency finding for this row (a column disagreeing with the stored body), if any. */
   problem?: string;
+  /** The stored MAC; null or absent for an event written without the audit key. */
+  mac?: string | null;
 }
 
 export class ChainVerifier {
@@ -49,13 +73,18 @@ export class ChainVerifier {
   #broken: ChainBreak | undefined;
   #head: { seq: number; hash: string } | null = null;
   readonly #checkpoint: SignedCheckpoint | undefined;
+  readonly #macKey: AuditKey | undefined;
+  #macSeen = false;
+  #unkeyed = 0;
 
   /**
    * `checkpoints`: every retention checkpoint, oldest first. The newest
    * anchors the chain; a problem with any of them is reported before events.
+   * `macKey`: the audit key, when event MACs are to be checked.
    */
-  constructor(checkpoints: readonly SignedCheckpoint[], key: CheckpointKey | undefined) {
+  constructor(checkpoints: readonly SignedCheckpoint[], key: CheckpointKey | undefined, macKey?: AuditKey) {
     this.#prevHash = GENESIS_HASH;
+    this.#macKey = macKey;
     let previous: string | null = null;
     for (const signed of checkpoints) {
       const problem = checkpointProblem(signed, key);
@@ -100,6 +129,14 @@ export class ChainVerifier {
     }
     if (row.stored !== undefined && row.stored !== canonical) return fail("the stored event is not in canonical form (edited)");
     if (sha256Hex(canonical) !== event.hash) return fail("the event's hash does not match its content");
+    if (this.#macKey !== undefined) {
+      if (typeof row.mac !== "string") {
+        if (this.#macSeen) return fail("the event carries no MAC (written without the audit key, or its MAC was removed)");
+        this.#unkeyed++;
+      } else if (!macMatches(this.#macKey, event.hash, row.mac)) {
+        return fail("the event's MAC does not match: it was written or rewritten without the audit key");
+      } else this.#macSeen = true;
+    }
     this.#prevHash = event.hash;
     this.#nextSeq = event.seq + 1;
     this.#head = { seq: event.seq, hash: event.hash };
@@ -117,6 +154,13 @@ export class ChainVerifier {
     }
     if (this.#broken !== undefined) return { ok: false, verified: this.#verified, broken: this.#broken };
     const cp = this.#checkpoint?.checkpoint;
-    return { ok: true, verified: this.#verified, head: this.#head, checkpoint: cp === undefined ? null : { seq: cp.seq, created_at: cp.created_at } };
+    return {
+      ok: true,
+      verified: this.#verified,
+      head: this.#head,
+      checkpoint: cp === undefined ? null : { seq: cp.seq, created_at: cp.created_at },
+      keyed: this.#macKey !== undefined,
+      unkeyed: this.#unkeyed,
+    };
   }
 }

@@ -12,7 +12,7 @@
  * rewrite the whole hash chain anyway. The chain and the checkpoints detect
  * corruption and edits by anyone without the key; they are not a defence
  * against the database's owner. Keeping the key in a separate file
- * (`checkpointKeyFile`, e.g. under CAR_HOME with mode 0600) separates the two
+ * (`auditKeyFile`, e.g. under CAR_HOME with mode 0600) separates the two
  * roles; anchoring the head hash outside the machine is the only defence
  * against a full rewrite.
  */

@@ -3,7 +3,8 @@
  * so that only users who ask for SQLite load the native `better-sqlite3`
  * module (an optional dependency of @car/engine).
  */
-export { sqlite, SqliteStore, type SqliteStoreOptions } from "./sqlite-store.ts";
+export { sqlite, SqliteStore, type SqliteStoreOptions, type VerifyOptions } from "./sqlite-store.ts";
+export { type Anchor, appendAnchor, readAnchors } from "../shared/anchor.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
 export type { ChainBreak, ChainReport } from "../shared/chain-verify.ts";
 export type { Checkpoint, SignedCheckpoint } from "../shared/checkpoint.ts";
@@ -17,5 +18,5 @@ export {
   type RetentionPolicy,
   type RetentionResult,
 } from "../shared/durable-store.ts";
-export { replayStateChanges } from "../shared/state-replay.ts";
+export { firstStateDifference, replayStateChanges } from "../shared/state-replay.ts";
 export { GENESIS_HASH } from "../shared/event-hash.ts";

@@ -62,6 +62,8 @@ const MIGRATIONS: readonly string[] = [
      updated_at INTEGER NOT NULL,
      PRIMARY KEY (agent_id, tier)
    ) STRICT;`,
+  // The chain's key: each event's HMAC under the audit key kept outside the database (event-mac.ts).
+  `ALTER TABLE events ADD COLUMN mac TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

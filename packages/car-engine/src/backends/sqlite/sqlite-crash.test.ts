@@ -85,6 +85,10 @@ it("a proposal killed mid-flight leaves the state at its pre-proposal snapshot a
   const { store, interrupted, snapshot } = await reopenAndCheck(worker.acked);
   try {
     expect(interrupted.map((p) => p.proposal_id)).toEqual(["doomed"]);
+    // The hanging tool was called: its durable dispatch intent survived the SIGKILL, and recovery lists it.
+    expect(interrupted[0]!.dispatched).toEqual(["h"]);
+    expect(store.events.query({ proposal_id: "doomed", kinds: ["dispatch_intent"] }).map((e) => [e.action_id, e.data])).toEqual([["h", { attempt: 1, tool: "hang" }]]);
+    expect(store.events.query({ proposal_id: "doomed", kinds: ["proposal_interrupted"] })[0]!.data["dispatched"]).toEqual(["h"]);
     expect(snapshot["counter"]).toBe(3);
     expect(Object.keys(snapshot).filter((k) => k.startsWith("seen/"))).toHaveLength(3);
     const doomed = store.events.query({ proposal_id: "doomed" }).map((e) => e.kind);

@@ -20,12 +20,14 @@ import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
 import type { StoredEventRow } from "../shared/chain-verify.ts";
 import { EventFeed } from "../../events/event-feed.ts";
 import { GENESIS_HASH, linkEvent } from "../shared/event-hash.ts";
+import { eventMac } from "../shared/event-mac.ts";
+import type { AuditKey } from "../shared/event-mac.ts";
 import { immediateRunner } from "./schema.ts";
 import type { ImmediateRunner, SqliteDatabase } from "./schema.ts";
 
 /** Rows per multi-row INSERT: fewer statement executions, well under SQLite's bound-parameter limit. */
 const BATCH = 64;
-const COLUMNS = 7;
+const COLUMNS = 8;
 
 /** One stored event row, as the events table holds it. */
 export interface EventRow {
@@ -36,6 +38,7 @@ export interface EventRow {
   ts: number;
   body: string;
   hash: string;
+  mac: string | null;
 }
 
 export interface ChainHead {
@@ -81,7 +84,7 @@ export function eventFromRow(row: EventRow): StoredEventRow {
     : (event.action_id ?? null) !== row.action_id ? "the action_id column disagrees with the stored event"
     : typeof event.timestamp !== "string" || timeOf(event.timestamp) !== row.ts ? "the time column disagrees with the stored event"
     : undefined;
-  return problem === undefined ? { event, stored: row.body } : { event, stored: row.body, problem };
+  return problem === undefined ? { event, stored: row.body, mac: row.mac } : { event, stored: row.body, mac: row.mac, problem };
 }
 
 export class SqliteEventLog implements EventLog {
@@ -98,14 +101,17 @@ export class SqliteEventLog implements EventLog {
   readonly #writeHead;
   readonly #insertOne;
   readonly #insertBatch;
+  readonly #macKey: AuditKey | undefined;
 
-  constructor(db: SqliteDatabase) {
+  /** `macKey`: the audit key; every event written gets its MAC (event-mac.ts). */
+  constructor(db: SqliteDatabase, macKey?: AuditKey) {
     this.#db = db;
+    this.#macKey = macKey;
     this.#immediate = immediateRunner(db);
     this.#readHead = db.prepare("SELECT seq, hash FROM chain_head WHERE id = 1");
     this.#writeHead = db.prepare("INSERT INTO chain_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
-    const row = "(?, ?, ?, ?, ?, ?, ?)";
-    const insert = "INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash) VALUES ";
+    const row = "(?, ?, ?, ?, ?, ?, ?, ?)";
+    const insert = "INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash, mac) VALUES ";
     this.#insertOne = db.prepare(insert + row);
     this.#insertBatch = db.prepare(insert + Array.from({ length: BATCH }, () => row).join(", "));
     this.#nextSeq = (this.recordedHead()?.seq ?? 0) + 1;
@@ -166,11 +172,16 @@ export class SqliteEventLog implements EventLog {
     this.#unconfirmed = [];
   }
 
+  /** Drops buffered events that must never be written (a direct write that did not land, a commit the store refused). */
+  retract(events: ReadonlySet<CarEvent>): void {
+    this.#buffer = this.#buffer.filter((e) => !events.has(e));
+  }
+
   #write(): void {
     const buffer = this.#buffer;
     const recorded = this.recordedHead() ?? { seq: 0, hash: GENESIS_HASH };
-    if (buffer[0]!.seq !== recorded.seq + 1) {
-      // Another process appended since our last write: continue after it.
+    if (buffer[0]!.seq !== recorded.seq + 1 || buffer.at(-1)!.seq !== recorded.seq + buffer.length) {
+      // Another process appended since our last write (or a forgotten event left a gap): continue after the head.
       for (let i = 0; i < buffer.length; i++) buffer[i]!.seq = recorded.seq + 1 + i;
       this.#nextSeq = recorded.seq + 1 + buffer.length;
     }
@@ -204,6 +215,7 @@ export class SqliteEventLog implements EventLog {
     params[at + 4] = timeOf(event.timestamp);
     params[at + 5] = body;
     params[at + 6] = event.hash!;
+    params[at + 7] = this.#macKey === undefined ? null : eventMac(this.#macKey, event.hash!);
     return event.hash!;
   }
 
@@ -212,7 +224,7 @@ export class SqliteEventLog implements EventLog {
     const { where, params } = sqlFilter(query);
     const desc = query.order === "desc";
     const limit = query.limit !== undefined && query.limit > 0 ? query.limit : 0;
-    const sql = `SELECT seq, kind, proposal_id, action_id, ts, body, hash FROM events${where} ORDER BY seq ${desc ? "DESC" : "ASC"}${pushLimit && limit > 0 ? ` LIMIT ${limit}` : ""}`;
+    const sql = `SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events${where} ORDER BY seq ${desc ? "DESC" : "ASC"}${pushLimit && limit > 0 ? ` LIMIT ${limit}` : ""}`;
     const matches = eventMatcher(query);
     const stored: CarEvent[] = [];
     for (const row of this.#db.prepare(sql).iterate(...params) as IterableIterator<EventRow>) {
@@ -241,7 +253,7 @@ export class SqliteEventLog implements EventLog {
 
   /** Every stored event, oldest first, as verification reads it. */
   *storedRows(): IterableIterator<StoredEventRow> {
-    for (const row of this.#db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash FROM events ORDER BY seq").iterate() as IterableIterator<EventRow>) {
+    for (const row of this.#db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events ORDER BY seq").iterate() as IterableIterator<EventRow>) {
       yield eventFromRow(row);
     }
   }

@@ -94,14 +94,14 @@ it("refuses a forged or removed checkpoint", async () => {
 
 it("keeps the key in a separate file when asked; without it the checkpoints cannot be checked", async () => {
   const keyFile = join(temp.dir, "home", "audit.key");
-  const store = open({ checkpointKeyFile: keyFile });
+  const store = open({ auditKeyFile: keyFile });
   await runProposals(store, 4);
   store.enforceRetention(clock.now(), { max_events: 3, mode: "truncate" });
   expect(statSync(keyFile).mode & 0o777).toBe(0o600);
   expect(store.verifyChain().ok).toBe(true);
   await store.close();
   expect(open().verifyChain()).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("key is not available") } });
-  expect(open({ checkpointKeyFile: keyFile }).verifyChain().ok).toBe(true);
+  expect(open({ auditKeyFile: keyFile }).verifyChain().ok).toBe(true);
 });
 
 it("rejects a policy without a bound, and archive mode without a path", () => {

@@ -48,7 +48,7 @@ export function retentionCut(db: SqliteDatabase, policy: RetentionPolicy, now: n
 
 /** Removes every event up to `cut` (inside the caller's transaction) and returns the signed checkpoint. */
 export function removeThrough(db: SqliteDatabase, cut: number, policy: RetentionPolicy, key: CheckpointKey, now: number): RetentionResult {
-  const rows = db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash FROM events WHERE seq <= ? ORDER BY seq").all(cut) as Parameters<typeof eventFromRow>[0][];
+  const rows = db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events WHERE seq <= ? ORDER BY seq").all(cut) as Parameters<typeof eventFromRow>[0][];
   if (rows.length === 0) return { removed: 0, checkpoint: null };
   const archivePath = policy.mode === "archive" ? policy.archive_path! : null;
   if (archivePath !== null) {

@@ -67,8 +67,12 @@ it("refuses a commit whose read key another process changed mid-proposal", async
   const result = await pending;
   expect(result.results[0]).toMatchObject({ rolled_back: true });
   expect(a.rt.state.get("balance")).toBe(200);
-  expect(a.store.events.query({ proposal_id: "spend", kinds: ["proposal_completed"] }).at(-1)!.data["outcome"]).toBe("rolled_back");
-  expect(a.store.verifyChain().ok).toBe(true);
+  // The durable log never records the change that did not land: one refusal naming the key, then the rollback.
+  const stored = [...a.store.storedEvents()].filter((e) => e.proposal_id === "spend");
+  expect(stored.filter((e) => e.kind === "state_changed")).toEqual([]);
+  expect(stored.filter((e) => e.kind === "proposal_completed").map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
+  expect(stored.find((e) => e.kind === "commit_refused")!.data).toEqual({ code: "stale_read", keys: ["balance"], reason: "commit refused: state the proposal read changed before it committed: balance" });
+  expect(a.store.verifyChain()).toMatchObject({ ok: true, state: { compared: true } });
 });
 
 it("a direct write catches up with another process's writes before versioning the key", () => {

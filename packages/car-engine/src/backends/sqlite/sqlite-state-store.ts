@@ -4,10 +4,12 @@
  * the same call, to the `state` and `transitions` tables — inside the
  * caller's transaction when there is one (a proposal commit), else in its own.
  * When a transaction fails the cache is reloaded from the database, so the
- * two never disagree for longer than the failing call.
+ * two never disagree for longer than the failing call. A direct write (no
+ * proposal) is handed to the store's `recordDirect`, which appends its
+ * chained `state_changed` event in the same transaction.
  */
 import { CachedStateStore } from "../../store/cached-state-store.ts";
-import { cloneJson, rfc3339 } from "@car/ir";
+import { cloneJson, emptyMap, rfc3339, setOwn } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
 import { DIRECT_WRITE } from "../../store/state-store.ts";
 import type { ChangeAttribution, StateTransition, TransitionQuery } from "../../store/state-store.ts";
@@ -32,22 +34,29 @@ interface TransitionRow {
   timestamp: string;
 }
 
+/** What the owning store provides: its write transaction, and the audit record of a direct write. */
+export interface StateStoreHooks {
+  /** Runs `fn` in a write transaction that first catches up with other connections' commits. */
+  transact<T>(fn: () => T): T;
+  /** Records a write made outside any proposal (appends its chained event, inside the current transaction). */
+  recordDirect(transition: StateTransition): void;
+}
+
 export class SqliteStateStore extends CachedStateStore {
   readonly #db: SqliteDatabase;
   readonly #clock: Clock;
-  readonly #sync: () => void;
+  readonly #hooks: StateStoreHooks;
   /** Present keys in first-write order (Map order), as the in-memory store keeps them. */
   #nextOrd = 1;
   readonly #upsert;
   readonly #update;
   readonly #insertTransition;
 
-  /** `sync`: reloads the cache when another connection committed since the last look (the store's data_version check). */
-  constructor(db: SqliteDatabase, clock: Clock, sync: () => void) {
+  constructor(db: SqliteDatabase, clock: Clock, hooks: StateStoreHooks) {
     super();
     this.#db = db;
     this.#clock = clock;
-    this.#sync = sync;
+    this.#hooks = hooks;
     this.#upsert = db.prepare("INSERT INTO state (key, value, version, ord) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version, ord = excluded.ord");
     this.#update = db.prepare("UPDATE state SET value = ?, version = ? WHERE key = ?");
     this.#insertTransition = db.prepare("INSERT INTO transitions (key, mutation, previous_version, version, proposal_id, action_id, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -65,6 +74,15 @@ export class SqliteStateStore extends CachedStateStore {
     }
     this.values = state;
     this.#nextOrd = maxOrd + 1;
+  }
+
+  /** Every present key's value as the `state` table holds it now (not the cache): what verification compares with the log. */
+  storedSnapshot(): Record<string, JsonValue> {
+    const out = emptyMap();
+    for (const row of this.#db.prepare("SELECT key, value FROM state WHERE value IS NOT NULL").iterate() as IterableIterator<{ key: string; value: string }>) {
+      setOwn(out, row.key, JSON.parse(row.value) as JsonValue);
+    }
+    return out;
   }
 
   /** Versions of `keys` as the cache has them now. */
@@ -108,18 +126,15 @@ export class SqliteStateStore extends CachedStateStore {
   }
 
   /**
-   * Runs a direct write: inside the caller's transaction (a proposal commit,
-   * which has synced already), or in its own IMMEDIATE one that first
-   * catches up with other connections' commits, so a version is never
-   * computed from a stale cache. On failure the cache is reloaded.
+   * Runs a write: inside the caller's transaction (a proposal commit, which
+   * has synced already), or in the store's own one, which first catches up
+   * with other connections' commits so a version is never computed from a
+   * stale cache. On failure the cache is reloaded.
    */
   #write<T>(fn: () => T): T {
     if (this.#db.inTransaction) return fn();
     try {
-      return this.#db.transaction(() => {
-        this.#sync();
-        return fn();
-      }).immediate();
+      return this.#hooks.transact(fn);
     } catch (error) {
       this.reload();
       throw error;
@@ -148,6 +163,8 @@ export class SqliteStateStore extends CachedStateStore {
     if (ord === undefined) this.#update.run(text, version, key);
     else this.#upsert.run(key, text, version, ord);
     this.#insertTransition.run(key, JSON.stringify(mutation), previous, version, by.proposal_id, by.action_id, timestamp);
-    return { key, mutation, previous_version: previous, version, proposal_id: by.proposal_id, action_id: by.action_id, timestamp };
+    const transition = { key, mutation, previous_version: previous, version, proposal_id: by.proposal_id, action_id: by.action_id, timestamp };
+    if (by.proposal_id === null) this.#hooks.recordDirect(transition);
+    return transition;
   }
 }

@@ -28,7 +28,12 @@ import type { InterruptedProposal, ProposalBegin, ProposalCommit } from "../../s
 import type { StateTransition } from "../../store/state-store.ts";
 import { ChainVerifier } from "../shared/chain-verify.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
+import { anchorBreak, anchorSummary } from "../shared/anchor.ts";
+import type { Anchor } from "../shared/anchor.ts";
 import { checkpointKey, loadOrCreateKeyFile, parseHexKey, readKeyFile } from "../shared/checkpoint.ts";
+import { commitRefusal } from "../shared/commit-refusal.ts";
+import { directWriteEvent } from "../shared/direct-write-event.ts";
+import { firstStateDifference, replayStateChanges } from "../shared/state-replay.ts";
 import type { CheckpointKey, SignedCheckpoint } from "../shared/checkpoint.ts";
 import type { DurableRuntimeStore, RetentionPolicy, RetentionResult } from "../shared/durable-store.ts";
 import { immediateRunner, openDatabase } from "./schema.ts";
@@ -45,12 +50,19 @@ export interface SqliteStoreOptions extends OpenOptions {
   /** Bound the log; enforced after every commit (and by `enforceRetention`). */
   retention?: RetentionPolicy;
   /**
-   * Where the retention checkpoints' HMAC key lives: a file (created with
-   * mode 0600 when missing, e.g. `<CAR_HOME>/audit.key`). Without it the key
-   * is kept in the database itself — see checkpoint.ts for what each choice
-   * protects against.
+   * The audit key's file (created with mode 0600 on first use, e.g.
+   * `<CAR_HOME>/audit.key`): every event gets its MAC under it (event-mac.ts)
+   * and retention checkpoints are signed with it. Without it events carry no
+   * MAC and the checkpoint key is kept in the database itself — see the
+   * README's trust model for what each choice detects.
    */
-  checkpointKeyFile?: string;
+  auditKeyFile?: string;
+}
+
+/** What `verifyChain` checks beyond the chain itself. */
+export interface VerifyOptions {
+  /** Anchors kept outside the database (anchor.ts); those of this database must still hold. */
+  anchors?: readonly Anchor[];
 }
 
 /** Store instances open in this process, so `recover` never takes a live instance's proposal for a dead one. */
@@ -85,6 +97,9 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   readonly #instance = `${process.pid}:${randomBytes(6).toString("hex")}`;
   readonly #retention: RetentionPolicy | undefined;
   readonly #keyFile: string | undefined;
+  readonly #auditKey: CheckpointKey | undefined;
+  /** This database's random id, which anchors name (undefined for a read-only open of a database that predates it). */
+  readonly databaseId: string | undefined;
   /** The `proposals` row of each proposal this instance is running. */
   readonly #runs = new Map<string, number>();
   #dataVersion = 0;
@@ -97,14 +112,38 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.path = path;
     this.#clock = options.clock ?? systemClock;
     this.#retention = options.retention === undefined ? undefined : validateRetention(options.retention);
-    this.#keyFile = options.checkpointKeyFile;
+    this.#keyFile = options.auditKeyFile;
+    this.#auditKey = this.#keyFile === undefined ? undefined : options.readonly === true ? readKeyFile(this.#keyFile) : loadOrCreateKeyFile(this.#keyFile);
     this.#db = openDatabase(path, options);
     this.#immediate = immediateRunner(this.#db);
+    this.databaseId = this.#databaseId(options.readonly === true);
     // Prepared once: `db.pragma()` prepares a statement on every call, and this runs twice per proposal.
     this.#dataVersionQuery = this.#db.prepare("PRAGMA data_version").pluck();
-    this.state = new SqliteStateStore(this.#db, this.#clock, () => this.#syncFromOthers());
+    // A direct write's event lands with its value or not at all: on failure it is forgotten, not retried.
+    const direct = new Set<CarEvent>();
+    this.state = new SqliteStateStore(this.#db, this.#clock, {
+      transact: (fn) => {
+        try {
+          return this.atomically(() => {
+            this.#syncFromOthers();
+            return fn();
+          });
+        } catch (error) {
+          this.events.retract(direct);
+          throw error;
+        } finally {
+          direct.clear();
+        }
+      },
+      recordDirect: (transition) => {
+        // `append` stores this very object, and may throw while writing it.
+        const event = directWriteEvent(transition) as CarEvent;
+        direct.add(event);
+        this.events.append(event);
+      },
+    });
     this.#dataVersion = this.#readDataVersion();
-    this.events = new SqliteEventLog(this.#db);
+    this.events = new SqliteEventLog(this.#db, this.#auditKey);
     this.approvals = new SqliteApprovalLedger(this.#db, this);
     this.postures = new SqlitePostureStore(this.#db, this);
     this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, status, began_at, owner_pid, owner) VALUES (?, 'executing', ?, ?, ?)");
@@ -177,23 +216,72 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         const live = row.owner_pid === process.pid ? LIVE_INSTANCES.has(row.owner) : processAlive(row.owner_pid);
         if (live) continue;
         this.#endRun.run("interrupted", now, row.run);
-        this.events.append({ kind: EVENT_KINDS.proposalInterrupted, proposal_id: row.proposal_id, timestamp: now, data: { began_at: row.began_at, reason: "the process running it stopped before it completed" } });
-        out.push({ proposal_id: row.proposal_id, timestamp: row.began_at });
+        const dispatched = this.#dispatchedSince(row.proposal_id, row.began_at);
+        this.events.append({
+          kind: EVENT_KINDS.proposalInterrupted,
+          proposal_id: row.proposal_id,
+          timestamp: now,
+          data: { began_at: row.began_at, reason: "the process running it stopped before it completed", dispatched },
+        });
+        out.push(dispatched.length > 0 ? { proposal_id: row.proposal_id, timestamp: row.began_at, dispatched } : { proposal_id: row.proposal_id, timestamp: row.began_at });
       }
       return out;
     });
   }
 
+  /** Actions of `proposal_id` with a `dispatch_intent` recorded since it began (its latest run), in first-dispatch order. */
+  #dispatchedSince(proposal_id: string, began_at: string): string[] {
+    const rows = this.#db
+      .prepare("SELECT action_id FROM events WHERE proposal_id = ? AND kind = ? AND ts >= ? GROUP BY action_id ORDER BY min(seq)")
+      .pluck()
+      .all(proposal_id, EVENT_KINDS.dispatchIntent, Date.parse(began_at)) as string[];
+    return rows;
+  }
+
   // --- audit ------------------------------------------------------------------
 
-  verifyChain(): ChainReport {
+  /**
+   * Verifies the chain (hashes, links, MACs under the audit key), then that
+   * every anchor of this database still holds, then that the stored state
+   * equals the state the log replays to — naming the first key that differs.
+   */
+  verifyChain(options: VerifyOptions = {}): ChainReport {
     // Read in one transaction so a concurrent writer cannot move the head between reads.
-    return this.#db.transaction(() => {
+    return this.#db.transaction((): ChainReport => {
       const checkpoints = storedCheckpoints(this.#db);
-      const verifier = new ChainVerifier(checkpoints, checkpoints.length > 0 ? this.#key(false) : undefined);
-      for (const row of this.events.storedRows()) if (!verifier.check(row)) break;
-      return verifier.finish(this.events.recordedHead());
+      const verifier = new ChainVerifier(checkpoints, checkpoints.length > 0 ? this.#key(false) : undefined, this.#auditKey);
+      const events: CarEvent[] = [];
+      for (const row of this.events.storedRows()) {
+        if (!verifier.check(row)) break;
+        events.push(row.event);
+      }
+      const report = verifier.finish(this.events.recordedHead());
+      if (!report.ok) return report;
+      const headSeq = report.head?.seq ?? checkpoints.at(-1)?.checkpoint.seq ?? 0;
+      if (options.anchors !== undefined && this.databaseId !== undefined) {
+        const firstSeq = events[0]?.seq ?? headSeq + 1;
+        const hashAt = (seq: number): string | "removed" | undefined => (seq < firstSeq ? "removed" : events[seq - firstSeq]?.hash);
+        const broken = anchorBreak(options.anchors, this.databaseId, headSeq, hashAt);
+        if (broken !== undefined) return { ok: false, verified: report.verified, broken };
+        report.anchors = anchorSummary(options.anchors, this.databaseId);
+      }
+      if (checkpoints.length > 0) {
+        report.state = { compared: false, reason: `events up to seq ${checkpoints.at(-1)!.checkpoint.seq} were removed by retention, so the log no longer replays to the whole state` };
+        return report;
+      }
+      const stored = this.state.storedSnapshot();
+      const difference = firstStateDifference(replayStateChanges(events), stored);
+      if (difference !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, reason: difference.reason, key: difference.key } };
+      report.state = { compared: true, keys: Object.keys(stored).length };
+      return report;
     })();
+  }
+
+  /** The chain head to keep outside the database (`car audit anchor`); null for an empty log. */
+  anchor(): Anchor | null {
+    const head = this.events.recordedHead();
+    if (head === null || this.databaseId === undefined) return null;
+    return { database_id: this.databaseId, seq: head.seq, hash: head.hash, anchored_at: rfc3339(this.#clock.now()) };
   }
 
   checkpoints(): SignedCheckpoint[] {
@@ -251,15 +339,24 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   #refuseStale(commit: ProposalCommit): void {
     const seen = this.state.versionsOf([...commit.reads.map((r) => r.key), ...commit.mutations.map((m) => m.key)]);
     if (!this.#syncFromOthers()) return;
-    const staleReads = [...new Set(commit.reads.filter((r) => this.state.version(r.key) !== r.version).map((r) => r.key))];
-    if (staleReads.length > 0) throw new CarError("stale_read", `state read by the proposal changed before commit: ${staleReads.join(", ")}`, { keys: staleReads });
-    const conflicts = [...new Set(commit.mutations.filter((m) => this.state.version(m.key) !== seen.get(m.key)).map((m) => m.key))];
-    if (conflicts.length > 0) throw new CarError("write_conflict", `another process wrote these keys first: ${conflicts.join(", ")}`, { keys: conflicts });
+    const staleReads = commit.reads.filter((r) => this.state.version(r.key) !== r.version).map((r) => r.key);
+    if (staleReads.length > 0) throw commitRefusal("stale_read", staleReads);
+    const conflicts = commit.mutations.filter((m) => this.state.version(m.key) !== seen.get(m.key)).map((m) => m.key);
+    if (conflicts.length > 0) throw commitRefusal("write_conflict", conflicts);
   }
 
-  /** The checkpoint HMAC key: from the key file, else from the database (created there on first need when `create`). */
+  /** The database's id, created on first open. */
+  #databaseId(readonly: boolean): string | undefined {
+    const stored = this.#db.prepare("SELECT value FROM meta WHERE key = 'database_id'").pluck().get() as string | undefined;
+    if (stored !== undefined || readonly) return stored;
+    const id = randomBytes(16).toString("hex");
+    this.#db.prepare("INSERT INTO meta (key, value) VALUES ('database_id', ?) ON CONFLICT (key) DO NOTHING").run(id);
+    return this.#db.prepare("SELECT value FROM meta WHERE key = 'database_id'").pluck().get() as string;
+  }
+
+  /** The checkpoint HMAC key: the audit key, else from the database (created there on first need when `create`). */
   #key(create: boolean): CheckpointKey | undefined {
-    if (this.#keyFile !== undefined) return create ? loadOrCreateKeyFile(this.#keyFile) : readKeyFile(this.#keyFile);
+    if (this.#keyFile !== undefined) return this.#auditKey;
     const stored = this.#db.prepare("SELECT value FROM meta WHERE key = 'checkpoint_key'").pluck().get() as string | undefined;
     if (stored !== undefined) return checkpointKey(parseHexKey(stored, "the database"));
     if (!create) return undefined;

@@ -1,0 +1,39 @@
+/**
+ * The tier / approval gate at admission (DECISIONS §16): every action is
+ * evaluated against the session's standing tier and the approval ledger
+ * before anything runs (an approver, when the gate has one, is asked now,
+ * and its decisions are recorded). One that needs an approval (or is
+ * denied) blocks the whole proposal — a safety hazard is a property of the
+ * action set — and its finding names the fingerprint to approve with the
+ * required and granted tier. An approval recorded in the ledger makes the
+ * re-submission pass. Actions whose parameters hold `$<id>.output`
+ * references are evaluated again at dispatch, on their resolved parameters.
+ */
+import type { ActionProposal, JsonObject } from "@car/ir";
+import type { ApprovalGate } from "@car/policy";
+import { EVENT_KINDS } from "../events/event.ts";
+import type { EventKind } from "../events/event.ts";
+import type { ToolRegistry } from "../tools/tool-registry.ts";
+import type { AdmissionFinding } from "./admission.ts";
+
+export async function approvalFindings(
+  proposal: ActionProposal,
+  gate: ApprovalGate,
+  tools: ToolRegistry,
+  emit: (kind: EventKind, action_id: string, data: JsonObject) => void,
+): Promise<AdmissionFinding[]> {
+  const findings: AdmissionFinding[] = [];
+  for (let i = 0; i < proposal.actions.length; i++) {
+    const action = proposal.actions[i]!;
+    const schema = action.tool === undefined ? undefined : tools.get(action.tool)?.schema;
+    // With an approver the question is put now, before anything runs; without one the ledger answers.
+    const d = gate.canAsk ? await gate.authorize(action, schema) : await gate.evaluate(action, schema);
+    if (d.decision === "allow") continue;
+    const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, stage: "admission" };
+    if (d.reason !== undefined) data["reason"] = d.reason;
+    emit(EVENT_KINDS.approvalDecided, action.id, data);
+    const verdict = d.decision === "deny" ? "denied by approval gate" : "needs approval";
+    findings.push({ index: i, message: `${verdict}: fingerprint ${d.fingerprint} requires ${d.required}, granted ${d.granted}${d.reason !== undefined ? ` (${d.reason})` : ""}` });
+  }
+  return findings;
+}

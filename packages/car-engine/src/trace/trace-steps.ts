@@ -1,0 +1,36 @@
+/**
+ * The runtime's side of the TraceGate: what it reports into the trace and
+ * how it asks. Every tool call that passes the other gates is judged here as
+ * the last step before dispatch (and recorded as dispatched in the same
+ * synchronous step); a success, and an approval a human gave, are recorded
+ * as they happen. The operation fingerprint is computed only for a call some
+ * rule actually governs.
+ */
+import type { Action, PolicyViolation } from "@car/ir";
+import { operationFingerprint } from "@car/policy";
+import type { ApprovalDecision, TraceGate } from "@car/policy";
+
+export function admitToTrace(gate: TraceGate, proposal_id: string, action: Action): PolicyViolation[] {
+  const tool = action.tool!;
+  if (!gate.governs(tool)) {
+    gate.observe({ type: "dispatched", tool, proposal_id });
+    return [];
+  }
+  return gate.admit({ tool, action_id: action.id, proposal_id, fingerprint: operationFingerprint(action) });
+}
+
+export function traceSuccess(gate: TraceGate, proposal_id: string, tool: string): void {
+  gate.observe({ type: "succeeded", tool, proposal_id });
+}
+
+/** An approval gate's `allow` that rests on a recorded human approval enters the trace as an approval of that operation. */
+export function traceApproval(gate: TraceGate, proposal_id: string, tool: string, decision: ApprovalDecision): void {
+  if (decision.decision === "allow" && decision.record?.decision === "approved") {
+    gate.observe({ type: "approved", tool, proposal_id, fingerprint: decision.fingerprint });
+  }
+}
+
+/** The rejection reason for trace-rule violations, in the policy engine's form (`denied by policy: <name>: <reason>`). */
+export function deniedByPolicy(violations: readonly PolicyViolation[]): string {
+  return `denied by policy: ${violations.map((v) => `${v.policy_name}: ${v.reason}`).join("; ")}`;
+}
