@@ -110,20 +110,3 @@ export async function openRuntimeStore(option: string | undefined, env: NodeJS.P
   if (!isPostgresUrl(option)) return openCarDatabase(databasePath(option, env), { env });
   return openPostgres(option, { env });
 }
-
-/**
- * The store as one of many runtimes sees it (a server's sessions share the
- * server's store): everything but `close`, so closing a session's runtime
- * leaves the store open for the others. The owner closes the store itself.
- */
-export function sharedStoreView(store: RuntimeStore): RuntimeStore {
-  const view: RuntimeStore = {
-    state: store.state,
-    events: store.events,
-    approvals: store.approvals,
-    commitProposal: (commit) => store.commitProposal(commit),
-  };
-  if (store.beginProposal !== undefined) view.beginProposal = (begin) => store.beginProposal!(begin);
-  if (store.recover !== undefined) view.recover = () => store.recover!();
-  return view;
-}

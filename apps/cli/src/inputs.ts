@@ -4,7 +4,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { extname } from "node:path";
-import { type ActionProposal, CarError, checkProposalBytes, type ProposalLimits, isJsonObject, type JsonObject, parseProposal, parseToolSchema, type ToolSchema } from "@car/ir";
+import { type ActionProposal, CarError, checkProposalBytes, type ProposalLimits, isJsonObject, type JsonObject, type ParsedProposal, parseProposalWithGraph, parseToolSchema, type ToolSchema } from "@car/ir";
 import { parseJson, readJson, readText } from "./io.ts";
 
 /**
@@ -13,10 +13,15 @@ import { parseJson, readJson, readText } from "./io.ts";
  * limit is refused before it is read; so is stdin over it, before it is parsed.
  */
 export async function loadProposal(path: string, limits: ProposalLimits = {}): Promise<ActionProposal> {
+  return (await loadParsedProposal(path, limits)).proposal;
+}
+
+/** `loadProposal` with the graph parsing built, for a command that verifies and runs it without parsing again. */
+export async function loadParsedProposal(path: string, limits: ProposalLimits = {}): Promise<ParsedProposal> {
   if (path !== "-" && existsSync(path)) checkProposalBytes(statSync(path).size, limits);
   const text = await readText(path, "proposal");
   checkProposalBytes(text.length, limits);
-  return parseProposal(parseJson(text, "proposal", path), { limits });
+  return parseProposalWithGraph(parseJson(text, "proposal", path), { limits });
 }
 
 /** A JSON object from a file, for `--state` and similar maps. */

@@ -10,9 +10,9 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, 
 import Database from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Runtime } from "@car/engine";
+import { borrowedStore, Runtime } from "@car/engine";
 import { sqlite } from "@car/engine/sqlite";
-import { openCarDatabase, sharedStoreView } from "../src/car-database.ts";
+import { openCarDatabase } from "../src/car-database.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCar } from "./run-car.ts";
 
@@ -114,8 +114,8 @@ describe("one store, many runtimes", () => {
   it("a session's runtime closing leaves the shared store open for the others", async () => {
     const store = await openCarDatabase(join(root, "shared.db"), { env: { CAR_HOME: carHome } });
     try {
-      const first = new Runtime({ store: sharedStoreView(store) });
-      const second = new Runtime({ store: sharedStoreView(store) });
+      const first = new Runtime({ store: borrowedStore(store) });
+      const second = new Runtime({ store: borrowedStore(store) });
       await first.executeProposal({ id: "s1", actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 } }] });
       await first.close();
       await second.executeProposal({ id: "s2", actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 2 } }] });

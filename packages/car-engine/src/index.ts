@@ -4,19 +4,38 @@ export * from "./store/state-store.ts";
 export { InMemoryStateStore, type InMemoryStateStoreOptions } from "./store/in-memory-state-store.ts";
 export { WorkingState, type PendingMutation, type ReadRecord } from "./store/working-state.ts";
 export * from "./store/runtime-store.ts";
+export { borrowedStore } from "./store/borrowed-store.ts";
 export * from "./events/event.ts";
 export * from "./events/event-log.ts";
 export { InMemoryEventLog } from "./events/in-memory-event-log.ts";
 export { costByAgent, metricsSummary, type AgentCost, type MetricsSummary } from "./events/metrics.ts";
 export { AsyncQueue } from "./async-queue.ts";
-export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type PolicyDefinition, type RollbackMode } from "./runtime.ts";
+export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type RollbackMode } from "./runtime.ts";
 export { COMPENSATION_EVENTS, type CompensationReport } from "./compensation/compensation-run.ts";
 export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
 export { type PendingCompensation } from "./compensation/compensation-phase.ts";
+export type { PolicyDefinition } from "@car/policy";
+export { TRACE_ATTRIBUTES } from "./telemetry/run-tracer.ts";
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";
 export type { ToolHandler, ToolCallContext, ToolCallback, ToolChunkSource } from "./tools/handler.ts";
+export { readToolAnswer, toolCallOf, type ToolCall, type ToolCaller } from "./tools/tool-call.ts";
 export { BUFFER_CAP, type DetachedPollResult } from "./tools/detached.ts";
 export { ROLLBACK_WARNING } from "./run/outcomes.ts";
 export { RETRY_BASE_MS } from "./run/dispatch.ts";
 export type { ErrorClass } from "./tools/action-failure.ts";
+// The durable-store contract (SQLite and PostgreSQL both offer it), importable without loading either backend.
+export {
+  isAuditedStore,
+  postureLookup,
+  type AuditedRuntimeStore,
+  type DurableApprovalLedger,
+  type DurableRuntimeStore,
+  type LedgerEntry,
+  type PostureEntry,
+  type PostureStore,
+  type RetentionPolicy,
+  type RetentionResult,
+} from "./backends/shared/durable-store.ts";
+export type { ChainBreak, ChainReport } from "./backends/shared/chain-verify.ts";
+export type { Checkpoint, SignedCheckpoint } from "./backends/shared/checkpoint.ts";

@@ -5,11 +5,12 @@
  * its state changes and events together through the store.
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
-import { DENY_COMMAND_FIELDS, PolicyEngine, PolicyRules, TraceGate, callbackRule, denyCommandRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, readDenyCommandSpec, requireStateRule, traceRuleFrom } from "@car/policy";
+import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
+import { PolicyEngine, PolicyRules, TraceGate, loadPolicyDir, policyDirs, policyRuleFrom, traceRuleOfDefinition } from "@car/policy";
+import type { Tracer } from "@opentelemetry/api";
 import { verify } from "@car/verify";
 import type { TransactionMode, VerifyOptions } from "@car/verify";
-import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyCallback, PolicyRule } from "@car/policy";
+import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
 import { inMemoryStore } from "./store/runtime-store.ts";
@@ -23,7 +24,10 @@ import type { ToolCallback, ToolHandler } from "./tools/handler.ts";
 import { RateLimiter } from "./tools/rate-limiter.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
+import { jsonCallbackCaller } from "./tools/tool-call.ts";
+import type { ToolCaller } from "./tools/tool-call.ts";
 import { admit } from "./run/admission.ts";
+import type { Admission } from "./run/admission.ts";
 import { approvalFindings } from "./run/approval-admission.ts";
 import { transactionFindings } from "./run/transaction-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
@@ -49,6 +53,11 @@ export interface RuntimeOptions {
   maxInterpolatedBytes?: number;
   /** Entries kept in the idempotency / TTL result cache (default 10 000). */
   resultCacheSize?: number;
+  /**
+   * Traces every proposal with OpenTelemetry spans (`@opentelemetry/api`:
+   * pass `trace.getTracer("…")` once an SDK is set up). Off by default.
+   */
+  tracer?: Tracer;
   /**
    * The permission-tier / approval gate (@car/policy); none by default. The
    * whole proposal is evaluated at admission (DECISIONS §16): one action
@@ -86,29 +95,12 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** This proposal's rollback mode; the runtime's when absent. */
   rollback?: RollbackMode;
-}
-
-/** A registrable policy, as `registerPolicy` and the WebSocket `policy.register` take it. */
-export interface PolicyDefinition {
-  name: string;
-  /** `deny_tool`, `deny_tool_param`, `require_state`, `deny_command`, `trace_rule`, or `callback` (a JavaScript rule). */
-  rule: string;
-  /** `trace_rule`: the rule, in the policy file's table form (`{ kind, tool, after?, max_calls?, scope? }`). */
-  trace?: JsonValue;
-  target?: string | null;
-  key?: string | null;
-  pattern?: string | null;
-  /** `require_state`: the required value (or `value_json`, its JSON text). */
-  value?: JsonValue;
-  value_json?: string | null;
-  callback?: PolicyCallback;
-  /** `deny_command`: the fields of a policy file's `[[deny_command]]` (program, subcommand, flags, args, tool, param). */
-  program?: string;
-  subcommand?: string;
-  flags?: string[];
-  args?: string[];
-  tool?: string;
-  param?: string;
+  /**
+   * The typed form of `dispatch`, for a transport in the same process (the
+   * WebSocket server): it receives the `ToolCall` itself and returns the
+   * tool's output, so nothing is serialised on the way. Not with `dispatch`.
+   */
+  toolCaller?: ToolCaller;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -151,6 +143,7 @@ export class Runtime {
       maxOutputBytes,
       maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
+      tracer: options.tracer,
       traceGate: this.traceGate,
     };
   }
@@ -210,20 +203,31 @@ export class Runtime {
   registerPolicy(name: string, rule: string, target?: string | null, key?: string | null, pattern?: string | null, valueJson?: string | null): string;
   registerPolicy(...args: unknown[]): string {
     const [first] = args;
-    if (args.length === 1 && typeof first === "object" && first !== null && !("evaluate" in first) && (first as PolicyDefinition).rule === "trace_rule") {
-      const policy = first as PolicyDefinition;
-      const fail = (problem: string): never => {
-        throw new CarError("invalid_params", `policy '${policy.name}' (trace_rule): ${problem}`);
-      };
-      const table = policy.trace;
-      if (typeof table !== "object" || table === null || Array.isArray(table)) return fail("needs 'trace', the rule as an object");
-      if ("name" in table) fail("give the rule's name as the policy's 'name', not inside 'trace'");
-      this.traceGate.register({ ...traceRuleFrom(table, "trace", fail), name: policy.name });
-      return policy.name;
+    if (args.length === 1 && isTraceDefinition(first)) {
+      this.traceGate.register(traceRuleOfDefinition(first));
+      return first.name;
     }
     const rule = policyRuleOf(args);
     this.policies.register(rule);
     return rule.name;
+  }
+
+  /**
+   * Registers tools and policies all or nothing: every entry is checked
+   * first (schemas compiled, definitions turned into rules), so one bad entry
+   * leaves the runtime as it was.
+   */
+  registerAll(tools: readonly (string | (Partial<ToolSchema> & { name: string }))[], policies: readonly (PolicyRule | PolicyDefinition)[]): void {
+    const prepared = tools.map((t) => this.#tools.prepare(t));
+    const traces = policies.filter(isTraceDefinition).map(traceRuleOfDefinition);
+    const rules = policies.filter((p) => !isTraceDefinition(p)).map((p) => ("evaluate" in p ? p : policyRuleFrom(p)));
+    for (const tool of prepared) {
+      this.#tools.add(tool);
+      this.#cache.forget(tool.schema.name);
+      this.#limiter.forget(tool.schema.name);
+    }
+    for (const rule of rules) this.policies.register(rule);
+    for (const trace of traces) this.traceGate.register(trace);
   }
 
   /** Removes every policy (and trace rule) with this name; returns how many were removed. */
@@ -274,27 +278,29 @@ export class Runtime {
   }
 
   /**
-   * Admits and executes a proposal (JSON text, a plain object, or an
-   * ActionProposal). A proposal that does not parse — bad shape, duplicate
+   * Admits and executes a proposal (JSON text, a plain object, an
+   * ActionProposal, or the pair `parseProposalWithGraph` returned, which is
+   * used as it is: neither parsed nor graphed again). A proposal that does not parse — bad shape, duplicate
    * ids, unknown dependencies, cycles, bad `$id.output` references — throws
    * `invalid_proposal`; one that fails the static gate or its budget comes
    * back with every action `rejected` and nothing run.
    *
    * Tools are dispatched to their registered handler, else to `dispatch`
-   * (the single JSON-string callback contract).
+   * (the single JSON-string callback contract) or `options.toolCaller`.
    */
   async executeProposal(proposal: ProposalInput | unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
     const rollback = options.rollback ?? this.#options.rollback ?? "state";
     if (rollback !== "state" && rollback !== "compensate") throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
+    if (dispatch !== undefined && options.toolCaller !== undefined) throw new CarError("invalid_params", "give dispatch or toolCaller, not both");
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
     const admission = admit(parsed, this.#tools, budget);
     const run = new ProposalRun(
       this.#env,
       {
-        dispatch,
+        caller: dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller,
         session_id: options.session_id ?? null,
         budget,
         maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
@@ -304,6 +310,15 @@ export class Runtime {
       graph,
       admission,
     );
+    try {
+      return await this.#run(run, parsed, admission, rollback);
+    } finally {
+      run.endTrace();
+    }
+  }
+
+  /** Begins, runs and commits an admitted proposal. */
+  async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission, rollback: RollbackMode): Promise<ProposalResult> {
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
 
@@ -367,7 +382,13 @@ export class Runtime {
     const { proposal, plan, done } = resumable(this.events, proposal_id);
     const run = new ProposalRun(
       this.#env,
-      { dispatch, session_id: options.session_id ?? null, budget: undefined, maxConcurrency: 0, signal: undefined },
+      {
+        caller: dispatch === undefined ? undefined : jsonCallbackCaller(dispatch, this.#env.maxOutputBytes),
+        session_id: options.session_id ?? null,
+        budget: undefined,
+        maxConcurrency: 0,
+        signal: undefined,
+      },
       proposal.proposal,
       proposal.graph,
       admit(proposal.proposal, this.#tools, undefined),
@@ -413,11 +434,16 @@ export class Runtime {
 }
 
 const POLICY_SHAPES =
-  "registerPolicy takes a PolicyRule ({ name, evaluate }), a definition ({ name, rule, target?, key?, pattern?, value?, value_json?, callback? }) " +
+  "registerPolicy takes a PolicyRule ({ name, evaluate }), a definition ({ name, rule, target?, key?, pattern?, value?, value_json?, callback?, trace? }) " +
   "or positional arguments (name, rule, target?, key?, pattern?, valueJson?)";
 
 function describeArgs(args: readonly unknown[]): string {
   return args.map((a) => (a === null ? "null" : Array.isArray(a) ? "array" : typeof a)).join(", ") || "nothing";
+}
+
+/** A `trace_rule` definition: registered on the TraceGate, not the policy engine. */
+function isTraceDefinition(value: unknown): value is PolicyDefinition {
+  return typeof value === "object" && value !== null && !("evaluate" in value) && (value as PolicyDefinition).rule === "trace_rule";
 }
 
 /** The rule `registerPolicy`'s arguments describe, in any of its three shapes. */
@@ -427,51 +453,11 @@ function policyRuleOf(args: readonly unknown[]): PolicyRule {
     const [, rule, target, key, pattern, valueJson] = args;
     const optional = [target, key, pattern, valueJson].every((v) => v === undefined || v === null || typeof v === "string");
     if (typeof rule !== "string" || !optional || args.length > 6) throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
-    return ruleFrom({ name: first, rule, target: target as string | null, key: key as string | null, pattern: pattern as string | null, value_json: valueJson as string | null });
+    return policyRuleFrom({ name: first, rule, target: target as string | null, key: key as string | null, pattern: pattern as string | null, value_json: valueJson as string | null });
   }
   if (args.length === 1 && first !== null && typeof first === "object" && typeof (first as { name?: unknown }).name === "string") {
     if (typeof (first as PolicyRule).evaluate === "function") return first as PolicyRule;
-    if (typeof (first as PolicyDefinition).rule === "string") return ruleFrom(first as PolicyDefinition);
+    if (typeof (first as PolicyDefinition).rule === "string") return policyRuleFrom(first as PolicyDefinition);
   }
   throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
-}
-
-function ruleFrom(def: PolicyDefinition): PolicyRule {
-  const need = (field: "target" | "key" | "pattern"): string => {
-    const v = def[field];
-    if (typeof v !== "string" || v === "") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs '${field}'`);
-    return v;
-  };
-  switch (def.rule) {
-    case "deny_tool":
-      return denyToolRule(def.name, need("target"));
-    case "deny_tool_param":
-      return denyToolParamRule(def.name, need("target"), need("key"), need("pattern"));
-    case "require_state": {
-      let value: JsonValue | undefined = def.value;
-      if (value === undefined && typeof def.value_json === "string") {
-        try {
-          value = JSON.parse(def.value_json) as JsonValue;
-        } catch {
-          throw new CarError("invalid_params", `policy '${def.name}' (require_state): value_json is not JSON`);
-        }
-      }
-      if (value === undefined) throw new CarError("invalid_params", `policy '${def.name}' (require_state) needs 'value' or 'value_json'`);
-      return requireStateRule(def.name, need("key"), value);
-    }
-    case "deny_command": {
-      const fields: Record<string, unknown> = {};
-      for (const f of DENY_COMMAND_FIELDS) if (def[f] !== undefined) fields[f] = def[f];
-      const spec = readDenyCommandSpec(fields, `policy '${def.name}': deny_command`, (problem) => {
-        throw new CarError("invalid_params", problem);
-      });
-      return denyCommandRule(spec, def.name);
-    }
-    case "callback":
-    case "deny_tool_callback":
-      if (typeof def.callback !== "function") throw new CarError("invalid_params", `policy '${def.name}' (${def.rule}) needs a callback function`);
-      return callbackRule(def.name, def.callback);
-    default:
-      throw new CarError("invalid_params", `unknown policy rule kind '${def.rule}'`);
-  }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseProposalWithGraph } from "@car/ir";
 import { Runtime } from "../src/index.ts";
 
 describe("Runtime.verifyProposal", () => {
@@ -54,5 +55,18 @@ describe("one static gate", () => {
       expect(own).toEqual([`action '${r.action_id}': ${r.error}`]);
     }
     expect(result.results.find((r) => r.action_id === "ok")!.error).toMatch(/^not run: the proposal was rejected at admission/);
+  });
+});
+
+describe("parse once", () => {
+  it("runs the pair parseProposalWithGraph returned as it is, and parses a look-alike as input", async () => {
+    const rt = new Runtime();
+    rt.registerTool("t", () => 1);
+    const pair = parseProposalWithGraph({ id: "once", actions: [{ id: "a", type: "tool_call", tool: "t" }] });
+    const result = await rt.executeProposal(pair);
+    expect(result.results.map((r) => r.status)).toEqual(["succeeded"]);
+    // The runtime received the very proposal object parsed above: no second parse made a copy.
+    expect(rt.events.query({ kinds: ["proposal_received"] })[0]!.data["proposal"]).toBe(pair.proposal);
+    await expect(rt.executeProposal({ ...pair })).rejects.toMatchObject({ code: "invalid_proposal" });
   });
 });

@@ -3,7 +3,7 @@
  * parser fills them into wire input and the factories into code-built
  * actions, and the two must never drift apart.
  */
-import type { FailureBehavior, Reversibility, ToolInvocationMode } from "./types.ts";
+import type { CostTarget, FailureBehavior, Reversibility, ToolInvocationMode } from "./types.ts";
 
 export const ACTION_DEFAULTS: {
   readonly invocation_mode: ToolInvocationMode;
@@ -12,3 +12,6 @@ export const ACTION_DEFAULTS: {
   readonly max_retries: number;
   readonly failure_behavior: FailureBehavior;
 } = { invocation_mode: "one_shot", reversibility: "irreversible", idempotent: false, max_retries: 3, failure_behavior: "abort" };
+
+/** CostTarget's documented defaults (agent-ir-spec.md §CostTarget): the soft target a planner ranks against. */
+export const COST_TARGET_DEFAULTS: Readonly<CostTarget> = { target_tool_calls: 5, target_duration_ms: 5000, target_actions: 10, cost_weight: 0.2 };

@@ -35,4 +35,31 @@ describe("CarError", () => {
     const original = new CarError("timeout", "late");
     expect(toCarError(original)).toBe(original);
   });
+
+  it("recognises a CarError from another copy of @car/ir by its name and a known code", () => {
+    // What a second copy of the package would throw: same shape, a different class.
+    class ForeignCarError extends Error {
+      override readonly name = "CarError";
+      constructor(
+        readonly code: string,
+        message: string,
+        readonly details: Record<string, unknown> = {},
+      ) {
+        super(message);
+      }
+    }
+    const foreign = new ForeignCarError("policy_denied", "denied by policy: x");
+    expect(foreign instanceof CarError).toBe(false);
+    expect(isCarError(foreign)).toBe(true);
+    expect(isCarError(foreign, "policy_denied")).toBe(true);
+    expect(isCarError(foreign, "internal")).toBe(false);
+    // Kept as it is, not turned into `internal`.
+    expect(toCarError(foreign)).toBe(foreign);
+    expect(toCarError(foreign).code).toBe("policy_denied");
+    // A name alone, or a code outside the table, is not enough.
+    expect(isCarError(new ForeignCarError("made_up", "x"))).toBe(false);
+    expect(isCarError(Object.assign(new Error("x"), { code: "timeout" }))).toBe(false);
+    expect(isCarError({ name: "CarError", code: "timeout" })).toBe(false);
+    expect(isCarError({ name: "CarError", code: "__proto__", message: "x" })).toBe(false);
+  });
 });

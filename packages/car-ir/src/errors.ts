@@ -75,13 +75,33 @@ export class CarError extends Error {
   }
 }
 
+/**
+ * Whether `value` is a CarError (with `code`, when given). One from another
+ * copy of @car/ir (a duplicated dependency) is not `instanceof` this class,
+ * so it is also recognised by its shape: named "CarError", with a string
+ * message, a code from the table above and a details object.
+ */
 export function isCarError(value: unknown, code?: CarErrorCode): value is CarError {
-  return value instanceof CarError && (code === undefined || value.code === code);
+  if (!(value instanceof CarError) && !isForeignCarError(value)) return false;
+  return code === undefined || value.code === code;
 }
 
-/** Wraps anything thrown into a `CarError`, keeping an existing one as it is. */
+function isForeignCarError(value: unknown): value is CarError {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as { name?: unknown; code?: unknown; message?: unknown; details?: unknown };
+  return (
+    v.name === "CarError" &&
+    typeof v.message === "string" &&
+    typeof v.code === "string" &&
+    Object.hasOwn(ERROR_CODES, v.code) &&
+    typeof v.details === "object" &&
+    v.details !== null
+  );
+}
+
+/** Wraps anything thrown into a `CarError`, keeping an existing one (from any copy of this package) as it is. */
 export function toCarError(value: unknown, code: CarErrorCode = "internal"): CarError {
-  if (value instanceof CarError) return value;
+  if (isCarError(value)) return value;
   const message = value instanceof Error ? value.message : String(value);
   return new CarError(code, message, {}, { cause: value });
 }

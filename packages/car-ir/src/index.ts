@@ -4,6 +4,7 @@ export * from "./errors.ts";
 // `adoptJson` stays internal: it rewrites its argument in place, safe only on the parser's own fresh data.
 export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn, stringCoerce } from "./json.ts";
 export * from "./state-sets.ts";
+export { COST_TARGET_DEFAULTS } from "./defaults.ts";
 export * from "./precondition.ts";
 export * from "./dag.ts";
 export * from "./clock.ts";
@@ -24,7 +25,7 @@ export {
   type OutputLookup,
 } from "./refs.ts";
 export { readJsonObject } from "./input.ts";
-export { parseProposal, parseProposalWithGraph, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
+export { parseProposal, parseProposalWithGraph, isParsedProposal, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
 export { checkProposalActions, checkProposalBytes, DEFAULT_PROPOSAL_LIMITS, type ProposalLimits } from "./limits.ts";
 export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
 export {

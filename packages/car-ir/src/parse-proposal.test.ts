@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dependencyEdges, manualClock, parseAction, parseProposal, parseProposalWithGraph, sequentialIds, serializeProposal, stringifyProposal } from "./index.ts";
+import { dependencyEdges, isParsedProposal, manualClock, parseAction, parseProposal, parseProposalWithGraph, sequentialIds, serializeProposal, stringifyProposal } from "./index.ts";
 import { carErrorOf } from "../test/car-error.ts";
 
 function problemsOf(input: unknown): { pointer: string; message: string }[] {
@@ -187,5 +187,14 @@ describe("parseProposalWithGraph", () => {
     expect(proposal).toEqual(parseProposal(text, { ids: sequentialIds("g"), clock: manualClock(0) }));
     expect(graph).toEqual(dependencyEdges(proposal.actions));
     expect(graph.ids).toEqual(["b", "a", "g2"]);
+  });
+
+  it("passes its own pair through untouched, and trusts nothing merely shaped like one", () => {
+    const pair = parseProposalWithGraph('{"actions":[{"id":"a","type":"tool_call","tool":"t"}]}');
+    expect(isParsedProposal(pair)).toBe(true);
+    expect(parseProposalWithGraph(pair)).toBe(pair);
+    for (const lookalike of [{ ...pair }, JSON.parse(JSON.stringify(pair)), pair.proposal, null, "x"]) expect(isParsedProposal(lookalike)).toBe(false);
+    // A look-alike is parsed as input like any other: it has no `actions`, so it is refused.
+    expect(() => parseProposalWithGraph({ ...pair })).toThrow(expect.objectContaining({ code: "invalid_proposal" }));
   });
 });

@@ -228,11 +228,27 @@ export interface ParsedProposal {
   graph: DependencyGraph;
 }
 
+/** Every pair `parseProposalWithGraph` handed out: only these are trusted as already parsed. */
+const issued = new WeakSet<object>();
+
+/**
+ * Whether `value` is a pair `parseProposalWithGraph` returned in this
+ * process — not data shaped like one, which could carry a forged graph. A
+ * consumer given such a pair (the runtime, `verify`) uses it as it is
+ * instead of parsing and building the graph again.
+ */
+export function isParsedProposal(value: unknown): value is ParsedProposal {
+  return typeof value === "object" && value !== null && issued.has(value);
+}
+
 /**
  * `parseProposal`, also handing back the graph that validation had to build
  * anyway, so a caller that schedules or verifies need not build it again.
+ * Pass the pair on as it is (see `isParsedProposal`); it stays valid while
+ * the actions are not changed.
  */
 export function parseProposalWithGraph(input: unknown, options: ParseOptions = {}): ParsedProposal {
+  if (isParsedProposal(input)) return input;
   return guarded("invalid_proposal", "proposal", () => {
     if (typeof input === "string") checkProposalBytes(input.length, options.limits);
     const raw = readJsonInput(input, "invalid_proposal", "proposal");
@@ -270,7 +286,9 @@ export function parseProposalWithGraph(input: unknown, options: ParseOptions = {
       context: mapField(record, "context", copy),
     };
     copyUnknownFields(record, proposal, PROPOSAL_FIELDS, copy);
-    return { proposal, graph };
+    const parsed = { proposal, graph };
+    issued.add(parsed);
+    return parsed;
   });
 }
 

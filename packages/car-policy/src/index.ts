@@ -5,6 +5,7 @@ export { denyToolParamRule } from "./rules/deny-tool-param.ts";
 export { requireStateRule } from "./rules/require-state.ts";
 export { callbackRule, type PolicyCallback } from "./rules/callback.ts";
 export { argvToCommand, denyCommandRule, type DenyCommandSpec } from "./rules/deny-command.ts";
+export { describePolicy, policyRuleFrom, traceRuleOfDefinition, type PolicyDefinition } from "./rules/definition.ts";
 export { PolicyLoadError } from "./files/policy-load-error.ts";
 export {
   PolicyRules,

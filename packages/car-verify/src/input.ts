@@ -5,11 +5,11 @@
  * defaults are applied and a malformed proposal is a thrown
  * `invalid_proposal`, never a crash halfway through a check.
  */
-import type { ActionProposal, DependencyGraph } from "@car/ir";
-import { isJsonObject, parseProposalWithGraph } from "@car/ir";
+import type { ActionProposal, DependencyGraph, ParsedProposal } from "@car/ir";
+import { isJsonObject, isParsedProposal, parseProposalWithGraph } from "@car/ir";
 
-/** A parsed proposal, JSON text, or unparsed JSON data. */
-export type ProposalInput = ActionProposal | string | unknown;
+/** A parsed proposal, a pair from `parseProposalWithGraph`, JSON text, or unparsed JSON data. */
+export type ProposalInput = ActionProposal | ParsedProposal | string | unknown;
 
 const ARRAY_FIELDS = ["preconditions", "dependencies", "state_dependencies", "read_set", "write_set", "assumptions"] as const;
 const MAP_FIELDS = ["parameters", "expected_effects", "metadata"] as const;
@@ -30,11 +30,13 @@ function isParsed(value: unknown): value is ActionProposal {
 }
 
 /**
- * `input` as a parsed proposal, plus its graph when parsing had to build one
- * (an already-parsed proposal comes without: its graph may not build).
+ * `input` as a parsed proposal, plus its graph when parsing built one (a
+ * pair from `parseProposalWithGraph` comes with its own; a bare parsed
+ * proposal comes without: its graph may not build).
  * Throws `CarError("invalid_proposal")` when the input does not parse.
  */
 export function toParsed(input: ProposalInput): { proposal: ActionProposal; graph?: DependencyGraph } {
+  if (isParsedProposal(input)) return input;
   return isParsed(input) ? { proposal: input } : parseProposalWithGraph(input);
 }
 

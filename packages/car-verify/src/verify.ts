@@ -5,7 +5,7 @@
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
 import type { TraceRule } from "@car/ir";
-import { CarError, compensationActionIndices, dependencyEdges, effectiveWriteSet, levelsOf } from "@car/ir";
+import { CarError, compensationActionIndices, dependencyEdges, effectiveWriteSet, isCarError, levelsOf } from "@car/ir";
 import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
 import { traceRuleIssues } from "./trace-rules.ts";
@@ -182,7 +182,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   try {
     graph = parsed.graph ?? dependencyEdges(actions);
   } catch (error) {
-    if (!(error instanceof CarError)) throw error;
+    if (!isCarError(error)) throw error;
     append(issues, graphIssues(actions, error));
     return finish(actions, issues, { simulated_state: stateRecord(initial), execution_levels: [], conflicts: [] });
   }

@@ -7,7 +7,7 @@
  */
 import { ERROR_CODES, type CarErrorCode } from "@car/ir";
 import { isPermissionTier, type PermissionTier, type Posture } from "@car/policy";
-import type { LedgerEntry, PostureEntry } from "@car/engine/sqlite";
+import type { LedgerEntry, PostureEntry } from "@car/engine";
 import { expectPositionals, parseArgs, usageError } from "../argv.ts";
 import { databasePath, openCarDatabase } from "../car-database.ts";
 import { println } from "../io.ts";

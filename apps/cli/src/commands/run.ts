@@ -6,14 +6,14 @@
  */
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
-import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ProposalResult, serializeProposalResult } from "@car/ir";
+import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ParsedProposal, type ProposalResult, serializeProposalResult } from "@car/ir";
 import { type CarEvent, Runtime } from "@car/engine";
 import { policyDirs } from "@car/policy/gate";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
 import { openRuntimeStore } from "../car-database.ts";
-import { loadJsonObject, loadProposal, MODULE_EXTENSIONS } from "../inputs.ts";
+import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";
 import { progressLine, resultSummary } from "../render/run-progress.ts";
@@ -77,7 +77,9 @@ export async function main(args: string[]): Promise<number> {
   const rollback = options.rollback ?? "state";
   if (rollback !== "state" && rollback !== "compensate") throw usageError(`--rollback must be state or compensate, got '${rollback}'`);
 
-  const proposal = await loadProposal(path!);
+  // Parsed once: verify and the runtime take the pair as it is, graph included.
+  const parsed = await loadParsedProposal(path!);
+  const { proposal } = parsed;
   const tools = await loadTools(options.tools);
   const state = options.state === undefined ? {} : await loadJsonObject(options.state, "state file");
   const policyDirList = options.policies?.map((d) => resolve(d)) ?? policyDirs(process.cwd(), { carHome: resolveCarHome() });
@@ -95,14 +97,14 @@ export async function main(args: string[]): Promise<number> {
     // Verified against the state the run will see: the database's, with --state on top. Findings are
     // shown, not enforced here; the static gate's are left to the engine's admission, which reports
     // them once, as the rejections they become; trace rules are enforced by the TraceGate.
-    const report = verify(proposal, { state: runtime.state.snapshot(), gate: false, traceRules: runtime.traceGate.rules() });
+    const report = verify(parsed, { state: runtime.state.snapshot(), gate: false, traceRules: runtime.traceGate.rules() });
     if (showProgress) {
       const paint = { error: c.red, warning: c.yellow, info: c.cyan };
       for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
     }
     if (showProgress) eprintln(c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`));
 
-    const { result, events } = await execute(runtime, proposal, {
+    const { result, events } = await execute(runtime, parsed, {
       events: options.events,
       progress: showProgress ? progressView(proposal, c) : undefined,
       maxConcurrency,
@@ -151,7 +153,8 @@ interface ExecuteSetup {
  * JSON-lines file and to the progress view as it happens. Ctrl-C aborts the
  * proposal (rolled back like any abort; running tools are told to stop).
  */
-async function execute(runtime: Runtime, proposal: ActionProposal, setup: ExecuteSetup): Promise<{ result: ProposalResult; events: CarEvent[] }> {
+async function execute(runtime: Runtime, parsed: ParsedProposal, setup: ExecuteSetup): Promise<{ result: ProposalResult; events: CarEvent[] }> {
+  const { proposal } = parsed;
   const sink: WriteStream | undefined = setup.events === undefined ? undefined : createWriteStream(setup.events, { flags: "a" });
   const feed = runtime.events.subscribe();
   const mine: CarEvent[] = [];
@@ -170,7 +173,7 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
   const onSigint = () => cancel.abort(new Error("interrupted (SIGINT)"));
   process.once("SIGINT", onSigint);
   try {
-    const result = await runtime.executeProposal(proposal, undefined, {
+    const result = await runtime.executeProposal(parsed, undefined, {
       signal: cancel.signal,
       rollback: setup.rollback,
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),

@@ -1,36 +1,30 @@
 /**
- * Runs one tool call on the client: the engine's JSON-string callback
- * contract turned into a `tools.execute` request on the connection. The call
+ * Runs one tool call on the client: the engine's typed `ToolCall` sent as a
+ * `tools.execute` request on the connection, the answer read with the
+ * engine's `readToolAnswer` (nothing is serialised in between). The call
  * is abandoned when the engine gives up on it (the action's `timeout_ms`, a
  * proposal abort, a shutdown) or when our own wait runs out, and in every
  * such case the client is told with a `tools.cancel` notification so it can
  * kill whatever it started.
  */
 import { CarError, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
-import { TerminalToolError } from "@car/engine";
+import { readToolAnswer, TerminalToolError, type ToolCall } from "@car/engine";
 import { ClientCallError } from "./peer.ts";
 import type { Session } from "./session.ts";
 
 /** Extra time past a declared `timeout_ms` before we stop waiting ourselves (the engine's deadline fires first). */
 export const CALLBACK_GRACE_MS = 5_000;
 
-export async function callClientTool(session: Session, callJson: string, engineSignal: AbortSignal): Promise<string> {
-  const call = JSON.parse(callJson) as JsonObject;
-  const requestId = typeof call["request_id"] === "string" && !session.peer.has(call["request_id"]) ? call["request_id"] : session.nextCallbackId("cb");
-  const declared = typeof call["timeout_ms"] === "number" ? call["timeout_ms"] : undefined;
+export async function callClientTool(session: Session, call: ToolCall, engineSignal: AbortSignal): Promise<JsonValue> {
+  const requestId = session.peer.has(call.request_id) ? session.nextCallbackId("cb") : call.request_id;
+  const declared = call.timeout_ms ?? undefined;
   const waitMs = declared === undefined ? session.options.toolTimeoutMs : declared + CALLBACK_GRACE_MS;
-  const tool = String(call["tool"]);
-  const actionId = typeof call["action_id"] === "string" ? call["action_id"] : "";
+  const { tool, action_id: actionId } = call;
 
-  const params: JsonObject = {
-    action_id: actionId,
-    tool,
-    params: call["params"] ?? {},
-    request_id: requestId,
-    attempt: call["attempt"] ?? 1,
-  };
+  const params: JsonObject = { action_id: actionId, tool, params: call.params, request_id: requestId, attempt: call.attempt };
   if (declared !== undefined) params["timeout_ms"] = declared;
-  params["session_id"] = typeof call["session_id"] === "string" ? call["session_id"] : session.id;
+  params["session_id"] = call.session_id ?? session.id;
+  if (call.traceparent !== undefined) params["traceparent"] = call.traceparent;
 
   // One signal for "stop waiting": the engine gave up, or our own wait ran out. (The connection
   // closing needs no signal here: the peer then fails every outstanding call itself.)
@@ -42,9 +36,9 @@ export async function callClientTool(session: Session, callJson: string, engineS
     stop.abort(new CarError("timeout", `tool '${tool}' callback timed out (${Math.round(waitMs / 1000)}s)`));
   }, waitMs);
   const signal = stop.signal;
+  let answer: JsonValue | undefined;
   try {
-    const result = await session.peer.call("tools.execute", params, requestId, signal);
-    return JSON.stringify(result ?? null);
+    answer = await session.peer.call("tools.execute", params, requestId, signal);
   } catch (err) {
     if (signal.aborted && err === signal.reason) {
       session.peer.notify("tools.cancel", { request_id: requestId, action_id: actionId, reason: describe(signal.reason) });
@@ -60,6 +54,7 @@ export async function callClientTool(session: Session, callJson: string, engineS
     clearTimeout(timer);
     engineSignal.removeEventListener("abort", onEngineAbort);
   }
+  return readToolAnswer(answer ?? null);
 }
 
 function describe(reason: unknown): JsonValue {

@@ -4,7 +4,7 @@
  * frame is a request, a notification, a response to one of our own
  * server→client requests, or something that must be answered with -32600.
  */
-import { CarError, ERROR_CODES, hasKey, isJsonObject, type JsonValue } from "@car/ir";
+import { ERROR_CODES, hasKey, isCarError, isJsonObject, type JsonValue } from "@car/ir";
 
 export type RpcId = string | number | null;
 
@@ -103,7 +103,7 @@ export function toRpcError(err: unknown): RpcErrorObject {
   if (err instanceof RpcFault) {
     return err.data === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, data: err.data };
   }
-  if (err instanceof CarError) {
+  if (isCarError(err)) {
     const data: { car_code: string; details?: JsonValue } = { car_code: err.code };
     if (Object.keys(err.details).length > 0) data.details = err.details as JsonValue;
     return { code: ERROR_CODES[err.code].jsonrpc, message: err.message, data };

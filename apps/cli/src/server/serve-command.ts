@@ -6,12 +6,13 @@
 import { isCarError } from "@car/ir";
 import { type OptionSpecs, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
+import { type OtelExport, startOtelExport } from "./otel.ts";
 import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
 import { openServeStore } from "./serve-store.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 import { createServerLogger, LOG_FORMATS, LOG_LEVELS, pinoServerLog, type LogFormat, type LogLevel } from "./server-log.ts";
 
-const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--no-auth] [--token T] [--log-level info] [--log-format human]
+const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--no-auth] [--token T] [--log-level info] [--log-format human] [--otel [--otel-endpoint URL]]
 
 Serve the CAR runtime as JSON-RPC 2.0 over WebSocket. Each connection is its
 own session with its own runtime; state, the audit log, approvals and agent
@@ -23,6 +24,8 @@ Options:
   --db <PATH|URL>  SQLite file or postgres:// URL; :memory: keeps nothing and isolates sessions [default: $CAR_HOME/car.db]
   --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
   --token <T>      Use this token instead of minting one (alias --auth-token)
+  --otel           Export OpenTelemetry spans (proposal, action, tool call) over OTLP/HTTP
+  --otel-endpoint <URL>  Where to send them [default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, or http://localhost:4318/v1/traces]
   --log-level <L>  ${LOG_LEVELS.join("|")}: connections, auth failures and proposals at info,
                    every method with its duration at debug [default: info]
   --log-format <F> json (pino NDJSON) or human, on stderr; never a token or parameter value [default: human]
@@ -58,7 +61,7 @@ const processIo: ServeIo = {
   },
 };
 
-type Parsed = { help: true } | { help: false; options: ServerOptions; db: string | undefined; warnings: string[]; logLevel: LogLevel; logFormat: LogFormat };
+type Parsed = { help: true } | { help: false; options: ServerOptions; db: string | undefined; otel: { endpoint: string | undefined } | undefined; warnings: string[]; logLevel: LogLevel; logFormat: LogFormat };
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
   if (value === undefined) return fallback;
@@ -75,6 +78,8 @@ const SPECS = {
   token: { type: "string" },
   "auth-token": { type: "string" },
   "require-auth": { type: "boolean" },
+  otel: { type: "boolean" },
+  "otel-endpoint": { type: "string" },
   help: { type: "boolean", short: "h" },
   ...LIMIT_OPTION_SPECS,
   "log-level": { type: "string" },
@@ -107,11 +112,14 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     options.toolTimeoutMs = seconds * 1000;
   }
   if (o.db === "") throw usageError("--db must not be empty");
+  const endpoint = o["otel-endpoint"];
+  if (endpoint !== undefined && o.otel !== true) throw usageError("--otel-endpoint needs --otel");
+  if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw usageError(`--otel-endpoint must be an http(s) URL, got '${endpoint}'`);
   const limits = limitsFromFlags(o);
   if (Object.keys(limits).length > 0) options.limits = limits;
   const logLevel = oneOf(o["log-level"], LOG_LEVELS, "--log-level", "info");
   const logFormat = oneOf(o["log-format"], LOG_FORMATS, "--log-format", "human");
-  return { help: false, options, db: o.db, warnings, logLevel, logFormat };
+  return { help: false, options, db: o.db, otel: o.otel === true ? { endpoint } : undefined, warnings, logLevel, logFormat };
 }
 
 /**
@@ -137,17 +145,21 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   const serverLog = pinoServerLog(createServerLogger(parsed.logLevel, parsed.logFormat, io.stderr));
   let store;
   let server;
+  let otel: OtelExport | undefined;
   try {
+    if (parsed.otel !== undefined) otel = await startOtelExport(parsed.otel.endpoint);
     store = await openServeStore(parsed.db, io.env);
     server = await startServer({
       ...parsed.options,
       ...(store !== undefined ? { store } : {}),
+      ...(otel !== undefined ? { tracer: otel.tracer } : {}),
       carHome: resolveCarHome(io.env),
       log: (line) => io.stderr(`car serve: ${line}`),
       serverLog,
     });
   } catch (err) {
     await store?.close?.();
+    await otel?.shutdown();
     io.stderr(`car serve: ${(err as Error).message}`);
     return isCarError(err) ? err.exitCode : 1;
   }
@@ -176,6 +188,8 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   });
   // Only now: every session's proposals have finished or been cancelled and committed their rollback.
   await store?.close?.();
+  // The last spans (the final proposals') leave before the process does.
+  await otel?.shutdown();
   io.stderr("car serve: stopped");
   return 0;
 }

@@ -6,23 +6,11 @@
  * closed once at shutdown, after in-flight proposals.
  */
 import { CarError } from "@car/ir";
-import type { RuntimeStore } from "@car/engine";
-import type { ChainReport, PostureStore, RetentionPolicy, RetentionResult } from "@car/engine/sqlite";
+import { type AuditedRuntimeStore, isAuditedStore } from "@car/engine";
 import { openRuntimeStore } from "../car-database.ts";
 
-type MaybePromise<T> = T | Promise<T>;
-
-/** What the server's durable methods need from a store: both backends offer it (retention: SQLite only). */
-export interface ServeStore extends RuntimeStore {
-  readonly postures: PostureStore;
-  verifyChain(): MaybePromise<ChainReport>;
-  enforceRetention?(now?: number, policy?: RetentionPolicy): MaybePromise<RetentionResult>;
-}
-
-function isServeStore(store: RuntimeStore): store is ServeStore {
-  const s = store as Partial<ServeStore>;
-  return s.postures !== undefined && typeof s.verifyChain === "function";
-}
+/** What the server's durable methods need from a store: @car/engine's contract, which both backends offer (retention: SQLite only). */
+export type ServeStore = AuditedRuntimeStore;
 
 /**
  * The single place `--db` becomes a store: `undefined` for `:memory:`, else
@@ -33,7 +21,7 @@ export async function openServeStore(option: string | undefined, env: NodeJS.Pro
   if (option === ":memory:") return undefined;
   const store = await openRuntimeStore(option, env);
   try {
-    if (!isServeStore(store)) throw new CarError("storage_error", "this store has no posture table or hash chain; car serve needs both");
+    if (!isAuditedStore(store)) throw new CarError("storage_error", "this store has no posture table or hash chain; car serve needs both");
     await store.recover?.();
     return store;
   } catch (error) {

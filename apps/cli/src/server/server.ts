@@ -15,6 +15,7 @@ import { DEFAULT_LIMITS, type ServerLimits, Slots } from "./limits.ts";
 import { isLoopbackHost } from "./loopback.ts";
 import { METHODS } from "./methods/index.ts";
 import type { ServeStore } from "./serve-store.ts";
+import type { Tracer } from "@opentelemetry/api";
 import { silentServerLog, type ServerLog } from "./server-log.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -60,6 +61,8 @@ export interface ServerOptions {
    * session keeps its own in-memory runtime.
    */
   store?: ServeStore;
+  /** Traces every session's proposals (OpenTelemetry); none by default. */
+  tracer?: Tracer;
   /** Bounds on what one client may take; unset ones keep `DEFAULT_LIMITS`. */
   limits?: Partial<ServerLimits>;
 }
@@ -130,6 +133,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         carHome,
         store: options.store,
         agentId: agentIdOf(request),
+        tracer: options.tracer,
         limits,
         serverProposals,
         log: serverLog,

@@ -8,10 +8,9 @@
  */
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
-import { Runtime, type ToolCallback } from "@car/engine";
-import { postureLookup } from "@car/engine/sqlite";
+import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate } from "@car/policy";
-import { sharedStoreView } from "../car-database.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -27,6 +26,8 @@ export interface SessionOptions {
   store?: ServeStore | undefined;
   /** The agent this connection acts for (`?agent_id=` on the URL): its proposals pass the approval gate with its posture. */
   agentId?: string | undefined;
+  /** Traces every proposal of the session (`car serve --otel`). */
+  tracer?: Tracer | undefined;
   /** What one connection may take (README: "Limits"). */
   limits: ServerLimits;
   /** Proposals running across the server, shared by every session. */
@@ -45,8 +46,8 @@ export class Session {
   readonly proposals: Slots;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
-  /** The dispatch callback every proposal on this connection runs with: tools execute on the client. */
-  readonly dispatch: ToolCallback = (callJson, signal) => callClientTool(this, callJson, signal);
+  /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
+  readonly toolCaller: ToolCaller = (call, signal) => callClientTool(this, call, signal);
   private callbackSeq = 0;
   private streaming = false;
 
@@ -63,8 +64,9 @@ export class Session {
         ? new ApprovalGate({ ledger: store.approvals, sessionId: this.id, posture: postureLookup(store.postures, options.agentId) })
         : undefined;
     this.runtime = new Runtime({
-      ...(store !== undefined ? { store: sharedStoreView(store) } : {}),
+      ...(store !== undefined ? { store: borrowedStore(store) } : {}),
       ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
+      ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
     this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
@@ -89,7 +91,10 @@ export class Session {
     }
     const shared = this.runtime;
     this.options = { ...this.options, store: undefined };
-    this.runtime = new Runtime({ maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal });
+    this.runtime = new Runtime({
+      maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
+      ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
+    });
     this.runtime.loadPolicies(join(this.options.carHome, "policies"));
     this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
     void shared.close();

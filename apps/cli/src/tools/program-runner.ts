@@ -8,8 +8,8 @@
  * it lingers.
  */
 import { spawn } from "node:child_process";
-import type { JsonObject } from "@car/ir";
-import { TerminalToolError, type ToolCallContext } from "@car/engine";
+import type { JsonObject, JsonValue } from "@car/ir";
+import { readToolAnswer, toolCallOf, type ToolCallContext } from "@car/engine";
 import type { LoadedTool } from "./loaded-tool.ts";
 import type { ProgramTool } from "./program-tools.ts";
 
@@ -23,15 +23,7 @@ export function programTool(tool: ProgramTool): LoadedTool {
 }
 
 export function runProgram(tool: ProgramTool, params: JsonObject, ctx: ToolCallContext): Promise<unknown> {
-  const call = {
-    tool: tool.name,
-    params,
-    action_id: ctx.action_id,
-    request_id: ctx.request_id,
-    timeout_ms: ctx.timeout_ms,
-    session_id: ctx.session_id,
-    attempt: ctx.attempt,
-  };
+  const call = toolCallOf(tool.name, params, ctx);
   return new Promise((resolvePromise, reject) => {
     if (ctx.signal.aborted) {
       reject(new Error(`tool '${tool.name}' was cancelled before it started`));
@@ -96,20 +88,18 @@ export function runProgram(tool: ProgramTool, params: JsonObject, ctx: ToolCallC
         resolvePromise(null);
         return;
       }
-      let output: unknown;
+      let answer: JsonValue;
       try {
-        output = JSON.parse(text);
+        answer = JSON.parse(text) as JsonValue;
       } catch {
         reject(new Error(`tool '${tool.name}' printed output that is not JSON`));
         return;
       }
-      const record = typeof output === "object" && output !== null && !Array.isArray(output) ? (output as Record<string, unknown>) : undefined;
-      if (record !== undefined && record["error"] !== undefined && record["error"] !== null) {
-        const message = typeof record["error"] === "string" ? record["error"] : JSON.stringify(record["error"]);
-        reject(record["terminal"] === true ? new TerminalToolError(message) : new Error(message));
-        return;
+      try {
+        resolvePromise(readToolAnswer(answer));
+      } catch (error) {
+        reject(error);
       }
-      resolvePromise(output);
     });
   });
 }

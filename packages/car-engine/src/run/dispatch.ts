@@ -10,14 +10,16 @@
  */
 import { CarError } from "@car/ir";
 import type { Action, Clock, IdGenerator, JsonObject, Timers } from "@car/ir";
+import { context } from "@opentelemetry/api";
+import type { RunTracer } from "../telemetry/run-tracer.ts";
 import { schemaErrorDetail } from "@car/verify";
 import { ActionFailure, failureFrom } from "../tools/action-failure.ts";
 import { CallContext } from "../tools/call-context.ts";
-import { callThroughCallback } from "../tools/callback-call.ts";
 import type { DetachedInvocations } from "../tools/detached.ts";
-import type { ToolCallback } from "../tools/handler.ts";
 import type { RateLimiter } from "../tools/rate-limiter.ts";
 import { ResultCache } from "../tools/result-cache.ts";
+import { toolCallOf } from "../tools/tool-call.ts";
+import type { ToolCaller } from "../tools/tool-call.ts";
 import type { RegisteredTool } from "../tools/tool-registry.ts";
 import { toJsonOutput } from "../tools/tool-output.ts";
 import type { CostMeter } from "./cost-meter.ts";
@@ -58,22 +60,33 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 
 export class Dispatcher {
   readonly #env: DispatchEnvironment;
-  readonly #callback: ToolCallback | undefined;
+  /** Where calls to tools without a handler go (the JSON callback or a transport), if anywhere. */
+  readonly #caller: ToolCaller | undefined;
   readonly #sessionId: string | null;
   readonly #meter: CostMeter;
   readonly #scheduler: Scheduler;
+  readonly #tracer: RunTracer | undefined;
   /** The run's events: retries and rate-limit waits as they happen, failed attempts, dispatch intents. */
   readonly #events: RunEvents;
   /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
   readonly #inflight = new Set<(reason: string) => void>();
 
-  constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler, events: RunEvents) {
+  constructor(
+    env: DispatchEnvironment,
+    caller: ToolCaller | undefined,
+    sessionId: string | null,
+    meter: CostMeter,
+    scheduler: Scheduler,
+    events: RunEvents,
+    tracer?: RunTracer,
+  ) {
     this.#env = env;
     this.#events = events;
-    this.#callback = callback;
+    this.#caller = caller;
     this.#sessionId = sessionId;
     this.#meter = meter;
     this.#scheduler = scheduler;
+    this.#tracer = tracer;
   }
 
   /** Cancels every call and backoff sleep in flight (the run aborted). */
@@ -170,21 +183,34 @@ export class Dispatcher {
     return new ActionFailure(`cancelled: the proposal aborted (${this.#scheduler.abortReason ?? "budget"})`, "tool_error");
   }
 
-  /** One dispatch attempt. Synchronous when the tool is. */
+  /** One dispatch attempt, inside its own span when the run is traced. */
   #invoke(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean): Outcome | Promise<Outcome> {
+    if (this.#tracer === undefined) return this.#attempt(action, tool, params, attempt, detached, undefined);
+    const trace = this.#tracer.attempt(action.id, attempt);
+    const ended = (outcome: Outcome): Outcome => {
+      trace.end(outcome instanceof ActionFailure ? { message: outcome.message, errorClass: outcome.errorClass } : undefined);
+      return outcome;
+    };
+    const outcome = context.with(trace.context, () => this.#attempt(action, tool, params, attempt, detached, trace.traceparent));
+    return isThenable(outcome) ? outcome.then(ended) : ended(outcome);
+  }
+
+  /** One dispatch attempt. Synchronous when the tool is. */
+  #attempt(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean, traceparent: string | undefined): Outcome | Promise<Outcome> {
     const timeout = action.timeout_ms;
     const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
-    const callback = this.#callback;
+    if (traceparent !== undefined) ctx.traceparent = traceparent;
+    const caller = this.#caller;
     // On a durable log the intent is on disk before the tool can act: a crash now leaves it for recovery to list.
     if (this.#events.durable) this.#events.emitDurable(EVENT_KINDS.dispatchIntent, action.id, { attempt, tool: tool.schema.name });
     let raw: unknown;
     try {
       if (tool.handler !== undefined) raw = tool.handler(params, ctx);
-      else if (callback !== undefined) {
+      else if (caller !== undefined) {
         if (action.invocation_mode === "streaming") {
           return new ActionFailure(`tool '${tool.schema.name}' has no handler, and the JSON callback contract cannot stream: register a streaming handler or use long_running`, "tool_error");
         }
-        raw = callThroughCallback(callback, tool.schema.name, params, ctx, this.#env.maxOutputBytes);
+        raw = caller(toolCallOf(tool.schema.name, params, ctx), ctx.signal);
       } else return new ActionFailure(`tool '${tool.schema.name}' has no handler and no dispatch callback was given`, "tool_error");
     } catch (error) {
       return failureFrom(error);

@@ -23,7 +23,7 @@ import { EVENT_KINDS } from "../events/event.ts";
 import type { CarEvent, EventKind } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import { WorkingState } from "../store/working-state.ts";
-import type { ToolCallback } from "../tools/handler.ts";
+import type { ToolCaller } from "../tools/tool-call.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import type { Admission } from "./admission.ts";
 import { CostMeter } from "./cost-meter.ts";
@@ -34,6 +34,8 @@ import type { RunOutcome } from "./outcomes.ts";
 import { ActionPipeline } from "./pipeline.ts";
 import type { PipelineEnvironment } from "./pipeline.ts";
 import { RunEvents } from "./run-events.ts";
+import type { Tracer } from "@opentelemetry/api";
+import { RunTracer } from "../telemetry/run-tracer.ts";
 import { reasonText, Scheduler } from "./schedule.ts";
 
 /** What a run borrows from its runtime. */
@@ -41,10 +43,13 @@ export interface RunEnvironment extends DispatchEnvironment, PipelineEnvironment
   readonly tools: ToolRegistry;
   readonly policies: PolicyEngine;
   readonly store: RuntimeStore;
+  /** Traces runs when set (OpenTelemetry); absent, tracing costs nothing. */
+  readonly tracer: Tracer | undefined;
 }
 
 export interface RunOptions {
-  dispatch: ToolCallback | undefined;
+  /** Where calls to tools without a handler go. */
+  caller: ToolCaller | undefined;
   session_id: string | null;
   budget: CostBudget | undefined;
   /** 0 = unlimited. */
@@ -75,6 +80,7 @@ export class ProposalRun {
   readonly #scheduler: Scheduler;
   readonly #outcomes: Outcomes;
   readonly #pipeline: ActionPipeline;
+  readonly #tracer: RunTracer | undefined;
 
   constructor(env: RunEnvironment, options: RunOptions, proposal: ActionProposal, graph: DependencyGraph, admission: Admission) {
     this.#env = env;
@@ -85,10 +91,12 @@ export class ProposalRun {
     this.#proposal = proposal;
     this.#signal = options.signal;
     this.#working = new WorkingState(env.store.state);
-    this.#events = new RunEvents(proposal.id, env.store.events, env.clock);
+    const tracer = env.tracer === undefined ? undefined : new RunTracer(env.tracer, proposal);
+    this.#tracer = tracer;
+    this.#events = new RunEvents(proposal.id, env.store.events, env.clock, tracer === undefined ? undefined : (event) => tracer.observe(event));
     this.#meter = new CostMeter(options.budget, env.clock);
     const scheduler = new Scheduler(graph, options.maxConcurrency, (reason) => dispatcher.cancelAll(reason));
-    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler, this.#events);
+    const dispatcher = new Dispatcher(env, options.caller, options.session_id, this.#meter, scheduler, this.#events, tracer);
     this.#scheduler = scheduler;
     this.#outcomes = new Outcomes(proposal.id, proposal.actions, this.#events, this.#working, env.tools, env.clock, scheduler);
     this.#pipeline = new ActionPipeline(env, {
@@ -148,6 +156,11 @@ export class ProposalRun {
     return this.#outcomes.complete("rolled_back", reason, this.#meter);
   }
 
+  /** Ends the run's trace (after the commit, whose refusal can still change the outcome). */
+  endTrace(): void {
+    this.#tracer?.end();
+  }
+
   /**
    * The store refused the commit: the `state_changed` events and the
    * `committed` completion describe changes that never landed, so they are
@@ -196,7 +209,7 @@ export class ProposalRun {
   async compensate(plan: CompensationPlan, timeoutMs: number, done: ReadonlySet<string> = new Set(), planned = false): Promise<CompensationOutcome> {
     const env = this.#env;
     const meter = new CostMeter(undefined, env.clock);
-    const dispatcher = new Dispatcher(env, this.#options.dispatch, this.#options.session_id, meter, new Scheduler(this.#graph, 0, () => {}), this.#events);
+    const dispatcher = new Dispatcher(env, this.#options.caller, this.#options.session_id, meter, new Scheduler(this.#graph, 0, () => {}), this.#events);
     const path: CompensationPath = {
       proposal_id: this.#proposal.id,
       tools: env.tools,

@@ -14,13 +14,16 @@ export class RunEvents {
   readonly #proposalId: string;
   readonly #log: EventLog;
   readonly #clock: Clock;
+  readonly #observer: ((event: CarEvent) => void) | undefined;
   #lastStampMs = Number.NaN;
   #lastStamp = "";
 
-  constructor(proposalId: string, log: EventLog, clock: Clock) {
+  /** `observer` sees every event after it is appended (the run's tracer, when tracing is on). */
+  constructor(proposalId: string, log: EventLog, clock: Clock, observer?: (event: CarEvent) => void) {
     this.#proposalId = proposalId;
     this.#log = log;
     this.#clock = clock;
+    this.#observer = observer;
   }
 
   /** RFC 3339 of the clock, formatted once per distinct millisecond. */
@@ -58,6 +61,8 @@ export class RunEvents {
     const event = action_id === undefined
       ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data }
       : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data };
-    this.appended.push(this.#log.append(event));
+    const appended = this.#log.append(event);
+    this.appended.push(appended);
+    if (this.#observer !== undefined) this.#observer(appended);
   }
 }

@@ -4,7 +4,7 @@
  * event data"): `error_class` is one of five low-cardinality values, and
  * `terminal` is set only by an explicit terminal signal from the tool.
  */
-import { CarError } from "@car/ir";
+import { isCarError } from "@car/ir";
 import { TerminalToolError } from "./terminal-tool-error.ts";
 
 export type ErrorClass = "timeout" | "rejected_by_policy" | "tool_error" | "validation" | "unknown";
@@ -33,7 +33,7 @@ export function failureFrom(error: unknown): ActionFailure {
   if (error instanceof ActionFailure) return error;
   const message = error instanceof Error ? error.message : typeof error === "string" ? error : safeString(error);
   if (error instanceof TerminalToolError) return new ActionFailure(message, classifyToolMessage(message), true);
-  if (error instanceof CarError) {
+  if (isCarError(error)) {
     if (error.code === "timeout") return new ActionFailure(message, "timeout");
     if (error.code === "invalid_output" || error.code === "schema_mismatch") return new ActionFailure(message, "validation");
     if (error.code === "terminal_failure") return new ActionFailure(message, classifyToolMessage(message), true);

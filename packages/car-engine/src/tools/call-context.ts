@@ -12,6 +12,7 @@ export class CallContext implements ToolCallContext {
   readonly attempt: number;
   readonly timeout_ms: number | null;
   readonly session_id: string | null;
+  traceparent?: string;
   #ids: IdGenerator;
   #requestId: string | undefined;
   #controller: AbortController | undefined;

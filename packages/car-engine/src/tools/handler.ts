@@ -22,6 +22,12 @@ export interface ToolCallContext {
   readonly timeout_ms: number | null;
   /** The execution session the proposal was submitted under, or null. */
   readonly session_id: string | null;
+  /**
+   * The W3C trace context of this attempt's span when the runtime traces
+   * (OpenTelemetry), so a tool running elsewhere can parent its spans; an
+   * in-process handler already runs inside the span.
+   */
+  readonly traceparent?: string;
 }
 
 /**

@@ -23,13 +23,24 @@ export class ToolRegistry {
    * schema that does not compile is `invalid_schema`.
    */
   register(schemaOrName: unknown, handler?: ToolHandler): ToolSchema {
+    const tool = this.prepare(schemaOrName, handler);
+    this.add(tool);
+    return tool.schema;
+  }
+
+  /** Checks and compiles a tool without registering it (for all-or-nothing batches). */
+  prepare(schemaOrName: unknown, handler?: ToolHandler): RegisteredTool {
     const schema = typeof schemaOrName === "string" ? parseToolSchema({ name: schemaOrName }) : parseToolSchema(schemaOrName);
     if (schema.name === "") throw new CarError("invalid_params", "a tool needs a non-empty name");
     if (handler !== undefined && typeof handler !== "function") throw new CarError("invalid_params", `the handler for tool '${schema.name}' is not a function`);
     const validateParams = Object.keys(schema.parameters).length === 0 ? undefined : compileSchema(schema.parameters);
     const validateReturns = schema.returns === undefined ? undefined : compileSchema(schema.returns);
-    this.#tools.set(schema.name, { schema, handler, validateParams, validateReturns });
-    return schema;
+    return { schema, handler, validateParams, validateReturns };
+  }
+
+  /** Registers (or replaces) a prepared tool. */
+  add(tool: RegisteredTool): void {
+    this.#tools.set(tool.schema.name, tool);
   }
 
   /** Removes a tool; returns how many were removed (0 when none matched, which is not an error). */

@@ -6,7 +6,7 @@
  * the chain restarts from a signed checkpoint). They need a database.
  */
 import { CarError, type JsonObject, type JsonValue } from "@car/ir";
-import type { RetentionPolicy } from "@car/engine/sqlite";
+import type { RetentionPolicy } from "@car/engine";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { invalidParams, optionalNumber, optionalObject, paramsObject } from "../params.ts";
 import { requireStore, type ServeStore } from "../serve-store.ts";

@@ -1,12 +1,12 @@
 /**
  * The two definition shapes clients send in batches (`session.init`) or one
  * at a time (`tools.register`, `policy.register`), read into what the
- * runtime registers. Both are applied all-or-nothing: a batch is tried on a
- * scratch runtime first, so a bad entry leaves the session as it was.
+ * runtime registers. Both are applied all-or-nothing (`Runtime.registerAll`
+ * checks every entry first), so a bad entry leaves the session as it was.
  */
 import { CarError, hasKey, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
-import { Runtime, type PolicyDefinition } from "@car/engine";
-import { DENY_COMMAND_FIELDS } from "@car/policy";
+import type { PolicyDefinition } from "@car/engine";
+import { DENY_COMMAND_FIELDS, describePolicy } from "@car/policy";
 import { invalidParams, optionalString, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
 
@@ -33,19 +33,6 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
   return def;
 }
 
-/** One line saying what a registered policy does, for `policy.list`. */
-export function describePolicy(def: PolicyDefinition): string {
-  const parts: string[] = [];
-  if (def.trace !== undefined) return `trace_rule: ${JSON.stringify(def.trace)}`;
-  if (def.target != null) parts.push(`target=${def.target}`);
-  if (def.key != null) parts.push(`key=${def.key}`);
-  if (def.pattern != null) parts.push(`pattern=${JSON.stringify(def.pattern)}`);
-  for (const field of DENY_COMMAND_FIELDS) if (def[field] !== undefined) parts.push(`${field}=${JSON.stringify(def[field])}`);
-  if (def.value !== undefined) parts.push(`value=${JSON.stringify(def.value)}`);
-  else if (def.value_json != null) parts.push(`value=${def.value_json}`);
-  return parts.length === 0 ? def.rule : `${def.rule}: ${parts.join(", ")}`;
-}
-
 export function toolDefinition(raw: JsonValue, where: string): JsonObject {
   if (!isJsonObject(raw)) throw invalidParams(`${where} must be an object`);
   requireString(raw, "name");
@@ -70,21 +57,10 @@ function checkCounts(session: Session, tools: readonly JsonObject[], policies: r
   }
 }
 
-/**
- * Registers tools and policies on the session, or nothing at all: every
- * entry is first registered on a throwaway runtime, where any error (a
- * schema that does not compile, a policy missing its target) surfaces.
- */
+/** Registers tools and policies on the session, or nothing at all (the first bad entry's error). */
 export function registerAll(session: Session, tools: readonly JsonObject[], policies: readonly PolicyDefinition[]): void {
   for (const p of policies) session.rules.checkName(p.name);
   checkCounts(session, tools, policies);
-  const scratch = new Runtime();
-  for (const t of tools) scratch.registerTool(t as JsonObject & { name: string });
-  for (const p of policies) scratch.registerPolicy(p);
-  void scratch.close();
-  for (const t of tools) session.runtime.registerTool(t as JsonObject & { name: string });
-  for (const p of policies) {
-    session.runtime.registerPolicy(p);
-    session.rules.adopt(p.name, describePolicy(p));
-  }
+  session.runtime.registerAll(tools as (JsonObject & { name: string })[], policies);
+  for (const p of policies) session.rules.adopt(p.name, describePolicy(p));
 }

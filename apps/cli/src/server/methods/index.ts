@@ -6,6 +6,7 @@ import { auditMethods } from "./audit.ts";
 import { eventMethods } from "./events.ts";
 import { handshakeMethods } from "./handshake.ts";
 import { multiMethods } from "./multi.ts";
+import { plannerMethods } from "./planner.ts";
 import { policyMethods } from "./policy.ts";
 import { proposalMethods } from "./proposal.ts";
 import { sessionMethods } from "./session-init.ts";
@@ -28,6 +29,7 @@ export const METHODS: MethodTable = Object.freeze({
   ...approvalMethods,
   ...agentPermissionMethods,
   ...multiMethods,
+  ...plannerMethods,
   ...skillMethods,
   ...operationMethods,
   "capabilities.list": capabilitiesList(() => METHODS),

@@ -7,8 +7,8 @@
  * `rollback: "compensate"` an aborted proposal's compensations run (through
  * this client's `tools.execute`, like any call) before the answer.
  */
-import { CarError, isJsonObject, type JsonValue, parseProposal, serializeProposalResult } from "@car/ir";
-import { TerminalToolError, type ToolCallback } from "@car/engine";
+import { CarError, isJsonObject, type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
+import { TerminalToolError, type ToolCaller } from "@car/engine";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { invalidParams, paramsObject, requireValue } from "../params.ts";
 import type { Session } from "../session.ts";
@@ -31,12 +31,13 @@ function checkActionCount(proposal: JsonValue, max: number): void {
  * receives: past the limit the call fails terminally, so the proposal
  * aborts and rolls back instead of the server holding ever more output.
  */
-function meteredDispatch(session: Session): ToolCallback {
+function meteredCaller(session: Session): ToolCaller {
   const max = session.options.limits.maxOutputBytesPerProposal;
   let received = 0;
-  return async (callJson, signal) => {
-    const answer = await session.dispatch(callJson, signal);
-    received += answer.length;
+  return async (call, signal) => {
+    const answer = await session.toolCaller(call, signal);
+    // The answer arrived as JSON text on the socket; its length there is what this counts.
+    received += JSON.stringify(answer ?? null).length;
     if (received > max) {
       throw new TerminalToolError(`budget_exceeded: the proposal's tool outputs reached ${received} bytes, over the ${max}-byte limit (--max-output-bytes)`);
     }
@@ -55,14 +56,15 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   if (rollback !== "state" && rollback !== "compensate") throw invalidParams('rollback must be "state" or "compensate"');
   const session = ctx.session;
   checkActionCount(proposal, session.options.limits.maxActionsPerProposal);
-  const parsed = parseProposal(proposal);
-  checkProposalTenancy(parsed);
+  // Parsed once: the runtime takes the pair as it is.
+  const parsed = parseProposalWithGraph(proposal);
+  checkProposalTenancy(parsed.proposal);
   session.proposals.take();
   let result;
   try {
     session.options.serverProposals.take();
     try {
-      result = await session.runtime.executeProposal(parsed, meteredDispatch(session), { session_id: session.id, signal: ctx.signal, rollback });
+      result = await session.runtime.executeProposal(parsed, undefined, { toolCaller: meteredCaller(session), session_id: session.id, signal: ctx.signal, rollback });
     } finally {
       session.options.serverProposals.release();
     }

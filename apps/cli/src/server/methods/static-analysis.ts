@@ -4,7 +4,7 @@
  * registered on this connection (when it has any), so an unknown tool or a
  * parameter that breaks a tool's schema is reported before submitting.
  */
-import { type ActionProposal, type JsonObject, type JsonValue, parseProposal, serializeProposal } from "@car/ir";
+import { type ActionProposal, type JsonObject, type JsonValue, parseProposal, parseProposalWithGraph, serializeProposal } from "@car/ir";
 import { equivalentDetailed, optimize, simulateDetailed, verify } from "@car/verify";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { invalidParams, optionalArray, optionalNumber, optionalObject, paramsObject, requireValue } from "../params.ts";
@@ -20,7 +20,8 @@ function initialState(p: JsonObject): JsonObject | undefined {
 
 function verifyMethod(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
-  const proposal = proposalParam(p);
+  // The pair keeps the graph parsing built, so verify does not build it again.
+  const proposal = parseProposalWithGraph(requireValue(p, "proposal"));
   const tools = ctx.session.runtime.listTools();
   const state = initialState(p);
   const maxActions = optionalNumber(p, "max_actions");

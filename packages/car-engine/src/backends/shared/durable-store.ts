@@ -63,12 +63,27 @@ export interface RetentionResult {
   checkpoint: SignedCheckpoint | null;
 }
 
-export interface DurableRuntimeStore extends RuntimeStore {
-  readonly approvals: DurableApprovalLedger;
+/**
+ * What every durable backend offers a server or a CLI: per-agent postures
+ * and chain verification, and retention where the backend has it (SQLite).
+ */
+export interface AuditedRuntimeStore extends RuntimeStore {
   readonly postures: PostureStore;
   verifyChain(): MaybePromise<ChainReport>;
+  /** Applies the retention policy (the configured one, or `policy`) now. */
+  enforceRetention?(now?: number, policy?: RetentionPolicy): MaybePromise<RetentionResult>;
+}
+
+/** Whether `store` is a durable backend with postures and a verifiable chain. */
+export function isAuditedStore(store: RuntimeStore): store is AuditedRuntimeStore {
+  const s = store as Partial<AuditedRuntimeStore>;
+  return s.postures !== undefined && typeof s.verifyChain === "function";
+}
+
+export interface DurableRuntimeStore extends AuditedRuntimeStore {
+  readonly approvals: DurableApprovalLedger;
   /** Applies the retention policy now (also done after every commit when one is configured). */
-  enforceRetention(now?: number): MaybePromise<RetentionResult>;
+  enforceRetention(now?: number, policy?: RetentionPolicy): MaybePromise<RetentionResult>;
   checkpoints(): MaybePromise<SignedCheckpoint[]>;
 }
 

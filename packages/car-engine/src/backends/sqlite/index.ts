@@ -6,17 +6,7 @@
 export { sqlite, SqliteStore, type SqliteStoreOptions, type VerifyOptions } from "./sqlite-store.ts";
 export { type Anchor, appendAnchor, readAnchors } from "../shared/anchor.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
-export type { ChainBreak, ChainReport } from "../shared/chain-verify.ts";
+// The durable-store contract (postures, ledger, retention, chain report) is exported by `@car/engine` itself.
 export type { Checkpoint, SignedCheckpoint } from "../shared/checkpoint.ts";
-export {
-  postureLookup,
-  type DurableApprovalLedger,
-  type DurableRuntimeStore,
-  type LedgerEntry,
-  type PostureEntry,
-  type PostureStore,
-  type RetentionPolicy,
-  type RetentionResult,
-} from "../shared/durable-store.ts";
 export { firstStateDifference, replayStateChanges } from "../shared/state-replay.ts";
 export { GENESIS_HASH } from "../shared/event-hash.ts";

@@ -1,0 +1,16 @@
+export { scoreProposal, costTarget, WARNING_FACTOR, type ScoreOptions, type ProposalScore, type CostEstimate } from "./score.ts";
+export { rankProposals, type RankedProposal } from "./rank.ts";
+export { toolHistory, DEFAULT_HISTORY_WINDOW, type ToolHistory, type ToolStats } from "./tool-history.ts";
+export {
+  runPlanLoop,
+  DEFAULT_PLAN_ATTEMPTS,
+  MAX_PLAN_ATTEMPTS,
+  PLANNER_EVENT_KINDS,
+  type PlanAttempt,
+  type PlanFeedback,
+  type PlanLoopOptions,
+  type PlanLoopResult,
+  type PlanRequest,
+  type PlanVerdict,
+  type ProposeFn,
+} from "./plan-loop.ts";

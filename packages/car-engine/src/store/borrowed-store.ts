@@ -1,0 +1,19 @@
+/**
+ * A store one runtime borrows from its owner (a server shares one database
+ * among its sessions): the view has everything a runtime uses but no
+ * `close`, so closing the borrowing runtime leaves the store open for the
+ * owner and everyone else borrowing it.
+ */
+import type { RuntimeStore } from "./runtime-store.ts";
+
+export function borrowedStore(store: RuntimeStore): RuntimeStore {
+  const view: RuntimeStore = {
+    state: store.state,
+    events: store.events,
+    approvals: store.approvals,
+    commitProposal: (commit) => store.commitProposal(commit),
+  };
+  if (store.beginProposal !== undefined) view.beginProposal = (begin) => store.beginProposal!(begin);
+  if (store.recover !== undefined) view.recover = () => store.recover!();
+  return view;
+}

@@ -1,0 +1,130 @@
+import { context, trace } from "@opentelemetry/api";
+import type { Tracer } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { paramsDigest } from "@car/ir";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Runtime, TRACE_ATTRIBUTES as A } from "../index.ts";
+
+const SECRET = "hunter2-never-in-a-span";
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const tracer: Tracer = provider.getTracer("car-test");
+const contextManager = new AsyncLocalStorageContextManager();
+
+beforeAll(() => {
+  context.setGlobalContextManager(contextManager.enable());
+});
+afterAll(() => {
+  contextManager.disable();
+  context.disable();
+});
+beforeEach(() => exporter.reset());
+
+const spans = (): ReadableSpan[] => exporter.getFinishedSpans();
+const named = (name: string): ReadableSpan[] => spans().filter((s) => s.name === name);
+const parentOf = (s: ReadableSpan): string | undefined => s.parentSpanContext?.spanId;
+const byAction = (name: string, id: string): ReadableSpan[] => named(name).filter((s) => s.attributes[A.actionId] === id);
+
+describe("OpenTelemetry traces", () => {
+  it("draws proposal → action → attempt spans with ids, tools, statuses, retries and digests, never raw values", async () => {
+    const rt = new Runtime({ tracer });
+    let calls = 0;
+    rt.registerTool("fetch", () => ({ body: "ok" }));
+    rt.registerTool("flaky", async () => {
+      if (++calls === 1) throw new Error("transient");
+      return { done: true };
+    });
+    const params = { url: "https://example.com", token: SECRET };
+    const result = await rt.executeProposal({
+      id: "p1",
+      actions: [
+        { id: "a", type: "tool_call", tool: "fetch", parameters: params },
+        { id: "b", type: "tool_call", tool: "flaky", parameters: { token: SECRET }, dependencies: ["a"], failure_behavior: "retry", max_retries: 2 },
+      ],
+    });
+    expect(result.results.map((r) => r.status)).toEqual(["succeeded", "succeeded"]);
+
+    const [proposal] = named("car.proposal");
+    expect(proposal).toBeDefined();
+    expect(proposal!.attributes).toMatchObject({ [A.proposalId]: "p1", [A.actionCount]: 2, [A.outcome]: "committed" });
+    expect(parentOf(proposal!)).toBeUndefined();
+
+    const [a] = byAction("car.action", "a");
+    const [b] = byAction("car.action", "b");
+    for (const s of [a!, b!]) expect(parentOf(s)).toBe(proposal!.spanContext().spanId);
+    expect(a!.attributes).toMatchObject({ [A.tool]: "fetch", [A.status]: "succeeded", [A.retries]: 0, [A.policyDecision]: "allow", [A.paramsDigest]: paramsDigest(params) });
+    expect(b!.attributes).toMatchObject({ [A.tool]: "flaky", [A.status]: "succeeded", [A.retries]: 1 });
+
+    const attempts = byAction("car.tool_call", "b").sort((x, y) => Number(x.attributes[A.attempt]) - Number(y.attributes[A.attempt]));
+    expect(attempts.map((s) => s.attributes[A.attempt])).toEqual([1, 2]);
+    for (const s of attempts) expect(parentOf(s)).toBe(b!.spanContext().spanId);
+    expect(attempts[0]!.status).toMatchObject({ code: 2, message: "transient" });
+    expect(attempts[0]!.attributes[A.errorClass]).toBe("tool_error");
+    expect(attempts[1]!.status.code).not.toBe(2);
+    // Every span is in one trace, and no attribute carries a parameter value.
+    expect(new Set(spans().map((s) => s.spanContext().traceId)).size).toBe(1);
+    expect(JSON.stringify(spans().map((s) => s.attributes))).not.toContain(SECRET);
+  });
+
+  it("nests a tool's own spans under its attempt and the proposal under the caller's span", async () => {
+    const rt = new Runtime({ tracer });
+    rt.registerTool("work", async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      return tracer.startActiveSpan("inner-db-query", (span) => {
+        span.end();
+        return { rows: 1 };
+      });
+    });
+    await tracer.startActiveSpan("http-request", async (outer) => {
+      await rt.executeProposal({ actions: [{ id: "w", type: "tool_call", tool: "work" }] });
+      outer.end();
+    });
+    const [outer] = named("http-request");
+    const [proposal] = named("car.proposal");
+    const [attempt] = named("car.tool_call");
+    const [inner] = named("inner-db-query");
+    expect(parentOf(proposal!)).toBe(outer!.spanContext().spanId);
+    expect(parentOf(inner!)).toBe(attempt!.spanContext().spanId);
+  });
+
+  it("records a policy denial on the action span, with no attempt", async () => {
+    const rt = new Runtime({ tracer });
+    rt.registerTool("shell");
+    rt.registerPolicy({ name: "no_rm", rule: "deny_tool_param", target: "shell", key: "command", pattern: "rm -rf" });
+    const r = await rt.executeProposal({ actions: [{ id: "s", type: "tool_call", tool: "shell", parameters: { command: `rm -rf / ${SECRET}` } }] }, async () => "{}");
+    expect(r.results[0]!.status).toBe("rejected");
+    const [s] = byAction("car.action", "s");
+    expect(s!.attributes).toMatchObject({ [A.status]: "rejected", [A.policyDecision]: "deny", [A.policyRules]: ["no_rm"] });
+    expect(s!.status.code).toBe(2);
+    expect(named("car.tool_call")).toHaveLength(0);
+    expect(named("car.proposal")[0]!.attributes[A.outcome]).toBe("rolled_back");
+    expect(JSON.stringify(spans().map((x) => [x.attributes, x.status]))).not.toContain(SECRET);
+  });
+
+  it("puts the attempt's W3C traceparent into the JSON callback envelope", async () => {
+    const rt = new Runtime({ tracer });
+    rt.registerTool("remote");
+    const seen: string[] = [];
+    await rt.executeProposal({ actions: [{ id: "r", type: "tool_call", tool: "remote" }] }, async (callJson) => {
+      seen.push(JSON.parse(callJson).traceparent);
+      return "{}";
+    });
+    const [attempt] = named("car.tool_call");
+    const sc = attempt!.spanContext();
+    expect(seen).toEqual([`00-${sc.traceId}-${sc.spanId}-01`]);
+  });
+
+  it("is off unless a tracer is configured: no spans, no traceparent", async () => {
+    const rt = new Runtime();
+    rt.registerTool("remote");
+    const seen: unknown[] = [];
+    await rt.executeProposal({ actions: [{ id: "r", type: "tool_call", tool: "remote" }] }, async (callJson) => {
+      seen.push(JSON.parse(callJson).traceparent);
+      return "{}";
+    });
+    expect(seen).toEqual([undefined]);
+    expect(spans()).toHaveLength(0);
+  });
+});
