@@ -22,6 +22,11 @@ export interface CheckContext {
   paramString(key: string): string | undefined;
   /** `paramString(key)` passed through `toLowerCase()`. */
   lowerParamString(key: string): string | undefined;
+  /**
+   * `compute(action)`, computed at most once per check for every rule that
+   * asks with the same `key` (a module-level function: no closure per rule).
+   */
+  once<T>(key: object, compute: (action: Action) => T): T;
 }
 
 export class LazyCheckContext implements CheckContext {
@@ -33,6 +38,9 @@ export class LazyCheckContext implements CheckContext {
   #lastLower: string | undefined;
   /** String forms of parameters that are not strings, by key. */
   #encoded: Map<string, string> | undefined;
+  /** The one value rules share today (the normalised call); a second key would add a field. */
+  #onceKey: object | undefined;
+  #onceValue: unknown;
 
   constructor(readonly action: Action) {}
 
@@ -88,5 +96,13 @@ export class LazyCheckContext implements CheckContext {
     const text = this.paramString(key);
     if (text === undefined) return undefined;
     return (this.#lastLower ??= text.toLowerCase());
+  }
+
+  once<T>(key: object, compute: (action: Action) => T): T {
+    if (this.#onceKey !== key) {
+      this.#onceValue = compute(this.action);
+      this.#onceKey = key;
+    }
+    return this.#onceValue as T;
   }
 }

@@ -39,6 +39,9 @@ class NaiveContext implements CheckContext {
   lowerParamString(key: string) {
     return this.paramString(key)?.toLowerCase();
   }
+  once<T>(_key: object, compute: (action: Action) => T): T {
+    return compute(this.action);
+  }
 }
 
 function referenceCheck(rules: readonly PolicyRule[], action: Action, state: StateLookup) {

@@ -15,7 +15,7 @@ export {
   type DenyToolParamSpec,
   type RateLimitToolSpec,
 } from "./files/policy-rules.ts";
-export { parsePolicyFile } from "./files/parse-policy-file.ts";
+export { DENY_COMMAND_FIELDS, parsePolicyFile, readDenyCommandSpec } from "./files/parse-policy-file.ts";
 export { isDangling, isPolicyFileName, loadPolicyDir } from "./files/load-policy-dir.ts";
 export { ALLOW, type InspectionOutcome, type InspectionResult, type Inspector, InspectorChain } from "./inspectors/inspector.ts";
 export { DEFAULT_ALLOWED_HOSTS, EgressInspector, type EgressOptions } from "./inspectors/egress/egress-inspector.ts";

@@ -7,6 +7,7 @@
 import { emptyMap, type JsonValue, setOwn } from "@car/ir";
 import { parse, TomlDate } from "smol-toml";
 import { PolicyLoadError } from "./policy-load-error.ts";
+import type { DenyCommandSpec } from "../rules/deny-command.ts";
 import { PolicyRules } from "./policy-rules.ts";
 import { traceRuleFrom } from "../trace/trace-rule-spec.ts";
 
@@ -71,18 +72,7 @@ export function parsePolicyFile(file: string, text: string): PolicyRules {
         });
         break;
       case "deny_command":
-        rules.deny_command = tables(value, key, fail).map((t, i) => {
-          const at = `${key}[${i}]`;
-          onlyKeys(t, at, ["program", "subcommand", "flags", "args", "tool", "param"], fail);
-          return {
-            program: str(t, "program", at, fail),
-            ...(t["subcommand"] !== undefined ? { subcommand: str(t, "subcommand", at, fail) } : {}),
-            ...(t["flags"] !== undefined ? { flags: stringList(t["flags"], `${at}.flags`, fail) } : {}),
-            ...(t["args"] !== undefined ? { args: stringList(t["args"], `${at}.args`, fail) } : {}),
-            ...(t["tool"] !== undefined ? { tool: str(t, "tool", at, fail) } : {}),
-            ...(t["param"] !== undefined ? { param: str(t, "param", at, fail) } : {}),
-          };
-        });
+        rules.deny_command = tables(value, key, fail).map((t, i) => readDenyCommandSpec(t, `${key}[${i}]`, fail));
         break;
       case "rate_limit_tool":
         rules.rate_limit_tool = tables(value, key, fail).map((t, i) => {
@@ -110,6 +100,26 @@ export function parsePolicyFile(file: string, text: string): PolicyRules {
 }
 
 type Fail = (problem: string) => never;
+
+/** The fields of a `deny_command` rule that a policy file and a `PolicyDefinition` (the wire) share. */
+export const DENY_COMMAND_FIELDS = ["program", "subcommand", "flags", "args", "tool", "param"] as const;
+
+/**
+ * A `deny_command` spec from a table of exactly its fields, for a file's
+ * `[[deny_command]]` and for a registered definition; `fail` words the
+ * error for its source (a `PolicyLoadError`, a `CarError`).
+ */
+export function readDenyCommandSpec(t: Table, at: string, fail: Fail): DenyCommandSpec {
+  onlyKeys(t, at, DENY_COMMAND_FIELDS, fail);
+  return {
+    program: str(t, "program", at, fail),
+    ...(t["subcommand"] !== undefined ? { subcommand: str(t, "subcommand", at, fail) } : {}),
+    ...(t["flags"] !== undefined ? { flags: stringList(t["flags"], `${at}.flags`, fail) } : {}),
+    ...(t["args"] !== undefined ? { args: stringList(t["args"], `${at}.args`, fail) } : {}),
+    ...(t["tool"] !== undefined ? { tool: str(t, "tool", at, fail) } : {}),
+    ...(t["param"] !== undefined ? { param: str(t, "param", at, fail) } : {}),
+  };
+}
 
 function stringList(value: unknown, at: string, fail: Fail): string[] {
   if (!Array.isArray(value)) return fail(`${at} must be an array of strings`);

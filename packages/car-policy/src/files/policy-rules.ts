@@ -7,7 +7,7 @@ import { CarError } from "@car/ir";
 import type { Clock, JsonValue, TraceRule } from "@car/ir";
 import type { PolicyEngine } from "../engine.ts";
 import { allowToolParamRule } from "../rules/allow-tool-param.ts";
-import { denyKeywordRule } from "../rules/deny-keyword.ts";
+import { alsoOnNormalisedCall, normalisedKeywordRule } from "../gate/normalised-call.ts";
 import { denyToolRule } from "../rules/deny-tool.ts";
 import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
 import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
@@ -117,25 +117,28 @@ export class PolicyRules {
 
   /**
    * Registers one engine rule per entry. Regexes compile here, once; each
-   * rate limit gets its own window, starting empty.
+   * rate limit gets its own window, starting empty. Keywords, `contains` and
+   * non-negated regexes also judge the normalised call (`normalised-call.ts`,
+   * DECISIONS §17): `rm -r -f /` and `c''url` are what rules on `rm -rf /`
+   * and `curl` are about.
    */
   apply(engine: PolicyEngine, options: ApplyOptions = {}): void {
     if (this.trace_rule.length > 0 && options.traceGate === undefined && options.traceRules !== "ignore") {
       throw new CarError("invalid_params", `${this.trace_rule.length} trace rule(s) need a TraceGate to be enforced; pass ApplyOptions.traceGate`);
     }
     for (const tool of this.deny_tool) engine.register(denyToolRule(`deny_tool:${tool}`, tool));
-    for (const keyword of this.deny_keyword) engine.register(denyKeywordRule(keyword));
+    for (const keyword of this.deny_keyword) engine.register(normalisedKeywordRule(keyword));
     for (const r of this.deny_tool_param) {
-      engine.register(
-        denyToolParamConditionRule(r.tool, r.param, {
-          ...(r.equals !== undefined ? { equals: r.equals } : {}),
-          ...(r.contains !== undefined ? { contains: r.contains } : {}),
-        }),
-      );
+      const rule = denyToolParamConditionRule(r.tool, r.param, {
+        ...(r.equals !== undefined ? { equals: r.equals } : {}),
+        ...(r.contains !== undefined ? { contains: r.contains } : {}),
+      });
+      engine.register(r.equals === undefined ? alsoOnNormalisedCall(rule) : rule);
     }
     for (const r of this.allow_tool_param) engine.register(allowToolParamRule(r.tool, r.param, r.allow));
     for (const r of this.deny_tool_param_matching) {
-      engine.register(denyToolParamMatchingRule(r.tool, r.param, r.matches, r.negate));
+      const rule = denyToolParamMatchingRule(r.tool, r.param, r.matches, r.negate);
+      engine.register(r.negate ? rule : alsoOnNormalisedCall(rule));
     }
     for (const r of this.rate_limit_tool) {
       engine.register(rateLimitToolRule(r.tool, r.max_calls, r.interval_secs, options.clock));

@@ -18,25 +18,26 @@
  * `equals`, allowlists, negated regexes and rate limits see only the call as
  * sent.
  */
-import { getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
-import type { PolicyEngine, PolicyRule } from "../engine.ts";
-import type { PolicyRules } from "../files/policy-rules.ts";
+import { type Action, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import { type CheckContext, LazyCheckContext } from "../check-context.ts";
+import type { PolicyRule } from "../engine.ts";
 import { type Invocation, pipelinesOf } from "../inspectors/egress/command-position.ts";
 import { MAX_COMMAND_LENGTH } from "../inspectors/egress/egress-inspector.ts";
 import { urlHosts } from "../inspectors/egress/hosts.ts";
 import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { argvToCommand } from "../rules/deny-command.ts";
-import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
-import { denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
 import { lexicalPath } from "../lexical-path.ts";
 
 const URL_SHAPE = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*[^\s]+$/;
+/** A URL already in canonical spelling (lowercase name ending in a letters-only label, no userinfo, port or trailing dot): nothing to normalise. */
+const PLAIN_URL = /^https?:\/\/(?:[a-z0-9-]+\.)+[a-z]{2,63}(?:[/?#]|$)/;
 
 /** The call's parameters with each command or URL replaced by its normalised form; `undefined` when nothing changes. */
 export function normalisedParams(params: JsonObject): JsonObject | undefined {
   let out: JsonObject | undefined;
   for (const key of Object.keys(params)) {
-    const value = getOwn(params, key) as JsonValue;
+    // Keys from Object.keys are own properties, so a plain read is an own read here.
+    const value = params[key] as JsonValue;
     const normal = normalisedValue(key, value);
     if (normal === undefined) continue;
     out ??= { ...params };
@@ -50,8 +51,10 @@ function normalisedValue(key: string, value: JsonValue): string | undefined {
     const command = typeof value === "string" ? value : isArgv(value) ? argvToCommand(value) : undefined;
     return command === undefined || command.length > MAX_COMMAND_LENGTH ? undefined : normalisedCommand(command);
   }
-  if (typeof value === "string" && URL_SHAPE.test(value.trim())) return canonicalUrls(value.trim()).join("\n");
-  return undefined;
+  // Most parameters are not URLs, and most URLs are already plain: both cost one scan.
+  if (typeof value !== "string" || !value.includes(":") || PLAIN_URL.test(value)) return undefined;
+  const url = value.trim();
+  return URL_SHAPE.test(url) ? canonicalUrls(url).join("\n") : undefined;
 }
 
 export function isArgv(value: JsonValue): value is string[] {
@@ -111,25 +114,48 @@ function canonicalKeyword(keyword: string): string | undefined {
   return form === keyword ? undefined : form;
 }
 
-/**
- * Registers on `engine` the rules that also judge the normalised call: each
- * keyword (and its canonical form), each `contains` rule, each non-negated
- * regex — under the names the operator's file gives them.
- */
-export function applyNormalisedRules(rules: PolicyRules, engine: PolicyEngine): void {
-  for (const keyword of rules.deny_keyword) {
-    engine.register(denyKeywordRule(keyword));
-    const canonical = canonicalKeyword(keyword);
-    if (canonical !== undefined) engine.register(renamed(denyKeywordRule(canonical), `deny_keyword:${keyword}`));
-  }
-  for (const r of rules.deny_tool_param) {
-    if (r.contains !== undefined && r.equals === undefined) engine.register(denyToolParamConditionRule(r.tool, r.param, { contains: r.contains }));
-  }
-  for (const r of rules.deny_tool_param_matching) {
-    if (!r.negate) engine.register(denyToolParamMatchingRule(r.tool, r.param, r.matches, false));
-  }
+/** The memo key of a check's normalised call. */
+const NORMALISED_CALL: object = {};
+
+interface NormalisedCall {
+  action: Action;
+  context: CheckContext;
 }
 
-function renamed(rule: PolicyRule, name: string): PolicyRule {
-  return { ...rule, name };
+/** The action with its commands and URLs normalised; `undefined` when normalising changes nothing. */
+function buildNormalisedCall(action: Action): NormalisedCall | undefined {
+  const params = normalisedParams(action.parameters);
+  if (params === undefined) return undefined;
+  const normal: Action = { ...action, parameters: params };
+  return { action: normal, context: new LazyCheckContext(normal) };
+}
+
+/**
+ * `rule` judging the call as sent and, when that passes, its normalised form
+ * (with `onNormal`, the same rule by default). The normalised form is built
+ * only when the call as sent passed, once per check however many rules ask.
+ */
+export function alsoOnNormalisedCall(rule: PolicyRule, onNormal: readonly PolicyRule[] = [rule]): PolicyRule {
+  return {
+    name: rule.name,
+    ...(rule.tool !== undefined ? { tool: rule.tool } : {}),
+    evaluate(action, state, context) {
+      const reason = rule.evaluate(action, state, context);
+      if (reason !== undefined) return reason;
+      const normal = context.once(NORMALISED_CALL, buildNormalisedCall);
+      if (normal === undefined) return undefined;
+      for (const r of onNormal) {
+        const found = r.evaluate(normal.action, state, normal.context);
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** A `deny_keyword` rule that also matches the normalised call, the keyword also in canonical flag order. */
+export function normalisedKeywordRule(keyword: string): PolicyRule {
+  const rule = denyKeywordRule(keyword);
+  const canonical = canonicalKeyword(keyword);
+  return alsoOnNormalisedCall(rule, canonical === undefined ? [rule] : [rule, denyKeywordRule(canonical)]);
 }

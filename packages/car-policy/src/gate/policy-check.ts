@@ -24,7 +24,7 @@ import { loadPolicyDir } from "../files/load-policy-dir.ts";
 import { PolicyRules } from "../files/policy-rules.ts";
 import { EgressInspector } from "../inspectors/egress/egress-inspector.ts";
 import { InspectorChain } from "../inspectors/inspector.ts";
-import { applyNormalisedRules, isArgv, normalisedParams } from "./normalised-call.ts";
+import { isArgv } from "./normalised-call.ts";
 import { argvToCommand } from "../rules/deny-command.ts";
 import { lexicalPath } from "../lexical-path.ts";
 import { patchPaths, resolvePatchPath } from "./patch-paths.ts";
@@ -124,20 +124,14 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
   for (const r of merged.trace_rule) {
     if (r.tool === tool) findings.push({ source: "policy_rules", rule: traceRuleName(r), severity: "warn", reason: "a trace rule governs this tool; it is enforced by the CAR runtime, not by this single-call check" });
   }
-  const normalisedEngine = new PolicyEngine();
-  applyNormalisedRules(merged, normalisedEngine);
   const parameters = paramsObject(params);
-  const checkRules = (action: Action, ruleEngine: PolicyEngine = engine) => {
-    for (const v of ruleEngine.check(action)) {
+  const checkRules = (action: Action) => {
+    for (const v of engine.check(action)) {
       const key = `${v.policy_name}\u0000${v.reason}`;
       if (seen.has(key)) continue;
       seen.add(key);
       findings.push({ source: "policy_rules", rule: v.policy_name, severity: "deny", reason: v.reason });
     }
-  };
-  const checkNormalised = (name: string, p: JsonObject) => {
-    const normal = normalisedParams(p);
-    if (normal !== undefined) checkRules(gateAction(name, normal), normalisedEngine);
   };
   if (isPatch) {
     // Codex names the call `apply_patch` even when its matcher used Write/Edit,
@@ -155,7 +149,6 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
     }
   } else {
     checkRules(gateAction(tool, parameters));
-    checkNormalised(tool, parameters);
     const pathKey = FILE_EDIT_TOOLS[tool];
     const path = pathKey === undefined ? undefined : parameters[pathKey];
     if (pathKey !== undefined && path !== undefined) {

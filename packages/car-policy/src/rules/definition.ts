@@ -10,13 +10,15 @@ import { traceRuleFrom } from "../trace/trace-rule-spec.ts";
 import type { PolicyRule } from "../engine.ts";
 import { callbackRule } from "./callback.ts";
 import type { PolicyCallback } from "./callback.ts";
+import { DENY_COMMAND_FIELDS, readDenyCommandSpec } from "../files/parse-policy-file.ts";
+import { denyCommandRule } from "./deny-command.ts";
 import { denyToolRule } from "./deny-tool.ts";
 import { denyToolParamRule } from "./deny-tool-param.ts";
 import { requireStateRule } from "./require-state.ts";
 
 export interface PolicyDefinition {
   name: string;
-  /** `deny_tool`, `deny_tool_param`, `require_state`, `trace_rule`, or `callback` (a JavaScript rule). */
+  /** `deny_tool`, `deny_tool_param`, `require_state`, `deny_command`, `trace_rule`, or `callback` (a JavaScript rule). */
   rule: string;
   /** `trace_rule`: the rule, in the policy file's table form (`{ kind, tool, after?, max_calls?, scope? }`). */
   trace?: JsonValue;
@@ -27,6 +29,13 @@ export interface PolicyDefinition {
   value?: JsonValue;
   value_json?: string | null;
   callback?: PolicyCallback;
+  /** `deny_command`: the fields of a policy file's `[[deny_command]]`. */
+  program?: string;
+  subcommand?: string;
+  flags?: string[];
+  args?: string[];
+  tool?: string;
+  param?: string;
 }
 
 /** The rule a definition names; `invalid_params` naming what is missing or unknown. */
@@ -52,6 +61,15 @@ export function policyRuleFrom(def: PolicyDefinition): PolicyRule {
       }
       if (value === undefined) throw new CarError("invalid_params", `policy '${def.name}' (require_state) needs 'value' or 'value_json'`);
       return requireStateRule(def.name, need("key"), value);
+    }
+    case "deny_command": {
+      // Read with the policy file's reader, so both accept the same fields; values arrive unchecked from the wire.
+      const fields: Record<string, unknown> = {};
+      for (const f of DENY_COMMAND_FIELDS) if (def[f] !== undefined) fields[f] = def[f];
+      const spec = readDenyCommandSpec(fields, `policy '${def.name}': deny_command`, (problem) => {
+        throw new CarError("invalid_params", problem);
+      });
+      return denyCommandRule(spec, def.name);
     }
     case "callback":
     case "deny_tool_callback":
@@ -82,6 +100,7 @@ export function describePolicy(def: PolicyDefinition): string {
   if (def.target != null) parts.push(`target=${def.target}`);
   if (def.key != null) parts.push(`key=${def.key}`);
   if (def.pattern != null) parts.push(`pattern=${JSON.stringify(def.pattern)}`);
+  for (const field of DENY_COMMAND_FIELDS) if (def[field] !== undefined) parts.push(`${field}=${JSON.stringify(def[field])}`);
   if (def.value !== undefined) parts.push(`value=${JSON.stringify(def.value)}`);
   else if (def.value_json != null) parts.push(`value=${def.value_json}`);
   return parts.length === 0 ? def.rule : `${def.rule}: ${parts.join(", ")}`;

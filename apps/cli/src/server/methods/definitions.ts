@@ -6,7 +6,7 @@
  */
 import { CarError, hasKey, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import type { PolicyDefinition } from "@car/engine";
-import { describePolicy } from "@car/policy";
+import { DENY_COMMAND_FIELDS, describePolicy } from "@car/policy";
 import { invalidParams, optionalString, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
 
@@ -25,6 +25,8 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
   }
   if (hasKey(raw, "value")) def.value = raw["value"] as JsonValue;
   if (hasKey(raw, "trace")) def.trace = raw["trace"] as JsonValue;
+  // deny_command's fields pass as sent: the runtime checks them (CarError invalid_params naming the field).
+  for (const field of DENY_COMMAND_FIELDS) if (hasKey(raw, field)) Object.assign(def, { [field]: raw[field] });
   if (optionalString(raw, "session_id") !== undefined) {
     throw invalidParams(`${where}: session-scoped policies (session.policy.open) are not supported; omit session_id`);
   }
