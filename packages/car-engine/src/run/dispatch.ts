@@ -6,7 +6,9 @@
  *
  * The common case — no rate limit, a synchronous tool, first attempt — runs
  * without a single promise; timers and abort controllers exist only for
- * calls that are actually asynchronous.
+ * calls that are actually asynchronous. An asynchronous first attempt costs
+ * one promise and one `PendingCall` record: the call settles it straight to
+ * the final `Called` (output checked), without a chain of `.then` hops.
  */
 import { CarError } from "@car/ir";
 import type { Action, Clock, IdGenerator, JsonObject, Timers } from "@car/ir";
@@ -50,6 +52,87 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
 }
 
+/** Something in flight that an abort cancels: a call being raced, or a backoff sleep. */
+interface Cancellable {
+  cancel(reason: string): void;
+}
+
+/**
+ * One asynchronous call being raced against its timeout and the proposal's
+ * abort. Whichever comes first settles it; a result that arrives later is
+ * discarded (never applied). `map` turns the settled value into what the
+ * caller awaits — shared per dispatcher, so no closure is made per call.
+ */
+class PendingCall<T> implements Cancellable {
+  #settled = false;
+  #timer: unknown;
+  readonly #resolve: (value: T | PromiseLike<T>) => void;
+  readonly #owner: Set<Cancellable>;
+  readonly #timers: Timers;
+  readonly #ctx: CallContext;
+  readonly #map: (settled: { output: unknown } | ActionFailure, call: PendingCall<T>) => T | PromiseLike<T>;
+  /** What `map` needs to finish the call (the first attempt's action, parameters and plan). */
+  readonly action: Action;
+  readonly params: JsonObject;
+  readonly plan: CallPlan | undefined;
+
+  constructor(
+    resolve: (value: T | PromiseLike<T>) => void,
+    owner: Set<Cancellable>,
+    timers: Timers,
+    ctx: CallContext,
+    map: (settled: { output: unknown } | ActionFailure, call: PendingCall<T>) => T | PromiseLike<T>,
+    action: Action,
+    params: JsonObject,
+    plan: CallPlan | undefined,
+  ) {
+    this.#resolve = resolve;
+    this.#owner = owner;
+    this.#timers = timers;
+    this.#ctx = ctx;
+    this.#map = map;
+    this.action = action;
+    this.params = params;
+    this.plan = plan;
+    owner.add(this);
+    const timeout = action.timeout_ms;
+    if (timeout !== undefined) this.#timer = timers.setTimeout(() => this.#timedOut(timeout), timeout);
+  }
+
+  /** Starts the race; `call`'s own settlement is one of its runners. */
+  watch(call: PromiseLike<unknown>): void {
+    call.then(
+      (output) => this.#finish({ output }),
+      (error: unknown) => this.#finish(failureFrom(error)),
+    );
+  }
+
+  cancel(reason: string): void {
+    this.#ctx.abort(new CarError("cancelled", reason));
+    this.#finish(new ActionFailure(`cancelled: ${reason}`, "tool_error"));
+  }
+
+  #timedOut(timeout: number): void {
+    const message = `timed out after ${timeout} ms`;
+    this.#ctx.abort(new CarError("timeout", message));
+    this.#finish(new ActionFailure(message, "timeout"));
+  }
+
+  #finish(value: { output: unknown } | ActionFailure): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    this.#owner.delete(this);
+    let mapped: T | PromiseLike<T>;
+    try {
+      mapped = this.#map(value, this);
+    } catch (error) {
+      mapped = Promise.reject(error);
+    }
+    this.#resolve(mapped);
+  }
+}
+
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return value !== null && typeof value === "object" && typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function";
 }
@@ -61,7 +144,12 @@ export class Dispatcher {
   readonly #meter: CostMeter;
   readonly #scheduler: Scheduler;
   /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
-  readonly #inflight = new Set<(reason: string) => void>();
+  readonly #inflight = new Set<Cancellable>();
+  /** Finishes an asynchronous first attempt: output conversion and check, then retries if any remain. */
+  readonly #finishFirst = (settled: { output: unknown } | ActionFailure, call: PendingCall<Called>): Called | Promise<Called> =>
+    this.#afterFirst(call.action, call.params, call.plan!, settled instanceof ActionFailure ? settled : this.#output(settled.output));
+  /** Finishes a later attempt, awaited inside the attempt loop. */
+  readonly #finishLater = (settled: { output: unknown } | ActionFailure): Outcome => (settled instanceof ActionFailure ? settled : this.#output(settled.output));
 
   constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler) {
     this.#env = env;
@@ -73,7 +161,7 @@ export class Dispatcher {
 
   /** Cancels every call and backoff sleep in flight (the run aborted). */
   cancelAll(reason: string): void {
-    for (const cancel of [...this.#inflight]) cancel(`the proposal aborted (${reason})`);
+    for (const entry of [...this.#inflight]) entry.cancel(`the proposal aborted (${reason})`);
   }
 
   /** Dispatches a tool call with caching, rate limiting, timeouts and retries. */
@@ -88,9 +176,9 @@ export class Dispatcher {
     }
     if (tool.schema.rate_limit !== undefined || this.#scheduler.abortReason !== undefined) return this.#attempts(action, params, plan, 1);
     this.#meter.toolCalls++;
-    const first = this.#invoke(action, tool, params, 1, detached);
+    const first = this.#invoke(action, tool, params, 1, plan);
     if (!isThenable(first)) return this.#afterFirst(action, params, plan, first);
-    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome));
+    return first as Promise<Called>;
   }
 
   #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome): Called | Promise<Called> {
@@ -124,8 +212,8 @@ export class Dispatcher {
       // A retry counts once it is dispatched, not when one cut off by the budget or an abort was planned.
       if (attempt > 1) this.#meter.retries++;
       this.#meter.toolCalls++;
-      let outcome = this.#invoke(action, tool, params, attempt, plan.detached);
-      if (isThenable(outcome)) outcome = await outcome;
+      let outcome = this.#invoke(action, tool, params, attempt, undefined);
+      if (isThenable(outcome)) outcome = (await outcome) as Outcome;
       const checked = this.#checkOutput(plan, outcome);
       if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
     }
@@ -148,10 +236,14 @@ export class Dispatcher {
     return new ActionFailure(`cancelled: the proposal aborted (${this.#scheduler.abortReason ?? "budget"})`, "tool_error");
   }
 
-  /** One dispatch attempt. Synchronous when the tool is. */
-  #invoke(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean): Outcome | Promise<Outcome> {
-    const timeout = action.timeout_ms;
-    const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
+  /**
+   * One dispatch attempt. Synchronous when the tool is. `first` is the plan
+   * of a first attempt: an asynchronous call then settles straight to the
+   * final `Called`; later attempts settle to their `Outcome`.
+   */
+  #invoke(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, first: CallPlan | undefined): Outcome | Promise<Outcome | Called> {
+    const detached = action.invocation_mode !== "one_shot";
+    const ctx = new CallContext(action.id, attempt, action.timeout_ms ?? null, this.#sessionId, this.#env.ids);
     const callback = this.#callback;
     let raw: unknown;
     try {
@@ -165,9 +257,14 @@ export class Dispatcher {
     } catch (error) {
       return failureFrom(error);
     }
-    if (detached) return this.#startDetached(action, tool, ctx, raw);
+    if (detached) {
+      const started = this.#startDetached(action, tool, ctx, raw);
+      if (first === undefined || !isThenable(started)) return started;
+      return started.then((outcome) => this.#afterFirst(action, params, first, outcome));
+    }
     if (!isThenable(raw)) return this.#output(raw);
-    return this.#race(raw, ctx, timeout).then((settled) => (settled instanceof ActionFailure ? settled : this.#output(settled.output)));
+    if (first !== undefined) return this.#race(raw, ctx, action, params, first, this.#finishFirst);
+    return this.#race(raw, ctx, action, params, undefined, this.#finishLater);
   }
 
   #output(value: unknown): Outcome {
@@ -176,54 +273,42 @@ export class Dispatcher {
   }
 
   /**
-   * Settles with the call's result, its timeout, or the proposal's abort —
-   * whichever comes first. The tool's signal is aborted on timeout and on
-   * abort; a result that arrives later is discarded (never applied).
+   * Settles with `map` of the call's result, its timeout, or the proposal's
+   * abort — whichever comes first. The tool's signal is aborted on timeout
+   * and on abort; a result that arrives later is discarded (never applied).
    */
-  #race(call: PromiseLike<unknown>, ctx: CallContext, timeout: number | undefined): Promise<{ output: unknown } | ActionFailure> {
-    return new Promise((resolve) => {
-      let settled = false;
-      let timer: unknown;
-      const finish = (value: { output: unknown } | ActionFailure): void => {
-        if (settled) return;
-        settled = true;
-        if (timer !== undefined) this.#env.timers.clearTimeout(timer);
-        this.#inflight.delete(cancel);
-        resolve(value);
-      };
-      const cancel = (reason: string): void => {
-        ctx.abort(new CarError("cancelled", reason));
-        finish(new ActionFailure(`cancelled: ${reason}`, "tool_error"));
-      };
-      this.#inflight.add(cancel);
-      if (timeout !== undefined) {
-        timer = this.#env.timers.setTimeout(() => {
-          const message = `timed out after ${timeout} ms`;
-          ctx.abort(new CarError("timeout", message));
-          finish(new ActionFailure(message, "timeout"));
-        }, timeout);
-      }
-      call.then(
-        (output) => finish({ output }),
-        (error: unknown) => finish(failureFrom(error)),
-      );
+  #race<T>(
+    call: PromiseLike<unknown>,
+    ctx: CallContext,
+    action: Action,
+    params: JsonObject,
+    plan: CallPlan | undefined,
+    map: (settled: { output: unknown } | ActionFailure, pending: PendingCall<T>) => T | PromiseLike<T>,
+  ): Promise<T> {
+    let pending!: PendingCall<T>;
+    const settled = new Promise<T>((resolve) => {
+      pending = new PendingCall(resolve, this.#inflight, this.#env.timers, ctx, map, action, params, plan);
     });
+    pending.watch(call);
+    return settled;
   }
 
   /** Sleeps on the injected timers; false when the proposal aborted meanwhile. */
   #sleep(ms: number): Promise<boolean> {
     if (this.#scheduler.abortReason !== undefined) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const cancel = (): void => {
-        this.#env.timers.clearTimeout(timer);
-        this.#inflight.delete(cancel);
-        resolve(false);
+      const entry: Cancellable = {
+        cancel: () => {
+          this.#env.timers.clearTimeout(timer);
+          this.#inflight.delete(entry);
+          resolve(false);
+        },
       };
       const timer = this.#env.timers.setTimeout(() => {
-        this.#inflight.delete(cancel);
+        this.#inflight.delete(entry);
         resolve(true);
       }, ms);
-      this.#inflight.add(cancel);
+      this.#inflight.add(entry);
     });
   }
 
@@ -251,6 +336,6 @@ export class Dispatcher {
       return running();
     };
     if (!isThenable(raw)) return begin(raw);
-    return this.#race(raw, ctx, action.timeout_ms).then((settled) => (settled instanceof ActionFailure ? settled : begin(settled.output)));
+    return this.#race(raw, ctx, action, {}, undefined, (settled) => (settled instanceof ActionFailure ? settled : begin(settled.output)));
   }
 }
