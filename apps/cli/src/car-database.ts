@@ -36,7 +36,41 @@ export async function openCarDatabase(path: string, options: OpenCarDatabaseOpti
     mkdirSync(dirname(path), { recursive: true });
   }
   const { sqlite } = await import("@car/engine/sqlite");
-  return sqlite(path, { checkpointKeyFile: join(resolveCarHome(env), AUDIT_KEY_FILE), ...(options.readonly === true ? { readonly: true } : {}) });
+  try {
+    return sqlite(path, { checkpointKeyFile: join(resolveCarHome(env), AUDIT_KEY_FILE), ...(options.readonly === true ? { readonly: true } : {}) });
+  } catch (error) {
+    throw databaseError(error, path);
+  }
+}
+
+/** SQLite's own codes for a file that is not (or no longer) a readable database. */
+const DAMAGED = new Set(["SQLITE_CORRUPT", "SQLITE_NOTADB"]);
+
+/**
+ * SQLite's raw failures ("database disk image is malformed", "file is not a
+ * database", a locked or read-only file) as a `storage_error` that names the
+ * file and says what to do; anything else passes through unchanged.
+ */
+export function databaseError(error: unknown, path: string): unknown {
+  // The engine wraps SQLite's error (as `cause`) in its own `storage_error`; the code is on the original.
+  const raw = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code = (raw as { code?: unknown } | null)?.code;
+  const reason = raw instanceof Error ? raw.message : String(raw);
+  if (typeof code === "string" && DAMAGED.has(code)) {
+    return new CarError(
+      "storage_error",
+      `the CAR database '${path}' is damaged or not a CAR database (${reason}): move it aside and run again to start a new one, or pass --db with another file`,
+      { path, sqlite_code: code },
+      { cause: error },
+    );
+  }
+  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
+    return new CarError("storage_error", `the CAR database '${path}' is locked by another process (${reason}): wait for it to finish, or pass --db with another file`, { path, sqlite_code: code }, { cause: error });
+  }
+  if (code === "SQLITE_READONLY" || code === "SQLITE_CANTOPEN") {
+    return new CarError("storage_error", `cannot open the CAR database '${path}' for writing (${reason}): check the file's permissions, or pass --db with another file`, { path, sqlite_code: code }, { cause: error });
+  }
+  return error;
 }
 
 /** A `--db` value naming a PostgreSQL database (shared by runtimes on several hosts) rather than a SQLite file. */

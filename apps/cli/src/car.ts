@@ -30,6 +30,7 @@ const HOOK_MODULE = new URL(import.meta.url.endsWith(".ts") ? "./hook.ts" : "./h
 const COMMANDS: Record<string, CommandEntry> = {
   verify: { summary: "Statically verify a proposal", load: () => import("./commands/verify.ts") },
   simulate: { summary: "Simulate a proposal's state effects without executing", load: () => import("./commands/simulate.ts") },
+  schema: { summary: "Print the input proposal's JSON Schema (for a model's structured output)", load: () => import("./commands/schema.ts") },
   optimize: { summary: "Optimize a proposal (remove phantom dependencies)", load: () => import("./commands/optimize.ts") },
   equivalent: { summary: "Compare two proposals' effects over test states", load: () => import("./commands/equivalent.ts") },
   run: { summary: "Verify, enforce policies and execute a proposal", load: () => import("./commands/run.ts") },
@@ -41,6 +42,14 @@ const COMMANDS: Record<string, CommandEntry> = {
   audit: { summary: "Verify the audit log's hash chain, query events, trim old ones", load: () => import("./commands/audit.ts") },
   approvals: { summary: "List, set and revoke per-agent postures and standing approval grants", load: () => import("./commands/approvals.ts") },
 };
+
+/** Every exit status `car` uses; each CarError code maps to one of these (ERROR_CODES in @car/ir). */
+const EXIT_CODES: readonly [number, string][] = [
+  [0, "success: the proposal verified, the run finished with every action succeeded (or skipped by its own choice)"],
+  [1, "the check or the run said no: verification failed, a tool failed, a policy or approval denied, a conflict, a store error"],
+  [2, "bad usage or input: unknown option, unreadable or malformed proposal/state/policy file, a port already in use"],
+  [3, "internal error: a bug in car (please report it with the command line)"],
+];
 
 function overview(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
@@ -54,6 +63,9 @@ function overview(): string {
     ...lines,
     "",
     "Run 'car <command> --help' for a command's options. CAR_HOME (default ~/.car) is the state directory.",
+    "",
+    "Exit status (every command):",
+    ...EXIT_CODES.map(([code, meaning]) => `  ${code}  ${meaning}`),
   ].join("\n");
 }
 

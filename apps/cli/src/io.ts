@@ -13,11 +13,16 @@ export async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** The text of `path`, or of stdin when `path` is `-`. */
+/** `text` without a leading UTF-8 byte-order mark, which editors on Windows write and `JSON.parse` refuses. */
+export function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** The text of `path`, or of stdin when `path` is `-`, without a byte-order mark. */
 export async function readText(path: string, what: string): Promise<string> {
-  if (path === "-") return readStdin();
+  if (path === "-") return stripBom(await readStdin());
   try {
-    return readFileSync(path, "utf8");
+    return stripBom(readFileSync(path, "utf8"));
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
     throw new CarError("invalid_params", `cannot read ${what} '${path}': ${reason}`);

@@ -116,6 +116,38 @@ describe("car mcp", () => {
   });
 });
 
+describe("car mcp: names, annotations and evidence fields", () => {
+  const proposal = { actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 }, preconditions: [{ key: "ready", value: true }] }, { id: "after", type: "state_read", parameters: { key: "k" }, dependencies: ["w"] }] };
+
+  it("annotates every tool as read-only, idempotent and closed-world", async () => {
+    const { tools } = await client.listTools();
+    for (const t of tools) expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  });
+
+  it("takes initial_state everywhere, accepts the older `state`, and names an unknown key", async () => {
+    const withInitial = await call("verify", { proposal, initial_state: { ready: true } });
+    expect(withInitial.body.valid).toBe(true);
+    const withAlias = await call("verify", { proposal, state: { ready: true } });
+    expect(withAlias.body).toEqual(withInitial.body);
+    expect((await call("verify", { proposal })).body.valid).toBe(false);
+    const both = await call("verify", { proposal, state: {}, initial_state: {} });
+    expect(both.isError).toBe(true);
+    expect(both.body.error.message).toContain("'initial_state' and 'initial_state' are the same argument");
+    const typo = await call("simulate", { proposal, intial_state: {} });
+    expect(typo.isError).toBe(true);
+    expect(typo.body.error.message).toBe("unknown argument 'intial_state' for simulate; it takes proposal, initial_state");
+  });
+
+  it("simulate reports skipped actions; equivalent reports its tier and the states it tested", async () => {
+    const sim = await call("simulate", { proposal, initial_state: { ready: false } });
+    expect(sim.body).toEqual({ state: { ready: false }, skipped: ["w", "after"] });
+    const byDefault = await call("equivalent", { proposal_a: proposal, proposal_b: proposal });
+    expect(byDefault.body).toMatchObject({ equivalent: true, tier: "sampled", states_tested: 2, used_default_states: true });
+    const given = await call("equivalent", { proposal_a: proposal, proposal_b: proposal, test_states: [{ ready: true }, { ready: false }, {}] });
+    expect(given.body).toMatchObject({ tier: "sampled", states_tested: 3, used_default_states: false });
+  });
+});
+
 describe("car mcp on hostile input", () => {
   it("answers a line over 10 MiB and a line that is not JSON with JSON-RPC errors, and keeps serving", async () => {
     const { spawn } = await import("node:child_process");

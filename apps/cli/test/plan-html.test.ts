@@ -3,47 +3,14 @@
  * headless Chromium: every action id is on the page, findings are
  * highlighted, and the screenshot is a drawing rather than a blank page.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "./chromium.ts";
 import { runCar } from "./run-car.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`plan-html.test.ts: skipped — ${CHROMIUM} is not installed (apt-get install -y chromium)`);
-
-interface PixelCount {
-  width: number;
-  height: number;
-  colors: number;
-  inked: number;
-  reddish: number;
-}
-
-/** Runs in the page: decodes a PNG and counts its colors and non-white pixels. */
-const COUNT_PIXELS = `async (b64) => {
-  const img = new Image();
-  img.src = "data:image/png;base64," + b64;
-  await img.decode();
-  const canvas = document.createElement("canvas");
-  canvas.width = img.width;
-  canvas.height = img.height;
-  const ctx = canvas.getContext("2d");
-  ctx.drawImage(img, 0, 0);
-  const data = ctx.getImageData(0, 0, img.width, img.height).data;
-  const colors = new Set();
-  let inked = 0;
-  for (let i = 0; i < data.length; i += 4) {
-    const r = data[i], g = data[i + 1], b = data[i + 2];
-    colors.add((r << 16) | (g << 8) | b);
-    if (r < 240 || g < 240 || b < 240) inked++;
-  }
-  const reddish = [...colors].filter((c) => (c >> 16) > 200 && ((c >> 8) & 255) < 120 && (c & 255) < 120).length;
-  return { width: img.width, height: img.height, colors: colors.size, inked, reddish };
-}`;
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 
@@ -52,10 +19,7 @@ describe.skipIf(!haveChromium)("the HTML plan in headless Chromium", () => {
   const tmp = mkdtempSync(join(tmpdir(), "car-html-"));
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -7,6 +7,7 @@ export * from "./store/runtime-store.ts";
 export * from "./events/event.ts";
 export * from "./events/event-log.ts";
 export { InMemoryEventLog } from "./events/in-memory-event-log.ts";
+export { costByAgent, metricsSummary, type AgentCost, type MetricsSummary } from "./events/metrics.ts";
 export { AsyncQueue } from "./async-queue.ts";
 export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type PolicyDefinition } from "./runtime.ts";
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";

@@ -5,7 +5,7 @@
  * its state changes and events together through the store.
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalResult, ToolSchema, ToolStreamEvent, VerificationResult } from "@car/ir";
+import type { Clock, CostBudget, IdGenerator, JsonObject, JsonValue, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
 import { PolicyEngine, PolicyRules, callbackRule, denyToolParamRule, denyToolRule, loadPolicyDir, policyDirs, requireStateRule } from "@car/policy";
 import { verify } from "@car/verify";
 import type { VerifyOptions } from "@car/verify";
@@ -139,7 +139,7 @@ export class Runtime {
    * parameters). The handler is optional when proposals run with a dispatch
    * callback. Re-registering replaces the tool and drops its cached results.
    */
-  registerTool(schemaOrName: string | (Partial<ToolSchema> & { name: string }), handler?: ToolHandler): ToolSchema {
+  registerTool(schemaOrName: string | ToolSchemaInput, handler?: ToolHandler): ToolSchema {
     const schema = this.#tools.register(schemaOrName, handler);
     this.#cache.forget(schema.name);
     this.#limiter.forget(schema.name);
@@ -161,13 +161,18 @@ export class Runtime {
   // --- policies -----------------------------------------------------------
 
   /**
-   * Adds a policy: a rule object from @car/policy, or a definition of one of
-   * the registrable kinds (DECISIONS.md §8). Returns the policy's name.
+   * Adds a policy: a rule object from @car/policy, a definition of one of
+   * the registrable kinds (DECISIONS.md §8), or the original binding's
+   * positional form `(name, rule, target?, key?, pattern?, valueJson?)`.
+   * Returns the policy's name; anything else is `invalid_params` naming the
+   * accepted shapes.
    */
-  registerPolicy(policy: PolicyRule | PolicyDefinition): string {
-    if (typeof policy !== "object" || policy === null) throw new CarError("invalid_params", "a policy must be a rule object or a policy definition");
-    this.policies.register("evaluate" in policy ? policy : ruleFrom(policy));
-    return policy.name;
+  registerPolicy(policy: PolicyRule | PolicyDefinition): string;
+  registerPolicy(name: string, rule: string, target?: string | null, key?: string | null, pattern?: string | null, valueJson?: string | null): string;
+  registerPolicy(...args: unknown[]): string {
+    const rule = policyRuleOf(args);
+    this.policies.register(rule);
+    return rule.name;
   }
 
   /** Removes every policy with this name; returns how many were removed. */
@@ -208,7 +213,7 @@ export class Runtime {
    * and parameter schemas) and its current state. Pure: nothing runs, and
    * policies are not evaluated (they are enforced at execution).
    */
-  verifyProposal(proposal: unknown, options: { maxActions?: number } = {}): VerificationResult {
+  verifyProposal(proposal: ProposalInput | unknown, options: { maxActions?: number } = {}): VerificationResult {
     const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools() };
     // `?.`: a null or non-object `options` is "none given", not a TypeError.
     const maxActions = (options as { maxActions?: number } | null)?.maxActions;
@@ -226,7 +231,7 @@ export class Runtime {
    * Tools are dispatched to their registered handler, else to `dispatch`
    * (the single JSON-string callback contract).
    */
-  async executeProposal(proposal: unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
+  async executeProposal(proposal: ProposalInput | unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
@@ -302,6 +307,30 @@ export class Runtime {
     this.#detached.close();
     await this.store.close?.();
   }
+}
+
+const POLICY_SHAPES =
+  "registerPolicy takes a PolicyRule ({ name, evaluate }), a definition ({ name, rule, target?, key?, pattern?, value?, value_json?, callback? }) " +
+  "or positional arguments (name, rule, target?, key?, pattern?, valueJson?)";
+
+function describeArgs(args: readonly unknown[]): string {
+  return args.map((a) => (a === null ? "null" : Array.isArray(a) ? "array" : typeof a)).join(", ") || "nothing";
+}
+
+/** The rule `registerPolicy`'s arguments describe, in any of its three shapes. */
+function policyRuleOf(args: readonly unknown[]): PolicyRule {
+  const [first] = args;
+  if (typeof first === "string") {
+    const [, rule, target, key, pattern, valueJson] = args;
+    const optional = [target, key, pattern, valueJson].every((v) => v === undefined || v === null || typeof v === "string");
+    if (typeof rule !== "string" || !optional || args.length > 6) throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
+    return ruleFrom({ name: first, rule, target: target as string | null, key: key as string | null, pattern: pattern as string | null, value_json: valueJson as string | null });
+  }
+  if (args.length === 1 && first !== null && typeof first === "object" && typeof (first as { name?: unknown }).name === "string") {
+    if (typeof (first as PolicyRule).evaluate === "function") return first as PolicyRule;
+    if (typeof (first as PolicyDefinition).rule === "string") return ruleFrom(first as PolicyDefinition);
+  }
+  throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
 }
 
 function ruleFrom(def: PolicyDefinition): PolicyRule {

@@ -8,6 +8,7 @@
 import { randomIds, type IdGenerator } from "./clock.ts";
 import { ACTION_DEFAULTS } from "./defaults.ts";
 import { cloneJson, emptyMap, setOwn } from "./json.ts";
+import type { PreconditionInput } from "./input-types.ts";
 import type { Action, ActionType, JsonObject, JsonValue, Precondition } from "./types.ts";
 
 /** Fields a caller may set on a new action; `type` is fixed by the factory. */
@@ -17,9 +18,6 @@ export interface FactoryOptions {
   /** Source of the generated id when `overrides.id` is absent. */
   ids?: IdGenerator;
 }
-
-/** A precondition as a caller writes it: only `key` is required. */
-export type PreconditionInput = Pick<Precondition, "key"> & Partial<Precondition>;
 
 export function newAction(type: ActionType, overrides: ActionOverrides = {}, options: FactoryOptions = {}): Action {
   const action: Action = {

@@ -1,4 +1,5 @@
 export * from "./types.ts";
+export * from "./input-types.ts";
 export * from "./errors.ts";
 // `adoptJson` stays internal: it rewrites its argument in place, safe only on the parser's own fresh data.
 export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn, stringCoerce } from "./json.ts";
@@ -7,6 +8,7 @@ export * from "./precondition.ts";
 export * from "./dag.ts";
 export * from "./clock.ts";
 export { schemas, type SchemaName } from "./schemas.ts";
+export { proposalInputSchema } from "./proposal-input-schema.ts";
 export { shapeProblems, pointerToken } from "./validate.ts";
 export { compileSchema, type SchemaError, type SchemaValidation, type SchemaValidator } from "./compile-schema.ts";
 export { canonicalJson, paramsDigest } from "./canonical.ts";
@@ -42,6 +44,5 @@ export {
   precondition,
   type ActionOverrides,
   type FactoryOptions,
-  type PreconditionInput,
 } from "./factories.ts";
 export * from "./timers.ts";

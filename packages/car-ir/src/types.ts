@@ -1,7 +1,11 @@
 /**
  * The Agent IR wire format as TypeScript types. Field names are the wire's
  * snake_case names and enum members are the wire's strings: these types ARE
- * the JSON, with no mapping layer in between.
+ * the JSON, with no mapping layer in between. These are the *parsed* shapes,
+ * every default present; what a producer may write is in `input-types.ts`.
+ * The shapes a producer writes are `type` aliases, not interfaces, so a parsed
+ * value is assignable to its input type (an interface has no implicit index
+ * signature, and the input types allow unknown fields).
  */
 
 export type JsonPrimitive = null | boolean | number | string;
@@ -19,25 +23,25 @@ export type ActionStatus = "proposed" | "validated" | "rejected" | "executing" |
 /** The operators the spec defines. Any other string is kept and evaluates as a failed check. */
 export type PreconditionOperator = "eq" | "neq" | "gt" | "lt" | "gte" | "lte" | "exists" | "not_exists" | "contains";
 
-export interface Precondition {
+export type Precondition = {
   key: string;
   /** A `PreconditionOperator`; unknown operators round-trip and fail when evaluated. */
   operator: string;
   value: JsonValue;
   description: string;
-}
+};
 
-export interface StateAssumption {
+export type StateAssumption = {
   key: string;
   expected_value?: JsonValue;
   read_version?: number;
-}
+};
 
 export type Compensation =
   | { type: "tool"; tool: string; parameters: JsonObject }
   | { type: "action_ref"; action_id: string };
 
-export interface Action {
+export type Action = {
   id: string;
   type: ActionType;
   tool?: string;
@@ -59,16 +63,16 @@ export interface Action {
   failure_behavior: FailureBehavior;
   timeout_ms?: number;
   metadata: JsonObject;
-}
+};
 
-export interface ActionProposal {
+export type ActionProposal = {
   id: string;
   source: string;
   /** RFC 3339. */
   timestamp: string;
   actions: Action[];
   context: JsonObject;
-}
+};
 
 export type ToolFailureClassification = "ordinary" | "terminal";
 
@@ -79,12 +83,12 @@ export interface ToolFailure {
 
 export type ToolSource = "builtin" | "user_defined" | "subprocess" | "mcp";
 
-export interface ToolRateLimit {
+export type ToolRateLimit = {
   max_calls: number;
   interval_secs: number;
-}
+};
 
-export interface ToolSchema {
+export type ToolSchema = {
   name: string;
   source: ToolSource;
   description: string;
@@ -93,7 +97,7 @@ export interface ToolSchema {
   idempotent: boolean;
   cache_ttl_secs?: number;
   rate_limit?: ToolRateLimit;
-}
+};
 
 export interface CostSummary {
   tool_calls: number;

@@ -6,7 +6,8 @@
  * signed checkpoint).
  */
 import { resolve } from "node:path";
-import { ERROR_CODES } from "@car/ir";
+import { writeFileSync } from "node:fs";
+import { CarError, ERROR_CODES } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
 import type { ChainReport } from "@car/engine/sqlite";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
@@ -18,6 +19,7 @@ export const usage = `Usage: car audit verify [--db PATH] [--json]
        car audit query [--proposal ID] [--action ID] [--kind KIND]... [--since TIME]
                        [--until TIME] [--limit N] [--desc] [--json] [--db PATH]
        car audit trim (--max-events N | --max-age SECONDS) [--archive FILE] [--db PATH]
+       car audit report <PROPOSAL_ID> [-o FILE] [--db PATH]
 
 verify  Checks the event log's hash chain (and the signed retention
         checkpoint it starts from, if any) and reports the first broken link.
@@ -28,6 +30,9 @@ query   Prints the matching events, oldest first (--desc: newest first), as a
 trim    Removes the oldest events beyond the bound — appended to FILE as JSON
         lines with --archive, else dropped — and records a signed checkpoint
         so the rest still verifies.
+report  Draws one proposal's run from its stored events as a self-contained
+        HTML page (the same page as car run --report): timeline, retries,
+        waits, denials, rollback, cost. Written to FILE, else stdout.
 
 The database is --db PATH, default <CAR_HOME>/car.db.`;
 
@@ -36,7 +41,26 @@ export async function main(args: string[]): Promise<number> {
   if (sub === "verify") return verifyChain(rest);
   if (sub === "query") return query(rest);
   if (sub === "trim") return trim(rest);
-  throw usageError(sub === undefined ? "missing subcommand: verify, query or trim" : `unknown subcommand '${sub}': expected verify, query or trim`);
+  if (sub === "report") return report(rest);
+  throw usageError(sub === undefined ? "missing subcommand: verify, query, trim or report" : `unknown subcommand '${sub}': expected verify, query, trim or report`);
+}
+
+async function report(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, output: { type: "string", short: "o" } });
+  const [proposalId] = expectPositionals(positionals, ["PROPOSAL_ID"]);
+  const store = await openCarDatabase(databasePath(options.db), { readonly: true });
+  let events: CarEvent[];
+  try {
+    events = store.events.query({ proposal_id: proposalId! });
+  } finally {
+    await store.close();
+  }
+  if (events.length === 0) throw new CarError("not_found", `no events for proposal '${proposalId}' in ${databasePath(options.db)}`);
+  const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
+  const html = runReportHtml(runTimeline(proposalId!, events));
+  if (options.output !== undefined) writeFileSync(options.output, html);
+  else process.stdout.write(html);
+  return 0;
 }
 
 async function verifyChain(args: string[]): Promise<number> {

@@ -12,9 +12,9 @@
 import { resolve } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { CarError, compileSchema, type JsonObject, type JsonValue, parseProposal, serializeProposal, setOwn, toCarError } from "@car/ir";
+import { CarError, compileSchema, hasKey, isJsonObject, type JsonObject, type JsonValue, parseProposal, serializeProposal, setOwn, toCarError } from "@car/ir";
 import { policyCheck } from "@car/policy/gate";
-import { equivalentDetailed, optimize, simulate, verify } from "@car/verify";
+import { equivalentDetailed, optimize, simulateDetailed, verify } from "@car/verify";
 import { expectPositionals, parseArgs } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
 import { VERSION } from "../version.ts";
@@ -44,9 +44,14 @@ const STATE: JsonObject = { type: "object", description: "A state map: key → J
 interface ToolDefinition {
   name: string;
   description: string;
-  inputSchema: JsonObject & { type: "object" };
+  inputSchema: JsonObject & { type: "object"; properties: JsonObject };
+  /** Other names callers use for an argument (the reference's, older ones) → the name used here. */
+  aliases?: Readonly<Record<string, string>>;
   run(args: JsonObject): JsonValue;
 }
+
+/** Every tool here only reads: hosts may call them without asking (MCP tool annotations; UX, not a security boundary). */
+const READ_ONLY_ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 const TOOLS: ToolDefinition[] = [
   {
@@ -77,16 +82,17 @@ const TOOLS: ToolDefinition[] = [
       required: ["proposal"],
       properties: {
         proposal: PROPOSAL,
-        state: STATE,
+        initial_state: STATE,
         tools: { type: "array", description: "The tool registry: names or ToolSchemas", items: { anyOf: [{ type: "string" }, { type: "object", required: ["name"] }] } },
         max_actions: { type: "integer", minimum: 1, maximum: 1000 },
       },
       additionalProperties: false,
     },
+    aliases: { state: "initial_state" },
     run: (args) => {
       const proposal = parseProposal(args["proposal"]);
       return verify(proposal, {
-        ...(args["state"] !== undefined ? { state: args["state"] as JsonObject } : {}),
+        ...(args["initial_state"] !== undefined ? { state: args["initial_state"] as JsonObject } : {}),
         ...(args["tools"] !== undefined ? { tools: args["tools"] as (string | { name: string })[] } : {}),
         ...(args["max_actions"] !== undefined ? { maxActions: args["max_actions"] as number } : {}),
       }) as unknown as JsonValue;
@@ -95,14 +101,18 @@ const TOOLS: ToolDefinition[] = [
   {
     name: "simulate",
     description:
-      "The state an executor would be left holding, from declared expected_effects only: a declared effect is assumed to land; an action whose preconditions or state dependencies cannot hold is skipped; failure_behavior is not modelled.",
+      "The state an executor would be left holding, from declared expected_effects only: a declared effect is assumed to land; an action whose preconditions or state dependencies cannot hold is skipped (listed in `skipped`, its dependants with it); failure_behavior is not modelled.",
     inputSchema: {
       type: "object",
       required: ["proposal"],
       properties: { proposal: PROPOSAL, initial_state: STATE },
       additionalProperties: false,
     },
-    run: (args) => ({ state: simulate(parseProposal(args["proposal"]), (args["initial_state"] ?? {}) as JsonObject) }),
+    aliases: { state: "initial_state" },
+    run: (args) => {
+      const outcome = simulateDetailed(parseProposal(args["proposal"]), (args["initial_state"] ?? {}) as JsonObject);
+      return { state: outcome.state, skipped: outcome.skipped };
+    },
   },
   {
     name: "optimize",
@@ -137,16 +147,40 @@ const TOOLS: ToolDefinition[] = [
     },
     run: (args) => {
       const states = args["test_states"] as JsonObject[] | undefined;
-      return equivalentDetailed(parseProposal(args["proposal_a"]), parseProposal(args["proposal_b"]), states !== undefined && states.length > 0 ? states : undefined) as unknown as JsonValue;
+      const usedDefaults = states === undefined || states.length === 0;
+      const report = equivalentDetailed(parseProposal(args["proposal_a"]), parseProposal(args["proposal_b"]), usedDefaults ? undefined : states);
+      // The reference's evidence fields: a sampled check, how many states it saw, and whether they were the defaults.
+      return { ...report, tier: "sampled", states_tested: report.probes, used_default_states: usedDefaults } as unknown as JsonValue;
     },
   },
 ];
+
+/**
+ * The arguments under the names used here: an alias is renamed (both names
+ * at once is an error), and an unknown key is an error that names it and
+ * the accepted ones — the schema check alone would only say "must NOT have
+ * additional properties".
+ */
+function argumentsOf(tool: ToolDefinition, args: unknown): unknown {
+  if (!isJsonObject(args)) return args;
+  const known = Object.keys(tool.inputSchema.properties);
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(args)) {
+    const name = tool.aliases !== undefined && hasKey(tool.aliases, key) ? tool.aliases[key]! : key;
+    if (!known.includes(name)) {
+      throw new CarError("invalid_params", `unknown argument '${key}' for ${tool.name}; it takes ${known.join(", ")}`, { problems: [{ pointer: `/${key}`, message: "unknown argument" }] });
+    }
+    if (hasKey(out, name)) throw new CarError("invalid_params", `${tool.name}: '${key}' and '${name}' are the same argument; give one`, { problems: [{ pointer: `/${key}`, message: "duplicate argument" }] });
+    setOwn(out, name, value);
+  }
+  return out;
+}
 
 function callTool(name: string, args: unknown): CallToolResult {
   const tool = TOOLS.find((t) => t.name === name);
   try {
     if (tool === undefined) throw new CarError("not_found", `unknown tool '${name}'; this server has ${TOOLS.map((t) => t.name).join(", ")}`);
-    const input = args ?? {};
+    const input = argumentsOf(tool, args ?? {});
     const check = compileSchema(tool.inputSchema)(input);
     if (!check.ok) {
       throw new CarError("invalid_params", `invalid arguments for ${name}: ${check.errors.map((e) => `${e.path || "/"} ${e.message}`).join("; ")}`, {
@@ -165,7 +199,7 @@ export async function main(args: string[]): Promise<number> {
   expectPositionals(parseArgs(args, {}).positionals, []);
   const server = new Server({ name: "car", version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: { title: t.name, ...READ_ONLY_ANNOTATIONS } })),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request) => callTool(request.params.name, request.params.arguments));
   const closed = new Promise<void>((done) => {

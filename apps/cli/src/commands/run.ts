@@ -4,7 +4,7 @@
  * ProposalResult. The exit code says how it went (0 all clear, 1 something
  * failed or was refused, 2 bad usage or input).
  */
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
 import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ProposalResult, serializeProposalResult } from "@car/ir";
 import { type CarEvent, Runtime } from "@car/engine";
@@ -40,6 +40,9 @@ Options:
                           and every .car/policies from the repository root down to here
   --state <FILE>          Initial state (a JSON object)
   --events <FILE>         Append every runtime event to FILE as JSON lines
+  --report <FILE>         Write the run as a self-contained HTML page: a timeline of
+                          the actions (status, durations, retries, waits, denials,
+                          rollback) and the cost summary
   --max-concurrency <N>   At most N actions in flight
   --db <PATH|URL>         The SQLite database for state, events and approvals
                           (default <CAR_HOME>/car.db; :memory: keeps nothing),
@@ -55,6 +58,7 @@ export async function main(args: string[]): Promise<number> {
     policies: { type: "string", multiple: true },
     state: { type: "string" },
     events: { type: "string" },
+    report: { type: "string" },
     "max-concurrency": { type: "string" },
     json: { type: "boolean" },
     db: { type: "string" },
@@ -70,13 +74,6 @@ export async function main(args: string[]): Promise<number> {
 
   const c = colors(colorEnabled(process.stderr));
   const showProgress = options.json !== true;
-  // Findings are shown, not enforced here. The static gate's findings are left to the engine's
-  // admission, which reports them once, as the rejections they become.
-  const report = verify(proposal, { state, gate: false });
-  if (showProgress) {
-    const paint = { error: c.red, warning: c.yellow, info: c.cyan };
-    for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
-  }
 
   const runtime = new Runtime({ store: await openRuntimeStore(options.db) });
   await runtime.recover();
@@ -85,13 +82,26 @@ export async function main(args: string[]): Promise<number> {
     let rules = 0;
     for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
     for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
+    // Verified against the state the run will see: the database's, with --state on top. Findings are
+    // shown, not enforced here; the static gate's are left to the engine's admission, which reports
+    // them once, as the rejections they become.
+    const report = verify(proposal, { state: runtime.state.snapshot(), gate: false });
+    if (showProgress) {
+      const paint = { error: c.red, warning: c.yellow, info: c.cyan };
+      for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+    }
     if (showProgress) eprintln(c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`));
 
-    const result = await execute(runtime, proposal, {
+    const { result, events } = await execute(runtime, proposal, {
       events: options.events,
       progress: showProgress ? progressView(proposal, c) : undefined,
       maxConcurrency,
     });
+    if (options.report !== undefined) {
+      const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
+      writeFileSync(options.report, runReportHtml(runTimeline(proposal.id, events)));
+      if (showProgress) eprintln(c.dim(`report: ${options.report}`));
+    }
     if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
     else println(resultSummary(result, colors(colorEnabled(process.stdout))));
     const code = outcome(result);
@@ -123,11 +133,13 @@ interface ExecuteSetup {
  * JSON-lines file and to the progress view as it happens. Ctrl-C aborts the
  * proposal (rolled back like any abort; running tools are told to stop).
  */
-async function execute(runtime: Runtime, proposal: ActionProposal, setup: ExecuteSetup): Promise<ProposalResult> {
+async function execute(runtime: Runtime, proposal: ActionProposal, setup: ExecuteSetup): Promise<{ result: ProposalResult; events: CarEvent[] }> {
   const sink: WriteStream | undefined = setup.events === undefined ? undefined : createWriteStream(setup.events, { flags: "a" });
   const feed = runtime.events.subscribe();
+  const mine: CarEvent[] = [];
   const follow = (async () => {
     for await (const event of feed) {
+      if (event.proposal_id === proposal.id) mine.push(event);
       sink?.write(`${JSON.stringify(event)}\n`);
       const line = setup.progress?.(event);
       if (line !== undefined) eprintln(line);
@@ -143,7 +155,7 @@ async function execute(runtime: Runtime, proposal: ActionProposal, setup: Execut
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
     });
     await follow;
-    return result;
+    return { result, events: mine };
   } finally {
     process.off("SIGINT", onSigint);
     await feed.return?.();

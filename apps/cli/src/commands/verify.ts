@@ -4,7 +4,7 @@
  * HTML). Exit 0 when valid, 1 when invalid, 2 for bad usage or input.
  */
 import { ERROR_CODES, type ProposalLimits, type VerificationResult } from "@car/ir";
-import { verify } from "@car/verify";
+import { simulateDetailed, verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { loadJsonObject, loadProposal, loadToolSpecs } from "../inputs.ts";
 import { colorEnabled, colors } from "../render/color.ts";
@@ -86,7 +86,9 @@ export async function main(args: string[]): Promise<number> {
     } else if (format === "dot") {
       writeLines(sink, planDotLines(planModel(proposal, result)));
     } else if (format === "html") {
-      const model = planModel(proposal, result, { maxNodes: HTML_MAX_NODES });
+      // Blocked = what simulation skips from this state: its preconditions or state dependencies cannot hold.
+      const blocked = new Set(simulateDetailed(proposal, state).skipped);
+      const model = planModel(proposal, result, { maxNodes: HTML_MAX_NODES, blocked });
       sink.write(planHtml(model, model.omitted === 0 ? { simulatedState: result.simulated_state } : {}));
     } else {
       const c = colors(options.output === undefined && colorEnabled(process.stdout));

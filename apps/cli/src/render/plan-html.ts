@@ -6,6 +6,7 @@
  * is in the node's tooltip and in the table below the drawing.
  */
 import type { JsonObject } from "@car/ir";
+import { classifyAction } from "@car/policy";
 import type { PlanModel, PlanNode } from "./plan-model.ts";
 
 const COL = 230;
@@ -35,17 +36,53 @@ function boxOf(node: PlanNode): Box {
   return { x: MARGIN + node.level * COL, y: TOP + node.row * ROW };
 }
 
-function nodeSvg(node: PlanNode): string {
+function nodeSvg(node: PlanNode, index: number): string {
   const { x, y } = boxOf(node);
   const tone = node.severity ?? "none";
-  const tip = [`${node.id} (${node.label})`, ...node.issues.map((i) => `${i.severity}: ${i.message}`)].join("\n");
+  const tip = [`${node.id} (${node.label})${node.blocked ? " — blocked" : ""}`, ...node.issues.map((i) => `${i.severity}: ${i.message}`)].join("\n");
   return [
-    `<g class="action ${tone}" data-action-id="${escapeHtml(node.id)}">`,
+    `<a href="#act-${index}" class="select">`,
+    `<g class="action ${tone}${node.blocked ? " blocked" : ""}" data-action-id="${escapeHtml(node.id)}">`,
     `<title>${escapeHtml(tip)}</title>`,
     `<rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="8" fill="${FILL[tone]}" stroke="${STROKE[tone]}" stroke-width="${node.severity === "error" ? 2.5 : 1.5}"/>`,
     `<text x="${x + 10}" y="${y + 22}" class="id">${escapeHtml(truncate(node.id, 22))}</text>`,
-    `<text x="${x + 10}" y="${y + 41}" class="label">${escapeHtml(truncate(node.label, 24))}${node.issues.length > 0 ? ` · ${node.issues.length} finding${node.issues.length === 1 ? "" : "s"}` : ""}</text>`,
-    "</g>",
+    `<text x="${x + 10}" y="${y + 41}" class="label">${escapeHtml(truncate(node.label, 24))}${node.issues.length > 0 ? ` · ${node.issues.length} finding${node.issues.length === 1 ? "" : "s"}` : ""}${node.blocked ? " · blocked" : ""}</text>`,
+    "</g></a>",
+  ].join("");
+}
+
+const json = (value: unknown): string => escapeHtml(JSON.stringify(value, null, 2));
+
+/**
+ * Everything a reviewer approves an action on, shown when its box is
+ * selected (`:target`, so the page needs no script).
+ */
+function detailsHtml(node: PlanNode, index: number): string {
+  const a = node.action;
+  const c = classifyAction(a);
+  const rows: [string, string][] = [
+    ["type", escapeHtml(a.type)],
+    ...(a.tool !== undefined ? ([["tool", `<code>${escapeHtml(a.tool)}</code>`]] as [string, string][]) : []),
+    ["level", String(node.level)],
+    ["tier", `${escapeHtml(c.tier)}${c.reasons.length > 0 ? ` <small>(${escapeHtml(c.reasons.join("; "))})</small>` : ""}`],
+    ["reversibility", `${escapeHtml(a.reversibility)} <small>(classifier: ${escapeHtml(c.reversibility)})</small>`],
+    ["compensation", a.compensation === undefined ? "none" : `<pre>${json(a.compensation)}</pre>`],
+    ["failure behaviour", `${escapeHtml(a.failure_behavior)}${a.failure_behavior === "retry" ? `, up to ${a.max_retries} retries` : ""}`],
+    ["timeout", a.timeout_ms === undefined ? "unbounded" : `${a.timeout_ms} ms`],
+    ["idempotent", a.idempotent ? "yes" : "no"],
+    ["dependencies", a.dependencies.length === 0 ? "none" : a.dependencies.map((d) => `<code>${escapeHtml(d)}</code>`).join(", ")],
+    ["state dependencies", a.state_dependencies.length === 0 ? "none" : a.state_dependencies.map((d) => `<code>${escapeHtml(d)}</code>`).join(", ")],
+    ["preconditions", a.preconditions.length === 0 ? "none" : `<pre>${json(a.preconditions)}</pre>`],
+    ["expected effects", Object.keys(a.expected_effects).length === 0 ? "none" : `<pre>${json(a.expected_effects)}</pre>`],
+    ["parameters", `<pre>${json(a.parameters)}</pre>`],
+  ];
+  const findings = node.issues.map((i) => `<li class="${i.severity}">${i.severity}: ${escapeHtml(i.message)}</li>`).join("");
+  return [
+    `<section class="detail" id="act-${index}" data-action-id="${escapeHtml(node.id)}">`,
+    `<h3><code>${escapeHtml(node.id)}</code>${node.blocked ? ' <span class="badge blocked">blocked</span>' : ""}${node.severity !== undefined ? ` <span class="badge ${node.severity}">${node.severity}</span>` : ""}</h3>`,
+    findings === "" ? "" : `<ul class="findings">${findings}</ul>`,
+    `<dl>${rows.map(([k, v]) => `<dt>${k}</dt><dd class="${k.replace(/ /g, "-")}">${v}</dd>`).join("")}</dl>`,
+    "</section>",
   ].join("");
 }
 
@@ -116,7 +153,9 @@ export function planHtml(model: PlanModel, extras: PlanHtmlExtras = {}): string 
       return na && nb ? conflictSvg(na, nb, key) : "";
     })
     .join("");
-  const nodes = model.nodes.map(nodeSvg).join("");
+  const nodes = model.nodes.map((n, i) => nodeSvg(n, i)).join("");
+  const details = model.nodes.map((n, i) => detailsHtml(n, i)).join("\n");
+  const blockedCount = model.nodes.filter((n) => n.blocked).length;
 
   const allIssues = [...model.proposalIssues, ...model.nodes.flatMap((n) => n.issues)];
   const issueRows = allIssues
@@ -157,14 +196,27 @@ tr.info td:first-child { color: #1d4ed8; }
 .legend span { display: inline-block; margin-right: 14px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; vertical-align: -1px; margin-right: 4px; border: 1px solid #9ca3af; }
 pre { background: #fff; border: 1px solid #e5e7eb; padding: 10px; border-radius: 8px; overflow: auto; }
+svg g.blocked rect { stroke-dasharray: 5 3; fill: #e5e7eb; }
+svg a.select { cursor: pointer; }
+svg a.select:hover rect, svg a.select:focus rect { stroke: #111827; stroke-width: 3; }
+.details section.detail { display: none; background: #fff; border: 2px solid #1d4ed8; border-radius: 10px; padding: 8px 16px; margin: 12px 0; }
+.details section.detail:target { display: block; }
+.details dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; }
+.details dt { color: #6b7280; }
+.details dd { margin: 0; }
+.details pre { margin: 0; max-height: 240px; }
+.badge { font-size: 12px; padding: 1px 6px; border-radius: 5px; background: #e5e7eb; }
+.badge.error { background: #fee2e2; color: #991b1b; }
+.badge.blocked { background: #d1d5db; color: #111827; }
 </style>
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
 <p><span class="verdict ${model.valid ? "valid" : "invalid"}">${model.valid ? "valid" : "invalid"}</span>
  ${model.nodes.length} action${model.nodes.length === 1 ? "" : "s"} in ${model.levels.length} level${model.levels.length === 1 ? "" : "s"},
- ${allIssues.length} finding${allIssues.length === 1 ? "" : "s"}, ${model.conflicts.length} conflict${model.conflicts.length === 1 ? "" : "s"}</p>
-${model.omitted > 0 ? `<p class="omitted">The drawing shows the first ${model.nodes.length} actions in level order; ${model.omitted} more are left out, with their findings and conflicts (<code>car verify --json</code> lists everything).</p>\n` : ""}<p class="legend"><span><i class="swatch" style="background:${FILL.error}"></i>error</span><span><i class="swatch" style="background:${FILL.warning}"></i>warning</span><span><i class="swatch" style="background:${FILL.info}"></i>info</span><span>→ dependency</span><span style="color:#dc2626">- - write conflict</span></p>
+ ${allIssues.length} finding${allIssues.length === 1 ? "" : "s"}, ${model.conflicts.length} conflict${model.conflicts.length === 1 ? "" : "s"}, ${blockedCount} blocked.
+ Select an action to see its details.</p>
+${model.omitted > 0 ? `<p class="omitted">The drawing shows the first ${model.nodes.length} actions in level order; ${model.omitted} more are left out, with their findings and conflicts (<code>car verify --json</code> lists everything).</p>\n` : ""}<p class="legend"><span><i class="swatch" style="background:#e5e7eb;border-style:dashed"></i>blocked</span><span><i class="swatch" style="background:${FILL.error}"></i>error</span><span><i class="swatch" style="background:${FILL.warning}"></i>warning</span><span><i class="swatch" style="background:${FILL.info}"></i>info</span><span>→ dependency</span><span style="color:#dc2626">- - write conflict</span></p>
 <div class="plan">
 <svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(title)} plan">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#6b7280"/></marker></defs>
@@ -173,6 +225,9 @@ ${edges}
 ${conflicts}
 ${nodes}
 </svg>
+</div>
+<div class="details">
+${details}
 </div>
 <h2>Findings</h2>
 ${allIssues.length > 0 ? `<table><thead><tr><th>severity</th><th>action</th><th>message</th><th>tier</th></tr></thead><tbody>${issueRows}</tbody></table>` : "<p>None.</p>"}

@@ -17,6 +17,10 @@ export interface PlanNode {
   /** The worst severity among the action's findings, if any. */
   severity: Severity | undefined;
   issues: VerificationIssue[];
+  /** The action itself, for the details a reviewer reads (parameters, preconditions, …). */
+  action: Action;
+  /** Simulation says it cannot run (a precondition or state dependency cannot hold, or a predecessor is blocked). */
+  blocked: boolean;
 }
 
 export interface PlanModel {
@@ -39,6 +43,8 @@ export interface PlanModelOptions {
    * of 100k boxes helps nobody and would not fit in a string.
    */
   maxNodes?: number;
+  /** Ids of actions that cannot run (simulation's `skipped`), highlighted as blocked. */
+  blocked?: ReadonlySet<string>;
 }
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
@@ -82,7 +88,8 @@ export function planModel(proposal: { id: string; actions: readonly Action[] }, 
   const nodes = proposal.actions.map((a): PlanNode => {
     const at = placed.get(a.id) ?? { level: levels.length, row: extraRow++ };
     const issues = issuesOf.get(a.id) ?? [];
-    return { id: a.id, label: a.type === "tool_call" ? (a.tool ?? "?") : a.type, type: a.type, ...at, severity: worstSeverity(issues), issues };
+    const blocked = options.blocked?.has(a.id) ?? false;
+    return { id: a.id, label: a.type === "tool_call" ? (a.tool ?? "?") : a.type, type: a.type, ...at, severity: worstSeverity(issues), issues, action: a, blocked };
   });
   const edges: [string, string][] = [];
   graph.preds.forEach((ps, to) => {

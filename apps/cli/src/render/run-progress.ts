@@ -25,6 +25,14 @@ export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap
   switch (event.kind) {
     case "action_started":
       return `${c.cyan("▶")} ${name}`;
+    case "action_retrying":
+      return `${c.yellow("↻")} ${name} retry ${text(event.data["attempt"])} in ${text(event.data["delay_ms"])} ms${event.data["error"] ? `: ${text(event.data["error"])}` : ""}`;
+    case "action_waiting":
+      return `${c.dim("⏸")} ${name} waiting ${text(event.data["wait_ms"])} ms (${String(event.data["reason"]).replace("_", " ")})`;
+    case "policy_violation":
+      return `${c.red("⛔")} ${name} denied by policy ${c.bold(text(event.data["policy_name"]))}: ${text(event.data["reason"])}`;
+    case "approval_decided":
+      return event.data["decision"] === "allow" ? undefined : `${c.red("⛔")} ${name} not approved (requires ${text(event.data["required"])}, granted ${text(event.data["granted"])})`;
     case "action_succeeded":
       return `${c.green("✓")} ${name}${event.data["cached"] === true ? c.dim(" (cached)") : ""}`;
     case "action_failed":

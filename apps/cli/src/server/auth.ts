@@ -5,7 +5,7 @@
  * never outlives the server that minted it.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CarError } from "@car/ir";
 
@@ -26,12 +26,20 @@ export function tokenPath(carHome: string): string {
   return join(carHome, "auth-token");
 }
 
+/**
+ * Writes the token atomically (a temporary file renamed over the old one), so
+ * a client never reads a half-written token and a failed write leaves the
+ * previous file as it was.
+ */
 export async function writeTokenFile(carHome: string, token: string): Promise<string> {
   const path = tokenPath(carHome);
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     await mkdir(carHome, { recursive: true, mode: 0o700 });
-    await writeFile(path, `${token}\n`, { mode: 0o600 });
+    await writeFile(temporary, `${token}\n`, { mode: 0o600, flag: "wx" });
+    await rename(temporary, path);
   } catch (err) {
+    await rm(temporary, { force: true });
     throw new CarError("storage_error", `cannot write the auth token to ${path}: ${(err as Error).message}`, { path });
   }
   return path;

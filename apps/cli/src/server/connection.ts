@@ -27,6 +27,7 @@ import { paramsObject, requireString } from "./params.ts";
 import { RpcPeer } from "./peer.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import { tokensMatch } from "./auth.ts";
+import { silentServerLog, type MethodOutcome, type ServerLog } from "./server-log.ts";
 
 /** Close code sent after refusing an unauthenticated call (RFC 6455 "policy violation"). */
 const CLOSE_POLICY_VIOLATION = 1008;
@@ -45,6 +46,17 @@ export interface ConnectionOptions extends SessionOptions {
   methods: MethodTable;
   /** True once the server is shutting down: new requests are refused, answers still flow. */
   isDraining(): boolean;
+  /** Where connection, auth and method records go (silent by default). */
+  log?: ServerLog;
+  /** This connection's number in the log. */
+  connectionId?: number;
+  /** The peer's address, for the log. */
+  remoteAddress?: string | undefined;
+}
+
+/** A method name as logged: what the client sent when it looks like a method name, never arbitrary text. */
+function loggedMethod(method: string): string {
+  return /^[\w./-]{1,64}$/.test(method) ? method : "(invalid name)";
 }
 
 type Frame = object;
@@ -59,12 +71,19 @@ export class Connection {
   private readonly aborter = new AbortController();
   private closed = false;
   private lastInbound = Date.now();
+  private readonly openedAt = Date.now();
+  private requests = 0;
+  private readonly log: ServerLog;
+  private readonly id: number;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly options: ConnectionOptions,
   ) {
     this.authenticated = options.token === undefined;
+    this.log = options.log ?? silentServerLog;
+    this.id = options.connectionId ?? 0;
+    this.log.connectionOpened(this.id, { remote: options.remoteAddress, agent: options.agentId !== undefined });
     const peer = new RpcPeer((frame) => this.send(frame));
     this.session = new Session(peer, this.aborter.signal, options);
     socket.on("message", (data) => {
@@ -118,6 +137,7 @@ export class Connection {
     const reason = new CarError("cancelled", "the connection closed");
     this.aborter.abort(reason);
     this.session.close(reason);
+    this.log.connectionClosed(this.id, { requests: this.requests, lifetime_ms: Date.now() - this.openedAt });
   }
 
   private onFrame(data: RawData): void {
@@ -207,8 +227,11 @@ export class Connection {
         break;
     }
     const id = message.kind === "request" ? message.id : undefined;
+    this.requests++;
+    const started = performance.now();
     const reply = (result: () => JsonValue | Promise<JsonValue>): Promise<Frame | undefined> =>
       this.run(result).then((outcome) => {
+        this.log.methodFinished(this.id, loggedMethod(message.method), performance.now() - started, methodOutcome(outcome));
         if (id === undefined) return undefined;
         return "error" in outcome ? errorFrame(id, outcome.error) : resultFrame(id, outcome.result);
       });
@@ -217,6 +240,7 @@ export class Connection {
     if (message.method === "session.auth") return reply(() => this.authenticate(message.params));
     if (!this.authenticated) {
       // Refuse and hang up: an unauthenticated peer gets no second chance on this socket.
+      this.log.authFailed(this.id, "not_authenticated");
       if (id !== undefined) {
         this.send(errorFrame(id, { code: RPC_AUTH_REQUIRED, message: "auth required: send session.auth with the server's token as the first call" }));
       }
@@ -266,6 +290,7 @@ export class Connection {
     if (token === undefined) return { ok: true, auth_enabled: false };
     const supplied = requireString(paramsObject(params), "token");
     if (!tokensMatch(token, supplied)) {
+      this.log.authFailed(this.id, "token_mismatch");
       this.authFailures += 1;
       if (this.authFailures >= this.options.limits.maxAuthFailures) {
         // Answered first (the reply is queued before the close frame), then hung up: no guessing on this socket.
@@ -276,6 +301,14 @@ export class Connection {
     this.authenticated = true;
     return { ok: true, auth_enabled: true };
   }
+}
+
+/** What the log may say about a method's answer: its result (counted, never printed) or its error codes. */
+function methodOutcome(outcome: { result: JsonValue } | { error: ReturnType<typeof toRpcError> }): MethodOutcome {
+  if ("result" in outcome) return { ok: true, result: outcome.result };
+  const data = outcome.error.data;
+  const carCode = data !== null && typeof data === "object" && !Array.isArray(data) ? getOwn(data, "car_code") : undefined;
+  return { ok: false, rpcCode: outcome.error.code, carCode: typeof carCode === "string" ? carCode : undefined };
 }
 
 /** Text and binary frames are both read as UTF-8 JSON; invalid JSON is a -32700, not a hang-up. */

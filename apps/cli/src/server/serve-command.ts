@@ -9,8 +9,9 @@ import { resolveCarHome } from "../car-home.ts";
 import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
 import { openServeStore } from "./serve-store.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
+import { createServerLogger, LOG_FORMATS, LOG_LEVELS, pinoServerLog, type LogFormat, type LogLevel } from "./server-log.ts";
 
-const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--no-auth] [--token T]
+const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--no-auth] [--token T] [--log-level info] [--log-format human]
 
 Serve the CAR runtime as JSON-RPC 2.0 over WebSocket. Each connection is its
 own session with its own runtime; state, the audit log, approvals and agent
@@ -22,6 +23,9 @@ Options:
   --db <PATH|URL>  SQLite file or postgres:// URL; :memory: keeps nothing and isolates sessions [default: $CAR_HOME/car.db]
   --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
   --token <T>      Use this token instead of minting one (alias --auth-token)
+  --log-level <L>  ${LOG_LEVELS.join("|")}: connections, auth failures and proposals at info,
+                   every method with its duration at debug [default: info]
+  --log-format <F> json (pino NDJSON) or human, on stderr; never a token or parameter value [default: human]
   -h, --help       Print help
 
 Limits (README "Limits"):
@@ -54,7 +58,13 @@ const processIo: ServeIo = {
   },
 };
 
-type Parsed = { help: true } | { help: false; options: ServerOptions; db: string | undefined; warnings: string[] };
+type Parsed = { help: true } | { help: false; options: ServerOptions; db: string | undefined; warnings: string[]; logLevel: LogLevel; logFormat: LogFormat };
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw usageError(`${option} must be one of ${allowed.join(", ")}, got '${value}'`);
+  return value as T;
+}
 
 const SPECS = {
   host: { type: "string" },
@@ -67,6 +77,8 @@ const SPECS = {
   "require-auth": { type: "boolean" },
   help: { type: "boolean", short: "h" },
   ...LIMIT_OPTION_SPECS,
+  "log-level": { type: "string" },
+  "log-format": { type: "string" },
 } as const satisfies OptionSpecs;
 
 function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
@@ -97,7 +109,9 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   if (o.db === "") throw usageError("--db must not be empty");
   const limits = limitsFromFlags(o);
   if (Object.keys(limits).length > 0) options.limits = limits;
-  return { help: false, options, db: o.db, warnings };
+  const logLevel = oneOf(o["log-level"], LOG_LEVELS, "--log-level", "info");
+  const logFormat = oneOf(o["log-format"], LOG_FORMATS, "--log-format", "human");
+  return { help: false, options, db: o.db, warnings, logLevel, logFormat };
 }
 
 /**
@@ -120,6 +134,7 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   }
   for (const w of parsed.warnings) io.stderr(`car serve: warning: ${w}`);
 
+  const serverLog = pinoServerLog(createServerLogger(parsed.logLevel, parsed.logFormat, io.stderr));
   let store;
   let server;
   try {
@@ -129,12 +144,14 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
       ...(store !== undefined ? { store } : {}),
       carHome: resolveCarHome(io.env),
       log: (line) => io.stderr(`car serve: ${line}`),
+      serverLog,
     });
   } catch (err) {
     await store?.close?.();
     io.stderr(`car serve: ${(err as Error).message}`);
     return isCarError(err) ? err.exitCode : 1;
   }
+  serverLog.started({ url: server.url, auth: server.token !== undefined, store: storeKind(parsed.db) });
   io.stdout(`car serve listening on ${server.url}`);
   if (server.token === undefined) io.stdout("auth: off (--no-auth)");
   else {
@@ -161,4 +178,11 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   await store?.close?.();
   io.stderr("car serve: stopped");
   return 0;
+}
+
+/** The kind of database, for the start-up record: a URL may hold a password, so it is never logged. */
+function storeKind(db: string | undefined): string {
+  if (db === undefined) return "sqlite (default)";
+  if (db === ":memory:") return "memory";
+  return /^postgres(ql)?:/.test(db) ? "postgres" : "sqlite";
 }

@@ -15,6 +15,7 @@ import { DEFAULT_LIMITS, type ServerLimits, Slots } from "./limits.ts";
 import { isLoopbackHost } from "./loopback.ts";
 import { METHODS } from "./methods/index.ts";
 import type { ServeStore } from "./serve-store.ts";
+import { silentServerLog, type ServerLog } from "./server-log.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 9100;
@@ -51,6 +52,8 @@ export interface ServerOptions {
   pingIntervalMs?: number;
   /** Where operator-facing notes go (refused sessions); silent by default. */
   log?: (line: string) => void;
+  /** Structured records: connections, auth failures, methods, proposals, shutdown (silent by default). */
+  serverLog?: ServerLog;
   /**
    * A database every session shares (state, event log, approval ledger,
    * postures). The caller opens, recovers and closes it; without one each
@@ -97,8 +100,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   const carHome = options.carHome ?? resolveCarHome();
   const log = options.log ?? (() => {});
+  const serverLog = options.serverLog ?? silentServerLog;
+  let nextConnection = 0;
   const token = auth ? (options.token?.trim() ?? generateToken()) : undefined;
-  const tokenFile = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, token) : undefined;
 
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const serverProposals = new Slots(limits.maxProposalsPerServer, "proposals running on this server (--max-proposals)");
@@ -109,6 +113,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     res.end("this endpoint speaks JSON-RPC 2.0 over WebSocket\n");
   });
   const wss = new WebSocketServer({ server: http, maxPayload: MAX_FRAME_BYTES });
+  // `ws` re-emits the HTTP server's errors; `listen` below reports them, so this only keeps them from crashing the process.
+  wss.on("error", () => {});
   wss.on("connection", (socket, request) => {
     if (draining) {
       socket.close(1001, "server shutting down");
@@ -126,11 +132,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         agentId: agentIdOf(request),
         limits,
         serverProposals,
+        log: serverLog,
+        connectionId: ++nextConnection,
+        remoteAddress: request.socket.remoteAddress,
       });
     } catch (err) {
       // A session that cannot be built (an operator policy file that does not load) is refused, loudly.
       const message = err instanceof Error ? err.message : String(err);
       log(`refused a connection: ${message}`);
+      serverLog.sessionRefused({ code: err instanceof CarError ? err.code : "internal" });
       socket.close(CLOSE_INTERNAL_ERROR, truncateUtf8(`session refused: ${message}`, 123));
       return;
     }
@@ -150,9 +160,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   } catch (err) {
     clearInterval(liveness);
     wss.close();
-    if (tokenFile !== undefined && token !== undefined) await removeTokenFile(tokenFile, token);
-    throw new CarError("storage_error", `cannot listen on ${host}:${port}: ${(err as Error).message}`, { host, port });
+    throw listenError(err as NodeJS.ErrnoException, host, port);
   }
+  // Only now, listening: a server that fails to start never replaces the token of one that is running.
+  const tokenFile = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, token) : undefined;
   const address = http.address() as AddressInfo;
   const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
@@ -162,9 +173,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const close = async (graceMs: number): Promise<void> => {
     draining = true;
     clearInterval(liveness);
+    serverLog.shutdown("begin", { connections: connections.size });
     const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
     const open = [...connections];
     await withDeadline(Promise.all(open.map((c) => c.drain())), graceMs, cutGrace.signal);
+    serverLog.shutdown("cancelling", { connections: open.length });
     for (const c of open) c.cancelInFlight("the server is shutting down");
     // Cancelled handlers still answer (a proposal reports its cancelled actions); give them a moment to.
     await withDeadline(Promise.all(open.map((c) => c.drain())), CANCEL_ANSWER_MS);
@@ -173,6 +186,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     if (tokenFile !== undefined && token !== undefined) await removeTokenFile(tokenFile, token);
     http.closeAllConnections();
     await httpClosed;
+    serverLog.shutdown("done");
   };
 
   return {
@@ -194,6 +208,20 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 function agentIdOf(request: IncomingMessage): string | undefined {
   const id = new URL(request.url ?? "/", "ws://localhost").searchParams.get("agent_id");
   return id === null || id === "" ? undefined : id;
+}
+
+/** A start-up failure as one line an operator can act on (`invalid_params`: exit 2, like any other bad setting). */
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): CarError {
+  const where = `${host}:${port}`;
+  const message =
+    err.code === "EADDRINUSE"
+      ? `cannot listen on ${where}: the address is already in use (another car serve?); choose another --port`
+      : err.code === "EACCES"
+        ? `cannot listen on ${where}: permission denied (ports below 1024 need privileges); choose another --port`
+        : err.code === "EADDRNOTAVAIL" || err.code === "ENOTFOUND"
+          ? `cannot listen on ${where}: no such local address; check --host`
+          : `cannot listen on ${where}: ${err.message}`;
+  return new CarError("invalid_params", message, { host, port, errno: err.code ?? null });
 }
 
 function listen(http: HttpServer, host: string, port: number): Promise<void> {

@@ -11,6 +11,10 @@ export const EVENT_KINDS = {
   actionValidated: "action_validated",
   actionRejected: "action_rejected",
   actionStarted: "action_started",
+  /** A failed attempt will be retried after `delay_ms` (`attempt` is the one about to start). */
+  actionRetrying: "action_retrying",
+  /** The action waits before dispatch: `reason` is `rate_limit` (with `wait_ms`). */
+  actionWaiting: "action_waiting",
   actionSucceeded: "action_succeeded",
   actionFailed: "action_failed",
   actionSkipped: "action_skipped",

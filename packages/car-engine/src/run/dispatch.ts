@@ -25,6 +25,8 @@ import { toJsonOutput } from "../tools/tool-output.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Called, Outcome } from "./outcomes.ts";
 import type { Scheduler } from "./schedule.ts";
+import type { RunEvents } from "./run-events.ts";
+import { EVENT_KINDS } from "../events/event.ts";
 
 /** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
 export const RETRY_BASE_MS = 100;
@@ -143,6 +145,8 @@ export class Dispatcher {
   readonly #sessionId: string | null;
   readonly #meter: CostMeter;
   readonly #scheduler: Scheduler;
+  /** Where retries and rate-limit waits are announced as they happen (progress, the run report). */
+  readonly #events: RunEvents | undefined;
   /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
   readonly #inflight = new Set<Cancellable>();
   /** Finishes an asynchronous first attempt: output conversion and check, then retries if any remain. */
@@ -151,7 +155,8 @@ export class Dispatcher {
   /** Finishes a later attempt, awaited inside the attempt loop. */
   readonly #finishLater = (settled: { output: unknown } | ActionFailure): Outcome => (settled instanceof ActionFailure ? settled : this.#output(settled.output));
 
-  constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler) {
+  constructor(env: DispatchEnvironment, callback: ToolCallback | undefined, sessionId: string | null, meter: CostMeter, scheduler: Scheduler, events?: RunEvents) {
+    this.#events = events;
     this.#env = env;
     this.#callback = callback;
     this.#sessionId = sessionId;
@@ -184,16 +189,19 @@ export class Dispatcher {
   #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome): Called | Promise<Called> {
     const checked = this.#checkOutput(plan, outcome);
     if (!(checked instanceof ActionFailure) || checked.terminal || plan.attempts <= 1 || this.#scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
-    return this.#attempts(action, params, plan, 2);
+    return this.#attempts(action, params, plan, 2, checked);
   }
 
   /** The general attempt loop: backoff, budget, rate limit, dispatch, until success or the attempts run out. */
-  async #attempts(action: Action, params: JsonObject, plan: CallPlan, from: number): Promise<Called> {
+  async #attempts(action: Action, params: JsonObject, plan: CallPlan, from: number, firstFailure?: ActionFailure): Promise<Called> {
     const { tool } = plan;
     const scheduler = this.#scheduler;
+    let previous = firstFailure;
     for (let attempt = from; ; attempt++) {
       if (attempt > 1) {
-        if (!(await this.#sleep(RETRY_BASE_MS * 2 ** (attempt - 2)))) return { outcome: this.#cancelled(), cached: false };
+        const delay = RETRY_BASE_MS * 2 ** (attempt - 2);
+        this.#events?.emit(EVENT_KINDS.actionRetrying, action.id, { attempt, delay_ms: delay, error: previous?.message ?? null });
+        if (!(await this.#sleep(delay))) return { outcome: this.#cancelled(), cached: false };
         const overBudget = this.#meter.exceeded(action);
         if (overBudget !== undefined) {
           scheduler.stopForBudget(overBudget);
@@ -205,6 +213,7 @@ export class Dispatcher {
         const now = (): number => this.#env.clock.now();
         for (let wait = this.#env.limiter.acquire(tool.schema.name, limit, now()); wait > 0; wait = this.#env.limiter.acquire(tool.schema.name, limit, now())) {
           if (wait === Infinity) return { outcome: new ActionFailure(`rate limit of tool '${tool.schema.name}' admits no calls`, "tool_error"), cached: false };
+          this.#events?.emit(EVENT_KINDS.actionWaiting, action.id, { reason: "rate_limit", wait_ms: wait, tool: tool.schema.name });
           if (!(await this.#sleep(wait))) return { outcome: this.#cancelled(), cached: false };
         }
       }
@@ -216,6 +225,7 @@ export class Dispatcher {
       if (isThenable(outcome)) outcome = (await outcome) as Outcome;
       const checked = this.#checkOutput(plan, outcome);
       if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
+      previous = checked;
     }
   }
 

@@ -65,7 +65,7 @@ export class ProposalRun {
     this.#events = new RunEvents(proposal.id, env.store.events, env.clock);
     this.#meter = new CostMeter(options.budget, env.clock);
     const scheduler = new Scheduler(graph, options.maxConcurrency, (reason) => dispatcher.cancelAll(reason));
-    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler);
+    const dispatcher = new Dispatcher(env, options.dispatch, options.session_id, this.#meter, scheduler, this.#events);
     this.#scheduler = scheduler;
     this.#outcomes = new Outcomes(proposal.id, proposal.actions, this.#events, this.#working, env.tools, env.clock, scheduler);
     this.#pipeline = new ActionPipeline(env, {

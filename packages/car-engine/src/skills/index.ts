@@ -25,3 +25,4 @@ export {
   type SkillRepairer,
 } from "./improve.ts";
 export { findSkill } from "./find.ts";
+export { traceEventsFrom } from "./runtime-trace.ts";

@@ -44,6 +44,12 @@ async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Prom
   return { decisions };
 }
 
+/** The approval work-queue: only the `needs_approval` rows of `permission.evaluate`, same shape. */
+async function pending(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const { decisions } = (await evaluate(params, ctx)) as { decisions: { decision: string }[] };
+  return { pending: decisions.filter((d) => d.decision === "needs_approval") };
+}
+
 function readTier(value: string, field: string): PermissionTier {
   if (!isPermissionTier(value)) throw invalidParams(`${field} must be one of ${PERMISSION_TIERS.join(", ")}, got '${value}'`);
   return value;
@@ -99,6 +105,7 @@ function setTier(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 
 export const approvalMethods: MethodTable = {
   "permission.evaluate": evaluate,
+  "permission.pending": pending,
   "permission.approve": decide("approved"),
   "permission.reject": decide("rejected"),
   "permission.get_tier": getTier,

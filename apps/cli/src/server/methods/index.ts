@@ -12,6 +12,8 @@ import { sessionMethods } from "./session-init.ts";
 import { stateMethods } from "./state.ts";
 import { staticAnalysisMethods } from "./static-analysis.ts";
 import { toolMethods } from "./tools.ts";
+import { capabilitiesList, operationMethods } from "./operations.ts";
+import { skillMethods } from "./skills.ts";
 
 export const METHODS: MethodTable = Object.freeze({
   ...handshakeMethods,
@@ -26,4 +28,7 @@ export const METHODS: MethodTable = Object.freeze({
   ...approvalMethods,
   ...agentPermissionMethods,
   ...multiMethods,
+  ...skillMethods,
+  ...operationMethods,
+  "capabilities.list": capabilitiesList(() => METHODS),
 });

@@ -1,0 +1,175 @@
+/**
+ * The reviewer's and the operator's HTML views in headless Chromium: the
+ * plan's per-action details on selection, blocked actions, a 1,000-action
+ * plan, and the run report (`car run --report`, `car audit report`) with
+ * its timeline of statuses, retries, waits, denials, rollback and cost.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "./chromium.ts";
+import { runCar } from "./run-car.ts";
+
+const tmp = mkdtempSync(join(tmpdir(), "car-views-"));
+let browser: Browser;
+
+beforeAll(async () => {
+  if (haveChromium) browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function file(name: string, value: unknown): string {
+  const path = join(tmp, name);
+  writeFileSync(path, typeof value === "string" ? value : JSON.stringify(value));
+  return path;
+}
+
+async function pixels(page: Page, selector: string): Promise<PixelCount> {
+  const shot = await page.locator(selector).screenshot();
+  return (await page.evaluate(`(${COUNT_PIXELS})(${JSON.stringify(shot.toString("base64"))})`)) as PixelCount;
+}
+
+describe.skipIf(!haveChromium)("the HTML plan: details, blocked actions, scale", () => {
+  it("shows an action's parameters, preconditions, effects, failure behaviour, timeout, tier, reversibility and compensation when selected", async () => {
+    const proposal = file("review.json", {
+      id: "review1",
+      actions: [
+        { id: "build", type: "tool_call", tool: "build", parameters: { target: "web" }, expected_effects: { built: true } },
+        {
+          id: "deploy",
+          type: "tool_call",
+          tool: "deploy",
+          parameters: { env: "staging", replicas: 3 },
+          dependencies: ["build"],
+          preconditions: [{ key: "approved", operator: "eq", value: true }],
+          expected_effects: { deployed: true },
+          failure_behavior: "retry",
+          max_retries: 2,
+          timeout_ms: 45000,
+          reversibility: "compensable",
+          compensation: { type: "tool", tool: "rollback_deploy", parameters: { env: "staging" } },
+        },
+        { id: "announce", type: "tool_call", tool: "notify", parameters: { channel: "#ops" }, dependencies: ["deploy"] },
+      ],
+    });
+    const out = join(tmp, "review.html");
+    const r = await runCar(["verify", proposal, "--state", file("state.json", { approved: false }), "--format", "html", "-o", out]);
+    expect([0, 1]).toContain(r.code);
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    await page.goto(pathToFileURL(out).href);
+    // Nothing is expanded until an action is selected.
+    expect(await page.locator("section.detail:visible").count()).toBe(0);
+    await page.locator('svg g.action[data-action-id="deploy"]').click();
+    const shown = page.locator("section.detail:visible");
+    expect(await shown.count()).toBe(1);
+    expect(await shown.getAttribute("data-action-id")).toBe("deploy");
+    const text = (await shown.innerText()).replace(/\s+/g, " ");
+    for (const expected of ['"env": "staging"', '"replicas": 3', '"key": "approved"', '"deployed": true', "retry, up to 2 retries", "45000 ms", "compensable", "rollback_deploy", "build"]) expect(text).toContain(expected);
+    expect(await shown.locator("dd.tier").innerText()).toMatch(/read_only|sandbox_edit|full_access/);
+    // `approved` is false: deploy cannot run, and announce after it.
+    const blocked = await page.locator("svg g.action.blocked").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-action-id")));
+    expect(blocked).toEqual(["deploy", "announce"]);
+    await page.locator('svg g.action[data-action-id="build"]').click();
+    expect(await page.locator("section.detail:visible").getAttribute("data-action-id")).toBe("build");
+    const px = await pixels(page, "div.plan");
+    expect(px.colors).toBeGreaterThan(20);
+    expect(px.inked / (px.width * px.height)).toBeGreaterThan(0.02);
+    await page.close();
+  });
+
+  it("stays usable at 1,000 actions: every box drawn, any one selectable", async () => {
+    const actions = Array.from({ length: 1000 }, (_, i) => ({
+      id: `a${i}`,
+      type: "tool_call",
+      tool: `tool${i % 7}`,
+      parameters: { n: i },
+      ...(i >= 25 ? { dependencies: [`a${i - 25}`] } : {}),
+    }));
+    const out = join(tmp, "big.html");
+    const r = await runCar(["verify", file("big.json", { id: "big", actions }), "--format", "html", "-o", out]);
+    expect(r.code).toBe(0);
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    await page.goto(pathToFileURL(out).href);
+    expect(await page.locator("svg g.action").count()).toBe(1000);
+    const box = page.locator('svg g.action[data-action-id="a737"]');
+    await box.scrollIntoViewIfNeeded();
+    await box.click();
+    const shown = page.locator("section.detail:visible");
+    expect(await shown.getAttribute("data-action-id")).toBe("a737");
+    expect(await shown.innerText()).toContain('"n": 737');
+    // 40 levels of 25: a drawing a person can scroll, not one box per screen.
+    const size = await page.locator("div.plan svg").evaluate((svg) => ({ w: Number(svg.getAttribute("width")), h: Number(svg.getAttribute("height")) }));
+    expect(size.h).toBeLessThan(3000);
+    expect(size.w).toBeLessThan(12000);
+    await page.close();
+  });
+});
+
+const TOOLS = `
+let calls = 0;
+export const flaky = async () => { calls += 1; if (calls === 1) throw new Error("transient glitch"); return { ok: true }; };
+export const limited = { schema: { name: "limited", rate_limit: { max_calls: 1, interval_secs: 1 } }, handler: async () => ({ ok: true }) };
+export const shell = async () => ({ ran: true });
+`;
+
+describe.skipIf(!haveChromium)("the run report", () => {
+  it("draws car run --report and car audit report the same: statuses, durations, retries, waits, denials, rollback, cost", async () => {
+    const tools = file("tools.mjs", TOOLS);
+    const policies = join(tmp, "policies");
+    mkdirSync(policies);
+    file("policies/deny.toml", '[[deny_tool_param]]\ntool = "shell"\nparam = "command"\ncontains = "rm -rf"\n');
+    const proposal = file("run.json", {
+      id: "runreport01",
+      actions: [
+        { id: "mark", type: "state_write", parameters: { key: "started", value: true } },
+        { id: "fetch", type: "tool_call", tool: "flaky", failure_behavior: "retry", max_retries: 2 },
+        { id: "one", type: "tool_call", tool: "limited", dependencies: ["fetch"] },
+        { id: "two", type: "tool_call", tool: "limited", dependencies: ["one"] },
+        { id: "wipe", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" }, dependencies: ["two"] },
+      ],
+    });
+    const db = join(tmp, "car.db");
+    const report = join(tmp, "run.html");
+    const r = await runCar(["run", proposal, "--tools", tools, "--policies", policies, "--db", db, "--report", report], { env: { CAR_HOME: tmp } });
+    expect(r.code).toBe(1);
+    const audit = join(tmp, "audit.html");
+    const a = await runCar(["audit", "report", "runreport01", "--db", db, "-o", audit], { env: { CAR_HOME: tmp } });
+    expect(a.stderr).toBe("");
+    expect(a.code).toBe(0);
+
+    const seen: string[][] = [];
+    for (const path of [report, audit]) {
+      const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
+      await page.goto(pathToFileURL(path).href);
+      const rows = await page.locator("svg g.row").evaluateAll((gs) => gs.map((g) => `${g.getAttribute("data-action-id")}:${g.getAttribute("data-status")}`));
+      expect(rows).toEqual(["mark:succeeded", "fetch:succeeded", "one:succeeded", "two:succeeded", "wipe:rejected"]);
+      seen.push(rows);
+      expect(await page.locator('g.row[data-action-id="fetch"] line.retry').count()).toBe(1);
+      expect(await page.locator('g.row[data-action-id="two"] rect.wait').count()).toBeGreaterThan(0);
+      expect(await page.locator('g.row[data-action-id="wipe"] text.denial').count()).toBe(1);
+      expect(await page.locator("g.row.rolled-back").count()).toBe(4);
+      expect(await page.locator(".banner.rollback").innerText()).toContain("Rolled back");
+      const durations = await page.locator("svg g.row text.ms").evaluateAll((ts) => ts.map((t) => t.textContent ?? ""));
+      expect(durations.length).toBeGreaterThanOrEqual(4);
+      expect(durations.filter((d) => !/^\d+ ms$/.test(d))).toEqual([]);
+      const cost = (await page.locator("table.cost").innerText()).replace(/\s+/g, " ");
+      expect(cost).toMatch(/tool_calls \d/);
+      expect(cost).toContain("retries 1");
+      expect(await page.locator("table.actions").innerText()).toContain("deny_tool_param:shell.command");
+      const px = await pixels(page, "div.timeline");
+      expect(px.colors).toBeGreaterThan(10);
+      expect(px.inked / (px.width * px.height)).toBeGreaterThan(0.02);
+      // Status colours: each status its own fill.
+      const fills = await page.locator("svg g.row rect.bar").evaluateAll((bars) => bars.map((b) => `${b.closest("g")!.getAttribute("data-status")}=${b.getAttribute("fill")}`));
+      expect(new Set(fills)).toEqual(new Set(["succeeded=#16a34a", "rejected=#7f1d1d"]));
+      await page.close();
+    }
+    expect(seen[0]).toEqual(seen[1]);
+  });
+});

@@ -1,0 +1,231 @@
+/**
+ * `CarRuntime` with the original Node binding's method names and JSON-string
+ * conventions, over this package's `Runtime` and skill store, so code written
+ * for the original runs with its import line changed. Only the surface inside
+ * this project's scope is offered (tools, policies, state, verify / submit,
+ * events, detached tools, skills); see the package README for what is not.
+ * Methods that were async in the original stay async here.
+ */
+import { CarError, type JsonValue, type ToolSchemaInput } from "@car/ir";
+import { costByAgent, metricsSummary } from "../events/metrics.ts";
+import type { EventQuery } from "../events/event.ts";
+import { Runtime, type RuntimeOptions } from "../runtime.ts";
+import { distillSkills } from "../skills/distill.ts";
+import { findSkill } from "../skills/find.ts";
+import { InMemorySkillStore } from "../skills/in-memory-skill-store.ts";
+import { evolveSkills, repairSkill, type SkillEvolver, type SkillRepairer } from "../skills/improve.ts";
+import { ingestDistilledSkills } from "../skills/ingest.ts";
+import { domainsNeedingEvolution, reportOutcome } from "../skills/outcomes.ts";
+import type { SkillOptions } from "../skills/record-version.ts";
+import type { SkillStore } from "../skills/skill-store.ts";
+import type { DistilledSkillInput } from "../skills/types.ts";
+import { currentToolHandler } from "./tool-handler.ts";
+import { jsonArg, jsonResult } from "./json-args.ts";
+
+export interface CarRuntimeOptions extends RuntimeOptions {
+  /** Where skills live; in memory unless given (e.g. a `JsonFileSkillStore`). */
+  skills?: SkillStore;
+  /** What `evolveSkills` asks for better skills (the original used its inference engine). */
+  evolver?: SkillEvolver;
+  /** What `repairSkill` asks for a repaired skill. */
+  repairer?: SkillRepairer;
+}
+
+function noTenant(tenant: string | undefined): void {
+  if (tenant !== undefined) throw new CarError("invalid_params", "tenant-scoped state is not offered by this runtime");
+}
+
+export class CarRuntime {
+  /** The runtime underneath, for code that moves to the idiomatic API piece by piece. */
+  readonly runtime: Runtime;
+  readonly skills: SkillStore;
+  readonly #options: CarRuntimeOptions;
+  readonly #descriptions = new Map<string, string>();
+
+  constructor(options: CarRuntimeOptions = {}) {
+    this.#options = options;
+    this.runtime = new Runtime(options);
+    this.skills = options.skills ?? new InMemorySkillStore();
+  }
+
+  async close(): Promise<void> {
+    await this.runtime.close();
+  }
+
+  async disconnect(): Promise<void> {
+    await this.close();
+  }
+
+  // --- tools & policies ---------------------------------------------------
+
+  async registerTool(name: string): Promise<void> {
+    this.runtime.registerTool(name);
+  }
+
+  async registerToolSchema(schemaJson: string): Promise<void> {
+    this.runtime.registerTool(jsonArg(schemaJson, "schemaJson") as ToolSchemaInput);
+  }
+
+  async listTools(): Promise<string> {
+    return jsonResult(this.runtime.listTools());
+  }
+
+  async unregisterTool(name: string): Promise<number> {
+    return this.runtime.unregisterTool(name);
+  }
+
+  async registerPolicy(
+    name: string,
+    rule: string,
+    target?: string | null,
+    key?: string | null,
+    pattern?: string | null,
+    valueJson?: string | null,
+    sessionId?: string | null,
+  ): Promise<void> {
+    if (sessionId !== undefined && sessionId !== null) throw new CarError("invalid_params", "session-scoped policies are not offered; register the policy globally");
+    this.runtime.registerPolicy(name, rule, target, key, pattern, valueJson);
+    this.#descriptions.set(name, [rule, target, key, pattern].filter((p) => typeof p === "string" && p !== "").join(" "));
+  }
+
+  async unregisterPolicy(name: string): Promise<number> {
+    this.#descriptions.delete(name);
+    return this.runtime.unregisterPolicy(name);
+  }
+
+  async listPolicies(): Promise<string> {
+    return jsonResult(this.runtime.policies.names().map((name) => ({ name, description: this.#descriptions.get(name) ?? "" })));
+  }
+
+  // --- state --------------------------------------------------------------
+
+  stateSet(key: string, valueJson: string, tenant?: string): void {
+    noTenant(tenant);
+    this.runtime.state.set(key, jsonArg(valueJson, "valueJson") as JsonValue);
+  }
+
+  stateGet(key: string, tenant?: string): string {
+    noTenant(tenant);
+    return jsonResult(this.runtime.state.get(key));
+  }
+
+  stateExists(key: string, tenant?: string): boolean {
+    noTenant(tenant);
+    return this.runtime.state.exists(key);
+  }
+
+  stateSnapshot(tenant?: string): string {
+    noTenant(tenant);
+    return jsonResult(this.runtime.state.snapshot());
+  }
+
+  stateKeys(tenant?: string): string[] {
+    noTenant(tenant);
+    return this.runtime.state.keys();
+  }
+
+  // --- verify and execute -------------------------------------------------
+
+  async verifyProposal(proposalJson: string): Promise<string> {
+    return jsonResult(this.runtime.verifyProposal(jsonArg(proposalJson, "proposalJson")));
+  }
+
+  /** Runs a proposal through the tool handler set with `registerToolHandler`. */
+  async submitProposal(proposalJson: string, sessionId?: string | null): Promise<string> {
+    const handler = currentToolHandler();
+    const result = await this.runtime.executeProposal(jsonArg(proposalJson, "proposalJson"), handler, { session_id: sessionId ?? null });
+    return jsonResult(result);
+  }
+
+  // --- detached tools -----------------------------------------------------
+
+  async toolPoll(handle: string): Promise<string | null> {
+    const result = this.runtime.toolPoll(handle);
+    return result === null ? null : jsonResult(result);
+  }
+
+  async toolCancel(handle: string): Promise<boolean> {
+    return this.runtime.toolCancel(handle);
+  }
+
+  // --- events -------------------------------------------------------------
+
+  async eventCount(): Promise<number> {
+    return this.runtime.events.count();
+  }
+
+  /** `queryJson`: `{ kinds?, proposal_id?, action_id?, since?, until?, data_matches?, limit? }`; most recent first. */
+  async eventQuery(queryJson: string): Promise<string> {
+    const query = jsonArg(queryJson, "queryJson");
+    if (query === null || typeof query !== "object" || Array.isArray(query)) throw new CarError("invalid_params", "queryJson must be a JSON object");
+    return jsonResult(this.runtime.events.query({ order: "desc", ...(query as EventQuery) }));
+  }
+
+  async eventCostByAgent(): Promise<string> {
+    return jsonResult(costByAgent(this.runtime.events.query()));
+  }
+
+  async metricsSummary(): Promise<string> {
+    return jsonResult(metricsSummary(this.runtime.events.query()));
+  }
+
+  // --- skills -------------------------------------------------------------
+
+  async ingestSkill(
+    name: string,
+    code: string,
+    platform: string,
+    persona: string,
+    urlPattern: string,
+    taskKeywords: string[],
+    description: string,
+    supersedesSkill?: string | null,
+  ): Promise<number> {
+    const skill: DistilledSkillInput = { name, code, description, domain: platform, trigger: { persona, url_pattern: urlPattern, task_keywords: taskKeywords }, source: "manual" };
+    if (supersedesSkill !== undefined && supersedesSkill !== null && supersedesSkill !== name) throw new CarError("invalid_params", "supersedesSkill must name the skill itself: a new version keeps its name");
+    return ingestDistilledSkills(this.skills, [skill], this.#skillOptions());
+  }
+
+  findSkill(persona: string, url: string, task: string, maxResults?: number | null): string {
+    return jsonResult(findSkill(this.skills, { persona, url, task }, maxResults ?? 1));
+  }
+
+  reportOutcome(skillName: string, outcome: string): string {
+    return jsonResult(reportOutcome(this.skills, skillName, outcome as "success", this.#skillOptions()));
+  }
+
+  async distillSkills(eventsJson: string): Promise<string> {
+    return jsonResult(distillSkills(jsonArg(eventsJson, "eventsJson") as unknown[]));
+  }
+
+  ingestDistilledSkills(skillsJson: string): number {
+    return ingestDistilledSkills(this.skills, jsonArg(skillsJson, "skillsJson") as DistilledSkillInput[], this.#skillOptions());
+  }
+
+  listSkills(domain?: string | null): string {
+    const all = this.skills.list();
+    return jsonResult(domain === undefined || domain === null ? all : all.filter((s) => s.domain === domain));
+  }
+
+  domainsNeedingEvolution(threshold?: number | null): string[] {
+    return threshold === undefined || threshold === null ? domainsNeedingEvolution(this.skills) : domainsNeedingEvolution(this.skills, threshold);
+  }
+
+  async evolveSkills(eventsJson: string, domain: string): Promise<string> {
+    const evolver = this.#options.evolver;
+    if (evolver === undefined) throw new CarError("invalid_params", "evolveSkills needs an evolver: pass { evolver } to new CarRuntime()");
+    const events = jsonArg(eventsJson, "eventsJson") as unknown[];
+    return jsonResult(await evolveSkills(this.skills, domain, evolver, { ...this.#skillOptions(), events }));
+  }
+
+  async repairSkill(skillName: string): Promise<string | null> {
+    const repairer = this.#options.repairer;
+    if (repairer === undefined) throw new CarError("invalid_params", "repairSkill needs a repairer: pass { repairer } to new CarRuntime()");
+    const repaired = await repairSkill(this.skills, skillName, repairer, this.#skillOptions());
+    return repaired === null ? null : jsonResult(repaired);
+  }
+
+  #skillOptions(): SkillOptions {
+    return { clock: this.runtime.clock };
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The original binding's standalone functions, JSON strings in and out:
+ * `executeProposal`, the static checks, and the multi-agent patterns driven
+ * by the runner set with `registerAgentRunner`.
+ */
+import { CarError, hasKey, isJsonObject, type AgentSpec, type JsonObject, type ToolSchema } from "@car/ir";
+import { equivalent as equivalentOf, optimize as optimizeOf, simulate as simulateOf, verify as verifyOf, type VerifyOptions } from "@car/verify";
+import { runMapReduce as mapReduce } from "../multi/map-reduce.ts";
+import { runPipeline as pipeline } from "../multi/pipeline.ts";
+import { runSupervisor as supervisor } from "../multi/supervisor.ts";
+import { runSwarm as swarm, type SwarmMode } from "../multi/swarm.ts";
+import type { AgentFn, BudgetLimits, MultiOptions } from "../multi/types.ts";
+import { runVote as vote } from "../multi/vote.ts";
+import type { CarRuntime } from "./car-runtime.ts";
+import { jsonArg, jsonResult } from "./json-args.ts";
+import { currentAgentRunner, type JsonCallback } from "./tool-handler.ts";
+
+/** Runs `proposalJson` on `rt`, dispatching every tool without a handler of its own to `toolFn`. */
+export async function executeProposal(rt: CarRuntime, proposalJson: string, toolFn: JsonCallback, sessionId?: string | null, scopeJson?: string | null): Promise<string> {
+  if (scopeJson !== undefined && scopeJson !== null) throw new CarError("invalid_params", "per-call policy scopes (scopeJson) are not offered");
+  const result = await rt.runtime.executeProposal(jsonArg(proposalJson, "proposalJson"), (callJson) => toolFn(callJson), { session_id: sessionId ?? null });
+  return jsonResult(result);
+}
+
+export function verify(proposalJson: string, initialStateJson?: string | null, toolNames?: string[] | null, maxActions?: number | null, toolSchemasJson?: string | null): string {
+  const options: VerifyOptions = {};
+  if (initialStateJson !== undefined && initialStateJson !== null) options.state = jsonArg(initialStateJson, "initialStateJson") as JsonObject;
+  const tools: (string | ToolSchema)[] = [...(toolNames ?? [])];
+  if (toolSchemasJson !== undefined && toolSchemasJson !== null) tools.push(...(jsonArg(toolSchemasJson, "toolSchemasJson") as ToolSchema[]));
+  if ((toolNames !== undefined && toolNames !== null) || tools.length > 0) options.tools = tools;
+  if (maxActions !== undefined && maxActions !== null) options.maxActions = maxActions;
+  return jsonResult(verifyOf(jsonArg(proposalJson, "proposalJson"), options));
+}
+
+export function simulate(proposalJson: string, initialStateJson?: string | null): string {
+  const state = initialStateJson === undefined || initialStateJson === null ? undefined : (jsonArg(initialStateJson, "initialStateJson") as JsonObject);
+  return jsonResult(simulateOf(jsonArg(proposalJson, "proposalJson"), state));
+}
+
+export function optimize(proposalJson: string): string {
+  return jsonResult(optimizeOf(jsonArg(proposalJson, "proposalJson")));
+}
+
+export function equivalent(proposal1Json: string, proposal2Json: string): boolean {
+  return equivalentOf(jsonArg(proposal1Json, "proposal1Json"), jsonArg(proposal2Json, "proposal2Json"));
+}
+
+// --- multi-agent ------------------------------------------------------------
+
+/**
+ * The registered runner as an `AgentFn`: the spec goes out as JSON text, the
+ * answer comes back as JSON text. The original read `error` as an optional
+ * field (absent = no error), and runners written for it leave it out on
+ * success; here an absent `error` is read as null. Everything else stays
+ * strict (DECISIONS.md §5).
+ */
+function runnerAgent(): AgentFn {
+  const runner = currentAgentRunner();
+  return async (spec, task) => {
+    const text = await runner(JSON.stringify(spec), task);
+    let output: unknown;
+    try {
+      output = JSON.parse(text);
+    } catch {
+      return text; // not JSON: the strict parser reports it as this agent's error
+    }
+    return isJsonObject(output) && !hasKey(output, "error") ? JSON.stringify({ ...output, error: null }) : text;
+  };
+}
+
+function budgetOptions(budgetSpec: string | null | undefined): MultiOptions {
+  if (budgetSpec === undefined || budgetSpec === null) return {};
+  return { budget: jsonArg(budgetSpec, "budgetSpec") as BudgetLimits };
+}
+
+function specOrNull(json: string | null | undefined, what: string): AgentSpec | null {
+  return json === undefined || json === null ? null : (jsonArg(json, what) as AgentSpec);
+}
+
+export async function runPipeline(stages: string, task: string, budgetSpec?: string | null): Promise<string> {
+  return jsonResult(await pipeline(jsonArg(stages, "stages") as AgentSpec[], task, runnerAgent(), budgetOptions(budgetSpec)));
+}
+
+export async function runSwarm(mode: string, agents: string, task: string, synthesizerSpec?: string | null, budgetSpec?: string | null): Promise<string> {
+  const options = { ...budgetOptions(budgetSpec), synthesizer: specOrNull(synthesizerSpec, "synthesizerSpec") };
+  return jsonResult(await swarm(mode as SwarmMode, jsonArg(agents, "agents") as AgentSpec[], task, runnerAgent(), options));
+}
+
+export async function runSupervisor(workers: string, supervisorSpec: string, task: string, maxRounds: number, budgetSpec?: string | null): Promise<string> {
+  const options = { ...budgetOptions(budgetSpec), max_rounds: maxRounds };
+  return jsonResult(await supervisor(jsonArg(workers, "workers") as AgentSpec[], jsonArg(supervisorSpec, "supervisor") as AgentSpec, task, runnerAgent(), options));
+}
+
+export async function runMapReduce(mapper: string, reducer: string, task: string, items: string, budgetSpec?: string | null): Promise<string> {
+  const result = await mapReduce(
+    jsonArg(mapper, "mapper") as AgentSpec,
+    jsonArg(reducer, "reducer") as AgentSpec,
+    task,
+    jsonArg(items, "items") as string[],
+    runnerAgent(),
+    budgetOptions(budgetSpec),
+  );
+  return jsonResult(result);
+}
+
+export async function runVote(agents: string, task: string, synthesizerSpec?: string | null, budgetSpec?: string | null): Promise<string> {
+  const options = { ...budgetOptions(budgetSpec), synthesizer: specOrNull(synthesizerSpec, "synthesizerSpec") };
+  return jsonResult(await vote(jsonArg(agents, "agents") as AgentSpec[], task, runnerAgent(), options));
+}

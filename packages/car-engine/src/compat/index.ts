@@ -1,0 +1,9 @@
+/**
+ * `@car/engine/compat`: the original Node binding's names and JSON-string
+ * conventions for the in-scope surface. Code written for the original
+ * changes its import line and runs; new code should use `@car/engine`.
+ */
+export { CarRuntime, type CarRuntimeOptions } from "./car-runtime.ts";
+export { executeProposal, verify, simulate, optimize, equivalent, runPipeline, runSwarm, runSupervisor, runMapReduce, runVote } from "./functions.ts";
+export { registerToolHandler, unregisterToolHandler, registerAgentRunner, type JsonCallback, type AgentRunner } from "./tool-handler.ts";
+export { TerminalToolError } from "../tools/terminal-tool-error.ts";

@@ -1,0 +1,22 @@
+/**
+ * The original binding's convention: structured arguments and results cross
+ * the API as JSON strings. These two helpers are the only place the compat
+ * layer parses or prints them, so a malformed argument is always an
+ * `invalid_params` naming the argument, never a bare `SyntaxError`.
+ */
+import { CarError } from "@car/ir";
+
+/** `text` parsed as JSON; `what` names the argument in the error. */
+export function jsonArg(text: unknown, what: string): unknown {
+  if (typeof text !== "string") throw new CarError("invalid_params", `${what} must be a JSON string, got ${text === null ? "null" : typeof text}`);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new CarError("invalid_params", `${what} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** A result as the original returns it: JSON text. */
+export function jsonResult(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}

@@ -1,0 +1,121 @@
+/**
+ * Roll-ups over the audit log that the reference's `metrics.summary` and
+ * `events.cost_by_agent` return. Both are folds over the events the runtime
+ * already writes, so they cost nothing until asked for. This runtime meters
+ * no inference, so money and token fields are zero unless an agent's output
+ * reported `tokens_in` / `tokens_out` / `cost_usd` (kept on its event).
+ */
+import { getOwn, type JsonValue } from "@car/ir";
+import { MULTI_EVENT_KINDS } from "../multi/multi-run.ts";
+import { EVENT_KINDS, type CarEvent } from "./event.ts";
+
+export interface AgentCost {
+  agent: string;
+  calls: number;
+  tokens_in: number;
+  tokens_out: number;
+  cost_usd: number;
+}
+
+export interface MetricsSummary {
+  total_events: number;
+  actions_succeeded: number;
+  actions_failed: number;
+  actions_rejected: number;
+  /** Of the actions that finished (succeeded + failed + rejected); null before any did. */
+  success_rate: number | null;
+  error_rate: number | null;
+  cost_usd: number;
+  cumulative_cost_usd: number;
+  tokens_in: number;
+  tokens_out: number;
+  /** Mean `duration_ms` of finished tool actions; null before any. */
+  avg_latency_ms: number | null;
+  approvals_recorded: number;
+  permission_decisions: number;
+  gate_rejections: number;
+  policy_violations: number;
+  cost_by_agent: AgentCost[];
+}
+
+function numberAt(event: CarEvent, key: string): number {
+  const v: JsonValue | undefined = getOwn(event.data, key);
+  return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}
+
+/** Per-agent calls, tokens and cost, folded from multi-agent runs' finished and failed agent events, sorted by agent. */
+export function costByAgent(events: readonly CarEvent[]): AgentCost[] {
+  const byAgent = new Map<string, AgentCost>();
+  for (const event of events) {
+    if (event.kind !== MULTI_EVENT_KINDS.agentFinished && event.kind !== MULTI_EVENT_KINDS.agentFailed) continue;
+    const agent = getOwn(event.data, "agent");
+    if (typeof agent !== "string") continue;
+    let row = byAgent.get(agent);
+    if (row === undefined) byAgent.set(agent, (row = { agent, calls: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 }));
+    row.calls++;
+    row.tokens_in += numberAt(event, "tokens_in");
+    row.tokens_out += numberAt(event, "tokens_out");
+    row.cost_usd += numberAt(event, "cost_usd");
+  }
+  return [...byAgent.values()].sort((a, b) => (a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0));
+}
+
+/** The operational roll-up of an event log (`metrics.summary`). */
+export function metricsSummary(events: readonly CarEvent[]): MetricsSummary {
+  let succeeded = 0;
+  let failed = 0;
+  let rejected = 0;
+  let latencyTotal = 0;
+  let latencyCount = 0;
+  let approvals = 0;
+  let decisions = 0;
+  let gateRejections = 0;
+  let violations = 0;
+  for (const event of events) {
+    switch (event.kind) {
+      case EVENT_KINDS.actionSucceeded:
+      case EVENT_KINDS.actionFailed:
+        if (event.kind === EVENT_KINDS.actionSucceeded) succeeded++;
+        else failed++;
+        if (typeof getOwn(event.data, "duration_ms") === "number") {
+          latencyTotal += numberAt(event, "duration_ms");
+          latencyCount++;
+        }
+        break;
+      case EVENT_KINDS.actionRejected:
+        rejected++;
+        break;
+      case EVENT_KINDS.policyViolation:
+        violations++;
+        break;
+      case EVENT_KINDS.approvalDecided:
+        decisions++;
+        if (getOwn(event.data, "decision") !== "allow") gateRejections++;
+        break;
+      case "approval_recorded":
+        approvals++;
+        break;
+    }
+  }
+  const finished = succeeded + failed + rejected;
+  const agents = costByAgent(events);
+  const sum = (field: "tokens_in" | "tokens_out" | "cost_usd") => agents.reduce((total, row) => total + row[field], 0);
+  return {
+    total_events: events.length,
+    actions_succeeded: succeeded,
+    actions_failed: failed,
+    actions_rejected: rejected,
+    success_rate: finished === 0 ? null : succeeded / finished,
+    error_rate: finished === 0 ? null : (failed + rejected) / finished,
+    cost_usd: sum("cost_usd"),
+    cumulative_cost_usd: sum("cost_usd"),
+    tokens_in: sum("tokens_in"),
+    tokens_out: sum("tokens_out"),
+    avg_latency_ms: latencyCount === 0 ? null : latencyTotal / latencyCount,
+    approvals_recorded: approvals,
+    permission_decisions: decisions,
+    gate_rejections: gateRejections,
+    policy_violations: violations,
+    cost_by_agent: agents,
+  };
+}
