@@ -1,94 +1,79 @@
 /**
- * Engine overhead against the raw-Promise floor of the same shape and
- * against LangGraph.js, measured in one run. Prints µs per action, ratios,
- * growth from 1k to 10k to 100k actions and memory per action at 100k.
- * Run with `npm run bench` (uses --expose-gc for the memory figure).
+ * Engine overhead on the path users take — an async tool — against the
+ * raw-Promise floor of the same shape measured in the same run, with the
+ * synchronous `() => null` tool as a second row; growth 10k → 100k; peak
+ * memory per action at 100k; LangGraph.js on the 1k fan-out and chain.
+ * The memory figure and each side of the LangGraph comparison run in their
+ * own child process. Goals are printed next to the results.
+ * Run with `npm run bench` (uses --expose-gc).
  */
-import { Runtime } from "../src/index.ts";
-import { langGraphOf } from "./langgraph.ts";
-import { promiseFloor, proposalOf } from "./shapes.ts";
-import type { Shape } from "./shapes.ts";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { engineMs, timeIt, usPer } from "./measure.ts";
+import { promiseFloor } from "./shapes.ts";
+import type { Shape, ToolKind } from "./shapes.ts";
 
-const gc = (globalThis as { gc?: () => void }).gc;
+const GOAL_OVERHEAD_US = 10;
+const GOAL_BYTES_PER_ACTION = 1_536;
+const GOAL_GROWTH = 15;
+const GOAL_LANGGRAPH_RATIO = 100;
 
-function runtime(): Runtime {
-  const rt = new Runtime();
-  rt.registerTool("noop", () => null);
-  return rt;
+const shapes: Shape[] = ["fan-out", "chain", "levels"];
+const verdict = (ok: boolean): string => (ok ? "meets goal" : "MISSES goal");
+
+/** Runs bench/side.ts in a fresh node process with this process's loader flags and returns its JSON line. */
+function side<T>(...args: string[]): T {
+  const script = fileURLToPath(new URL("./side.ts", import.meta.url));
+  const out = spawnSync(process.execPath, [...process.execArgv, script, ...args], { encoding: "utf8" });
+  if (out.status !== 0) throw new Error(`side ${args.join(" ")} failed: ${out.stderr}`);
+  return JSON.parse(out.stdout.trim().split("\n").at(-1)!) as T;
 }
 
-async function timeIt(fn: () => Promise<unknown>, repeats: number): Promise<number> {
-  let best = Infinity;
-  for (let r = 0; r < repeats; r++) {
-    gc?.();
-    const t0 = performance.now();
-    await fn();
-    best = Math.min(best, performance.now() - t0);
+async function overheadTable(kind: ToolKind, n: number): Promise<void> {
+  console.log(`\n${kind} tool (${kind === "async" ? "async () => ({ ok: true })" : "() => null"}), ${n} actions, best of 5`);
+  console.log("shape     engine µs/action  floor µs/action  overhead µs/action  engine/floor");
+  for (const shape of shapes) {
+    const engine = await engineMs(shape, n, kind, 5);
+    const floor = await timeIt(() => promiseFloor(shape, n, kind), 5);
+    const overhead = usPer(engine - floor, n);
+    const goal = kind === "async" ? `  ${verdict(overhead <= GOAL_OVERHEAD_US)} (≤ ${GOAL_OVERHEAD_US} µs)` : "";
+    console.log(
+      `${shape.padEnd(8)}  ${usPer(engine, n).toFixed(2).padStart(16)}  ${usPer(floor, n).toFixed(2).padStart(15)}  ${overhead.toFixed(2).padStart(18)}  ${(engine / floor).toFixed(1).padStart(11)}×${goal}`,
+    );
   }
-  return best;
 }
-
-async function engineMs(shape: Shape, n: number, repeats: number): Promise<number> {
-  const proposal = proposalOf(shape, n);
-  return timeIt(async () => {
-    const result = await runtime().executeProposal(proposal);
-    if (result.cost.actions_executed !== proposal.actions.length) throw new Error(`${shape} ${n}: only ${result.cost.actions_executed} executed`);
-  }, repeats);
-}
-
-const us = (ms: number, n: number): string => ((ms * 1000) / n).toFixed(2);
 
 async function main(): Promise<void> {
-  // Warm up the JIT on every path.
-  for (const shape of ["fan-out", "chain", "levels"] as const) await engineMs(shape, 2_000, 2);
+  for (const kind of ["async", "sync"] as const) for (const shape of shapes) await engineMs(shape, 2_000, kind, 2);
+  console.log("Goals: async overhead ≤ 10 µs/action on the 10k shapes; peak ≤ 1.5 KB/action at 100k; growth 10k→100k ≤ 15×; ≥ 100× faster per node than LangGraph.js");
 
-  console.log("shape            actions  engine µs/action  floor µs/action  overhead µs/action");
-  for (const shape of ["fan-out", "chain", "levels"] as const) {
-    const n = 10_000;
-    const engine = await engineMs(shape, n, 5);
-    const floor = await timeIt(() => promiseFloor(shape, n), 5);
-    console.log(`${shape.padEnd(16)} ${String(n).padStart(7)}  ${us(engine, n).padStart(16)}  ${us(floor, n).padStart(15)}  ${us(engine - floor, n).padStart(18)}`);
+  await overheadTable("async", 10_000);
+  await overheadTable("sync", 10_000);
+
+  console.log("\nGrowth, async tool: time at 100k / time at 10k (linear = 10×)");
+  for (const shape of shapes) {
+    const t10k = await engineMs(shape, 10_000, "async", 3);
+    const t100k = await engineMs(shape, 100_000, "async", 1);
+    const growth = t100k / t10k;
+    console.log(`${shape.padEnd(8)}  10k ${t10k.toFixed(1)} ms, 100k ${t100k.toFixed(1)} ms: ${growth.toFixed(1)}×  ${verdict(growth <= GOAL_GROWTH)} (≤ ${GOAL_GROWTH}×)`);
   }
 
-  console.log("\nLangGraph.js, same run (1k no-op nodes)");
-  for (const shape of ["fan-out", "chain"] as const) {
-    const n = 1_000;
-    const graph = langGraphOf(shape, n);
-    const lg = await timeIt(() => graph.invoke({ n: 0 }, { recursionLimit: 5_000 }), 3);
-    const engine = await engineMs(shape, n, 5);
-    console.log(`${shape.padEnd(8)} langgraph ${us(lg, n)} µs/node, engine ${us(engine, n)} µs/action, engine is ${(lg / engine).toFixed(0)}× faster`);
-  }
-
-  console.log("\nGrowth (fan-out and chain): time ratio per 10× actions (linear = 10×)");
-  for (const shape of ["fan-out", "chain"] as const) {
-    const t1k = await engineMs(shape, 1_000, 5);
-    const t10k = await engineMs(shape, 10_000, 3);
-    const t100k = await engineMs(shape, 100_000, 1);
-    console.log(`${shape.padEnd(8)} 1k ${t1k.toFixed(1)} ms, 10k ${t10k.toFixed(1)} ms (${(t10k / t1k).toFixed(1)}×), 100k ${t100k.toFixed(1)} ms (${(t100k / t10k).toFixed(1)}×)`);
-  }
-
-  if (gc === undefined) {
-    console.log("\n(memory: run with --expose-gc)");
-    return;
-  }
   const n = 100_000;
-  const proposal = proposalOf("fan-out", n);
-  gc();
-  const base = process.memoryUsage().heapUsed;
-  let peak = base;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().heapUsed);
-  }, 5);
-  const rt = runtime();
-  const result = await rt.executeProposal(proposal);
-  clearInterval(sampler);
-  peak = Math.max(peak, process.memoryUsage().heapUsed);
-  gc();
-  const retained = process.memoryUsage().heapUsed - base;
+  const mem = side<{ heapPeakBytes: number; rssPeakBytes: number; retainedBytes: number; events: number }>("memory", String(n));
+  const worst = Math.max(mem.heapPeakBytes, mem.rssPeakBytes) / n;
   console.log(
-    `\nMemory at ${n} actions (fan-out): peak ${((peak - base) / n).toFixed(0)} B/action above baseline, retained after GC ${(retained / n).toFixed(0)} B/action (results + ${rt.events.count()} events)`,
+    `\nMemory, async fan-out of ${n} in its own process: peak heap ${(mem.heapPeakBytes / n).toFixed(0)} B/action, peak RSS ${(mem.rssPeakBytes / n).toFixed(0)} B/action above baseline; retained after GC ${(mem.retainedBytes / n).toFixed(0)} B/action (results + ${mem.events} events)  ${verdict(worst <= GOAL_BYTES_PER_ACTION)} (≤ 1.5 KB, larger of the two)`,
   );
-  if (result.results.length !== n) throw new Error("bad result");
+
+  console.log("\nLangGraph.js vs engine, async nodes, 1k, each side in its own process (best of 5 after warm-up)");
+  for (const shape of ["fan-out", "chain"] as const) {
+    const lg = side<{ ms: number }>("langgraph", shape, "1000").ms;
+    const engine = side<{ ms: number }>("engine", shape, "1000").ms;
+    const ratio = lg / engine;
+    console.log(
+      `${shape.padEnd(8)}  langgraph ${usPer(lg, 1_000).toFixed(1)} µs/node, engine ${usPer(engine, 1_000).toFixed(2)} µs/action: engine ${ratio.toFixed(0)}× faster  ${verdict(ratio >= GOAL_LANGGRAPH_RATIO)} (≥ ${GOAL_LANGGRAPH_RATIO}×)`,
+    );
+  }
 }
 
 await main();

@@ -1,4 +1,4 @@
-/** The three benchmark shapes as proposals of no-op tool calls, and their raw-Promise floors. */
+/** The three benchmark shapes as proposals of no-op tool calls, the two tool shapes, and their raw-Promise floors. */
 
 export interface ShapeAction {
   id: string;
@@ -9,6 +9,18 @@ export interface ShapeAction {
 }
 
 export type Shape = "fan-out" | "chain" | "levels";
+
+/**
+ * The tool under test: `async` is what real tools look like (they do I/O)
+ * and the primary workload; `sync` is the `() => null` shape, which takes a
+ * promise-free fast path real tools never take.
+ */
+export type ToolKind = "async" | "sync";
+
+export const tools: Record<ToolKind, () => unknown> = {
+  async: async () => ({ ok: true }),
+  sync: () => null,
+};
 
 /** `n` actions: fan-out (independent), chain (each after the previous) or levels (√n levels × √n, each after two of the level before). */
 export function proposalOf(shape: Shape, n: number): { actions: ShapeAction[] } {
@@ -30,17 +42,17 @@ export function proposalOf(shape: Shape, n: number): { actions: ShapeAction[] } 
   return { actions };
 }
 
-const noop = (): null => null;
-
-/** The same shape as bare promises: one promise hop per node, dependencies awaited, no bookkeeping. */
-export async function promiseFloor(shape: Shape, n: number): Promise<void> {
+/** The same shape as bare promises: the tool called once per node behind one promise hop, dependencies awaited, no bookkeeping. */
+export async function promiseFloor(shape: Shape, n: number, kind: ToolKind): Promise<void> {
+  const tool = tools[kind];
+  const node = (): Promise<unknown> => Promise.resolve().then(tool);
   if (shape === "fan-out") {
-    await Promise.all(Array.from({ length: n }, () => Promise.resolve().then(noop)));
+    await Promise.all(Array.from({ length: n }, node));
   } else if (shape === "chain") {
-    for (let i = 0; i < n; i++) await Promise.resolve().then(noop);
+    for (let i = 0; i < n; i++) await node();
   } else {
     const width = Math.round(Math.sqrt(n));
     const depth = Math.round(n / width);
-    for (let l = 0; l < depth; l++) await Promise.all(Array.from({ length: width }, () => Promise.resolve().then(noop)));
+    for (let l = 0; l < depth; l++) await Promise.all(Array.from({ length: width }, node));
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { CarError, canonicalJson, paramsDigest } from "./index.ts";
 
@@ -32,5 +33,16 @@ describe("paramsDigest", () => {
   it("ignores key order and notices any value change", () => {
     expect(paramsDigest({ x: 1, y: [1, 2] })).toBe(paramsDigest({ y: [1, 2], x: 1 }));
     expect(paramsDigest({ x: 1, y: [2, 1] })).not.toBe(paramsDigest({ x: 1, y: [1, 2] }));
+  });
+
+  it("gives every value its own digest while its cache of recent forms fills, clears and refills", () => {
+    const direct = (v: { i: number; s: string }): string => createHash("sha256").update(canonicalJson(v), "utf8").digest("hex");
+    const long = "x".repeat(300);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 700; i++) {
+        const value = { i, s: i % 50 === 0 ? long : "short" };
+        expect(paramsDigest(value)).toBe(direct(value));
+      }
+    }
   });
 });

@@ -126,7 +126,21 @@ export function canonicalJson(value: JsonValue): string {
   return text;
 }
 
+/** Digests of recent canonical forms: proposals repeat the same parameters (`{}` above all), and hashing is most of the digest's cost. */
+const recentDigests = new Map<string, string>();
+const RECENT_DIGESTS = 256;
+/** Longer canonical forms are hashed every time: caching them would keep large strings alive. */
+const CACHED_DIGEST_MAX_CHARS = 256;
+
 /** Lowercase hex SHA-256 of the canonical form of an action's `parameters`. */
 export function paramsDigest(params: JsonValue): string {
-  return createHash("sha256").update(canonicalJson(params), "utf8").digest("hex");
+  const canonical = canonicalJson(params);
+  if (canonical.length > CACHED_DIGEST_MAX_CHARS) return createHash("sha256").update(canonical, "utf8").digest("hex");
+  let digest = recentDigests.get(canonical);
+  if (digest === undefined) {
+    digest = createHash("sha256").update(canonical, "utf8").digest("hex");
+    if (recentDigests.size >= RECENT_DIGESTS) recentDigests.clear();
+    recentDigests.set(canonical, digest);
+  }
+  return digest;
 }
