@@ -24,7 +24,8 @@ export function tally(packages, { ci, root }) {
     failed += r.numFailedTests;
     for (const file of r.testResults) {
       for (const t of file.assertionResults) {
-        if (t.status !== "passed" && t.status !== "failed") skipped.push(`${file.name.startsWith(root) ? file.name.slice(root.length) : file.name} > ${t.fullName} (${t.status})`);
+        if (t.status !== "passed" && t.status !== "failed")
+          skipped.push(`${file.name.startsWith(root) ? file.name.slice(root.length) : file.name} > ${t.fullName} (${t.status})`);
       }
       // A test file that fails to load has no tests to count: count it as a failure.
       if (file.status === "failed" && file.assertionResults.length === 0) failed++;

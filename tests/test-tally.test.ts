@@ -24,7 +24,13 @@ function pkg(name: string, tests: { name: string; status: string }[]): { dir: st
       numPassedTests: count("passed"),
       numFailedTests: count("failed"),
       numPendingTests: count("pending") + count("skipped"),
-      testResults: [{ name: join(dir, "a.test.ts"), status: count("failed") > 0 ? "failed" : "passed", assertionResults: tests.map((t) => ({ fullName: t.name, status: t.status })) }],
+      testResults: [
+        {
+          name: join(dir, "a.test.ts"),
+          status: count("failed") > 0 ? "failed" : "passed",
+          assertionResults: tests.map((t) => ({ fullName: t.name, status: t.status })),
+        },
+      ],
     }),
   );
   return { dir, report };
@@ -53,6 +59,10 @@ describe("test tally", () => {
     const silent = join(root, "silent");
     mkdirSync(silent);
     writeFileSync(join(silent, "vitest.config.ts"), "");
-    expect(tally([{ dir: silent, report: join(silent, ".vitest-results.json") }], { ci: false, root })).toMatchObject({ failed: 1, missing: [silent], fails: true });
+    expect(tally([{ dir: silent, report: join(silent, ".vitest-results.json") }], { ci: false, root })).toMatchObject({
+      failed: 1,
+      missing: [silent],
+      fails: true,
+    });
   });
 });

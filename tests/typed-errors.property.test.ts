@@ -48,22 +48,34 @@ function cyclic(): unknown {
 
 /** Values a hostile or careless caller hands over, beyond fast-check's own `anything`. */
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
-  fc.anything({ maxDepth: 4, withNullPrototype: true, withObjectString: true, withMap: true, withSet: true, withBigInt: true, withDate: true, withTypedArray: true, withSparseArray: true }),
+  fc.anything({
+    maxDepth: 4,
+    withNullPrototype: true,
+    withObjectString: true,
+    withMap: true,
+    withSet: true,
+    withBigInt: true,
+    withDate: true,
+    withTypedArray: true,
+    withSparseArray: true,
+  }),
   fc.jsonValue({ maxDepth: 4 }),
-  fc.constantFrom<() => unknown>(
-    () => null,
-    () => undefined,
-    () => nested(100_000, (d) => ({ d })),
-    () => nested(100_000, (d) => [d]),
-    cyclic,
-    () => [cyclic()],
-    () => ({ actions: [{ id: "a", type: "state_write", parameters: { key: "k", value: cyclic() } }] }),
-    () => ({ actions: [{ id: "a", type: "tool_call", tool: "t", parameters: nested(50_000, (d) => ({ d })) }] }),
-    () => ({ actions: null }),
-    () => ({ $ref: "#" }),
-    () => ({ type: "string", pattern: "(a)\\1" }),
-    () => "{".repeat(100_000),
-  ).map((make) => make()),
+  fc
+    .constantFrom<() => unknown>(
+      () => null,
+      () => undefined,
+      () => nested(100_000, (d) => ({ d })),
+      () => nested(100_000, (d) => [d]),
+      cyclic,
+      () => [cyclic()],
+      () => ({ actions: [{ id: "a", type: "state_write", parameters: { key: "k", value: cyclic() } }] }),
+      () => ({ actions: [{ id: "a", type: "tool_call", tool: "t", parameters: nested(50_000, (d) => ({ d })) }] }),
+      () => ({ actions: null }),
+      () => ({ $ref: "#" }),
+      () => ({ type: "string", pattern: "(a)\\1" }),
+      () => "{".repeat(100_000),
+    )
+    .map((make) => make()),
 );
 
 /** Calls `f`; passes when it answers or throws (or rejects with) a CarError whose code is in the table. */
@@ -71,12 +83,18 @@ async function answersOrThrowsCarError(f: () => unknown): Promise<void> {
   try {
     await f();
   } catch (error) {
-    if (!(error instanceof CarError)) throw new Error(`escaped a ${(error as Error)?.constructor?.name}: ${String((error as Error)?.message ?? error).slice(0, 200)}`);
+    if (!(error instanceof CarError))
+      throw new Error(`escaped a ${(error as Error)?.constructor?.name}: ${String((error as Error)?.message ?? error).slice(0, 200)}`);
     expect(ERROR_CODES[error.code]).toBeDefined();
   }
 }
 
-const proposal = { actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 } }, { id: "r", type: "state_read", parameters: { key: "k" }, state_dependencies: ["k"] }] };
+const proposal = {
+  actions: [
+    { id: "w", type: "state_write", parameters: { key: "k", value: 1 } },
+    { id: "r", type: "state_read", parameters: { key: "k" }, state_dependencies: ["k"] },
+  ],
+};
 
 const ENTRY_POINTS: Record<string, (input: unknown, other: unknown) => unknown> = {
   parseProposal: (x) => parseProposal(x),

@@ -1,7 +1,16 @@
 import { defineConfig } from "tsdown";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", "multi/index": "src/multi/index.ts", "skills/index": "src/skills/index.ts", "compat/index": "src/compat/index.ts", "planner/index": "src/planner/index.ts", "sqlite/index": "src/backends/sqlite/index.ts", "postgres/index": "src/backends/postgres/index.ts", "store-conformance": "src/backends/shared/store-conformance.ts" },
+  entry: {
+    index: "src/index.ts",
+    "multi/index": "src/multi/index.ts",
+    "skills/index": "src/skills/index.ts",
+    "compat/index": "src/compat/index.ts",
+    "planner/index": "src/planner/index.ts",
+    "sqlite/index": "src/backends/sqlite/index.ts",
+    "postgres/index": "src/backends/postgres/index.ts",
+    "store-conformance": "src/backends/shared/store-conformance.ts",
+  },
   format: "esm",
   dts: true,
   platform: "node",

@@ -96,7 +96,9 @@ const baseMedian = median(times[0]!);
 const baseMin = min(times[0]!);
 console.log(`\n${rounds} interleaved rounds, node ${process.version}`);
 const baseCpu = cpu[0]! / rounds;
-console.log(`${"case".padEnd(40)} ${"wall median".padStart(12)} ${"ratio".padStart(7)} ${"wall min".padStart(10)} ${"ratio".padStart(7)} ${"cpu/run".padStart(9)} ${"ratio".padStart(7)}`);
+console.log(
+  `${"case".padEnd(40)} ${"wall median".padStart(12)} ${"ratio".padStart(7)} ${"wall min".padStart(10)} ${"ratio".padStart(7)} ${"cpu/run".padStart(9)} ${"ratio".padStart(7)}`,
+);
 for (const [k, c] of cases.entries()) {
   const t = times[k]!;
   const perRun = cpu[k]! / rounds;

@@ -17,11 +17,7 @@ export interface OptionSpec {
 
 export type OptionSpecs = Record<string, OptionSpec>;
 
-type ValueOf<S extends OptionSpec> = S["type"] extends "boolean"
-  ? boolean
-  : S["multiple"] extends true
-    ? string[]
-    : string;
+type ValueOf<S extends OptionSpec> = S["type"] extends "boolean" ? boolean : S["multiple"] extends true ? string[] : string;
 
 export interface ParsedArgs<S extends OptionSpecs> {
   positionals: string[];

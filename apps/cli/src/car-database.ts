@@ -73,10 +73,20 @@ export function databaseError(error: unknown, path: string): unknown {
     );
   }
   if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
-    return new CarError("storage_error", `the CAR database '${path}' is locked by another process (${reason}): wait for it to finish, or pass --db with another file`, { path, sqlite_code: code }, { cause: error });
+    return new CarError(
+      "storage_error",
+      `the CAR database '${path}' is locked by another process (${reason}): wait for it to finish, or pass --db with another file`,
+      { path, sqlite_code: code },
+      { cause: error },
+    );
   }
   if (code === "SQLITE_READONLY" || code === "SQLITE_CANTOPEN") {
-    return new CarError("storage_error", `cannot open the CAR database '${path}' for writing (${reason}): check the file's permissions, or pass --db with another file`, { path, sqlite_code: code }, { cause: error });
+    return new CarError(
+      "storage_error",
+      `cannot open the CAR database '${path}' for writing (${reason}): check the file's permissions, or pass --db with another file`,
+      { path, sqlite_code: code },
+      { cause: error },
+    );
   }
   return error;
 }

@@ -4,7 +4,18 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { extname } from "node:path";
-import { type ActionProposal, CarError, checkProposalBytes, type ProposalLimits, isJsonObject, type JsonObject, type ParsedProposal, parseProposalWithGraph, parseToolSchema, type ToolSchema } from "@car/ir";
+import {
+  type ActionProposal,
+  CarError,
+  checkProposalBytes,
+  type ProposalLimits,
+  isJsonObject,
+  type JsonObject,
+  type ParsedProposal,
+  parseProposalWithGraph,
+  parseToolSchema,
+  type ToolSchema,
+} from "@car/ir";
 import { parseJson, readJson, readText } from "./io.ts";
 
 /**
@@ -64,7 +75,10 @@ export async function loadToolSpecs(value: string): Promise<ToolSpec[]> {
     return doc.map((entry, i) => toolSpecAt(entry, `--tools[${i}]`));
   }
   if (!isToolsFile(value)) {
-    const names = value.split(",").map((n) => n.trim()).filter((n) => n !== "");
+    const names = value
+      .split(",")
+      .map((n) => n.trim())
+      .filter((n) => n !== "");
     if (names.length === 0) throw new CarError("invalid_params", "--tools lists no tool names");
     return names;
   }

@@ -17,7 +17,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCar } from "./run-car.ts";
 
 const repoRoot = new URL("../../../", import.meta.url).pathname;
-const demo = ["examples/deploy/proposal.json", "--tools", "examples/deploy/tools.mjs", "--policies", "examples/deploy/policies", "--state", "examples/deploy/state.json"];
+const demo = [
+  "examples/deploy/proposal.json",
+  "--tools",
+  "examples/deploy/tools.mjs",
+  "--policies",
+  "examples/deploy/policies",
+  "--state",
+  "examples/deploy/state.json",
+];
 let root: string;
 let carHome: string;
 let db: string;
@@ -85,7 +93,9 @@ describe("car approvals", () => {
     expect((await car(["approvals", "set-posture", "bot", "deny", "--db", db])).stdout.trim()).toBe("bot: deny for every tier");
     expect((await car(["approvals", "set-posture", "bot", "always_allow", "--tier", "read_only", "--db", db])).code).toBe(0);
     expect((await car(["approvals", "set-posture", "bot", "maybe", "--db", db])).code).toBe(2);
-    const listed = JSON.parse((await car(["approvals", "list", "--json", "--db", db])).stdout) as { postures: { agent_id: string; tier: string | null; posture: string }[] };
+    const listed = JSON.parse((await car(["approvals", "list", "--json", "--db", db])).stdout) as {
+      postures: { agent_id: string; tier: string | null; posture: string }[];
+    };
     expect(listed.postures.map((p) => [p.tier, p.posture])).toEqual([
       [null, "deny"],
       ["read_only", "always_allow"],
@@ -96,7 +106,15 @@ describe("car approvals", () => {
 
   it("lists and revokes a standing grant; the audit chain records both and verifies", async () => {
     const store = sqlite(db, { auditKeyFile: join(carHome, "audit.key") });
-    await store.approvals.record({ fingerprint: "f".repeat(64), decision: "approved", required_tier: "full_access", reviewer: "conn:ops", decided_at: Date.now(), expires_at: null, tool: "deploy" });
+    await store.approvals.record({
+      fingerprint: "f".repeat(64),
+      decision: "approved",
+      required_tier: "full_access",
+      reviewer: "conn:ops",
+      decided_at: Date.now(),
+      expires_at: null,
+      tool: "deploy",
+    });
     const [grant] = await store.approvals.grants(Date.now());
     await store.close();
     expect((await car(["approvals", "list", "--db", db])).stdout).toContain(`#${grant!.id}  deploy  up to full_access  by conn:ops`);
@@ -104,7 +122,10 @@ describe("car approvals", () => {
     expect(revoked.stdout.trim()).toBe(`revoked grant #${grant!.id} (deploy): its operation needs approval again`);
     expect((await car(["approvals", "revoke", String(grant!.id), "--db", db])).code).toBe(1);
     expect((await car(["approvals", "list", "--db", db])).stdout).toContain("Standing grants:\n  (none)");
-    const kinds = (await car(["audit", "query", "--db", db, "--kind", "approval_revoked", "--json"])).stdout.trim().split("\n").map((l) => JSON.parse(l) as { data: { revoked_by: string } });
+    const kinds = (await car(["audit", "query", "--db", db, "--kind", "approval_revoked", "--json"])).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { data: { revoked_by: string } });
     expect(kinds.map((k) => k.data.revoked_by)).toEqual(["admin"]);
     expect((await car(["audit", "verify", "--db", db])).code).toBe(0);
   });
@@ -136,7 +157,9 @@ describe("car audit and the keyed chain", () => {
     expect((await car(["run", ...demo, "--db", chainDb, "--json"])).code).toBe(0);
     expect(statSync(join(carHome, "audit.key")).mode & 0o777).toBe(0o600);
     const lines = (await car(["audit", "query", "--db", chainDb, "--kind", "state_changed", "--json"])).stdout.trim().split("\n");
-    const seeded = lines.map((l) => JSON.parse(l) as { proposal_id: string | null; data: { key: string; value: unknown } }).filter((e) => e.proposal_id === null);
+    const seeded = lines
+      .map((l) => JSON.parse(l) as { proposal_id: string | null; data: { key: string; value: unknown } })
+      .filter((e) => e.proposal_id === null);
     expect(seeded.map((e) => [e.data.key, e.data.value])).toEqual([["tests_passed", false]]);
     const ok = await car(["audit", "verify", "--db", chainDb]);
     expect(ok.code).toBe(0);

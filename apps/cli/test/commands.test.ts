@@ -25,7 +25,8 @@ describe("car", () => {
   it("lists its commands, and exits 2 for an unknown one", async () => {
     const help = await runCar(["--help"]);
     expect(help.code).toBe(0);
-    for (const c of ["verify", "simulate", "optimize", "equivalent", "run", "init", "policy", "policy-check-hook", "mcp", "serve"]) expect(help.stdout).toContain(`  ${c} `);
+    for (const c of ["verify", "simulate", "optimize", "equivalent", "run", "init", "policy", "policy-check-hook", "mcp", "serve"])
+      expect(help.stdout).toContain(`  ${c} `);
     const unknown = await runCar(["frobnicate"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'frobnicate'");
@@ -49,7 +50,8 @@ describe("car init and car policy", () => {
     const example = join(project, ".car", "policies", "example.toml");
     expect(r.stdout).toContain(`created ${example}`);
     const text = readFileSync(example, "utf8");
-    for (const kind of ["deny_tool", "deny_keyword", "deny_tool_param", "allow_tool_param", "deny_tool_param_matching", "rate_limit_tool"]) expect(text).toContain(kind);
+    for (const kind of ["deny_tool", "deny_keyword", "deny_tool_param", "allow_tool_param", "deny_tool_param_matching", "rate_limit_tool"])
+      expect(text).toContain(kind);
     const lint = await runCar(["policy", "lint", join(project, ".car", "policies"), "--json"]);
     expect(lint.code).toBe(0);
     expect(JSON.parse(lint.stdout)).toMatchObject({ rules_loaded: 0, errors: 0 });
@@ -105,13 +107,19 @@ describe("car init and car policy", () => {
     execFileSync("git", ["init", "-q", repo]);
     mkdirSync(join(repo, ".car", "policies"), { recursive: true });
     writeFileSync(join(repo, ".car", "policies", "rules.toml"), '[[deny_tool_param]]\ntool = "http_request"\nparam = "url"\ncontains = "169.254.169.254"\n');
-    const deny = await runCar(["policy", "check", "--tool", "http_request", "--params", '{"url":"http://169.254.169.254/latest"}', "--cwd", join(repo, "sub")], { env: { CAR_HOME: carHome } });
+    const deny = await runCar(
+      ["policy", "check", "--tool", "http_request", "--params", '{"url":"http://169.254.169.254/latest"}', "--cwd", join(repo, "sub")],
+      { env: { CAR_HOME: carHome } },
+    );
     expect(deny.code).toBe(1);
     const doc = JSON.parse(deny.stdout);
     expect(doc).toMatchObject({ decision: "deny", basis: "denied_by_rule", tool: "http_request", rules_loaded: 1 });
     expect(doc.findings[0].rule).toBe("deny_tool_param:http_request.url");
     expect(doc.policy_sources.map((s: { path: string }) => s.path)).toContain(join(repo, ".car", "policies"));
-    const allow = await runCar(["policy", "check", "--tool", "http_request", "--params", '{"url":"https://example.com"}'], { cwd: join(repo, "sub"), env: { CAR_HOME: carHome } });
+    const allow = await runCar(["policy", "check", "--tool", "http_request", "--params", '{"url":"https://example.com"}'], {
+      cwd: join(repo, "sub"),
+      env: { CAR_HOME: carHome },
+    });
     expect(allow.code).toBe(0);
     expect(JSON.parse(allow.stdout)).toMatchObject({ decision: "allow", basis: "passed_rules" });
     const bad = await runCar(["policy", "check", "--tool", "x", "--params", "{nope"]);
@@ -128,7 +136,10 @@ describe("car init and car policy", () => {
     execFileSync("git", ["init", "-q", repo]);
     const dir = join(repo, ".car", "policies");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "a.toml"), 'deny_tool = ["rm", "deploy"]\ndeny_keyword = ["DROP TABLE"]\n[[rate_limit_tool]]\ntool = "http"\nmax_calls = 2\ninterval_secs = 1.0\n');
+    writeFileSync(
+      join(dir, "a.toml"),
+      'deny_tool = ["rm", "deploy"]\ndeny_keyword = ["DROP TABLE"]\n[[rate_limit_tool]]\ntool = "http"\nmax_calls = 2\ninterval_secs = 1.0\n',
+    );
     const ok = await runCar(["policy", "lint"], { cwd: join(repo, "deep"), env: { CAR_HOME: carHome } });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`${join(dir, "a.toml")}: 4 rules`);
@@ -137,7 +148,7 @@ describe("car init and car policy", () => {
     const traced = await runCar(["policy", "lint", dir]);
     expect(traced.code).toBe(0);
     expect(traced.stdout).toContain("trace_rule:only_after(deploy,run_tests)");
-    writeFileSync(join(dir, "b.toml"), "[[trace_rule]]\nname = \"x\"\n");
+    writeFileSync(join(dir, "b.toml"), '[[trace_rule]]\nname = "x"\n');
     const broken = await runCar(["policy", "lint", dir]);
     expect(broken.code).toBe(2);
     expect(broken.stdout).toContain(`error policy file ${join(dir, "b.toml")}`);
@@ -151,7 +162,7 @@ describe("car init and car policy", () => {
     writeFileSync(join(dir, "r.toml"), '[[deny_tool_param_matching]]\ntool = "http"\nparam = "body"\nmatches = "("\n');
     const linted = await runCar(["policy", "lint", dir]);
     expect(linted.code).toBe(1);
-    expect(linted.stdout).toContain("deny_tool_param_matching:http.body: pattern \"(\" does not compile");
+    expect(linted.stdout).toContain('deny_tool_param_matching:http.body: pattern "(" does not compile');
     const json = await runCar(["policy", "lint", dir, "--json"]);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ errors: 0, pattern_errors: 1 });

@@ -21,7 +21,10 @@ function failuresOf(report: ConformanceReport): string[] {
   return report.capabilities.flatMap((c) =>
     c.scenarios
       .filter((s) => s.status === "failed" || s.status === "error")
-      .map((s) => `${s.id}: ${s.failures.map((f) => `${f.where} ${f.path}: ${f.message} (expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)})`).join("; ")}`),
+      .map(
+        (s) =>
+          `${s.id}: ${s.failures.map((f) => `${f.where} ${f.path}: ${f.message} (expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)})`).join("; ")}`,
+      ),
   );
 }
 
@@ -67,9 +70,14 @@ describe("the package README's commands against `car serve` with its defaults", 
   /** `car-conformance ARGS` as a user runs it, with `car` on PATH. */
   function conformance(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [tsxCli, "--conditions=source", conformanceCli, ...args], { env, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-        resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [tsxCli, "--conditions=source", conformanceCli, ...args],
+        { env, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -130,7 +138,18 @@ describe("the package README's commands against `car serve` with its defaults", 
     it('car-conformance --ws URL --token "$CAR_AUTH_TOKEN" prints CONFORMANT, twice in a row on the same database', async () => {
       env["CAR_AUTH_TOKEN"] = token;
       for (let run = 0; run < 2; run++) {
-        const { code, stdout } = await conformance(["--ws", url, "--token", token, "--capability", "rollback", "--capability", "preconditions", "--capability", "ordering"]);
+        const { code, stdout } = await conformance([
+          "--ws",
+          url,
+          "--token",
+          token,
+          "--capability",
+          "rollback",
+          "--capability",
+          "preconditions",
+          "--capability",
+          "ordering",
+        ]);
         expect({ run, code, tail: stdout.split("\n").slice(-2).join("\n") }).toMatchObject({ run, code: 0 });
         expect(stdout).toContain("PARTIAL");
         expect(stdout).toContain("everything selected passed");

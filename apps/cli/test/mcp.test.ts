@@ -117,11 +117,17 @@ describe("car mcp", () => {
 });
 
 describe("car mcp: names, annotations and evidence fields", () => {
-  const proposal = { actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 }, preconditions: [{ key: "ready", value: true }] }, { id: "after", type: "state_read", parameters: { key: "k" }, dependencies: ["w"] }] };
+  const proposal = {
+    actions: [
+      { id: "w", type: "state_write", parameters: { key: "k", value: 1 }, preconditions: [{ key: "ready", value: true }] },
+      { id: "after", type: "state_read", parameters: { key: "k" }, dependencies: ["w"] },
+    ],
+  };
 
   it("annotates every tool as read-only, idempotent and closed-world", async () => {
     const { tools } = await client.listTools();
-    for (const t of tools) expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    for (const t of tools)
+      expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
   });
 
   it("takes initial_state everywhere, accepts the older `state`, and names an unknown key", async () => {
@@ -151,7 +157,10 @@ describe("car mcp: names, annotations and evidence fields", () => {
 describe("car mcp on hostile input", () => {
   it("answers a line over 10 MiB and a line that is not JSON with JSON-RPC errors, and keeps serving", async () => {
     const { spawn } = await import("node:child_process");
-    const child = spawn(process.execPath, [...CAR_NODE_ARGS, "mcp"], { env: { ...process.env, CAR_HOME: join(root, "home") }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...CAR_NODE_ARGS, "mcp"], {
+      env: { ...process.env, CAR_HOME: join(root, "home") },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const replies: any[] = [];
     let buffered = "";
     const waiters: { n: number; resolve: () => void }[] = [];
@@ -168,11 +177,23 @@ describe("car mcp on hostile input", () => {
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     const send = (text: string) => child.stdin.write(`${text}\n`);
     try {
-      send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }));
+      send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+        }),
+      );
       await until(1);
       send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
       // 11 MiB in one line, written in pieces as a pipe would deliver it.
-      const big = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "verify", arguments: { proposal: { actions: [], pad: "x".repeat(11 * 1024 * 1024) } } } });
+      const big = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "verify", arguments: { proposal: { actions: [], pad: "x".repeat(11 * 1024 * 1024) } } },
+      });
       for (let i = 0; i < big.length; i += 1 << 20) child.stdin.write(big.slice(i, i + (1 << 20)));
       send("");
       send("{not json");

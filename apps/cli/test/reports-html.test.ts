@@ -70,7 +70,18 @@ describe.skipIf(!haveChromium)("the HTML plan: details, blocked actions, scale",
     expect(await shown.count()).toBe(1);
     expect(await shown.getAttribute("data-action-id")).toBe("deploy");
     const text = (await shown.innerText()).replace(/\s+/g, " ");
-    for (const expected of ['"env": "staging"', '"replicas": 3', '"key": "approved"', '"deployed": true', "retry, up to 2 retries", "45000 ms", "compensable", "rollback_deploy", "build"]) expect(text).toContain(expected);
+    for (const expected of [
+      '"env": "staging"',
+      '"replicas": 3',
+      '"key": "approved"',
+      '"deployed": true',
+      "retry, up to 2 retries",
+      "45000 ms",
+      "compensable",
+      "rollback_deploy",
+      "build",
+    ])
+      expect(text).toContain(expected);
     expect(await shown.locator("dd.tier").innerText()).toMatch(/read_only|sandbox_edit|full_access/);
     // `approved` is false: deploy cannot run, and announce after it.
     const blocked = await page.locator("svg g.action.blocked").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-action-id")));
@@ -166,7 +177,9 @@ describe.skipIf(!haveChromium)("the run report", () => {
       expect(px.colors).toBeGreaterThan(10);
       expect(px.inked / (px.width * px.height)).toBeGreaterThan(0.02);
       // Status colours: each status its own fill.
-      const fills = await page.locator("svg g.row rect.bar").evaluateAll((bars) => bars.map((b) => `${b.closest("g")!.getAttribute("data-status")}=${b.getAttribute("fill")}`));
+      const fills = await page
+        .locator("svg g.row rect.bar")
+        .evaluateAll((bars) => bars.map((b) => `${b.closest("g")!.getAttribute("data-status")}=${b.getAttribute("fill")}`));
       expect(new Set(fills)).toEqual(new Set(["succeeded=#16a34a", "rejected=#7f1d1d"]));
       await page.close();
     }

@@ -42,7 +42,10 @@ beforeAll(() => {
       'matches = "(^|\\\\s)curl\\\\s"',
     ].join("\n"),
   );
-  writeFileSync(join(root, "shell.mjs"), 'import { readFileSync } from "node:fs"; const call = JSON.parse(readFileSync(0, "utf8")); process.stdout.write(JSON.stringify({ ran: call.params.command }));\n');
+  writeFileSync(
+    join(root, "shell.mjs"),
+    'import { readFileSync } from "node:fs"; const call = JSON.parse(readFileSync(0, "utf8")); process.stdout.write(JSON.stringify({ ran: call.params.command }));\n',
+  );
   writeFileSync(join(root, "tools.json"), JSON.stringify({ shell: { command: [process.execPath, "./shell.mjs"] } }));
   writeFileSync(
     join(root, "proposal.json"),
@@ -64,7 +67,9 @@ describe("car run with rules on commands", () => {
     const result = JSON.parse(r.stdout);
     const statuses = result.results.map((x: { action_id: string; status: string }) => [COMMANDS[Number(x.action_id.slice(1))]?.[0], x.status]);
     expect(statuses).toEqual(COMMANDS);
-    for (const x of result.results) if (x.status === "rejected") expect(x.error).toMatch(/^denied by policy: (deny_keyword:rm -rf \/|deny_tool_param:shell\.command|deny_tool_param_matching:shell\.command)/);
+    for (const x of result.results)
+      if (x.status === "rejected")
+        expect(x.error).toMatch(/^denied by policy: (deny_keyword:rm -rf \/|deny_tool_param:shell\.command|deny_tool_param_matching:shell\.command)/);
     expect(r.code).toBe(1);
   });
 });

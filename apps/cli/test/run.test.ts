@@ -11,7 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCar } from "./run-car.ts";
 
 const repoRoot = new URL("../../../", import.meta.url).pathname;
-const demo = ["examples/deploy/proposal.json", "--tools", "examples/deploy/tools.mjs", "--policies", "examples/deploy/policies", "--state", "examples/deploy/state.json"];
+const demo = [
+  "examples/deploy/proposal.json",
+  "--tools",
+  "examples/deploy/tools.mjs",
+  "--policies",
+  "examples/deploy/policies",
+  "--state",
+  "examples/deploy/state.json",
+];
 
 let root: string;
 let carHome: string;
@@ -86,14 +94,20 @@ describe("car run", () => {
     expect(result.results.map((x: { status: string }) => x.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
     expect(result.results[3].state_changes).toEqual({ last_deploy: { op: "set", value: "staging" } });
     expect(result.cost).toMatchObject({ tool_calls: 3, actions_executed: 4, actions_rejected: 0, actions_skipped: 0, retries: 0 });
-    const lines = readFileSync(events, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(events, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines[0].kind).toBe("proposal_received");
     expect(lines.at(-1).kind).toBe("proposal_completed");
     const succeeded = lines.filter((e) => e.kind === "action_succeeded");
     expect(succeeded.map((e) => e.action_id)).toEqual(["build", "test", "deploy", "record"]);
     expect(succeeded[0].data.params_digest).toMatch(/^[0-9a-f]{64}$/);
     // Exactly what the durable log holds for this run, hashes included.
-    const logged = (await runCar(["audit", "query", "--proposal", "a1b2c3d4e5f6", "--json"], { cwd: repoRoot, env: { CAR_HOME: carHome } })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const logged = (await runCar(["audit", "query", "--proposal", "a1b2c3d4e5f6", "--json"], { cwd: repoRoot, env: { CAR_HOME: carHome } })).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual(logged.filter((e: { seq: number }) => e.seq >= lines[0].seq));
     expect(lines.every((e: { hash?: string }) => typeof e.hash === "string")).toBe(true);
   });
@@ -117,7 +131,9 @@ describe("car run", () => {
   it("refuses a call a policy denies, naming the rule, and exits 1", async () => {
     const proposal = writeProposal("prod.json", [{ id: "ship", type: "tool_call", tool: "deploy", parameters: { env: "prod", artifact: "web.tar.gz" } }]);
     const tools = join(repoRoot, "examples/deploy/tools.mjs");
-    const r = await runCar(["run", proposal, "--tools", tools, "--policies", join(repoRoot, "examples/deploy/policies"), "--json"], { env: { CAR_HOME: carHome } });
+    const r = await runCar(["run", proposal, "--tools", tools, "--policies", join(repoRoot, "examples/deploy/policies"), "--json"], {
+      env: { CAR_HOME: carHome },
+    });
     expect(r.code).toBe(1);
     const result = JSON.parse(r.stdout);
     expect(result.results[0].status).toBe("rejected");
@@ -219,25 +235,40 @@ export const run_tests = () => "green";
     );
     writeFileSync(join(work, "policies", "release.toml"), '[[trace_rule]]\nkind = "only_after"\ntool = "deploy"\nafter = "run_tests"\n');
     const file = join(work, "out.txt");
-    const write = { id: "w", type: "tool_call", tool: "write_file", parameters: { path: file }, reversibility: "compensable", compensation: { type: "tool", tool: "remove_file", parameters: { path: file } } };
+    const write = {
+      id: "w",
+      type: "tool_call",
+      tool: "write_file",
+      parameters: { path: file },
+      reversibility: "compensable",
+      compensation: { type: "tool", tool: "remove_file", parameters: { path: file } },
+    };
     const args = (p: string) => [p, "--tools", join(work, "tools.mjs"), "--policies", join(work, "policies"), "--db", ":memory:"];
 
     const denied = writeProposal("denied.json", [write, { id: "d", type: "tool_call", tool: "deploy", dependencies: ["w"] }]);
     const r1 = await runCar(["run", ...args(denied)], { env: { CAR_HOME: carHome } });
     expect(r1.code).toBe(1);
     expect(r1.stderr).toContain("verify: error d: trace_rule:only_after(deploy,run_tests)");
-    expect(r1.stderr).toContain("⊘ d (deploy) denied by trace_rule:only_after(deploy,run_tests): 'deploy' may run only after 'run_tests' succeeded in this proposal");
+    expect(r1.stderr).toContain(
+      "⛔ d (deploy) denied by policy trace_rule:only_after(deploy,run_tests): 'deploy' may run only after 'run_tests' succeeded in this proposal",
+    );
     // Without --rollback compensate the file written before the abort stays.
     expect(existsSync(file)).toBe(true);
     rmSync(file);
 
-    const failing = writeProposal("failing.json", [write, { id: "t", type: "tool_call", tool: "run_tests", dependencies: ["w"] }, { id: "d", type: "tool_call", tool: "deploy", dependencies: ["t"] }]);
+    const failing = writeProposal("failing.json", [
+      write,
+      { id: "t", type: "tool_call", tool: "run_tests", dependencies: ["w"] },
+      { id: "d", type: "tool_call", tool: "deploy", dependencies: ["t"] },
+    ]);
     const r2 = await runCar(["run", ...args(failing), "--rollback", "compensate"], { env: { CAR_HOME: carHome } });
     expect(r2.code).toBe(1);
     expect(existsSync(file)).toBe(false);
     expect(r2.stderr).toContain("↶ w (write_file) compensating with remove_file");
     expect(r2.stderr).toContain("↶ w (write_file) compensated");
-    expect(r2.stdout).toMatch(/w\s+succeeded.*\[rolled back, compensated\] proposal aborted; state effects were rolled back; external effects were undone by its compensation/);
+    expect(r2.stdout).toMatch(
+      /w\s+succeeded.*\[rolled back, compensated\] proposal aborted; state effects were rolled back; external effects were undone by its compensation/,
+    );
     expect(r2.stdout).toMatch(/t\s+succeeded.*external effects remain: the action is irreversible/);
     const json = await runCar(["run", ...args(failing), "--rollback", "compensate", "--json"], { env: { CAR_HOME: carHome } });
     expect(JSON.parse(json.stdout).results[0]).toMatchObject({ rolled_back: true, compensated: true });

@@ -86,7 +86,9 @@ async function worker(n: number, deadline: number, failures: string[]): Promise<
     expectOk("proposal.submit", reply);
     const statuses = (reply.result as { results: { status: string }[] } | undefined)?.results.map((r) => r.status) ?? [];
     if (statuses.some((s) => s !== "succeeded")) failures.push(`client ${n} round ${round}: ${statuses.join(",")}`);
-    c.sendRaw(JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ jsonrpc: "2.0", id: `b${round}-${i}`, method: "state.get", params: { key: `soak:${n}` } }))));
+    c.sendRaw(
+      JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ jsonrpc: "2.0", id: `b${round}-${i}`, method: "state.get", params: { key: `soak:${n}` } }))),
+    );
     const batch: { error?: unknown }[] = await c.waitFor((f) => Array.isArray(f) && f[0]?.id === `b${round}-0`);
     if (batch.length !== 200 || batch.some((r) => r.error !== undefined)) failures.push(`client ${n} batch ${round}`);
     expectOk("tools.unregister", await c.call("tools.unregister", { name: gen }));
@@ -103,7 +105,12 @@ async function hostile(): Promise<string[]> {
   c.handle("tools.execute", (p) => ({ result: p.tool === "big" ? "q".repeat(1024 * 1024) : 0 }));
   await c.result("tools.register", [{ name: "big" }, { name: "sink" }]);
   const r = await c.result("proposal.submit", {
-    proposal: { actions: [{ id: "a", type: "tool_call", tool: "big" }, { id: "b", type: "tool_call", tool: "sink", parameters: { v: Array(400).fill("$a.output") }, dependencies: ["a"] }] },
+    proposal: {
+      actions: [
+        { id: "a", type: "tool_call", tool: "big" },
+        { id: "b", type: "tool_call", tool: "sink", parameters: { v: Array(400).fill("$a.output") }, dependencies: ["a"] },
+      ],
+    },
   });
   await c.close();
   return r.results.map((x: { status: string; error: string | null }) => `${x.status}:${x.error ?? ""}`);

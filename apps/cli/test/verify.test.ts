@@ -10,7 +10,9 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("car verify", () => {
   it("reports a valid proposal with its levels and exits 0", async () => {
-    const r = await runCar(["verify", fixture("deploy.json"), "--state", "../../../examples/deploy/state.json"], { cwd: new URL(".", import.meta.url).pathname });
+    const r = await runCar(["verify", fixture("deploy.json"), "--state", "../../../examples/deploy/state.json"], {
+      cwd: new URL(".", import.meta.url).pathname,
+    });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("proposal a1b2c3d4e5f6: valid");
@@ -151,7 +153,14 @@ describe("car verify", () => {
     const bad = await runCar(["verify", "-"], { input: "{ not json" });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/proposal stdin is not valid JSON/);
-    const malformed = await runCar(["verify", "-"], { input: JSON.stringify({ actions: [{ id: "a", type: "tool_call" }, { id: "a", type: "teleport" }] }) });
+    const malformed = await runCar(["verify", "-"], {
+      input: JSON.stringify({
+        actions: [
+          { id: "a", type: "tool_call" },
+          { id: "a", type: "teleport" },
+        ],
+      }),
+    });
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toMatch(/\/actions\/\d/);
   });

@@ -25,9 +25,12 @@ describe("the planner loop with the AI SDK's structured output", () => {
   it("asks for the input-proposal schema, feeds failures back into the prompt, and runs the corrected plan", async () => {
     const rt = new Runtime();
     const sent: string[] = [];
-    rt.registerTool({ name: "fetch_page", description: "Download a page", parameters: { type: "object", properties: { url: { type: "string" } }, required: ["url"] } }, (p) => ({
-      body: `<html>${String(p["url"])}</html>`,
-    }));
+    rt.registerTool(
+      { name: "fetch_page", description: "Download a page", parameters: { type: "object", properties: { url: { type: "string" } }, required: ["url"] } },
+      (p) => ({
+        body: `<html>${String(p["url"])}</html>`,
+      }),
+    );
     rt.registerTool({ name: "send_summary", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }, (p) => {
       sent.push(JSON.stringify(p["text"]));
       return { sent: true };

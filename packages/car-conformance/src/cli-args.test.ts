@@ -3,7 +3,9 @@ import { parseCliArgs } from "./cli-args.ts";
 
 describe("parseCliArgs", () => {
   it("reads a WebSocket target with a token, filters and reports", () => {
-    expect(parseCliArgs(["--ws", "ws://127.0.0.1:9100/", "--token", "T", "--capability", "ordering", "--capability", "rollback", "--junit", "out.xml", "--json"])).toMatchObject({
+    expect(
+      parseCliArgs(["--ws", "ws://127.0.0.1:9100/", "--token", "T", "--capability", "ordering", "--capability", "rollback", "--junit", "out.xml", "--json"]),
+    ).toMatchObject({
       ws: "ws://127.0.0.1:9100/",
       token: "T",
       capabilities: ["ordering", "rollback"],

@@ -97,7 +97,12 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
         args.capabilities.push(value());
         break;
       case "--features":
-        args.features.push(...value().split(",").map((f) => f.trim()).filter((f) => f !== ""));
+        args.features.push(
+          ...value()
+            .split(",")
+            .map((f) => f.trim())
+            .filter((f) => f !== ""),
+        );
         break;
       case "--scenario":
         args.scenarios.push(value());

@@ -70,7 +70,12 @@ async function main(argv: string[]): Promise<number> {
       // A server we start gets an empty home of its own: a durable store starts empty, and no operator rules apply.
       carHome = mkdtempSync(join(tmpdir(), "runtimebench-home-"));
       try {
-        server = await spawnServer({ command: args.cmd, ...(url === undefined ? {} : { url }), timeoutMs: args.startTimeoutMs, env: { ...process.env, CAR_HOME: carHome } });
+        server = await spawnServer({
+          command: args.cmd,
+          ...(url === undefined ? {} : { url }),
+          timeoutMs: args.startTimeoutMs,
+          env: { ...process.env, CAR_HOME: carHome },
+        });
       } catch (err) {
         rmSync(carHome, { recursive: true, force: true });
         process.stderr.write(`car-conformance: could not start the server: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -17,7 +17,12 @@ export function formatHuman(report: ConformanceReport, color = false): string {
   const red = (s: string): string => paint(31, s);
   const yellow = (s: string): string => paint(33, s);
   const dim = (s: string): string => paint(2, s);
-  const lines: string[] = [`RuntimeBench ${report.suite_version} — ${report.runtime}`, dim(`spec: ${report.spec_revision}`), dim(`features declared: ${report.features.length > 0 ? report.features.join(", ") : "none"}`), ""];
+  const lines: string[] = [
+    `RuntimeBench ${report.suite_version} — ${report.runtime}`,
+    dim(`spec: ${report.spec_revision}`),
+    dim(`features declared: ${report.features.length > 0 ? report.features.join(", ") : "none"}`),
+    "",
+  ];
   const width = Math.max(...report.capabilities.map((c) => c.capability.length + 11), 20);
   for (const cap of report.capabilities) {
     const label = `${cap.capability} (${cap.required ? "required" : "optional"})`.padEnd(width + 2);
@@ -62,7 +67,12 @@ export function formatHuman(report: ConformanceReport, color = false): string {
       break;
     case "partial": {
       const filters = [...report.filters.capabilities.map((c) => `--capability ${c}`), ...report.filters.scenarios.map((s) => `--scenario ${s}`)].join(" ");
-      const outcome = failing.length > 0 ? red(`failing: ${failing.join(", ")}`) : report.errors > 0 ? yellow("some scenarios not judged") : green("everything selected passed");
+      const outcome =
+        failing.length > 0
+          ? red(`failing: ${failing.join(", ")}`)
+          : report.errors > 0
+            ? yellow("some scenarios not judged")
+            : green("everything selected passed");
       lines.push(`PARTIAL — a filtered run (${filters}) is no verdict on the runtime; ${outcome} (${totals})`);
       break;
     }

@@ -8,7 +8,9 @@ import { hostname } from "node:os";
 import type { ConformanceReport } from "./report.ts";
 
 function esc(s: string): string {
-  return s.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!).replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "");
+  return s
+    .replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!)
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "");
 }
 
 function property(name: string, value: string): string {
@@ -43,7 +45,9 @@ export function formatJunit(report: ConformanceReport, host: string = hostname()
         continue;
       }
       out.push(`${head}>`);
-      const detail = s.failures.map((f) => `${f.where} ${f.path}: ${f.message}\n  expected: ${JSON.stringify(f.expected)}\n  actual:   ${JSON.stringify(f.actual) ?? "(absent)"}`).join("\n");
+      const detail = s.failures
+        .map((f) => `${f.where} ${f.path}: ${f.message}\n  expected: ${JSON.stringify(f.expected)}\n  actual:   ${JSON.stringify(f.actual) ?? "(absent)"}`)
+        .join("\n");
       const message = esc(`${s.title} [${s.spec.file} § ${s.spec.section}]`);
       if (s.status === "skipped") out.push(`      <skipped message="${esc(s.skip_reason ?? "not applicable")}"/>`);
       else if (s.status === "error") out.push(`      <error message="${esc(s.failures[0]?.message ?? "not judged")}" type="isolation">${esc(detail)}</error>`);

@@ -17,20 +17,7 @@ export interface Mismatch {
 }
 
 /** The operators a pattern may use; anything else starting with `$` is an ordinary key. */
-export const OPERATORS = [
-  "$any",
-  "$absent",
-  "$type",
-  "$regex",
-  "$oneOf",
-  "$gte",
-  "$lte",
-  "$contains",
-  "$length",
-  "$exact",
-  "$not",
-  "$includes",
-] as const;
+export const OPERATORS = ["$any", "$absent", "$type", "$regex", "$oneOf", "$gte", "$lte", "$contains", "$length", "$exact", "$not", "$includes"] as const;
 
 type Operator = (typeof OPERATORS)[number];
 

@@ -50,7 +50,8 @@ export async function runConformance(options: RunOptions): Promise<ConformanceRe
   const suite = options.suite ?? loadCapabilities();
   const wanted = options.capabilities ?? [];
   const unknown = wanted.filter((c) => !suite.some((f) => f.capability === c));
-  if (unknown.length > 0) throw new CarError("invalid_params", `unknown capability: ${unknown.join(", ")} (known: ${suite.map((f) => f.capability).join(", ")})`);
+  if (unknown.length > 0)
+    throw new CarError("invalid_params", `unknown capability: ${unknown.join(", ")} (known: ${suite.map((f) => f.capability).join(", ")})`);
   const declared = [...new Set(options.features ?? [])].sort();
   const features = new Set(declared);
   const filters = { capabilities: [...wanted], scenarios: [...(options.scenarioFilter ?? [])] };
@@ -64,8 +65,25 @@ export async function runConformance(options: RunOptions): Promise<ConformanceRe
   const capabilities: CapabilityReport[] = [];
   for (const file of selected) {
     const checked = isChecked(file);
-    options.onProgress?.({ type: "capability", capability: file.capability, title: file.title, required: file.required, checked, scenarios: file.scenarios.length });
-    const cap: CapabilityReport = { capability: file.capability, title: file.title, required: file.required, checked, passed: 0, failed: 0, skipped: 0, errors: 0, scenarios: [] };
+    options.onProgress?.({
+      type: "capability",
+      capability: file.capability,
+      title: file.title,
+      required: file.required,
+      checked,
+      scenarios: file.scenarios.length,
+    });
+    const cap: CapabilityReport = {
+      capability: file.capability,
+      title: file.title,
+      required: file.required,
+      checked,
+      passed: 0,
+      failed: 0,
+      skipped: 0,
+      errors: 0,
+      scenarios: [],
+    };
     for (const scenario of file.scenarios) {
       const report = checked ? await runOne(scenario, options, features) : notChecked(scenario, file.capability);
       cap.scenarios.push(report);
@@ -103,7 +121,15 @@ function selectedScenario(s: Scenario, filter: readonly string[] | undefined): b
 }
 
 function notChecked(scenario: Scenario, capability: string): ScenarioReport {
-  return { id: scenario.id, title: scenario.title, spec: scenario.spec, status: "skipped", skip_reason: `not checked: the runtime does not declare feature ${capability}`, failures: [], duration_ms: 0 };
+  return {
+    id: scenario.id,
+    title: scenario.title,
+    spec: scenario.spec,
+    status: "skipped",
+    skip_reason: `not checked: the runtime does not declare feature ${capability}`,
+    failures: [],
+    duration_ms: 0,
+  };
 }
 
 async function runOne(scenario: Scenario, options: RunOptions, features: ReadonlySet<string>): Promise<ScenarioReport> {
@@ -119,13 +145,30 @@ async function runOne(scenario: Scenario, options: RunOptions, features: Readonl
     runtime = await options.createRuntime();
     const timedOut = new Promise<ScenarioFailure[]>((resolve) => {
       timer = setTimeout(
-        () => resolve([{ where: "scenario", path: "(root)", expected: `completion within ${deadline} ms`, actual: "still running", message: "the scenario did not finish in time (a hung call or proposal)" }]),
+        () =>
+          resolve([
+            {
+              where: "scenario",
+              path: "(root)",
+              expected: `completion within ${deadline} ms`,
+              actual: "still running",
+              message: "the scenario did not finish in time (a hung call or proposal)",
+            },
+          ]),
         deadline,
       );
     });
     failures = await Promise.race([runScenario(scenario, runtime), timedOut]);
   } catch (err) {
-    failures = [{ where: "setup", path: "(root)", expected: "a runtime", actual: String(err), message: `creating the runtime failed: ${err instanceof Error ? err.message : String(err)}` }];
+    failures = [
+      {
+        where: "setup",
+        path: "(root)",
+        expected: "a runtime",
+        actual: String(err),
+        message: `creating the runtime failed: ${err instanceof Error ? err.message : String(err)}`,
+      },
+    ];
   } finally {
     clearTimeout(timer);
   }
@@ -133,7 +176,13 @@ async function runOne(scenario: Scenario, options: RunOptions, features: Readonl
     try {
       await options.destroyRuntime?.(runtime);
     } catch (err) {
-      failures.push({ where: "teardown", path: "(root)", expected: "a clean shutdown", actual: String(err), message: `destroying the runtime failed: ${err instanceof Error ? err.message : String(err)}` });
+      failures.push({
+        where: "teardown",
+        path: "(root)",
+        expected: "a clean shutdown",
+        actual: String(err),
+        message: `destroying the runtime failed: ${err instanceof Error ? err.message : String(err)}`,
+      });
     }
   }
   const status = failures.some((f) => f.where === ISOLATION) ? "error" : failures.length === 0 ? "passed" : "failed";

@@ -68,7 +68,13 @@ export async function runScenario(scenario: Scenario, runtime: ConformanceRuntim
     for (const p of scenario.policies ?? []) await runtime.registerPolicy(p);
     if (scenario.initial_state !== undefined) await runtime.setState(scenario.initial_state);
   } catch (err) {
-    failures.push({ where: "setup", path: "(root)", expected: "setup to succeed", actual: errorText(err), message: `setting up the runtime failed: ${errorText(err)}` });
+    failures.push({
+      where: "setup",
+      path: "(root)",
+      expected: "setup to succeed",
+      actual: errorText(err),
+      message: `setting up the runtime failed: ${errorText(err)}`,
+    });
     return failures;
   }
 
@@ -91,7 +97,13 @@ export async function runScenario(scenario: Scenario, runtime: ConformanceRuntim
     try {
       await checkFinal(scenario.expect, runtime, behaviours.calls, eventsBefore, report);
     } catch (err) {
-      failures.push({ where: "final", path: "(root)", expected: "observations to be readable", actual: errorText(err), message: `reading the runtime's state or events failed: ${errorText(err)}` });
+      failures.push({
+        where: "final",
+        path: "(root)",
+        expected: "observations to be readable",
+        actual: errorText(err),
+        message: `reading the runtime's state or events failed: ${errorText(err)}`,
+      });
     }
   }
   return failures;
@@ -199,7 +211,8 @@ async function checkFinal(
     }
     for (const pattern of expect.events_absent ?? []) {
       const hit = events.find((e) => matches(pattern, e));
-      if (hit !== undefined) report("events", [{ path: "events", expected: { $not: pattern }, actual: hit, message: "an event that must not exist was logged" }]);
+      if (hit !== undefined)
+        report("events", [{ path: "events", expected: { $not: pattern }, actual: hit, message: "an event that must not exist was logged" }]);
     }
     const leak = expect.event_text_absent;
     if (leak !== undefined) {
@@ -207,7 +220,15 @@ async function checkFinal(
         if (leak.kinds !== undefined && !leak.kinds.includes(String(e["kind"]))) continue;
         const text = JSON.stringify(e);
         const found = leak.text.filter((t) => text.includes(t));
-        if (found.length > 0) report("events", [{ path: "events", expected: { $not: { $includes: found[0]! } }, actual: e, message: `an event carries ${found.map((t) => JSON.stringify(t)).join(", ")}` }]);
+        if (found.length > 0)
+          report("events", [
+            {
+              path: "events",
+              expected: { $not: { $includes: found[0]! } },
+              actual: e,
+              message: `an event carries ${found.map((t) => JSON.stringify(t)).join(", ")}`,
+            },
+          ]);
       }
     }
   }
@@ -217,11 +238,13 @@ async function checkFinal(
     if (c.total !== undefined) report("tool calls", match(c.total, observed.length, "total"));
     for (const [tool, n] of Object.entries(c.count ?? {})) report("tool calls", match(n, observed.filter((o) => o["tool"] === tool).length, `count.${tool}`));
     for (const pattern of c.some ?? []) {
-      if (!observed.some((o) => matches(pattern, o))) report("tool calls", [{ path: "calls", expected: pattern, actual: observed, message: "no tool call matches" }]);
+      if (!observed.some((o) => matches(pattern, o)))
+        report("tool calls", [{ path: "calls", expected: pattern, actual: observed, message: "no tool call matches" }]);
     }
     for (const pattern of c.none ?? []) {
       const hit = observed.find((o) => matches(pattern, o));
-      if (hit !== undefined) report("tool calls", [{ path: "calls", expected: { $not: pattern }, actual: hit, message: "a tool call that must not happen was made" }]);
+      if (hit !== undefined)
+        report("tool calls", [{ path: "calls", expected: { $not: pattern }, actual: hit, message: "a tool call that must not happen was made" }]);
     }
     if (c.every !== undefined) observed.forEach((o, i) => report("tool calls", match(c.every!, o, `calls[${i}]`)));
   }
@@ -229,12 +252,22 @@ async function checkFinal(
     const ca = callsOf(calls, a);
     const cb = callsOf(calls, b);
     if (ca.length === 0 || cb.length === 0) {
-      report("ordering", [{ path: `${a} → ${b}`, expected: "both actions called", actual: { [a]: ca.length, [b]: cb.length }, message: "an action was never called" }]);
+      report("ordering", [
+        { path: `${a} → ${b}`, expected: "both actions called", actual: { [a]: ca.length, [b]: cb.length }, message: "an action was never called" },
+      ]);
       continue;
     }
     const aEnd = Math.max(...ca.map((x) => x.ended_ms ?? Infinity));
     const bStart = Math.min(...cb.map((x) => x.started_ms));
-    if (!(aEnd <= bStart)) report("ordering", [{ path: `${a} → ${b}`, expected: `'${a}' answered before '${b}' starts`, actual: { [`${a}_ended_ms`]: round(aEnd), [`${b}_started_ms`]: round(bStart) }, message: `'${b}' started before '${a}' finished` }]);
+    if (!(aEnd <= bStart))
+      report("ordering", [
+        {
+          path: `${a} → ${b}`,
+          expected: `'${a}' answered before '${b}' starts`,
+          actual: { [`${a}_ended_ms`]: round(aEnd), [`${b}_started_ms`]: round(bStart) },
+          message: `'${b}' started before '${a}' finished`,
+        },
+      ]);
   }
   for (const [a, b] of expect.overlapping ?? []) {
     const ca = callsOf(calls, a)[0];
@@ -244,7 +277,15 @@ async function checkFinal(
       continue;
     }
     const overlap = ca.started_ms < (cb.ended_ms ?? Infinity) && cb.started_ms < (ca.ended_ms ?? Infinity);
-    if (!overlap) report("concurrency", [{ path: `${a} ∥ ${b}`, expected: "calls in flight together", actual: { [a]: [round(ca.started_ms), round(ca.ended_ms)], [b]: [round(cb.started_ms), round(cb.ended_ms)] }, message: "the calls ran one after the other" }]);
+    if (!overlap)
+      report("concurrency", [
+        {
+          path: `${a} ∥ ${b}`,
+          expected: "calls in flight together",
+          actual: { [a]: [round(ca.started_ms), round(ca.ended_ms)], [b]: [round(cb.started_ms), round(cb.ended_ms)] },
+          message: "the calls ran one after the other",
+        },
+      ]);
   }
   for (const [a, b, ms] of expect.min_gap_ms ?? []) {
     const ca = callsOf(calls, a)[0];
@@ -254,7 +295,8 @@ async function checkFinal(
       continue;
     }
     const gap = cb.started_ms - ca.started_ms;
-    if (gap < ms) report("timing", [{ path: `${a} → ${b}`, expected: { $gte: ms }, actual: round(gap), message: `'${b}' started only ${round(gap)} ms after '${a}'` }]);
+    if (gap < ms)
+      report("timing", [{ path: `${a} → ${b}`, expected: { $gte: ms }, actual: round(gap), message: `'${b}' started only ${round(gap)} ms after '${a}'` }]);
   }
 }
 

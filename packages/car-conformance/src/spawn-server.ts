@@ -31,7 +31,12 @@ const URL_PATTERN = /\b(wss?:\/\/[^\s"'<>]+)/;
 const TOKEN_PATTERN = /\b(?:auth[ _-])?token:\s*([A-Za-z0-9_\-.~+/=]{8,})/i;
 
 export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer> {
-  const child = spawn(options.command, { shell: true, detached: process.platform !== "win32", stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
+  const child = spawn(options.command, {
+    shell: true,
+    detached: process.platform !== "win32",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: options.env ?? process.env,
+  });
   let output = "";
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const listening = new Promise<{ url: string; token?: string }>((resolve, reject) => {

@@ -61,7 +61,11 @@ export function wsAdapter(options: WsAdapterOptions): RuntimeFactory {
 /** Asks for an isolated session; true when the server granted it. Only transport failures throw. */
 async function requestIsolation(peer: WsPeer): Promise<boolean> {
   try {
-    const answer = await peer.call("server.handshake", { protocol_version: PROTOCOL_VERSION, client_version: `RuntimeBench ${SUITE_VERSION}`, optional_capabilities: [ISOLATED_SESSION_CAPABILITY] });
+    const answer = await peer.call("server.handshake", {
+      protocol_version: PROTOCOL_VERSION,
+      client_version: `RuntimeBench ${SUITE_VERSION}`,
+      optional_capabilities: [ISOLATED_SESSION_CAPABILITY],
+    });
     const negotiated = isJsonObject(answer) ? answer["negotiated_capabilities"] : undefined;
     return Array.isArray(negotiated) && negotiated.includes(ISOLATED_SESSION_CAPABILITY);
   } catch (err) {
@@ -107,7 +111,11 @@ class WsRuntime implements ConformanceRuntime {
         case "output":
           return { result: reply.value };
         case "error":
-          return { error: reply.terminal ? { code: TOOL_ERROR_CODE, message: reply.message, data: { terminal: true } } : { code: TOOL_ERROR_CODE, message: reply.message } };
+          return {
+            error: reply.terminal
+              ? { code: TOOL_ERROR_CODE, message: reply.message, data: { terminal: true } }
+              : { code: TOOL_ERROR_CODE, message: reply.message },
+          };
         case "json_text":
           return { resultJsonText: reply.text };
         case "raw":
@@ -123,7 +131,10 @@ class WsRuntime implements ConformanceRuntime {
 
   async registerTools(tools: readonly ScenarioTool[], behaviours: ToolBehaviours): Promise<void> {
     this.#behaviours = behaviours;
-    await this.#peer.call("tools.register", tools.map((t) => ({ ...(t.schema ?? {}), name: t.name })));
+    await this.#peer.call(
+      "tools.register",
+      tools.map((t) => ({ ...(t.schema ?? {}), name: t.name })),
+    );
   }
 
   async registerPolicy(policy: ScenarioPolicy): Promise<void> {

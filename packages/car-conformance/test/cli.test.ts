@@ -56,9 +56,21 @@ describe("car-conformance", () => {
   it("reports undeclared optional capabilities as not checked and refuses an unknown feature", async () => {
     const suite = join(dir, "optional-suite");
     await mkdir(suite, { recursive: true });
-    const scenario = { id: "extra.write", title: "a write lands", spec: { file: "agent-ir-spec.md", section: "ProposalResult" }, steps: [{ submit: { actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 } }] } }], expect: { state: { k: 1 } } };
-    await writeFile(join(suite, "base.json"), JSON.stringify({ capability: "base", title: "base", required: true, scenarios: [{ ...scenario, id: "base.write" }] }));
-    await writeFile(join(suite, "extra.json"), JSON.stringify({ capability: "extra", title: "extra", required: false, scenarios: [{ ...scenario, id: "extra.write", expect: { state: { k: 2 } } }] }));
+    const scenario = {
+      id: "extra.write",
+      title: "a write lands",
+      spec: { file: "agent-ir-spec.md", section: "ProposalResult" },
+      steps: [{ submit: { actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 } }] } }],
+      expect: { state: { k: 1 } },
+    };
+    await writeFile(
+      join(suite, "base.json"),
+      JSON.stringify({ capability: "base", title: "base", required: true, scenarios: [{ ...scenario, id: "base.write" }] }),
+    );
+    await writeFile(
+      join(suite, "extra.json"),
+      JSON.stringify({ capability: "extra", title: "extra", required: false, scenarios: [{ ...scenario, id: "extra.write", expect: { state: { k: 2 } } }] }),
+    );
     const quiet = await run(["--engine", "--scenarios", suite]);
     expect(quiet.code).toBe(0);
     expect(quiet.stdout).toMatch(/extra \(optional\)\s+not checked \(feature not declared\)/);

@@ -7,7 +7,20 @@ import type { JsonObject, JsonValue } from "@car/ir";
 import { engineAdapter, formatHuman, formatJunit, loadCapabilities, runConformance, ToolBehaviours } from "../src/index.ts";
 import type { ConformanceReport, ConformanceRuntime, RuntimeFactory } from "../src/index.ts";
 
-const METHODS = ["registerTools", "registerPolicy", "setState", "submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "getState", "getEvents"] as const;
+const METHODS = [
+  "registerTools",
+  "registerPolicy",
+  "setState",
+  "submit",
+  "verify",
+  "simulate",
+  "equivalent",
+  "optimize",
+  "poll",
+  "cancel",
+  "getState",
+  "getEvents",
+] as const;
 
 /** A factory whose runtimes are the engine's, with some methods replaced. */
 function broken(patch: (rt: ConformanceRuntime) => Partial<ConformanceRuntime>): RuntimeFactory {
@@ -47,8 +60,15 @@ describe("the runner detects a non-conforming runtime", () => {
     expect(status.get("ordering.state-writes-keep-declaration-order")).toBe("passed");
     expect(report.conformant).toBe(false);
     // Failures are findings about behaviour, not a broken harness.
-    expect(report.capabilities.flatMap((c) => c.scenarios).flatMap((s) => s.failures).filter((f) => f.where === "setup")).toEqual([]);
-    const failure = report.capabilities.find((c) => c.capability === "failure-behaviours")!.scenarios.find((s) => s.id === "failure-behaviours.retry-then-succeed")!;
+    expect(
+      report.capabilities
+        .flatMap((c) => c.scenarios)
+        .flatMap((s) => s.failures)
+        .filter((f) => f.where === "setup"),
+    ).toEqual([]);
+    const failure = report.capabilities
+      .find((c) => c.capability === "failure-behaviours")!
+      .scenarios.find((s) => s.id === "failure-behaviours.retry-then-succeed")!;
     expect(failure.failures.some((f) => f.path.includes("cost") || f.path.includes("count"))).toBe(true);
   }, 60_000);
 

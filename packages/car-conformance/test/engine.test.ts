@@ -14,7 +14,9 @@ describe("RuntimeBench against @car/engine in process", () => {
         it(scenario.id, async () => {
           const report = await runConformance({ ...engineAdapter(), suite: [{ ...cap, scenarios: [scenario] }] });
           const result = report.capabilities[0]!.scenarios[0]!;
-          expect(result.failures.map((f) => `${f.where} ${f.path}: ${f.message} (expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)})`)).toEqual([]);
+          expect(
+            result.failures.map((f) => `${f.where} ${f.path}: ${f.message} (expected ${JSON.stringify(f.expected)}, got ${JSON.stringify(f.actual)})`),
+          ).toEqual([]);
           // The engine declares every feature the suite knows: nothing may be skipped in process.
           expect(result.status).toBe("passed");
         });

@@ -29,7 +29,10 @@ function unknownOperators(value: unknown, out: string[] = []): string[] {
 
 /** A heading (or a cited part) as written and without backticks, `#`s or a trailing parenthesis. */
 function headingNames(text: string): string[] {
-  const plain = text.replace(/^#+\s*/, "").replace(/`/g, "").trim();
+  const plain = text
+    .replace(/^#+\s*/, "")
+    .replace(/`/g, "")
+    .trim();
   return [plain, plain.replace(/\s*\([^)]*\)$/, "")];
 }
 
@@ -37,8 +40,26 @@ describe("the bundled scenarios", () => {
   it("cover every capability of the issue, each tagged required or optional", () => {
     expect(suite.map((c) => c.capability).sort()).toEqual(
       [
-        "cost", "detached-tools", "equivalent", "events", "failure-behaviours", "idempotency", "ir-parsing", "optimize", "ordering", "state-actions",
-        "policies", "preconditions", "rate-limits", "reference", "rollback", "simulate", "terminal-failures", "timeouts", "tool-dispatch", "verify",
+        "cost",
+        "detached-tools",
+        "equivalent",
+        "events",
+        "failure-behaviours",
+        "idempotency",
+        "ir-parsing",
+        "optimize",
+        "ordering",
+        "state-actions",
+        "policies",
+        "preconditions",
+        "rate-limits",
+        "reference",
+        "rollback",
+        "simulate",
+        "terminal-failures",
+        "timeouts",
+        "tool-dispatch",
+        "verify",
       ].sort(),
     );
     expect(suite.reduce((n, c) => n + c.scenarios.length, 0)).toBeGreaterThanOrEqual(80);
@@ -77,7 +98,13 @@ describe("the bundled scenarios", () => {
     let headings: Map<string, string[]>;
     try {
       headings = new Map(
-        ["car-spec.md", "agent-ir-spec.md"].map((f) => [f, readFileSync(join(seeds, f), "utf8").split("\n").filter((l) => l.startsWith("#")).flatMap((l) => headingNames(l))]),
+        ["car-spec.md", "agent-ir-spec.md"].map((f) => [
+          f,
+          readFileSync(join(seeds, f), "utf8")
+            .split("\n")
+            .filter((l) => l.startsWith("#"))
+            .flatMap((l) => headingNames(l)),
+        ]),
       );
     } catch {
       return; // The spec files are not part of the package; checked where they are present.

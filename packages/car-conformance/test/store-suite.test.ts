@@ -34,7 +34,13 @@ describe("the public store suite", () => {
   });
 
   it("fails a store that acknowledges commits without applying them, naming the checks", async () => {
-    const lossy = (store: RuntimeStore): RuntimeStore => ({ ...store, state: store.state, events: store.events, approvals: store.approvals, commitProposal: () => [] });
+    const lossy = (store: RuntimeStore): RuntimeStore => ({
+      ...store,
+      state: store.state,
+      events: store.events,
+      approvals: store.approvals,
+      commitProposal: () => [],
+    });
     const report = await runStoreConformance("lossy", () => ({ durable: false, open: (clock) => lossy(inMemoryStore({ clock })), dispose: () => {} }));
     const failed = report.results.filter((r) => r.status === "failed");
     expect(failed.map((r) => r.name)).toContain("commits a proposal's writes with attribution, and records its events in order");
@@ -50,7 +56,13 @@ describe("the public store suite", () => {
           durable: true,
           open: (clock) => {
             const store = sqlite(join(dir, "car.db"), { clock });
-            const noChain: RuntimeStore = { state: store.state, events: store.events, approvals: store.approvals, commitProposal: (c) => store.commitProposal(c), close: () => store.close() };
+            const noChain: RuntimeStore = {
+              state: store.state,
+              events: store.events,
+              approvals: store.approvals,
+              commitProposal: (c) => store.commitProposal(c),
+              close: () => store.close(),
+            };
             return noChain;
           },
           dispose: () => {},

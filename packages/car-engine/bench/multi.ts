@@ -37,7 +37,9 @@ async function main(): Promise<void> {
 
   console.log("run                                   agents  µs/agent  floor µs/agent  ratio");
   const row = (label: string, ms: number, floorMs: number, count: number): void =>
-    console.log(`${label.padEnd(37)} ${String(count).padStart(6)}  ${us(ms, count).padStart(8)}  ${us(floorMs, count).padStart(14)}  ${(ms / floorMs).toFixed(1)}×`);
+    console.log(
+      `${label.padEnd(37)} ${String(count).padStart(6)}  ${us(ms, count).padStart(8)}  ${us(floorMs, count).padStart(14)}  ${(ms / floorMs).toFixed(1)}×`,
+    );
   row("swarm parallel, no limits", parallel, floor, n);
   row("swarm parallel, 8 slots + timeouts", limited, floor, n);
   row("pipeline (each stage sees the last)", chain, chainFloor, 2_000);

@@ -36,7 +36,9 @@ interface Summary {
 /** Starts `n` workers, lets them all go at once, and sums what they committed and aborted. */
 async function measure(n: number, args: Record<string, unknown>): Promise<Summary> {
   const workers = Array.from({ length: n }, (_, i) => {
-    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", WORKER, JSON.stringify({ ...args, name: `w${i}` })], { stdio: ["pipe", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", WORKER, JSON.stringify({ ...args, name: `w${i}` })], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
     const lines = createInterface({ input: child.stdout! });
     const ready = new Promise<void>((resolve) => lines.on("line", (l) => l === "READY" && resolve()));
     const done = new Promise<Summary>((resolve, reject) => {
@@ -48,7 +50,11 @@ async function measure(n: number, args: Record<string, unknown>): Promise<Summar
   await Promise.all(workers.map((w) => w.ready));
   for (const w of workers) w.child.stdin!.end("GO\n");
   const results = await Promise.all(workers.map((w) => w.done));
-  return results.reduce((a, b) => ({ committed: a.committed + b.committed, aborted: a.aborted + b.aborted, cpu_ms: a.cpu_ms + b.cpu_ms }), { committed: 0, aborted: 0, cpu_ms: 0 });
+  return results.reduce((a, b) => ({ committed: a.committed + b.committed, aborted: a.aborted + b.aborted, cpu_ms: a.cpu_ms + b.cpu_ms }), {
+    committed: 0,
+    aborted: 0,
+    cpu_ms: 0,
+  });
 }
 
 const perSecond = (s: Summary): number => (s.committed * 1000) / MS;
@@ -72,7 +78,11 @@ interface Config {
 }
 
 const configs: Config[] = [{ label: "SQLite baseline", workers: 1, overlap: 0, sqlite: true, runs: [] }];
-for (const [label, overlap] of [["disjoint", 0], ["10% shared", 0.1]] as const) for (const workers of [1, 2, 4]) configs.push({ label, workers, overlap, sqlite: false, runs: [] });
+for (const [label, overlap] of [
+  ["disjoint", 0],
+  ["10% shared", 0.1],
+] as const)
+  for (const workers of [1, 2, 4]) configs.push({ label, workers, overlap, sqlite: false, runs: [] });
 
 const common = { mode: "race", ms: MS, shared: SHARED, ownKeys: 50, report: "summary", tx: "strict" };
 const cluster = await startPostgresCluster();
@@ -93,7 +103,9 @@ try {
 
 const median = (c: Config): Summary => [...c.runs].sort((a, b) => a.committed - b.committed)[Math.floor(c.runs.length / 2)]!;
 const baseline = perSecond(median(configs[0]!));
-console.log(`baseline: SQLite store, 1 process: ${fmt(baseline)} committed proposals/s, ${cpuPer(median(configs[0]!))} client CPU ms per proposal (median of ${ROUNDS})\n`);
+console.log(
+  `baseline: SQLite store, 1 process: ${fmt(baseline)} committed proposals/s, ${cpuPer(median(configs[0]!))} client CPU ms per proposal (median of ${ROUNDS})\n`,
+);
 console.log("keys         workers  committed/s  aborted/s  vs 1 worker  vs SQLite  client CPU ms/proposal");
 let single = 0;
 for (const c of configs.slice(1)) {

@@ -45,7 +45,9 @@ async function overheadTable(kind: ToolKind, n: number): Promise<void> {
 
 async function main(): Promise<void> {
   for (const kind of ["async", "sync"] as const) for (const shape of shapes) await engineMs(shape, 2_000, kind, 2);
-  console.log("Goals: async overhead ≤ 10 µs/action on the 10k shapes; peak ≤ 1.5 KB/action at 100k; growth 10k→100k ≤ 15×; ≥ 100× faster per node than LangGraph.js");
+  console.log(
+    "Goals: async overhead ≤ 10 µs/action on the 10k shapes; peak ≤ 1.5 KB/action at 100k; growth 10k→100k ≤ 15×; ≥ 100× faster per node than LangGraph.js",
+  );
 
   await overheadTable("async", 10_000);
   await overheadTable("sync", 10_000);
@@ -55,7 +57,9 @@ async function main(): Promise<void> {
     const t10k = await engineMs(shape, 10_000, "async", 3);
     const t100k = await engineMs(shape, 100_000, "async", 1);
     const growth = t100k / t10k;
-    console.log(`${shape.padEnd(8)}  10k ${t10k.toFixed(1)} ms, 100k ${t100k.toFixed(1)} ms: ${growth.toFixed(1)}×  ${verdict(growth <= GOAL_GROWTH)} (≤ ${GOAL_GROWTH}×)`);
+    console.log(
+      `${shape.padEnd(8)}  10k ${t10k.toFixed(1)} ms, 100k ${t100k.toFixed(1)} ms: ${growth.toFixed(1)}×  ${verdict(growth <= GOAL_GROWTH)} (≤ ${GOAL_GROWTH}×)`,
+    );
   }
 
   const n = 100_000;

@@ -33,7 +33,12 @@ async function memory(n: number): Promise<{ heapPeakBytes: number; rssPeakBytes:
   sample();
   if (result.results.length !== n) throw new Error("bad result");
   gc();
-  return { heapPeakBytes: heapPeak - base.heapUsed, rssPeakBytes: rssPeak - base.rss, retainedBytes: process.memoryUsage().heapUsed - base.heapUsed, events: rt.events.count() };
+  return {
+    heapPeakBytes: heapPeak - base.heapUsed,
+    rssPeakBytes: rssPeak - base.rss,
+    retainedBytes: process.memoryUsage().heapUsed - base.heapUsed,
+    events: rt.events.count(),
+  };
 }
 
 async function main(): Promise<unknown> {

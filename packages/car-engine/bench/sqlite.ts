@@ -60,7 +60,9 @@ try {
     await run(fresh("normal"), kind, 1_000);
   }
   console.log(`10k actions per run; best of 3; SQLite at ${dir}`);
-  console.log("workload  actions/proposal  events   in-memory µs/action  events/s    sqlite(full) µs/action  events/s  ratio   sqlite(normal) µs/action  ratio");
+  console.log(
+    "workload  actions/proposal  events   in-memory µs/action  events/s    sqlite(full) µs/action  events/s  ratio   sqlite(normal) µs/action  ratio",
+  );
   for (const kind of ["noop", "write"] as const) {
     for (const size of [10_000, 100, 10]) {
       const mem = await best(() => new Runtime().store, kind, size, 3);

@@ -5,7 +5,19 @@
  * its state changes and events together through the store.
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
-import type { ActionProposal, Clock, CostBudget, IdGenerator, JsonObject, ProposalInput, ProposalResult, ToolSchema, ToolSchemaInput, ToolStreamEvent, VerificationResult } from "@car/ir";
+import type {
+  ActionProposal,
+  Clock,
+  CostBudget,
+  IdGenerator,
+  JsonObject,
+  ProposalInput,
+  ProposalResult,
+  ToolSchema,
+  ToolSchemaInput,
+  ToolStreamEvent,
+  VerificationResult,
+} from "@car/ir";
 import { PolicyEngine, PolicyRules, TraceGate, loadPolicyDir, policyDirs, policyRuleFrom, traceRuleOfDefinition } from "@car/policy";
 import type { Tracer } from "@opentelemetry/api";
 import { verify } from "@car/verify";
@@ -292,7 +304,8 @@ export class Runtime {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
     const rollback = options.rollback ?? this.#options.rollback ?? "state";
-    if (rollback !== "state" && rollback !== "compensate") throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
+    if (rollback !== "state" && rollback !== "compensate")
+      throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
     if (dispatch !== undefined && options.toolCaller !== undefined) throw new CarError("invalid_params", "give dispatch or toolCaller, not both");
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
@@ -453,7 +466,14 @@ function policyRuleOf(args: readonly unknown[]): PolicyRule {
     const [, rule, target, key, pattern, valueJson] = args;
     const optional = [target, key, pattern, valueJson].every((v) => v === undefined || v === null || typeof v === "string");
     if (typeof rule !== "string" || !optional || args.length > 6) throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
-    return policyRuleFrom({ name: first, rule, target: target as string | null, key: key as string | null, pattern: pattern as string | null, value_json: valueJson as string | null });
+    return policyRuleFrom({
+      name: first,
+      rule,
+      target: target as string | null,
+      key: key as string | null,
+      pattern: pattern as string | null,
+      value_json: valueJson as string | null,
+    });
   }
   if (args.length === 1 && first !== null && typeof first === "object" && typeof (first as { name?: unknown }).name === "string") {
     if (typeof (first as PolicyRule).evaluate === "function") return first as PolicyRule;

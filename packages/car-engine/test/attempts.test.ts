@@ -12,7 +12,9 @@ describe("failed attempts", () => {
       if (calls < 3) throw new Error(`down ${calls}`);
       return "up";
     });
-    const r = await timers.settle(rt.executeProposal({ id: "p", actions: [tc("a", "flaky", { parameters: { secret: "s3cr3t" }, failure_behavior: "retry", max_retries: 3 })] }));
+    const r = await timers.settle(
+      rt.executeProposal({ id: "p", actions: [tc("a", "flaky", { parameters: { secret: "s3cr3t" }, failure_behavior: "retry", max_retries: 3 })] }),
+    );
     expect(r.results[0]!.status).toBe("succeeded");
     expect(r.cost.retries).toBe(2);
     const attempts = rt.events.query({ kinds: ["attempt_failed"] });

@@ -62,7 +62,9 @@ describe("CarRuntime (compat)", () => {
     });
     try {
       const ok = JSON.parse(await rt.submitProposal(JSON.stringify({ actions: [{ id: "ok", type: "tool_call", tool: "echo", parameters: { msg: "hi" } }] })));
-      const bad = JSON.parse(await rt.submitProposal(JSON.stringify({ actions: [{ id: "bad", type: "tool_call", tool: "echo", parameters: { msg: "rm -rf /" } }] })));
+      const bad = JSON.parse(
+        await rt.submitProposal(JSON.stringify({ actions: [{ id: "bad", type: "tool_call", tool: "echo", parameters: { msg: "rm -rf /" } }] })),
+      );
       expect([ok.results[0].status, bad.results[0].status]).toEqual(["succeeded", "rejected"]);
       expect(calls).toEqual(["echo"]);
     } finally {
@@ -79,7 +81,11 @@ describe("CarRuntime (compat)", () => {
   it("executeProposal and verify are standalone, as in the original", async () => {
     const rt = new CarRuntime();
     await rt.registerTool("echo");
-    const out = JSON.parse(await executeProposal(rt, JSON.stringify({ actions: [{ type: "tool_call", tool: "echo", parameters: { msg: "x" } }] }), async (c) => JSON.stringify({ echoed: JSON.parse(c).params.msg })));
+    const out = JSON.parse(
+      await executeProposal(rt, JSON.stringify({ actions: [{ type: "tool_call", tool: "echo", parameters: { msg: "x" } }] }), async (c) =>
+        JSON.stringify({ echoed: JSON.parse(c).params.msg }),
+      ),
+    );
     expect(out.results[0].output).toEqual({ echoed: "x" });
     const report = JSON.parse(verify(JSON.stringify({ actions: [{ type: "tool_call", tool: "t" }] }), null, ["other"]));
     expect(report.valid).toBe(false);

@@ -4,7 +4,7 @@
  * leave the directory as it was (for what can be undone), say per action
  * what happened, and keep going — or stop — as each fault demands.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -51,7 +51,12 @@ function sagaRuntime(options: RuntimeOptions = {}): { rt: Runtime; calls: string
 }
 
 const writes = (name: string, extra: object = {}) =>
-  tc(`w_${name}`, "write_file", { parameters: { name }, reversibility: "compensable", compensation: { type: "tool", tool: "remove_file", parameters: { name } }, ...extra });
+  tc(`w_${name}`, "write_file", {
+    parameters: { name },
+    reversibility: "compensable",
+    compensation: { type: "tool", tool: "remove_file", parameters: { name } },
+    ...extra,
+  });
 
 describe("rollback: compensate", () => {
   it("undoes every succeeded compensable action in reverse completion order, and says so per action", async () => {
@@ -145,7 +150,12 @@ describe("rollback: compensate", () => {
       {
         actions: [
           writes("a"),
-          tc("x", "write_file", { parameters: { name: "x" }, reversibility: "compensable", compensation: { type: "tool", tool: "fault", parameters: { mode: "throw" } }, dependencies: ["w_a"] }),
+          tc("x", "write_file", {
+            parameters: { name: "x" },
+            reversibility: "compensable",
+            compensation: { type: "tool", tool: "fault", parameters: { mode: "throw" } },
+            dependencies: ["w_a"],
+          }),
           tc("fail", "boom", { dependencies: ["x"] }),
         ],
       },
@@ -153,7 +163,10 @@ describe("rollback: compensate", () => {
       { rollback: "compensate" },
     );
     expect(files()).toEqual(["x"]);
-    expect(r.results[1]).toMatchObject({ compensation_error: "the undo broke", error: "proposal aborted; state effects were rolled back; external effects remain: its compensation failed: the undo broke" });
+    expect(r.results[1]).toMatchObject({
+      compensation_error: "the undo broke",
+      error: "proposal aborted; state effects were rolled back; external effects remain: its compensation failed: the undo broke",
+    });
     expect(r.results[0]!.compensated).toBe(true);
   });
 
@@ -176,7 +189,13 @@ describe("rollback: compensate", () => {
       {
         actions: [
           writes("a"),
-          tc("x", "send_email", { reversibility: "compensable", compensation: { type: "tool", tool: "fault", parameters: { mode: "terminal" } }, max_retries: 3, failure_behavior: "retry", dependencies: ["w_a"] }),
+          tc("x", "send_email", {
+            reversibility: "compensable",
+            compensation: { type: "tool", tool: "fault", parameters: { mode: "terminal" } },
+            max_retries: 3,
+            failure_behavior: "retry",
+            dependencies: ["w_a"],
+          }),
           tc("fail", "boom", { dependencies: ["x"] }),
         ],
       },
@@ -201,7 +220,13 @@ describe("rollback: compensate", () => {
     const r = await rt.executeProposal(
       {
         actions: [
-          tc("w", "write_file", { parameters: { name: "a" }, reversibility: "compensable", compensation: { type: "tool", tool: "flaky_remove", parameters: { name: "a" } }, max_retries: 2, failure_behavior: "retry" }),
+          tc("w", "write_file", {
+            parameters: { name: "a" },
+            reversibility: "compensable",
+            compensation: { type: "tool", tool: "flaky_remove", parameters: { name: "a" } },
+            max_retries: 2,
+            failure_behavior: "retry",
+          }),
           tc("fail", "boom", { dependencies: ["w"] }),
         ],
       },

@@ -15,21 +15,33 @@ async function statusOf(command: string, def: object = FORCE_PUSH): Promise<{ st
 }
 
 describe("Runtime.registerPolicy with rule deny_command", () => {
-  it.each(["git push -f", "git push origin +main", "git push --force-with-lease", "git push origin main -f", "g''it push --force", "sudo git -C repo push -fu origin main"])(
-    "denies %j before the tool runs",
-    async (command) => {
-      const r = await statusOf(command);
-      expect(r).toMatchObject({ status: "rejected", ran: false });
-      expect(r.error).toMatch(/^denied by policy: no_force_push/);
-    },
-  );
+  it.each([
+    "git push -f",
+    "git push origin +main",
+    "git push --force-with-lease",
+    "git push origin main -f",
+    "g''it push --force",
+    "sudo git -C repo push -fu origin main",
+  ])("denies %j before the tool runs", async (command) => {
+    const r = await statusOf(command);
+    expect(r).toMatchObject({ status: "rejected", ran: false });
+    expect(r.error).toMatch(/^denied by policy: no_force_push/);
+  });
 
   it.each(["git push", "git push origin main", "git pull -f", "echo git push -f"])("lets %j run", async (command) => {
     expect(await statusOf(command)).toMatchObject({ status: "succeeded", ran: true });
   });
 
   it("honours tool, param and args", async () => {
-    const rmRoot = { name: "rm_root", rule: "deny_command", program: "rm", flags: ["-r|-R|--recursive", "-f|--force"], args: ["/"], tool: "shell", param: "script" };
+    const rmRoot = {
+      name: "rm_root",
+      rule: "deny_command",
+      program: "rm",
+      flags: ["-r|-R|--recursive", "-f|--force"],
+      args: ["/"],
+      tool: "shell",
+      param: "script",
+    };
     const calls: [string, string, Record<string, string>][] = [
       ["root", "shell", { script: 'rm -r -f "/"' }],
       ["tmp", "shell", { script: "rm -rf /tmp/x" }],

@@ -20,7 +20,15 @@ describe("detached tools", () => {
     feed.push({ kind: "text", text: "line 1" });
     feed.push({ kind: "progress", fraction: 0.5 });
     await new Promise((res) => setImmediate(res));
-    expect(rt.toolPoll(handle)).toMatchObject({ status: "running", tool: "tail", action_id: "s", chunks: [{ kind: "text", text: "line 1" }, { kind: "progress", fraction: 0.5 }] });
+    expect(rt.toolPoll(handle)).toMatchObject({
+      status: "running",
+      tool: "tail",
+      action_id: "s",
+      chunks: [
+        { kind: "text", text: "line 1" },
+        { kind: "progress", fraction: 0.5 },
+      ],
+    });
     expect(rt.toolPoll(handle)!.chunks).toEqual([]);
     feed.push({ kind: "done", result: { exit: 0 } });
     await new Promise((res) => setImmediate(res));
@@ -64,7 +72,9 @@ describe("detached tools", () => {
     let finish: (v: unknown) => void = () => {};
     rt.registerTool("job", () => new Promise((resolve) => (finish = resolve)));
     rt.registerTool("doomed", () => Promise.reject(new Error("crashed")));
-    const r = await rt.executeProposal({ actions: [tc("j", "job", { invocation_mode: "long_running" }), tc("d", "doomed", { invocation_mode: "long_running" })] });
+    const r = await rt.executeProposal({
+      actions: [tc("j", "job", { invocation_mode: "long_running" }), tc("d", "doomed", { invocation_mode: "long_running" })],
+    });
     const [job, doomed] = r.results.map((x) => (x.output as { tool_handle: string }).tool_handle);
     await new Promise((res) => setImmediate(res));
     expect(rt.toolPoll(doomed!)).toMatchObject({ status: "failed", error: "crashed" });

@@ -20,7 +20,10 @@ describe("single-callback dispatch contract", () => {
     const ok = await rt.executeProposal({ actions: [tc("a", "echo", { parameters: { q: 1 }, timeout_ms: 500 })] }, dispatch, { session_id: "s1" });
     expect(ok.results[0]!.output).toEqual({ got: { q: 1 } });
     expect(calls[0]).toEqual({ tool: "echo", params: { q: 1 }, action_id: "a", request_id: expect.any(String), timeout_ms: 500, session_id: "s1", attempt: 1 });
-    const err = await rt.executeProposal({ actions: [tc("b", "err", { failure_behavior: "skip" }), tc("c", "garbage", { failure_behavior: "skip" })] }, dispatch);
+    const err = await rt.executeProposal(
+      { actions: [tc("b", "err", { failure_behavior: "skip" }), tc("c", "garbage", { failure_behavior: "skip" })] },
+      dispatch,
+    );
     expect(err.results.map((r) => [r.status, r.error])).toEqual([
       ["skipped", "not today"],
       ["skipped", expect.stringMatching(/not JSON/)],
@@ -51,18 +54,28 @@ describe("single-callback dispatch contract", () => {
 
 describe("fault matrix", () => {
   const cases: [string, () => unknown, RegExp, string][] = [
-    ["throws", () => {
-      throw new Error("sync boom");
-    }, /sync boom/, "tool_error"],
+    [
+      "throws",
+      () => {
+        throw new Error("sync boom");
+      },
+      /sync boom/,
+      "tool_error",
+    ],
     ["rejects", () => Promise.reject(new Error("async boom")), /async boom/, "tool_error"],
     ["rejects with a non-Error", () => Promise.reject({ weird: true }), /weird/, "tool_error"],
     ["hangs past its timeout", () => new Promise(() => {}), /timed out after 20 ms/, "timeout"],
     ["returns a non-JSON value", () => 10n, /not valid JSON/, "validation"],
-    ["returns a cyclic object", () => {
-      const o: Record<string, unknown> = {};
-      o["self"] = o;
-      return o;
-    }, /not valid JSON/, "validation"],
+    [
+      "returns a cyclic object",
+      () => {
+        const o: Record<string, unknown> = {};
+        o["self"] = o;
+        return o;
+      },
+      /not valid JSON/,
+      "validation",
+    ],
     ["returns 10 MB", () => "x".repeat(10 * 1024 * 1024), /over the 8388608-byte limit/, "validation"],
   ];
   for (const [name, handler, message, errorClass] of cases) {
@@ -71,7 +84,9 @@ describe("fault matrix", () => {
       rt.registerTool("ok", () => 1);
       rt.registerTool("bad", handler);
       rt.state.set("keep", "me");
-      const r = await timers.settle(rt.executeProposal({ actions: [tc("a", "ok", { expected_effects: { keep: "changed" } }), tc("b", "bad", { timeout_ms: 20, dependencies: ["a"] })] }));
+      const r = await timers.settle(
+        rt.executeProposal({ actions: [tc("a", "ok", { expected_effects: { keep: "changed" } }), tc("b", "bad", { timeout_ms: 20, dependencies: ["a"] })] }),
+      );
       expect(r.results[1]!.status).toBe("failed");
       expect(r.results[1]!.error).toMatch(message);
       expect(r.results[0]!.rolled_back).toBe(true);
@@ -109,7 +124,9 @@ describe("fault matrix", () => {
     rt.registerTool("noop", () => null);
     const fan = await rt.executeProposal({ actions: Array.from({ length: 10_000 }, (_, i) => tc(`a${i}`, "noop")) });
     expect(fan.cost.actions_executed).toBe(10_000);
-    const chain = await rt.executeProposal({ actions: Array.from({ length: 10_000 }, (_, i) => tc(`a${i}`, "noop", i === 0 ? {} : { dependencies: [`a${i - 1}`], expected_effects: { last: i } })) });
+    const chain = await rt.executeProposal({
+      actions: Array.from({ length: 10_000 }, (_, i) => tc(`a${i}`, "noop", i === 0 ? {} : { dependencies: [`a${i - 1}`], expected_effects: { last: i } })),
+    });
     expect(chain.cost.actions_executed).toBe(10_000);
     expect(rt.state.get("last")).toBe(9_999);
   });
@@ -127,40 +144,46 @@ describe("rollback property", () => {
       async: fc.boolean(),
     });
     await fc.assert(
-      fc.asyncProperty(fc.dictionary(key, value), fc.array(step, { minLength: 1, maxLength: 8 }), fc.nat(), fc.constantFrom("throw", "terminal", "timeout", "policy", "assertion"), async (initial, steps, at, fault) => {
-        const { rt, timers } = fakeRuntime();
-        for (const k of Object.keys(initial)) rt.state.set(k, initial[k]!);
-        const before = rt.state.snapshot();
-        rt.registerTool("t", async (p, ctx) => {
-          if (p["async"] === true) await sleep(timers, 1, ctx.signal);
-          return p;
-        });
-        rt.registerTool("broken", (p) => {
-          if (fault === "terminal") throw new TerminalToolError("fatal");
-          if (fault === "timeout") return new Promise(() => {});
-          throw new Error("ordinary");
-        });
-        rt.registerPolicy({ name: "deny_forbidden", rule: "deny_tool", target: "forbidden" });
-        rt.registerTool("forbidden", () => 1);
-        const actions: Record<string, unknown>[] = steps.map((s, i) => {
-          const deps = s.dependsOnPrevious && i > 0 ? [`s${i - 1}`] : [];
-          if (s.kind === "write") return { id: `s${i}`, type: "state_write", parameters: { key: s.key, value: s.value }, dependencies: deps };
-          if (s.kind === "read") return { id: `s${i}`, type: "state_read", parameters: { key: s.key }, dependencies: deps, failure_behavior: "skip" };
-          return tc(`s${i}`, "t", { parameters: { async: s.async }, expected_effects: { [s.key]: s.value }, dependencies: deps });
-        });
-        const failing =
-          fault === "policy"
-            ? tc("bad", "forbidden")
-            : fault === "assertion"
-              ? { id: "bad", type: "assertion", preconditions: [{ key: "never", operator: "exists" }] }
-              : tc("bad", "broken", { timeout_ms: 5, failure_behavior: fault === "terminal" ? "skip" : "retry", max_retries: 1 });
-        actions.splice(at % (actions.length + 1), 0, failing);
-        const r = await timers.settle(rt.executeProposal({ actions }));
-        expect(r.results.find((x) => x.action_id === "bad")!.status).toMatch(/failed|rejected/);
-        expect(rt.state.snapshot()).toEqual(before);
-        for (const res of r.results) if (res.status === "succeeded") expect(res).toMatchObject({ rolled_back: true, state_changes: {} });
-        expect(timers.pending()).toBe(0);
-      }),
+      fc.asyncProperty(
+        fc.dictionary(key, value),
+        fc.array(step, { minLength: 1, maxLength: 8 }),
+        fc.nat(),
+        fc.constantFrom("throw", "terminal", "timeout", "policy", "assertion"),
+        async (initial, steps, at, fault) => {
+          const { rt, timers } = fakeRuntime();
+          for (const k of Object.keys(initial)) rt.state.set(k, initial[k]!);
+          const before = rt.state.snapshot();
+          rt.registerTool("t", async (p, ctx) => {
+            if (p["async"] === true) await sleep(timers, 1, ctx.signal);
+            return p;
+          });
+          rt.registerTool("broken", () => {
+            if (fault === "terminal") throw new TerminalToolError("fatal");
+            if (fault === "timeout") return new Promise(() => {});
+            throw new Error("ordinary");
+          });
+          rt.registerPolicy({ name: "deny_forbidden", rule: "deny_tool", target: "forbidden" });
+          rt.registerTool("forbidden", () => 1);
+          const actions: Record<string, unknown>[] = steps.map((s, i) => {
+            const deps = s.dependsOnPrevious && i > 0 ? [`s${i - 1}`] : [];
+            if (s.kind === "write") return { id: `s${i}`, type: "state_write", parameters: { key: s.key, value: s.value }, dependencies: deps };
+            if (s.kind === "read") return { id: `s${i}`, type: "state_read", parameters: { key: s.key }, dependencies: deps, failure_behavior: "skip" };
+            return tc(`s${i}`, "t", { parameters: { async: s.async }, expected_effects: { [s.key]: s.value }, dependencies: deps });
+          });
+          const failing =
+            fault === "policy"
+              ? tc("bad", "forbidden")
+              : fault === "assertion"
+                ? { id: "bad", type: "assertion", preconditions: [{ key: "never", operator: "exists" }] }
+                : tc("bad", "broken", { timeout_ms: 5, failure_behavior: fault === "terminal" ? "skip" : "retry", max_retries: 1 });
+          actions.splice(at % (actions.length + 1), 0, failing);
+          const r = await timers.settle(rt.executeProposal({ actions }));
+          expect(r.results.find((x) => x.action_id === "bad")!.status).toMatch(/failed|rejected/);
+          expect(rt.state.snapshot()).toEqual(before);
+          for (const res of r.results) if (res.status === "succeeded") expect(res).toMatchObject({ rolled_back: true, state_changes: {} });
+          expect(timers.pending()).toBe(0);
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -21,7 +21,9 @@ describe("admission", () => {
   it("rejects the whole proposal before any dispatch on an unknown tool or a schema mismatch", async () => {
     const { rt } = fakeRuntime();
     const calls: string[] = [];
-    rt.registerTool({ name: "read", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }, (p) => calls.push(String(p["path"])));
+    rt.registerTool({ name: "read", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }, (p) =>
+      calls.push(String(p["path"])),
+    );
     const r = await rt.executeProposal({
       actions: [tc("a", "read", { parameters: { path: "/x" } }), tc("b", "read", { parameters: { path: 42 } }), tc("c", "nope")],
     });
@@ -50,7 +52,9 @@ describe("admission", () => {
     const { rt } = fakeRuntime();
     rt.registerTool("t", () => 1);
     await expect(rt.executeProposal({ actions: [tc("a", "t"), tc("a", "t")] })).rejects.toMatchObject({ code: "invalid_proposal" });
-    await expect(rt.executeProposal({ actions: [tc("a", "t", { dependencies: ["b"] }), tc("b", "t", { dependencies: ["a"] })] })).rejects.toMatchObject({ code: "invalid_proposal" });
+    await expect(rt.executeProposal({ actions: [tc("a", "t", { dependencies: ["b"] }), tc("b", "t", { dependencies: ["a"] })] })).rejects.toMatchObject({
+      code: "invalid_proposal",
+    });
     await expect(rt.executeProposal("{not json")).rejects.toMatchObject({ code: "invalid_proposal" });
   });
 
@@ -65,7 +69,13 @@ describe("admission", () => {
     rt2.registerTool("slow", async (_p, ctx) => sleep(timers, 100, ctx.signal));
     const slow = await timers.settle(
       rt2.executeProposal(
-        { actions: [tc("a", "slow"), { id: "w", type: "state_write", parameters: { key: "k", value: 1 }, dependencies: ["a"] }, tc("b", "slow", { dependencies: ["w"] })] },
+        {
+          actions: [
+            tc("a", "slow"),
+            { id: "w", type: "state_write", parameters: { key: "k", value: 1 }, dependencies: ["a"] },
+            tc("b", "slow", { dependencies: ["w"] }),
+          ],
+        },
         undefined,
         { budget: { max_duration_ms: 50 } },
       ),
@@ -87,7 +97,12 @@ describe("scheduling", () => {
     });
     const r = timers.settle(
       rt.executeProposal({
-        actions: [tc("slow", "wait", { parameters: { ms: 1000 } }), tc("b", "wait", { parameters: { ms: 10 } }), tc("c", "wait", { parameters: { ms: 10 }, dependencies: ["b"] }), tc("d", "wait", { parameters: { ms: 10 }, dependencies: ["slow"] })],
+        actions: [
+          tc("slow", "wait", { parameters: { ms: 1000 } }),
+          tc("b", "wait", { parameters: { ms: 10 } }),
+          tc("c", "wait", { parameters: { ms: 10 }, dependencies: ["b"] }),
+          tc("d", "wait", { parameters: { ms: 10 }, dependencies: ["slow"] }),
+        ],
       }),
     );
     const result = await r;
@@ -155,7 +170,11 @@ describe("per-action semantics", () => {
     rt.registerTool("make", () => ({ n: 3, s: "x" }));
     rt.registerTool({ name: "num", parameters: { type: "object", properties: { v: { type: "number" } } } }, (p) => p["v"]);
     const r = await rt.executeProposal({
-      actions: [tc("m", "make"), tc("good", "num", { parameters: { v: "$m.output.n" }, dependencies: ["m"] }), tc("bad", "num", { parameters: { v: "$m.output.s" }, dependencies: ["m"], failure_behavior: "skip" })],
+      actions: [
+        tc("m", "make"),
+        tc("good", "num", { parameters: { v: "$m.output.n" }, dependencies: ["m"] }),
+        tc("bad", "num", { parameters: { v: "$m.output.s" }, dependencies: ["m"], failure_behavior: "skip" }),
+      ],
     });
     expect(r.results[1]).toMatchObject({ status: "succeeded", output: 3 });
     expect(r.results[2]!.status).toBe("rejected");
@@ -179,7 +198,11 @@ describe("per-action semantics", () => {
     expect(Object.isFrozen(shared[0])).toBe(true);
     // 400 references to a 1.4 MB output: the consuming action is rejected with budget_exceeded, nothing aborts the process.
     const over = await rt.executeProposal({
-      actions: [tc("m", "make"), tc("a", "use", { parameters: { v: refs(2) }, dependencies: ["m"] }), tc("b", "use", { parameters: { v: refs(400) }, dependencies: ["m"] })],
+      actions: [
+        tc("m", "make"),
+        tc("a", "use", { parameters: { v: refs(2) }, dependencies: ["m"] }),
+        tc("b", "use", { parameters: { v: refs(400) }, dependencies: ["m"] }),
+      ],
     });
     expect(over.results.map((r) => r.status)).toEqual(["succeeded", "succeeded", "rejected"]);
     expect(over.results[2]!.error).toMatch(/over the 5000000-byte limit/);
@@ -199,7 +222,7 @@ describe("per-action semantics", () => {
     const r = await timers.settle(rt.executeProposal({ actions: [tc("h", "hang", { timeout_ms: 50, expected_effects: { done: true } })] }));
     expect(r.results[0]).toMatchObject({ status: "failed", error: "timed out after 50 ms" });
     expect(signal?.aborted).toBe(true);
-    expect((signal?.reason as CarError).code).toBe("timeout");
+    expect((signal!.reason as CarError).code).toBe("timeout");
     late({ too: "late" });
     await new Promise((res) => setImmediate(res));
     expect(rt.state.exists("done")).toBe(false);
@@ -251,10 +274,25 @@ describe("per-action semantics", () => {
       throw new TerminalToolError("disk gone");
     });
     const r = await timers.settle(
-      rt.executeProposal({ actions: [tc("a", "ok", { expected_effects: { a: 1 } }), tc("b", "fatal", { failure_behavior: "retry", dependencies: ["a"] }), tc("c", "ok", { dependencies: ["b"] })] }),
+      rt.executeProposal({
+        actions: [
+          tc("a", "ok", { expected_effects: { a: 1 } }),
+          tc("b", "fatal", { failure_behavior: "retry", dependencies: ["a"] }),
+          tc("c", "ok", { dependencies: ["b"] }),
+        ],
+      }),
     );
     expect(calls).toBe(1);
-    expect(r.results[0]).toEqual({ action_id: "a", status: "succeeded", rolled_back: true, output: "fine", error: ROLLBACK_WARNING, state_changes: {}, duration_ms: 0, timestamp: expect.any(String) });
+    expect(r.results[0]).toEqual({
+      action_id: "a",
+      status: "succeeded",
+      rolled_back: true,
+      output: "fine",
+      error: ROLLBACK_WARNING,
+      state_changes: {},
+      duration_ms: 0,
+      timestamp: expect.any(String),
+    });
     expect(r.results[1]).toMatchObject({ status: "failed", terminal: true, error: "disk gone" });
     expect(r.results[2]).toMatchObject({ status: "skipped" });
     expect(r.results[2]!.terminal).toBeUndefined();
@@ -269,7 +307,13 @@ describe("per-action semantics", () => {
       throw new Error("nope");
     });
     rt.registerTool("ok", () => 1);
-    const r = await rt.executeProposal({ actions: [tc("a", "boom", { failure_behavior: "skip" }), tc("b", "ok", { expected_effects: { b: 1 } }), tc("c", "ok", { dependencies: ["a"], failure_behavior: "skip" })] });
+    const r = await rt.executeProposal({
+      actions: [
+        tc("a", "boom", { failure_behavior: "skip" }),
+        tc("b", "ok", { expected_effects: { b: 1 } }),
+        tc("c", "ok", { dependencies: ["a"], failure_behavior: "skip" }),
+      ],
+    });
     // DECISIONS §14: the failed skip action ends `skipped` with its error kept, counted by its final status.
     expect(r.results.map((x) => x.status)).toEqual(["skipped", "succeeded", "rejected"]);
     expect(r.results[0]!.error).toBe("nope");
@@ -343,13 +387,24 @@ describe("events", () => {
       if (p["fail"] === true) throw new Error("rejected by policy: host guard");
       return 1;
     });
-    await rt.executeProposal({ id: "p", actions: [tc("a", "t", { parameters: { secret: "s3", fail: false }, expected_effects: { k: 1 } }), tc("b", "t", { parameters: { fail: true }, failure_behavior: "skip" })] });
+    await rt.executeProposal({
+      id: "p",
+      actions: [
+        tc("a", "t", { parameters: { secret: "s3", fail: false }, expected_effects: { k: 1 } }),
+        tc("b", "t", { parameters: { fail: true }, failure_behavior: "skip" }),
+      ],
+    });
     const kinds = rt.events.query({ proposal_id: "p" }).map((e) => e.kind);
     expect(kinds[0]).toBe("proposal_received");
     expect(kinds.at(-1)).toBe("proposal_completed");
     expect(kinds).toEqual(expect.arrayContaining(["action_validated", "action_started", "action_succeeded", "action_failed", "state_changed"]));
     const ok = rt.events.query({ kinds: ["action_succeeded"], action_id: "a" })[0]!;
-    expect(ok.data).toMatchObject({ params_digest: paramsDigest({ secret: "s3", fail: false }), expected_effects: { k: 1 }, tool: "t", tool_source: "user_defined" });
+    expect(ok.data).toMatchObject({
+      params_digest: paramsDigest({ secret: "s3", fail: false }),
+      expected_effects: { k: 1 },
+      tool: "t",
+      tool_source: "user_defined",
+    });
     const failed = rt.events.query({ kinds: ["action_failed"] })[0]!;
     expect(failed.data).toMatchObject({ error_class: "rejected_by_policy", params_digest: paramsDigest({ fail: true }), expected_effects: {} });
     const withSecret = rt.events.query().filter((e) => JSON.stringify(e).includes("s3"));

@@ -50,7 +50,11 @@ describe("approval gate", () => {
     });
     const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
     rt.registerTool({ name: "write_file" }, () => "written");
-    const r = await timers.settle(rt.executeProposal({ actions: [tc("ok", "write_file", { parameters: { path: "a" } }), tc("no", "write_file", { parameters: { path: "b" }, failure_behavior: "skip" })] }));
+    const r = await timers.settle(
+      rt.executeProposal({
+        actions: [tc("ok", "write_file", { parameters: { path: "a" } }), tc("no", "write_file", { parameters: { path: "b" }, failure_behavior: "skip" })],
+      }),
+    );
     expect(asked.sort()).toEqual(["no", "ok"]);
     // One refusal blocks the whole proposal at admission (DECISIONS §16): nothing ran.
     expect(r.results.map((x) => x.status)).toEqual(["rejected", "rejected"]);
@@ -88,7 +92,14 @@ describe("approval gate", () => {
     expect((await gate.evaluate(parseProposal(proposal).actions[2]!)).fingerprint).toBe(fingerprint);
     expect(blocked.results[0]!.error).toContain(fingerprint);
     // An operator approves the fingerprint (permission.approve / car approvals): the re-submission runs everything.
-    await rt.approvals.record({ fingerprint, decision: "approved", required_tier: "full_access", reviewer: "conn:ops", decided_at: timers.now(), expires_at: null });
+    await rt.approvals.record({
+      fingerprint,
+      decision: "approved",
+      required_tier: "full_access",
+      reviewer: "conn:ops",
+      decided_at: timers.now(),
+      expires_at: null,
+    });
     const ran = await rt.executeProposal({ ...proposal, id: "p2" });
     expect(ran.results.map((x) => x.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     expect(called).toEqual(["read a", "write b", "send"]);

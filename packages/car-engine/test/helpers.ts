@@ -9,4 +9,10 @@ export function fakeRuntime(options: RuntimeOptions = {}): { rt: Runtime; timers
   return { rt, timers };
 }
 
-export const tc = (id: string, tool: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ id, type: "tool_call", tool, parameters: {}, ...extra });
+export const tc = (id: string, tool: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  id,
+  type: "tool_call",
+  tool,
+  parameters: {},
+  ...extra,
+});

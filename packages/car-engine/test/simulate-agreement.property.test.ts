@@ -29,29 +29,41 @@ const toolAction = fc.record({
   effects,
   deps: fc.array(fc.nat(), { maxLength: 2 }),
   stateDeps: fc.subarray([...WRITTEN, ...CHECKED], { maxLength: 2 }),
-  pre: fc.option(fc.record({ key: fc.constantFrom(...CHECKED), operator: fc.constantFrom("exists", "not_exists", "eq"), value: fc.integer({ min: 0, max: 1 }) }), { nil: undefined }),
+  pre: fc.option(
+    fc.record({ key: fc.constantFrom(...CHECKED), operator: fc.constantFrom("exists", "not_exists", "eq"), value: fc.integer({ min: 0, max: 1 }) }),
+    { nil: undefined },
+  ),
 });
 const writeAction = fc.record({ key: fc.constantFrom(...WRITTEN), value: fc.integer({ min: 0, max: 3 }), effects });
 
-const proposalArb = fc.array(fc.oneof(toolAction.map((t) => ({ kind: "tool" as const, ...t })), writeAction.map((w) => ({ kind: "write" as const, ...w }))), { minLength: 1, maxLength: 8 }).map((specs) => ({
-  id: "p",
-  actions: specs.map((s, i) => {
-    const id = `x${i}`;
-    if (s.kind === "write") return { id, type: "state_write", parameters: { key: s.key, value: s.value }, expected_effects: s.effects, failure_behavior: "skip" };
-    const deps = i === 0 ? [] : [...new Set(s.deps.map((d) => `x${d % i}`))];
-    return {
-      id,
-      type: "tool_call",
-      tool: "t",
-      parameters: {},
-      expected_effects: s.effects,
-      dependencies: deps,
-      state_dependencies: s.stateDeps,
-      preconditions: s.pre === undefined ? [] : [s.pre],
-      failure_behavior: "skip",
-    };
-  }),
-}));
+const proposalArb = fc
+  .array(
+    fc.oneof(
+      toolAction.map((t) => ({ kind: "tool" as const, ...t })),
+      writeAction.map((w) => ({ kind: "write" as const, ...w })),
+    ),
+    { minLength: 1, maxLength: 8 },
+  )
+  .map((specs) => ({
+    id: "p",
+    actions: specs.map((s, i) => {
+      const id = `x${i}`;
+      if (s.kind === "write")
+        return { id, type: "state_write", parameters: { key: s.key, value: s.value }, expected_effects: s.effects, failure_behavior: "skip" };
+      const deps = i === 0 ? [] : [...new Set(s.deps.map((d) => `x${d % i}`))];
+      return {
+        id,
+        type: "tool_call",
+        tool: "t",
+        parameters: {},
+        expected_effects: s.effects,
+        dependencies: deps,
+        state_dependencies: s.stateDeps,
+        preconditions: s.pre === undefined ? [] : [s.pre],
+        failure_behavior: "skip",
+      };
+    }),
+  }));
 
 const stateArb = fc.dictionary(fc.constantFrom(...WRITTEN, ...CHECKED), fc.integer({ min: 0, max: 1 }), { maxKeys: 4 });
 

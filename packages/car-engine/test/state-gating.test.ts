@@ -46,7 +46,10 @@ describe("state dependencies at run time", () => {
     let used = 0;
     rt.registerTool("use", () => (used++, "used"));
     const r = await rt.executeProposal({
-      actions: [tc("w", "fail", { failure_behavior: "skip", expected_effects: { cfg: "new" } }), tc("use", "use", { state_dependencies: ["cfg"], failure_behavior: "skip" })],
+      actions: [
+        tc("w", "fail", { failure_behavior: "skip", expected_effects: { cfg: "new" } }),
+        tc("use", "use", { state_dependencies: ["cfg"], failure_behavior: "skip" }),
+      ],
     });
     expect(r.results.map((x) => x.status)).toEqual(["skipped", "rejected"]);
     expect(used).toBe(0);

@@ -29,13 +29,18 @@ describe("trace rules at dispatch", () => {
     withTools(rt, calls);
     rt.registerPolicy({ name: "tests_first", rule: "trace_rule", trace: { kind: "only_after", tool: "deploy", after: "run_tests" } });
     const bad = await rt.executeProposal({ actions: [tc("d", "deploy"), tc("t", "run_tests")] });
-    expect(bad.results[0]).toMatchObject({ status: "rejected", error: "denied by policy: tests_first: 'deploy' may run only after 'run_tests' succeeded in this proposal, and it has not" });
+    expect(bad.results[0]).toMatchObject({
+      status: "rejected",
+      error: "denied by policy: tests_first: 'deploy' may run only after 'run_tests' succeeded in this proposal, and it has not",
+    });
     expect(calls).not.toContain("deploy");
     expect(rt.events.query({ kinds: ["policy_violation"] }).map((e) => [e.action_id, e.data["policy_name"]])).toEqual([["d", "tests_first"]]);
     const good = await rt.executeProposal({ actions: [tc("t", "run_tests"), tc("d", "deploy", { dependencies: ["t"] })] });
     expect(good.results.map((r) => r.status)).toEqual(["succeeded", "succeeded"]);
     // A failed run_tests is not a success: the deploy after it is refused (here, by the dependency first).
-    const failed = await rt.executeProposal({ actions: [tc("t", "run_tests", { parameters: { fail: true }, failure_behavior: "skip" }), tc("d", "deploy", { failure_behavior: "skip" })] });
+    const failed = await rt.executeProposal({
+      actions: [tc("t", "run_tests", { parameters: { fail: true }, failure_behavior: "skip" }), tc("d", "deploy", { failure_behavior: "skip" })],
+    });
     expect(failed.results[1]!.error).toMatch(/^denied by policy: tests_first:/);
   });
 
@@ -45,11 +50,17 @@ describe("trace rules at dispatch", () => {
     withTools(rt, calls);
     rt.registerPolicy({ name: "no_egress_after_secret", rule: "trace_rule", trace: { kind: "never_after", tool: "http_request", after: "read_secret" } });
     const skip = await rt.executeProposal({
-      actions: [tc("s", "read_secret"), tc("h", "http_request", { dependencies: ["s"], failure_behavior: "skip" }), tc("b", "build", { dependencies: ["s"], expected_effects: { built: true } })],
+      actions: [
+        tc("s", "read_secret"),
+        tc("h", "http_request", { dependencies: ["s"], failure_behavior: "skip" }),
+        tc("b", "build", { dependencies: ["s"], expected_effects: { built: true } }),
+      ],
     });
     expect(skip.results.map((r) => r.status)).toEqual(["succeeded", "rejected", "succeeded"]);
     expect(rt.state.get("built")).toBe(true);
-    const abort = await rt.executeProposal({ actions: [tc("s", "read_secret", { expected_effects: { x: 1 } }), tc("h", "http_request", { dependencies: ["s"] })] });
+    const abort = await rt.executeProposal({
+      actions: [tc("s", "read_secret", { expected_effects: { x: 1 } }), tc("h", "http_request", { dependencies: ["s"] })],
+    });
     expect(abort.results[0]!.rolled_back).toBe(true);
     expect(rt.state.get("x")).toBeUndefined();
   });
@@ -80,7 +91,9 @@ describe("trace rules at dispatch", () => {
       return "sent";
     });
     rt.registerPolicy({ name: "two", rule: "trace_rule", trace: { kind: "max_calls", tool: "send_email", max_calls: 2 } });
-    const r = await rt.executeProposal({ actions: Array.from({ length: 8 }, (_, i) => tc(`m${i}`, "send_email", { parameters: { i }, failure_behavior: "skip" })) });
+    const r = await rt.executeProposal({
+      actions: Array.from({ length: 8 }, (_, i) => tc(`m${i}`, "send_email", { parameters: { i }, failure_behavior: "skip" })),
+    });
     expect(dispatched).toBe(2);
     expect(r.results.filter((x) => x.status === "succeeded")).toHaveLength(2);
     await rt.close();
@@ -130,7 +143,9 @@ describe("trace rules at dispatch", () => {
 
   it("a malformed registration is invalid_params naming the policy", () => {
     const { rt } = fakeRuntime();
-    expect(() => rt.registerPolicy({ name: "x", rule: "trace_rule", trace: { kind: "only_after", tool: "deploy" } })).toThrow(/policy 'x' \(trace_rule\): trace.after is required/);
+    expect(() => rt.registerPolicy({ name: "x", rule: "trace_rule", trace: { kind: "only_after", tool: "deploy" } })).toThrow(
+      /policy 'x' \(trace_rule\): trace.after is required/,
+    );
     expect(() => rt.registerPolicy({ name: "x", rule: "trace_rule" })).toThrow(/needs 'trace'/);
     expect(rt.traceGate.size).toBe(0);
   });

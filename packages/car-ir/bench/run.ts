@@ -88,7 +88,10 @@ function proposalText(n: number): string {
       actions.push({
         id: `a${i}`,
         type: "assertion",
-        preconditions: [{ key: `k${i % 50}`, operator: "exists" }, { key: "ready", value: true }],
+        preconditions: [
+          { key: `k${i % 50}`, operator: "exists" },
+          { key: "ready", value: true },
+        ],
         state_dependencies: [`k${i % 50}`],
       });
     }
@@ -189,7 +192,11 @@ function benchDag(): void {
       throw new Error(`implementations disagree at n=${n}`);
     }
     const runs = n >= 100_000 ? 7 : 21;
-    const [ours, kahn, graphology] = timeAll([() => buildDag(actions), () => kahnLevels(actions), () => graphologyLevels(actions)], runs) as [Timing, Timing, Timing];
+    const [ours, kahn, graphology] = timeAll([() => buildDag(actions), () => kahnLevels(actions), () => graphologyLevels(actions)], runs) as [
+      Timing,
+      Timing,
+      Timing,
+    ];
     console.log(`  n=${n}`);
     console.log(row("buildDag", ours, ours));
     console.log(row("hand-written array Kahn", kahn, ours, `  → buildDag is ${(ours.min / kahn.min).toFixed(2)}x Kahn`));

@@ -23,7 +23,9 @@ export function exportNameOf(file: string): string {
 /** Every shipped schema, keyed by file name, in sorted order. */
 export function readSchemas(): Map<string, { $id: string }> {
   const out = new Map<string, { $id: string }>();
-  for (const file of readdirSync(schemasDir).filter((f) => f.endsWith(".json")).sort()) {
+  for (const file of readdirSync(schemasDir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
     out.set(file, JSON.parse(readFileSync(schemasDir + file, "utf8")) as { $id: string });
   }
   return out;

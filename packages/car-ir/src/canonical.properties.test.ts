@@ -5,17 +5,26 @@ import { CarError, canonicalJson, setOwn, type JsonValue } from "./index.ts";
 
 /** Member names that stress ordering (integer-like, `__proto__`, astral and BMP characters above the surrogates, case), and lone surrogates now and then. */
 const key = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom("__proto__", "constructor", "a", "B", "b", "1", "10", "9", "01", "-1", "4294967295", "\u20ac", "\ud83d\ude00", "\uffff", "") },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom("__proto__", "constructor", "a", "B", "b", "1", "10", "9", "01", "-1", "4294967295", "\u20ac", "\ud83d\ude00", "\uffff", ""),
+  },
   { weight: 4, arbitrary: fc.string({ maxLength: 5, unit: "grapheme" }) },
   { weight: 1, arbitrary: fc.constantFrom("\ud800", "a\udfff") },
 );
 
 /** Strings, including lone surrogates (no canonical form) now and then. */
-const text = fc.oneof({ weight: 8, arbitrary: fc.string({ maxLength: 8, unit: "grapheme" }) }, { weight: 1, arbitrary: fc.oneof(fc.string({ maxLength: 4, unit: "binary" }), fc.constantFrom("\udc00", "x\ud83d")) });
+const text = fc.oneof(
+  { weight: 8, arbitrary: fc.string({ maxLength: 8, unit: "grapheme" }) },
+  { weight: 1, arbitrary: fc.oneof(fc.string({ maxLength: 4, unit: "binary" }), fc.constantFrom("\udc00", "x\ud83d")) },
+);
 
 /** Numbers across JCS's formatting cases (exponents, -0, tiny and huge), and non-finite ones now and then. */
 const number = fc.oneof(
-  { weight: 8, arbitrary: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(-0, 1e21, 1e-7, 5e-324, Number.MAX_VALUE)) },
+  {
+    weight: 8,
+    arbitrary: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(-0, 1e21, 1e-7, 5e-324, Number.MAX_VALUE)),
+  },
   { weight: 1, arbitrary: fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY) },
 );
 
@@ -56,9 +65,12 @@ function ours(input: JsonValue): string | "refused" {
 
 describe("canonicalJson against the canonicalize package (RFC 8785)", () => {
   it("writes the same text, and refuses the same values", () => {
-    fc.assert(fc.property(value, (input) => {
+    fc.assert(
+      fc.property(value, (input) => {
         expect(ours(input)).toBe(reference(input));
-      }), { numRuns: 3000 });
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it("leaves its input untouched", () => {

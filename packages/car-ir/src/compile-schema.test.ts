@@ -53,7 +53,10 @@ describe("compileSchema", () => {
 describe("compileSchema: linear-time patterns", () => {
   it("runs a catastrophic-backtracking pattern on a long value in linear time (RE2)", () => {
     // Under a backtracking engine each extra character doubles the work: 40 characters took minutes.
-    const validate = compileSchema({ type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" }, t: { patternProperties: { "^(x|x)*$": { type: "number" } } } } });
+    const validate = compileSchema({
+      type: "object",
+      properties: { s: { type: "string", pattern: "^(a+)+$" }, t: { patternProperties: { "^(x|x)*$": { type: "number" } } } },
+    });
     const hostile = `${"a".repeat(40)}!`;
     const result = validate({ s: hostile });
     expect(result.ok).toBe(false);
@@ -64,7 +67,9 @@ describe("compileSchema: linear-time patterns", () => {
 
   it("refuses, at compile time, a pattern RE2 cannot run, naming it", () => {
     for (const pattern of ["(a)\\1", "a(?=b)", "(?<!x)y"]) {
-      expect(() => compileSchema({ type: "string", pattern })).toThrow(expect.objectContaining({ code: "invalid_schema", message: expect.stringContaining(JSON.stringify(pattern)) }));
+      expect(() => compileSchema({ type: "string", pattern })).toThrow(
+        expect.objectContaining({ code: "invalid_schema", message: expect.stringContaining(JSON.stringify(pattern)) }),
+      );
       expect(() => compileSchema({ patternProperties: { [pattern]: { type: "string" } } })).toThrow(expect.objectContaining({ code: "invalid_schema" }));
     }
   });
@@ -78,11 +83,17 @@ describe("compileSchema: linear-time patterns", () => {
 });
 
 describe("compileSchema: JSON equality over parsed (prototype-free) values", () => {
-  const parsed = (value: unknown) => parseProposal({ actions: [{ id: "a", type: "tool_call", tool: "t", parameters: { v: value } }] }).actions[0]!.parameters["v"];
+  const parsed = (value: unknown) =>
+    parseProposal({ actions: [{ id: "a", type: "tool_call", tool: "t", parameters: { v: value } }] }).actions[0]!.parameters["v"];
 
   it("uniqueItems over objects answers instead of throwing", () => {
     const validate = compileSchema({ type: "array", uniqueItems: true });
-    const dup = validate(parsed([{ a: 1, b: [2] }, { b: [2], a: 1 }]));
+    const dup = validate(
+      parsed([
+        { a: 1, b: [2] },
+        { b: [2], a: 1 },
+      ]),
+    );
     expect(dup.ok).toBe(false);
     expect(dup.ok ? "" : dup.errors[0]!.message).toContain("duplicate items");
     expect(validate(parsed([{ a: 1 }, { a: 2 }, 1, "1", 1.5, null, [1]])).ok).toBe(true);
@@ -128,7 +139,10 @@ describe("compileSchema: memory", () => {
         gc();
       }
     };
-    const distinct = (i: number) => ({ type: "object", properties: { [`field_${i}`]: { type: "string", pattern: `^v${i}-[a-z]+$`, enum: [`v${i}-a`, { i }] } } });
+    const distinct = (i: number) => ({
+      type: "object",
+      properties: { [`field_${i}`]: { type: "string", pattern: `^v${i}-[a-z]+$`, enum: [`v${i}-a`, { i }] } },
+    });
     // Warm up (ajv, re2js and the recent ring are loaded and full), then measure 600 more distinct schemas dropped at once.
     for (let i = 0; i < 100; i++) compileSchema(distinct(-1 - i));
     await settle();

@@ -29,7 +29,13 @@ describe("dependencyEdges / buildDag", () => {
 
   it("names the ids on a cycle and only those", () => {
     const error = carErrorOf(() =>
-      buildDag([act("x"), act("a", { dependencies: ["c"] }), act("b", { dependencies: ["a"] }), act("c", { dependencies: ["b"] }), act("tail", { dependencies: ["a"] })]),
+      buildDag([
+        act("x"),
+        act("a", { dependencies: ["c"] }),
+        act("b", { dependencies: ["a"] }),
+        act("c", { dependencies: ["b"] }),
+        act("tail", { dependencies: ["a"] }),
+      ]),
     );
     expect(error.code).toBe("invalid_proposal");
     expect([...(error.details["cycle"] as string[])].sort()).toEqual(["a", "b", "c"]);
@@ -61,11 +67,9 @@ describe("dependencyEdges / buildDag", () => {
   });
 
   it("keeps state_writes to one key in declaration order and leaves other keys parallel", () => {
-    expect(buildDag([stateWrite("k", 1, { id: "a" }), stateWrite("j", 1, { id: "b" }), stateWrite("k", 2, { id: "c" }), stateWrite("k", 3, { id: "d" })])).toEqual([
-      ["a", "b"],
-      ["c"],
-      ["d"],
-    ]);
+    expect(
+      buildDag([stateWrite("k", 1, { id: "a" }), stateWrite("j", 1, { id: "b" }), stateWrite("k", 2, { id: "c" }), stateWrite("k", 3, { id: "d" })]),
+    ).toEqual([["a", "b"], ["c"], ["d"]]);
   });
 
   it("uses the effective write set (explicit write_set counts)", () => {

@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { assertion, effectiveReadSet, effectiveWriteSet, newAction, parseAction, sequentialIds, serializeAction, stateRead, stateWrite, toolCall } from "./index.ts";
+import {
+  assertion,
+  effectiveReadSet,
+  effectiveWriteSet,
+  newAction,
+  parseAction,
+  sequentialIds,
+  serializeAction,
+  stateRead,
+  stateWrite,
+  toolCall,
+} from "./index.ts";
 
 describe("action factories", () => {
   it("newAction fills every default and a generated id", () => {
@@ -18,7 +29,16 @@ describe("action factories", () => {
 
   it("toolCall sets tool and parameters; overrides win over defaults but not over the factory's own fields", () => {
     const a = toolCall("deploy", { env: "staging" }, { id: "d", idempotent: true, failure_behavior: "retry", timeout_ms: 5 });
-    expect(a).toMatchObject({ id: "d", type: "tool_call", tool: "deploy", parameters: { env: "staging" }, idempotent: true, failure_behavior: "retry", timeout_ms: 5, max_retries: 3 });
+    expect(a).toMatchObject({
+      id: "d",
+      type: "tool_call",
+      tool: "deploy",
+      parameters: { env: "staging" },
+      idempotent: true,
+      failure_behavior: "retry",
+      timeout_ms: 5,
+      max_retries: 3,
+    });
   });
 
   it("copies caller data instead of sharing it", () => {

@@ -35,7 +35,19 @@ export const PRECONDITION_FIELDS = ["key", "operator", "value", "description"] a
 export const ASSUMPTION_FIELDS = ["key", "expected_value", "read_version"] as const;
 export const TOOL_COMPENSATION_FIELDS = ["type", "tool", "parameters"] as const;
 export const REF_COMPENSATION_FIELDS = ["type", "action_id"] as const;
-export const ACTION_RESULT_FIELDS = ["action_id", "status", "output", "error", "state_changes", "duration_ms", "timestamp", "terminal", "rolled_back", "compensated", "compensation_error"] as const;
+export const ACTION_RESULT_FIELDS = [
+  "action_id",
+  "status",
+  "output",
+  "error",
+  "state_changes",
+  "duration_ms",
+  "timestamp",
+  "terminal",
+  "rolled_back",
+  "compensated",
+  "compensation_error",
+] as const;
 export const PROPOSAL_RESULT_FIELDS = ["proposal_id", "results", "cost"] as const;
 export const COST_SUMMARY_FIELDS = ["tool_calls", "actions_executed", "actions_rejected", "actions_skipped", "total_duration_ms", "retries"] as const;
 export const TOOL_SCHEMA_FIELDS = ["name", "source", "description", "parameters", "returns", "idempotent", "cache_ttl_secs", "rate_limit"] as const;
@@ -65,4 +77,3 @@ export function copyUnknownFields(from: object, to: object, known: readonly stri
     setOwn(to as Record<string, JsonValue>, key, copy(value));
   }
 }
-

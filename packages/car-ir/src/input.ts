@@ -102,7 +102,9 @@ export function guarded<T>(code: CarErrorCode, what: string, step: () => T): T {
  */
 export function readJsonObject(input: unknown, what: string, code: CarErrorCode = "invalid_params"): Record<string, unknown> {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw problemsError(code, what, [{ pointer: "", message: `must be a JSON object, got ${input === null ? "null" : Array.isArray(input) ? "an array" : typeof input}` }]);
+    throw problemsError(code, what, [
+      { pointer: "", message: `must be a JSON object, got ${input === null ? "null" : Array.isArray(input) ? "an array" : typeof input}` },
+    ]);
   }
   return guarded(code, what, () => readJsonInput(input, code, what) as Record<string, unknown>);
 }

@@ -46,7 +46,9 @@ function actionArb(index: number) {
         state_dependencies: keys,
         read_set: keys,
         write_set: keys,
-        assumptions: fc.array(fc.record({ key: fc.string({ maxLength: 4 }), expected_value: json, read_version: fc.nat() }, { requiredKeys: ["key"] }), { maxLength: 2 }),
+        assumptions: fc.array(fc.record({ key: fc.string({ maxLength: 4 }), expected_value: json, read_version: fc.nat() }, { requiredKeys: ["key"] }), {
+          maxLength: 2,
+        }),
         invocation_mode: fc.constantFrom("one_shot", "streaming", "long_running"),
         reversibility: fc.constantFrom("reversible", "compensable", "irreversible"),
         compensation,
@@ -129,10 +131,13 @@ describe("parseProposal properties", () => {
       { requiredKeys: [] },
     );
     fc.assert(
-      fc.property(fc.record({ actions: fc.oneof(fc.array(noisyAction, { maxLength: 4 }), json), id: json, timestamp: fc.oneof(fc.string(), json) }, { requiredKeys: [] }), (value) => {
-        expectParsedOrCarError(value);
-        expectParsedOrCarError(JSON.stringify(value));
-      }),
+      fc.property(
+        fc.record({ actions: fc.oneof(fc.array(noisyAction, { maxLength: 4 }), json), id: json, timestamp: fc.oneof(fc.string(), json) }, { requiredKeys: [] }),
+        (value) => {
+          expectParsedOrCarError(value);
+          expectParsedOrCarError(JSON.stringify(value));
+        },
+      ),
       { numRuns: 500 },
     );
   });

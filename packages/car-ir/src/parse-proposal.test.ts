@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { dependencyEdges, isParsedProposal, manualClock, parseAction, parseProposal, parseProposalWithGraph, sequentialIds, serializeProposal, stringifyProposal } from "./index.ts";
+import {
+  dependencyEdges,
+  isParsedProposal,
+  manualClock,
+  parseAction,
+  parseProposal,
+  parseProposalWithGraph,
+  sequentialIds,
+  serializeProposal,
+  stringifyProposal,
+} from "./index.ts";
 import { carErrorOf } from "../test/car-error.ts";
 
 function problemsOf(input: unknown): { pointer: string; message: string }[] {
@@ -72,7 +82,9 @@ describe("parseProposal round trip", () => {
   });
 
   it("keeps __proto__ keys as own data", () => {
-    const p = parseProposal('{"actions":[{"id":"a","type":"tool_call","tool":"t","parameters":{"__proto__":{"polluted":true},"constructor":1}}],"__proto__":{"x":1}}');
+    const p = parseProposal(
+      '{"actions":[{"id":"a","type":"tool_call","tool":"t","parameters":{"__proto__":{"polluted":true},"constructor":1}}],"__proto__":{"x":1}}',
+    );
     const params = p.actions[0]!.parameters;
     expect(Object.keys(params)).toEqual(["__proto__", "constructor"]);
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
@@ -84,11 +96,7 @@ describe("parseProposal round trip", () => {
 describe("parseProposal errors", () => {
   it("lists every problem with its pointer", () => {
     const problems = problemsOf({
-      actions: [
-        { type: "tool_call" },
-        { id: "x", type: "nope", parameters: [], max_retries: -1 },
-        { id: "x", type: "state_read", dependencies: ["ghost"] },
-      ],
+      actions: [{ type: "tool_call" }, { id: "x", type: "nope", parameters: [], max_retries: -1 }, { id: "x", type: "state_read", dependencies: ["ghost"] }],
     });
     expect(problems.map((p) => p.pointer)).toEqual([
       "/actions/0/tool",
@@ -101,7 +109,12 @@ describe("parseProposal errors", () => {
   });
 
   it("names the ids of a cycle", () => {
-    const problems = problemsOf({ actions: [{ id: "a", type: "assertion", dependencies: ["b"] }, { id: "b", type: "assertion", dependencies: ["a"] }] });
+    const problems = problemsOf({
+      actions: [
+        { id: "a", type: "assertion", dependencies: ["b"] },
+        { id: "b", type: "assertion", dependencies: ["a"] },
+      ],
+    });
     expect(problems[0]!.message).toMatch(/cycle/);
     expect(problems[0]!.message).toContain("a");
     expect(problems[0]!.message).toContain("b");
@@ -142,6 +155,7 @@ describe("parseProposal robustness", () => {
 
   it("reports holes in arrays and merges alternative type errors", () => {
     // eslint-disable-next-line no-sparse-arrays
+    // biome-ignore lint/suspicious/noSparseArray: a sparse array is the input under test
     expect(problemsOf({ actions: [, 1] })).toEqual([{ pointer: "/actions/0", message: "not a JSON value (undefined)" }]);
     expect(problemsOf({ actions: [{ type: "tool_call", tool: "t", compensation: 5, timeout_ms: "soon" }] })).toEqual([
       { pointer: "/actions/0/compensation", message: "must be null or object" },
@@ -182,7 +196,8 @@ describe("maps are prototype-free on both input paths", () => {
 
 describe("parseProposalWithGraph", () => {
   it("hands back the graph of the parsed actions", () => {
-    const text = '{"actions":[{"id":"b","type":"tool_call","tool":"t","dependencies":["a"]},{"id":"a","type":"state_write","parameters":{"key":"k","value":1}},{"type":"state_read","parameters":{"key":"k"},"state_dependencies":["k"]}]}';
+    const text =
+      '{"actions":[{"id":"b","type":"tool_call","tool":"t","dependencies":["a"]},{"id":"a","type":"state_write","parameters":{"key":"k","value":1}},{"type":"state_read","parameters":{"key":"k"},"state_dependencies":["k"]}]}';
     const { proposal, graph } = parseProposalWithGraph(text, { ids: sequentialIds("g"), clock: manualClock(0) });
     expect(proposal).toEqual(parseProposal(text, { ids: sequentialIds("g"), clock: manualClock(0) }));
     expect(graph).toEqual(dependencyEdges(proposal.actions));

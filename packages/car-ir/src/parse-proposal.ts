@@ -315,4 +315,3 @@ export function parseAction(input: unknown, options: ParseOptions = {}): Action 
     return normalizeAction(raw as Raw, typeof id === "string" ? id : (options.ids ?? randomIds).next(), copy);
   });
 }
-

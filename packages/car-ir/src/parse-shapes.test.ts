@@ -17,7 +17,13 @@ describe("parseToolSchema", () => {
   it("reports every problem with its pointer", () => {
     const error = carErrorOf(() => parseToolSchema({ source: "npm", parameters: [], rate_limit: { max_calls: -1 } }));
     expect(error.code).toBe("invalid_params");
-    expect(error.details.problems?.map((p) => p.pointer).sort()).toEqual(["/name", "/parameters", "/rate_limit/interval_secs", "/rate_limit/max_calls", "/source"]);
+    expect(error.details.problems?.map((p) => p.pointer).sort()).toEqual([
+      "/name",
+      "/parameters",
+      "/rate_limit/interval_secs",
+      "/rate_limit/max_calls",
+      "/source",
+    ]);
   });
 });
 

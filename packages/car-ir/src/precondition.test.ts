@@ -75,7 +75,10 @@ describe("evaluatePrecondition truth table", () => {
   });
 
   it("reads a Map as well as a plain object", () => {
-    const map = new Map<string, JsonValue>([["k", [1, 2]], ["z", null]]);
+    const map = new Map<string, JsonValue>([
+      ["k", [1, 2]],
+      ["z", null],
+    ]);
     expect(holds("k", "contains", 2, map)).toBe(true);
     expect(holds("z", "exists", null, map)).toBe(true);
     expect(holds("y", "exists", null, map)).toBe(false);

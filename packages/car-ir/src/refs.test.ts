@@ -22,7 +22,13 @@ describe("parseOutputRef", () => {
 describe("resolveOutputRefs", () => {
   it("replaces whole-string references by the output or a field, recursively", () => {
     const resolved = resolveOutputRefs(
-      { whole: "$a1.output", field: "$a1.output.content", indexed: ["$a1.output.list.0", { x: "$a1.output.list.1.deep" }], other: "$b.c.output", nil: "$n.output" },
+      {
+        whole: "$a1.output",
+        field: "$a1.output.content",
+        indexed: ["$a1.output.list.0", { x: "$a1.output.list.1.deep" }],
+        other: "$b.c.output",
+        nil: "$n.output",
+      },
       lookup,
     );
     expect(resolved).toEqual({ whole: outputs["a1"], field: "hi", indexed: [10, { x: true }], other: 7, nil: null });

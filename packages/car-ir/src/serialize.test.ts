@@ -30,7 +30,11 @@ describe("serializeActionResult", () => {
 describe("serializeProposalResult", () => {
   it("writes results and cost", () => {
     const cost = { tool_calls: 1, actions_executed: 1, actions_rejected: 0, actions_skipped: 0, total_duration_ms: 3, retries: 0 };
-    expect(serializeProposalResult({ proposal_id: "p", results: [result], cost })).toEqual({ proposal_id: "p", results: [serializeActionResult(result)], cost });
+    expect(serializeProposalResult({ proposal_id: "p", results: [result], cost })).toEqual({
+      proposal_id: "p",
+      results: [serializeActionResult(result)],
+      cost,
+    });
   });
 });
 
@@ -39,7 +43,9 @@ describe("serializeAction omissions", () => {
     const text = stringifyProposal(parseProposal({ actions: [{ id: "a", type: "assertion", tool: null, compensation: null, timeout_ms: null }] }));
     expect(text).not.toMatch(/"tool"|"compensation"|"timeout_ms"/);
     const full = stringifyProposal(
-      parseProposal({ actions: [{ id: "a", type: "tool_call", tool: "t", reversibility: "compensable", compensation: { type: "action_ref", action_id: "a" }, timeout_ms: 9 }] }),
+      parseProposal({
+        actions: [{ id: "a", type: "tool_call", tool: "t", reversibility: "compensable", compensation: { type: "action_ref", action_id: "a" }, timeout_ms: 9 }],
+      }),
     );
     expect(full).toContain('"tool":"t"');
     expect(full).toContain('"compensation":{"type":"action_ref","action_id":"a"}');

@@ -37,9 +37,7 @@ export type StateAssumption = {
   read_version?: number;
 };
 
-export type Compensation =
-  | { type: "tool"; tool: string; parameters: JsonObject }
-  | { type: "action_ref"; action_id: string };
+export type Compensation = { type: "tool"; tool: string; parameters: JsonObject } | { type: "action_ref"; action_id: string };
 
 export type Action = {
   id: string;

@@ -123,7 +123,21 @@ describe("input types", () => {
 });
 
 /** Keywords structured-output modes accept; the schema must use nothing else. */
-const ALLOWED_KEYWORDS = new Set(["$schema", "title", "description", "type", "properties", "required", "additionalProperties", "items", "enum", "anyOf", "$ref", "definitions", "minimum"]);
+const ALLOWED_KEYWORDS = new Set([
+  "$schema",
+  "title",
+  "description",
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "enum",
+  "anyOf",
+  "$ref",
+  "definitions",
+  "minimum",
+]);
 
 function keywordsOf(schema: JsonValue, out: Set<string>, inProperties = false): Set<string> {
   if (Array.isArray(schema)) for (const s of schema) keywordsOf(s, out);
@@ -167,12 +181,18 @@ describe("proposalInputSchema", () => {
         type: fc.constantFrom("tool_call", "state_write", "state_read", "assertion", "other"),
         tool: fc.string({ maxLength: 8 }),
         parameters: map,
-        preconditions: fc.array(fc.record({ key: fc.string(), operator: fc.constantFrom("eq", "gt", "exists", "bogus"), value: json }, { requiredKeys: ["key"] }), { maxLength: 2 }),
+        preconditions: fc.array(
+          fc.record({ key: fc.string(), operator: fc.constantFrom("eq", "gt", "exists", "bogus"), value: json }, { requiredKeys: ["key"] }),
+          { maxLength: 2 },
+        ),
         expected_effects: map,
         max_retries: fc.oneof(fc.nat(10), fc.constant(-1), fc.constant(1.5)),
         failure_behavior: fc.constantFrom("abort", "retry", "skip", "later"),
         reversibility: fc.constantFrom("reversible", "compensable", "irreversible"),
-        compensation: fc.oneof(fc.record({ type: fc.constant("tool"), tool: fc.string() }), fc.record({ type: fc.constant("action_ref"), action_id: fc.string() })),
+        compensation: fc.oneof(
+          fc.record({ type: fc.constant("tool"), tool: fc.string() }),
+          fc.record({ type: fc.constant("action_ref"), action_id: fc.string() }),
+        ),
         timeout_ms: fc.nat(),
         idempotent: fc.boolean(),
       },
@@ -182,7 +202,9 @@ describe("proposalInputSchema", () => {
     fc.assert(
       fc.property(fc.array(action, { minLength: 1, maxLength: 4 }), (actions) => {
         // A tool only where the type takes one, so most generated proposals are schema-valid.
-        const shaped = actions.map(({ tool, ...rest }, i) => (rest.type === "tool_call" && tool !== undefined ? { ...rest, tool, id: `a${i}` } : { ...rest, id: `a${i}` }));
+        const shaped = actions.map(({ tool, ...rest }, i) =>
+          rest.type === "tool_call" && tool !== undefined ? { ...rest, tool, id: `a${i}` } : { ...rest, id: `a${i}` },
+        );
         const proposal = { actions: shaped } as unknown as JsonObject;
         if (!validate(proposal).ok) return;
         accepted++;

@@ -29,7 +29,11 @@ export function buildNative(): { ok: boolean; output: string } {
   const cli = napiCli();
   const env = { ...process.env, CARGO_NET_OFFLINE: "true" };
   if (cli !== undefined) {
-    const r = spawnSync(process.execPath, [cli, "build", "--platform", "--release", "--no-js", "--output-dir", "."], { cwd: PACKAGE_DIR, env, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [cli, "build", "--platform", "--release", "--no-js", "--output-dir", "."], {
+      cwd: PACKAGE_DIR,
+      env,
+      encoding: "utf8",
+    });
     return { ok: r.status === 0, output: `${r.stdout ?? ""}${r.stderr ?? ""}` };
   }
   const r = spawnSync("cargo", ["build", "--release", "--offline"], { cwd: PACKAGE_DIR, env, encoding: "utf8" });

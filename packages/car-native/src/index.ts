@@ -45,7 +45,8 @@ function load(): { kernels: NativeKernels | undefined; reason: string } {
   } catch (error) {
     return { kernels: undefined, reason: `cannot list ${PACKAGE_DIR}: ${(error as Error).message}` };
   }
-  if (files.length === 0) return { kernels: undefined, reason: `no ${prefix}*.node in ${PACKAGE_DIR} (build it with \`pnpm --filter @car/native build:native\`)` };
+  if (files.length === 0)
+    return { kernels: undefined, reason: `no ${prefix}*.node in ${PACKAGE_DIR} (build it with \`pnpm --filter @car/native build:native\`)` };
   const require = createRequire(import.meta.url);
   const errors: string[] = [];
   for (const file of files) {

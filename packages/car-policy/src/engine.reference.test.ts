@@ -63,8 +63,17 @@ const TOOLS = ["shell", "http", "deploy"];
 const KEYS = ["command", "url", "body", "__proto__", "target"];
 const tool = fc.constantFrom(...TOOLS);
 const key = fc.constantFrom(...KEYS);
-const text = fc.array(fc.constantFrom("a", "B", "s", "K", "\u212a", "\u017f", "rm", "-", " ", "=", "pass", "word", "PASS"), { maxLength: 8 }).map((p) => p.join(""));
-const value: fc.Arbitrary<JsonValue> = fc.oneof(text, fc.integer({ min: -3, max: 3 }), fc.boolean(), fc.constant(null), fc.array(text, { maxLength: 2 }), fc.dictionary(key, text, { maxKeys: 2 }));
+const text = fc
+  .array(fc.constantFrom("a", "B", "s", "K", "\u212a", "\u017f", "rm", "-", " ", "=", "pass", "word", "PASS"), { maxLength: 8 })
+  .map((p) => p.join(""));
+const value: fc.Arbitrary<JsonValue> = fc.oneof(
+  text,
+  fc.integer({ min: -3, max: 3 }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(text, { maxLength: 2 }),
+  fc.dictionary(key, text, { maxKeys: 2 }),
+);
 const pattern = fc.constantFrom("(?i)password\\s*=", "(?i)pas+", "sk|pass", "^rm", "(?i)k", "a+$", "(?i)s{0}a", "[", "\\d", "(?i)sword");
 
 /** A rule described as data, so the engine and the reference each get their own instance (rate limits hold state). */
@@ -122,36 +131,44 @@ function build(spec: RuleSpec, clock: Clock): PolicyRule {
 
 /** One step: a check, or removing every rule with a name drawn from the set. */
 const step = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ check: fc.record({ tool: fc.oneof(tool, fc.constant("unknown")), params: fc.dictionary(key, value, { maxKeys: 4 }) }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({ check: fc.record({ tool: fc.oneof(tool, fc.constant("unknown")), params: fc.dictionary(key, value, { maxKeys: 4 }) }) }),
+  },
   { weight: 1, arbitrary: fc.record({ unregister: fc.nat() }) },
 );
 
 describe("PolicyEngine.check agrees with evaluating every rule in order", () => {
   it("over random rule sets, removals, parameters and state", () => {
     fc.assert(
-      fc.property(fc.array(ruleSpec, { maxLength: 14 }), fc.array(step, { minLength: 1, maxLength: 8 }), fc.constantFrom<JsonObject>({}, { flag: true }), (specs, steps, state) => {
-        let now = 1_000_000;
-        const clock: Clock = { now: () => now };
-        const engine = new PolicyEngine();
-        let reference: PolicyRule[] = [];
-        for (const spec of specs) {
-          engine.register(build(spec, clock));
-          reference.push(build(spec, clock));
-        }
-        const lookup: StateLookup = { get: (k) => getOwn(state, k) };
-        for (const s of steps) {
-          if ("unregister" in s) {
-            const names = reference.map((r) => r.name);
-            const name = names[s.unregister % Math.max(1, names.length)] ?? "none";
-            expect(engine.unregister(name)).toBe(reference.filter((r) => r.name === name).length);
-            reference = reference.filter((r) => r.name !== name);
-            continue;
+      fc.property(
+        fc.array(ruleSpec, { maxLength: 14 }),
+        fc.array(step, { minLength: 1, maxLength: 8 }),
+        fc.constantFrom<JsonObject>({}, { flag: true }),
+        (specs, steps, state) => {
+          let now = 1_000_000;
+          const clock: Clock = { now: () => now };
+          const engine = new PolicyEngine();
+          let reference: PolicyRule[] = [];
+          for (const spec of specs) {
+            engine.register(build(spec, clock));
+            reference.push(build(spec, clock));
           }
-          now += 1000;
-          const action = toolAction(s.check.tool, s.check.params as JsonObject, "a9");
-          expect(engine.check(action, state)).toEqual(referenceCheck(reference, action, lookup));
-        }
-      }),
+          const lookup: StateLookup = { get: (k) => getOwn(state, k) };
+          for (const s of steps) {
+            if ("unregister" in s) {
+              const names = reference.map((r) => r.name);
+              const name = names[s.unregister % Math.max(1, names.length)] ?? "none";
+              expect(engine.unregister(name)).toBe(reference.filter((r) => r.name === name).length);
+              reference = reference.filter((r) => r.name !== name);
+              continue;
+            }
+            now += 1000;
+            const action = toolAction(s.check.tool, s.check.params as JsonObject, "a9");
+            expect(engine.check(action, state)).toEqual(referenceCheck(reference, action, lookup));
+          }
+        },
+      ),
       { numRuns: 400 },
     );
   });

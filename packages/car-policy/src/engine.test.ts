@@ -34,11 +34,12 @@ describe("PolicyEngine", () => {
     engine.register(requireStateRule("config", "cfg", { a: [1, 2] }));
     const action = toolAction("deploy");
     expect(engine.check(action, {}).map((v) => v.policy_name)).toEqual(["tests_must_pass", "config"]);
-    expect(engine.check(action, { tests_passed: "true", cfg: { a: [1, 2] } }).map((v) => v.policy_name)).toEqual([
-      "tests_must_pass",
-    ]);
+    expect(engine.check(action, { tests_passed: "true", cfg: { a: [1, 2] } }).map((v) => v.policy_name)).toEqual(["tests_must_pass"]);
     expect(engine.check(action, { tests_passed: true, cfg: { a: [1, 2] } })).toEqual([]);
-    const store = new Map<string, unknown>([["tests_passed", true], ["cfg", { a: [1, 2] }]]);
+    const store = new Map<string, unknown>([
+      ["tests_passed", true],
+      ["cfg", { a: [1, 2] }],
+    ]);
     expect(engine.check(action, { get: (k: string) => store.get(k) as never })).toEqual([]);
   });
 
@@ -101,12 +102,7 @@ describe("PolicyEngine indexing", () => {
     });
     engine.register(callbackRule("general-2", () => "g2"));
     engine.register(denyToolParamRule("specific-2", "shell", "command", "x"));
-    expect(engine.check(toolAction("shell", { command: "x" })).map((v) => v.policy_name)).toEqual([
-      "general-1",
-      "specific-1",
-      "general-2",
-      "specific-2",
-    ]);
+    expect(engine.check(toolAction("shell", { command: "x" })).map((v) => v.policy_name)).toEqual(["general-1", "specific-1", "general-2", "specific-2"]);
     expect(otherToolEvaluated).toBe(false);
     engine.unregister("general-1");
     expect(engine.check(toolAction("http")).map((v) => v.policy_name)).toEqual(["other-tool", "general-2"]);

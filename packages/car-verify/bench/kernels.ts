@@ -46,7 +46,9 @@ export function runKernelBench(sizes: readonly number[]): void {
     return;
   }
   const line = (name: string, n: number, ts: number, native: number) =>
-    console.log(`  ${name.padEnd(7)} n=${String(n).padStart(8)}  TS ${ts.toFixed(1).padStart(8)} ms  native ${native.toFixed(1).padStart(8)} ms  = ${(ts / native).toFixed(2)}x ${ts / native >= 3 ? "OK" : "below 3x"}`);
+    console.log(
+      `  ${name.padEnd(7)} n=${String(n).padStart(8)}  TS ${ts.toFixed(1).padStart(8)} ms  native ${native.toFixed(1).padStart(8)} ms  = ${(ts / native).toFixed(2)}x ${ts / native >= 3 ? "OK" : "below 3x"}`,
+    );
   const both = <T>(runs: number, f: () => T) => {
     setNativeMode("off");
     const ts = time(runs, f);

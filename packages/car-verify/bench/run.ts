@@ -40,9 +40,16 @@ const f0 = (x: number) => x.toFixed(0).padStart(6);
 const r2 = (x: number) => `${x.toFixed(2)}x`;
 const rows: Row[] = [];
 const status = nativeStatus();
-console.log(`@car/native: ${status.available ? "loaded" : "not loaded"} (${status.reason}); load ${(await import("node:os")).loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+console.log(
+  `@car/native: ${status.available ? "loaded" : "not loaded"} (${status.reason}); load ${(await import("node:os"))
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
 console.log("times in ms, CPU time (fastest run); ratios against JSON.parse + parseProposal of the same text\n");
-console.log("shape      n        JSON.parse  +parseProposal | verify TS (ratio)  verify native (ratio, TS/native) | simulate (ratio) | transactionCheck (ratio) | heap KB/action after / retained");
+console.log(
+  "shape      n        JSON.parse  +parseProposal | verify TS (ratio)  verify native (ratio, TS/native) | simulate (ratio) | transactionCheck (ratio) | heap KB/action after / retained",
+);
 
 for (const shape of SHAPE_LIST) {
   for (const n of SIZES) {
@@ -82,12 +89,16 @@ for (const shape of SHAPE_LIST) {
   for (let k = 1; k < SIZES.length; k++) {
     const [a, b] = [of(SIZES[k - 1]!)!, of(SIZES[k]!)!];
     const g = (f: (r: Row) => Timing) => r2(f(b).cpu / f(a).cpu);
-    parts.push(`${SIZES[k - 1]} -> ${SIZES[k]}: parse ${g((r) => r.base)}, verify ${g((r) => r.verifyTs)} (native ${g((r) => r.verifyNative)}), simulate ${g((r) => r.simulate)}, transactionCheck ${g((r) => r.tx)}`);
+    parts.push(
+      `${SIZES[k - 1]} -> ${SIZES[k]}: parse ${g((r) => r.base)}, verify ${g((r) => r.verifyTs)} (native ${g((r) => r.verifyNative)}), simulate ${g((r) => r.simulate)}, transactionCheck ${g((r) => r.tx)}`,
+    );
   }
   console.log(`  ${shape.padEnd(9)} ${parts.join(" | ")}`);
 }
 const worst = (f: (r: Row) => number) => Math.max(0, ...rows.filter((r) => r.n >= 100_000).map(f));
-console.log(`\nworst at >= 100k: verify ${r2(worst((r) => r.verifyTs.cpu / r.base.cpu))} (goal <= 5x), simulate ${r2(worst((r) => r.simulate.cpu / r.base.cpu))}, transactionCheck ${r2(worst((r) => r.tx.cpu / r.base.cpu))}; heap ${(worst((r) => r.heapAfter) / 1024).toFixed(2)} KB/action (goal <= 2)`);
+console.log(
+  `\nworst at >= 100k: verify ${r2(worst((r) => r.verifyTs.cpu / r.base.cpu))} (goal <= 5x), simulate ${r2(worst((r) => r.simulate.cpu / r.base.cpu))}, transactionCheck ${r2(worst((r) => r.tx.cpu / r.base.cpu))}; heap ${(worst((r) => r.heapAfter) / 1024).toFixed(2)} KB/action (goal <= 2)`,
+);
 
 console.log("\nnative kernels against their TypeScript reference, marshalling included (goal >= 3x):");
 runKernelBench(SIZES.filter((n) => n >= 100_000));

@@ -28,7 +28,11 @@ export function compensationIssues(actions: readonly Action[], ids: ReadonlyMap<
  * compensation declared on an action that is not `compensable` (the
  * rollback only compensates `compensable` actions, so it would never run).
  */
-export function compensationUseIssues(actions: readonly Action[], preds: readonly (readonly number[])[], compensations: ReadonlySet<number>): VerificationIssue[] {
+export function compensationUseIssues(
+  actions: readonly Action[],
+  preds: readonly (readonly number[])[],
+  compensations: ReadonlySet<number>,
+): VerificationIssue[] {
   const issues: VerificationIssue[] = [];
   actions.forEach((action, i) => {
     if (compensations.has(i)) return;
@@ -38,7 +42,9 @@ export function compensationUseIssues(actions: readonly Action[], preds: readonl
       }
     }
     if (action.compensation !== undefined && action.reversibility !== "compensable") {
-      issues.push(issue(action, "warning", `action '${action.id}' declares a compensation but is '${action.reversibility}'; only 'compensable' actions are compensated`));
+      issues.push(
+        issue(action, "warning", `action '${action.id}' declares a compensation but is '${action.reversibility}'; only 'compensable' actions are compensated`),
+      );
     }
     if (action.compensation?.type === "action_ref" && action.compensation.action_id === action.id) {
       issues.push(issue(action, "error", `action '${action.id}' names itself as its compensation`));

@@ -39,8 +39,14 @@ describe("verify groups many findings of one kind on one key", () => {
     const result = verify({ actions });
     expect(result.valid).toBe(false);
     expect(result.issues.map((i) => [i.action_id, i.message])).toEqual([
-      ["b0", "8 actions have a precondition on 'ready' that cannot hold ('b0', 'b1', 'b2', 'b3', 'b4' and 3 more); the first: action 'b0': precondition failed: 'ready' exists; found absent: key 'ready' does not exist — the precondition will fail"],
-      ["b0", "8 actions depend on state key 'cfg', which is not available when they run (not available at this point) ('b0', 'b1', 'b2', 'b3', 'b4' and 3 more): the initial state and earlier levels do not provide it; no action writes it"],
+      [
+        "b0",
+        "8 actions have a precondition on 'ready' that cannot hold ('b0', 'b1', 'b2', 'b3', 'b4' and 3 more); the first: action 'b0': precondition failed: 'ready' exists; found absent: key 'ready' does not exist — the precondition will fail",
+      ],
+      [
+        "b0",
+        "8 actions depend on state key 'cfg', which is not available when they run (not available at this point) ('b0', 'b1', 'b2', 'b3', 'b4' and 3 more): the initial state and earlier levels do not provide it; no action writes it",
+      ],
     ]);
   });
 

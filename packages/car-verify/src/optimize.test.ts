@@ -49,12 +49,16 @@ describe("optimize", () => {
   it("keeps verify's verdict: a missing phantom key is still an error, now as a failed exists precondition", () => {
     const out = optimize(p);
     expect(verify(out).valid).toBe(false);
-    expect(verify(out).issues.map((i) => i.message)).toContain("action 'deploy': precondition failed: 'ghost' exists; found absent: key 'ghost' does not exist (was state dependency 'ghost', which no earlier action writes) — the precondition will fail");
+    expect(verify(out).issues.map((i) => i.message)).toContain(
+      "action 'deploy': precondition failed: 'ghost' exists; found absent: key 'ghost' does not exist (was state dependency 'ghost', which no earlier action writes) — the precondition will fail",
+    );
     expect(verify(out, { state: { cfg: 1, later: 0, ghost: true } }).valid).toBe(true);
   });
 
   it("does not add a second exists gate when one is already declared", () => {
-    const q = parseProposal({ actions: [{ id: "a", type: "tool_call", tool: "t", state_dependencies: ["k"], preconditions: [{ key: "k", operator: "exists" }], read_set: ["k"] }] });
+    const q = parseProposal({
+      actions: [{ id: "a", type: "tool_call", tool: "t", state_dependencies: ["k"], preconditions: [{ key: "k", operator: "exists" }], read_set: ["k"] }],
+    });
     const out = optimize(q);
     expect(out.actions[0]!.preconditions).toHaveLength(1);
     expect(out.actions[0]!.read_set).toEqual(["k"]);

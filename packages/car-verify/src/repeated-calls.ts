@@ -35,8 +35,13 @@ export function repeatedCallIssues(actions: readonly Action[]): VerificationIssu
   for (const group of groups.values()) {
     if (group.length < REPEAT_THRESHOLD) continue;
     const first = group[0]!;
-    const ids = sampleList(group.slice(0, GROUP_SAMPLE).map((a) => `'${a.id}'`), group.length);
-    issues.push(issue(first, "warning", `tool '${first.tool}' is called ${group.length} times with identical parameters (${ids}): possible runaway loop`, "heuristic"));
+    const ids = sampleList(
+      group.slice(0, GROUP_SAMPLE).map((a) => `'${a.id}'`),
+      group.length,
+    );
+    issues.push(
+      issue(first, "warning", `tool '${first.tool}' is called ${group.length} times with identical parameters (${ids}): possible runaway loop`, "heuristic"),
+    );
   }
   return issues;
 }

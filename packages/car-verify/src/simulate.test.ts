@@ -69,7 +69,13 @@ describe("simulate", () => {
     // simulate never lands an action verify reports as blocked.
     const p = {
       actions: [
-        { id: "a", type: "state_write", parameters: { key: "z", value: 5 }, preconditions: [{ key: "go", operator: "exists" }], expected_effects: { z: 5, x: 5 } },
+        {
+          id: "a",
+          type: "state_write",
+          parameters: { key: "z", value: 5 },
+          preconditions: [{ key: "go", operator: "exists" }],
+          expected_effects: { z: 5, x: 5 },
+        },
         // Ordered after 'a' only because both are state_writes of 'z': no data flows from 'a'.
         { id: "c", type: "state_write", parameters: { key: "z", value: 6 }, expected_effects: { z: 6 } },
         { id: "b", type: "tool_call", tool: "u", dependencies: ["c"], preconditions: [{ key: "x", operator: "eq", value: 0 }], expected_effects: { y: 1 } },

@@ -6,7 +6,14 @@ import { verify } from "./verify.ts";
 const natural = {
   actions: [
     { id: "approve", type: "state_write", parameters: { key: "approved", value: true } },
-    { id: "deploy", type: "tool_call", tool: "deploy", dependencies: ["approve"], state_dependencies: ["approved"], preconditions: [{ key: "approved", operator: "eq", value: true }] },
+    {
+      id: "deploy",
+      type: "tool_call",
+      tool: "deploy",
+      dependencies: ["approve"],
+      state_dependencies: ["approved"],
+      preconditions: [{ key: "approved", operator: "eq", value: true }],
+    },
   ],
 };
 

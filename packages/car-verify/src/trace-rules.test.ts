@@ -20,7 +20,9 @@ describe("verify: trace rules against the orders a DAG permits", () => {
         tier: "decision_procedure",
       },
     ]);
-    expect(findings([tool("t", "run_tests"), tool("b", "build", { dependencies: ["t"] }), tool("d", "deploy", { dependencies: ["b"] })], [TESTS_FIRST])).toEqual([]);
+    expect(
+      findings([tool("t", "run_tests"), tool("b", "build", { dependencies: ["t"] }), tool("d", "deploy", { dependencies: ["b"] })], [TESTS_FIRST]),
+    ).toEqual([]);
   });
 
   it("only_after: ordering through state dependencies counts as ordering", () => {

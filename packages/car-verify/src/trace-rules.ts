@@ -53,12 +53,18 @@ export function traceRuleIssues(
         break;
       case "max_calls": {
         if (xs.length > rule.max_calls) {
-          issues.push(issue(actions[xs[rule.max_calls]!]!, "error", `${name}: the proposal calls '${rule.tool}' ${xs.length} times, more than ${rule.max_calls}`));
+          issues.push(
+            issue(actions[xs[rule.max_calls]!]!, "error", `${name}: the proposal calls '${rule.tool}' ${xs.length} times, more than ${rule.max_calls}`),
+          );
           break;
         }
-        const compensating = actions.filter((a, i) => !compensations.has(i) && a.reversibility === "compensable" && compensationTool(a, actions, graph) === rule.tool).length;
+        const compensating = actions.filter(
+          (a, i) => !compensations.has(i) && a.reversibility === "compensable" && compensationTool(a, actions, graph) === rule.tool,
+        ).length;
         if (xs.length + compensating > rule.max_calls) {
-          issues.push(issue(null, "warning", `${name}: with ${compensating} compensation(s) calling '${rule.tool}', a rollback could exceed ${rule.max_calls} calls`));
+          issues.push(
+            issue(null, "warning", `${name}: with ${compensating} compensation(s) calling '${rule.tool}', a rollback could exceed ${rule.max_calls} calls`),
+          );
         }
         break;
       }
@@ -70,13 +76,29 @@ export function traceRuleIssues(
   return issues;
 }
 
-function onlyAfter(actions: readonly Action[], graph: DependencyGraph, pos: Int32Array, xs: number[], ys: number[], rule: Ordering, name: string): VerificationIssue[] {
+function onlyAfter(
+  actions: readonly Action[],
+  graph: DependencyGraph,
+  pos: Int32Array,
+  xs: number[],
+  ys: number[],
+  rule: Ordering,
+  name: string,
+): VerificationIssue[] {
   const session = rule.scope === "session";
   if (ys.length === 0) {
     return xs.map((x) =>
       session
-        ? issue(actions[x]!, "info", `${name}: '${actions[x]!.id}' relies on '${rule.after}' having succeeded in an earlier proposal of the session; none is in this one`)
-        : issue(actions[x]!, "error", `${name}: '${actions[x]!.id}' calls '${rule.tool}', but no '${rule.after}' is in the proposal, so every order breaks the rule`),
+        ? issue(
+            actions[x]!,
+            "info",
+            `${name}: '${actions[x]!.id}' relies on '${rule.after}' having succeeded in an earlier proposal of the session; none is in this one`,
+          )
+        : issue(
+            actions[x]!,
+            "error",
+            `${name}: '${actions[x]!.id}' calls '${rule.tool}', but no '${rule.after}' is in the proposal, so every order breaks the rule`,
+          ),
     );
   }
   const from: number[] = [];
@@ -93,7 +115,10 @@ function onlyAfter(actions: readonly Action[], graph: DependencyGraph, pos: Int3
       issue(
         actions[x]!,
         session ? "info" : "warning",
-        `${name}: the DAG permits '${actions[x]!.id}' to run before any '${rule.after}' succeeded: it is not ordered after ${ys.map((y) => `'${actions[y]!.id}'`).slice(0, 3).join(", ")}${session ? " (an earlier proposal of the session may satisfy it)" : ""}`,
+        `${name}: the DAG permits '${actions[x]!.id}' to run before any '${rule.after}' succeeded: it is not ordered after ${ys
+          .map((y) => `'${actions[y]!.id}'`)
+          .slice(0, 3)
+          .join(", ")}${session ? " (an earlier proposal of the session may satisfy it)" : ""}`,
       ),
     );
 }
@@ -107,7 +132,15 @@ function compensationTool(action: Action, actions: readonly Action[], graph: Dep
   return target === undefined ? undefined : actions[target]!.tool;
 }
 
-function neverAfter(actions: readonly Action[], graph: DependencyGraph, pos: Int32Array, xs: number[], ys: number[], rule: Ordering, name: string): VerificationIssue[] {
+function neverAfter(
+  actions: readonly Action[],
+  graph: DependencyGraph,
+  pos: Int32Array,
+  xs: number[],
+  ys: number[],
+  rule: Ordering,
+  name: string,
+): VerificationIssue[] {
   if (rule.tool === rule.after) {
     // Every call after the first is refused, whatever the order.
     return xs.length < 2 ? [] : [issue(null, "error", `${name}: the proposal calls '${rule.tool}' ${xs.length} times; every call after the first is refused`)];
@@ -130,7 +163,13 @@ function neverAfter(actions: readonly Action[], graph: DependencyGraph, pos: Int
     if (yBeforeX) {
       issues.push(issue(actions[x]!, "error", `${name}: '${actions[x]!.id}' always runs after '${actions[y]!.id}', so it is always refused`));
     } else if (!xBeforeY) {
-      issues.push(issue(actions[x]!, "warning", `${name}: the DAG permits '${actions[y]!.id}' to run before '${actions[x]!.id}', which the rule then refuses; order '${actions[x]!.id}' first`));
+      issues.push(
+        issue(
+          actions[x]!,
+          "warning",
+          `${name}: the DAG permits '${actions[y]!.id}' to run before '${actions[x]!.id}', which the rule then refuses; order '${actions[x]!.id}' first`,
+        ),
+      );
     }
   }
   return issues;

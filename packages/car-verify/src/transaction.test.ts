@@ -18,7 +18,9 @@ describe("transactionCheck", () => {
   });
 
   it("finds a read-write hazard between an unordered reader and writer, reader first", () => {
-    const report = transactionCheck({ actions: [tool("w", { write_set: ["k"] }), tool("r", { read_set: ["k"] }), tool("r2", { read_set: ["k"], dependencies: ["w"] })] });
+    const report = transactionCheck({
+      actions: [tool("w", { write_set: ["k"] }), tool("r", { read_set: ["k"] }), tool("r2", { read_set: ["k"], dependencies: ["w"] })],
+    });
     expect(report.conflicts).toEqual([expect.objectContaining({ kind: "read_write", key: "k", actions: ["r", "w"] })]);
   });
 
@@ -86,7 +88,10 @@ describe("transactionCheck on a busy key", () => {
   });
 
   it("caps cross-proposal pair work like within-proposal: two proposals of 2,000 writers of one key give a linear set of real conflicts", () => {
-    const writers = (prefix: string) => ({ id: prefix, actions: Array.from({ length: 2000 }, (_, i) => tool(`${prefix}${i}`, { parameters: { i }, write_set: ["k"] })) });
+    const writers = (prefix: string) => ({
+      id: prefix,
+      actions: Array.from({ length: 2000 }, (_, i) => tool(`${prefix}${i}`, { parameters: { i }, write_set: ["k"] })),
+    });
     const report = transactionCheck([writers("x"), writers("y")]);
     const across = report.conflicts.filter((c) => c.proposal_ids![0] !== c.proposal_ids![1]);
     // Each of one side with the other's first, each other of the other side with this side's first.
@@ -97,7 +102,10 @@ describe("transactionCheck on a busy key", () => {
   });
 
   it("still lists every cross-proposal pair when both sides are small", () => {
-    const small = (prefix: string) => ({ id: prefix, actions: [0, 1, 2].map((i) => tool(`${prefix}${i}`, { parameters: { i }, dependencies: i > 0 ? [`${prefix}${i - 1}`] : [], write_set: ["k"] })) });
+    const small = (prefix: string) => ({
+      id: prefix,
+      actions: [0, 1, 2].map((i) => tool(`${prefix}${i}`, { parameters: { i }, dependencies: i > 0 ? [`${prefix}${i - 1}`] : [], write_set: ["k"] })),
+    });
     const report = transactionCheck([small("x"), small("y")]);
     expect(report.conflicts).toHaveLength(9);
   });

@@ -81,7 +81,12 @@ describe("verify: one test per finding", () => {
     });
     expect(result.valid).toBe(false);
     expect(result.issues).toEqual([
-      { action_id: "r", severity: "error", message: "action 'r': precondition failed: 'n' gt 5; found 1 — the precondition will fail", tier: "decision_procedure" },
+      {
+        action_id: "r",
+        severity: "error",
+        message: "action 'r': precondition failed: 'n' gt 5; found 1 — the precondition will fail",
+        tier: "decision_procedure",
+      },
     ]);
   });
 
@@ -160,7 +165,15 @@ describe("verify: one test per finding", () => {
   });
 
   it("more actions than maxActions is an error with no action id", () => {
-    const result = verify({ actions: [{ type: "tool_call", tool: "t" }, { type: "tool_call", tool: "u" }] }, { maxActions: 1 });
+    const result = verify(
+      {
+        actions: [
+          { type: "tool_call", tool: "t" },
+          { type: "tool_call", tool: "u" },
+        ],
+      },
+      { maxActions: 1 },
+    );
     expect(result.valid).toBe(false);
     expect(result.issues).toEqual([
       { action_id: null, severity: "error", message: "proposal has 2 actions, more than max_actions (1)", tier: "decision_procedure" },
@@ -187,7 +200,9 @@ describe("verify: one test per finding", () => {
     expect(result.issues[0]!.message).toMatch(/^action 'a': parameters do not match the schema of tool 'deploy': \/env /);
     const missing = verify({ actions: [{ id: "b", type: "tool_call", tool: "deploy" }] }, { tools: [SPEC_DEPLOY_SCHEMA] });
     expect(missing.issues[0]!.message).toContain("#/required");
-    expect(verify({ actions: [{ id: "c", type: "tool_call", tool: "deploy", parameters: { env: "prod" } }] }, { tools: [SPEC_DEPLOY_SCHEMA] }).valid).toBe(true);
+    expect(verify({ actions: [{ id: "c", type: "tool_call", tool: "deploy", parameters: { env: "prod" } }] }, { tools: [SPEC_DEPLOY_SCHEMA] }).valid).toBe(
+      true,
+    );
   });
 
   it("uses full JSON Schema, not just types and required", () => {
@@ -214,7 +229,9 @@ describe("verify: one test per finding", () => {
       ],
     });
     expect(ok.issues).toEqual([]);
-    const bad = verify({ actions: [{ id: "a", type: "tool_call", tool: "t", reversibility: "compensable", compensation: { type: "action_ref", action_id: "ghost" } }] });
+    const bad = verify({
+      actions: [{ id: "a", type: "tool_call", tool: "t", reversibility: "compensable", compensation: { type: "action_ref", action_id: "ghost" } }],
+    });
     expect(bad.issues).toEqual([
       { action_id: "a", severity: "error", message: "action 'a' names compensation action 'ghost', which is not in the proposal", tier: "decision_procedure" },
     ]);
@@ -255,7 +272,9 @@ describe("verify: input and the forward walk", () => {
   });
 
   it("treats __proto__ as an ordinary state key", () => {
-    const p = JSON.parse('{"actions":[{"id":"a","type":"tool_call","tool":"t","state_dependencies":["__proto__"],"expected_effects":{"__proto__":{"polluted":true}}}]}');
+    const p = JSON.parse(
+      '{"actions":[{"id":"a","type":"tool_call","tool":"t","state_dependencies":["__proto__"],"expected_effects":{"__proto__":{"polluted":true}}}]}',
+    );
     const state = JSON.parse('{"__proto__": 1}');
     const result = verify(p, { state });
     expect(result.valid).toBe(true);

@@ -77,13 +77,28 @@ function blockedIssues(
     const action = actions[first]!;
     const key = reason.key;
     if (group.length > GROUP_SAMPLE) {
-      const ids = sampleList(group.slice(0, GROUP_SAMPLE).map((b) => `'${actions[b.i]!.id}'`), group.length);
+      const ids = sampleList(
+        group.slice(0, GROUP_SAMPLE).map((b) => `'${actions[b.i]!.id}'`),
+        group.length,
+      );
       if (reason.kind === "precondition") {
-        issues.push(issue(action, "error", `${group.length} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${reason.message} — the precondition will fail`));
+        issues.push(
+          issue(
+            action,
+            "error",
+            `${group.length} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${reason.message} — the precondition will fail`,
+          ),
+        );
       } else {
         const others = otherWriters(actions, key, writers, -1);
         const hint = others === "" ? "no action writes it" : `it is written by ${others}, not ordered before them`;
-        issues.push(issue(action, "error", `${group.length} actions depend on state key '${key}', which is not available when they run (not available at this point) (${ids}): the initial state and earlier levels do not provide it; ${hint}`));
+        issues.push(
+          issue(
+            action,
+            "error",
+            `${group.length} actions depend on state key '${key}', which is not available when they run (not available at this point) (${ids}): the initial state and earlier levels do not provide it; ${hint}`,
+          ),
+        );
       }
       continue;
     }
@@ -96,7 +111,11 @@ function blockedIssues(
       const others = otherWriters(actions, key, writers, i);
       const hint = others !== "" ? `; it is written by ${others}, not ordered before it` : "; no action writes it";
       issues.push(
-        issue(a, "error", `action '${a.id}' depends on state key '${key}', which is not available when it runs (not available at this point): the initial state and earlier levels do not provide it${hint}`),
+        issue(
+          a,
+          "error",
+          `action '${a.id}' depends on state key '${key}', which is not available when it runs (not available at this point): the initial state and earlier levels do not provide it${hint}`,
+        ),
       );
     }
   }
@@ -112,14 +131,25 @@ function conflictIssues(actions: readonly Action[], pairs: readonly (readonly [n
         const first = actions[a]!;
         const second = actions[b]!;
         issues.push(
-          issue(second, "warning", `actions '${first.id}' and '${second.id}' both write '${key}' with no dependency path between them; the final value depends on scheduling`),
+          issue(
+            second,
+            "warning",
+            `actions '${first.id}' and '${second.id}' both write '${key}' with no dependency path between them; the final value depends on scheduling`,
+          ),
         );
       }
       continue;
     }
-    const sample = sampleList(group.slice(0, GROUP_SAMPLE).map(([a, b]) => `'${actions[a]!.id}' and '${actions[b]!.id}'`), group.length);
+    const sample = sampleList(
+      group.slice(0, GROUP_SAMPLE).map(([a, b]) => `'${actions[a]!.id}' and '${actions[b]!.id}'`),
+      group.length,
+    );
     issues.push(
-      issue(actions[group[0]![1]]!, "warning", `${group.length} pairs of actions write '${key}' with no dependency path between them (${sample}); the final value depends on scheduling; every pair is listed in conflicts`),
+      issue(
+        actions[group[0]![1]]!,
+        "warning",
+        `${group.length} pairs of actions write '${key}' with no dependency path between them (${sample}); the final value depends on scheduling; every pair is listed in conflicts`,
+      ),
     );
   }
   return issues;
@@ -201,7 +231,9 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   }
   append(issues, conflictIssues(actions, pairs));
   for (const key of partialKeys) {
-    issues.push(issue(null, "info", `key '${key}' has ${writers.get(key)!.length} writers; only neighbours in topological order were checked for write conflicts`));
+    issues.push(
+      issue(null, "info", `key '${key}' has ${writers.get(key)!.length} writers; only neighbours in topological order were checked for write conflicts`),
+    );
   }
 
   if (options.gate !== false) {
@@ -218,10 +250,15 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
     append(issues, traceRuleIssues(actions, graph, pos, compensations, options.traceRules));
   }
 
-  return finish(actions, issues, {
-    simulated_state: stateRecord(walk.declared),
-    execution_levels: levelsOf(graph),
-    conflicts,
-    rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
-  }, graph.indexOf);
+  return finish(
+    actions,
+    issues,
+    {
+      simulated_state: stateRecord(walk.declared),
+      execution_levels: levelsOf(graph),
+      conflicts,
+      rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
+    },
+    graph.indexOf,
+  );
 }

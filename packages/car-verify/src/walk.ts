@@ -19,9 +19,7 @@
 import type { Action, DependencyGraph, JsonValue } from "@car/ir";
 import { evaluatePrecondition, getOwn, pushWrittenKeys } from "@car/ir";
 
-export type BlockReason =
-  | { kind: "precondition"; key: string; message: string }
-  | { kind: "state_dependency"; key: string };
+export type BlockReason = { kind: "precondition"; key: string; message: string } | { kind: "state_dependency"; key: string };
 
 export interface WalkResult {
   /** Declared model: state after every action's declared effects. */
@@ -112,8 +110,7 @@ export function forwardWalk(
       const action = actions[i]!;
       blocked[i] = gate(action, declared);
       if (simulated !== undefined && skipped !== undefined && dataPreds !== undefined) {
-        const lands =
-          blocked[i] === undefined && dataPreds[i]!.every((p) => skipped[p] === 0) && gate(action, simulated) === undefined;
+        const lands = blocked[i] === undefined && dataPreds[i]!.every((p) => skipped[p] === 0) && gate(action, simulated) === undefined;
         if (!lands) skipped[i] = 1;
       }
     }

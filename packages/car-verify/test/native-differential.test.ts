@@ -39,26 +39,28 @@ const graphOf = (actions: readonly Action[]) => {
 
 /** Actions whose dependencies may point anywhere — forward, at themselves, twice, at no one. */
 const hostileActions = fc.integer({ min: 1, max: 40 }).chain((n) =>
-  fc.array(
-    fc.record({
-      deps: fc.array(fc.integer({ min: -1, max: n - 1 }), { maxLength: 4 }),
-      writes: fc.array(fc.constantFrom("k", "j"), { maxLength: 2 }),
-      stateDeps: fc.array(fc.constantFrom("k", "j"), { maxLength: 1 }),
-      stateWrite: fc.boolean(),
-    }),
-    { minLength: n, maxLength: n },
-  ).map((specs) =>
-    specs.map((s, i) =>
-      parseAction({
-        id: `a${i}`,
-        type: s.stateWrite ? "state_write" : "tool_call",
-        ...(s.stateWrite ? { parameters: { key: "k", value: i } } : { tool: "t", parameters: { i } }),
-        dependencies: s.deps.map((d) => (d < 0 ? "nobody" : `a${d}`)),
-        state_dependencies: s.stateDeps,
-        write_set: s.writes,
+  fc
+    .array(
+      fc.record({
+        deps: fc.array(fc.integer({ min: -1, max: n - 1 }), { maxLength: 4 }),
+        writes: fc.array(fc.constantFrom("k", "j"), { maxLength: 2 }),
+        stateDeps: fc.array(fc.constantFrom("k", "j"), { maxLength: 1 }),
+        stateWrite: fc.boolean(),
       }),
+      { minLength: n, maxLength: n },
+    )
+    .map((specs) =>
+      specs.map((s, i) =>
+        parseAction({
+          id: `a${i}`,
+          type: s.stateWrite ? "state_write" : "tool_call",
+          ...(s.stateWrite ? { parameters: { key: "k", value: i } } : { tool: "t", parameters: { i } }),
+          dependencies: s.deps.map((d) => (d < 0 ? "nobody" : `a${d}`)),
+          state_dependencies: s.stateDeps,
+          write_set: s.writes,
+        }),
+      ),
     ),
-  ),
 );
 
 describe.skipIf(nativeTestsSkipped())("native and TypeScript paths agree", () => {

@@ -33,7 +33,7 @@ describe("properties", () => {
           expect(explained).toBe(true);
         }
       }),
-      { numRuns: 2000 } // the overwrite-then-gate case is rare; enough runs to reach it,
+      { numRuns: 2000 }, // the overwrite-then-gate case is rare; enough runs to reach it,
     );
   });
 

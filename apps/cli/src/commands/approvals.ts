@@ -31,7 +31,11 @@ export async function main(args: string[]): Promise<number> {
   if (sub === "set-posture") return setPosture(rest);
   if (sub === "clear-posture") return clearPosture(rest);
   if (sub === "revoke") return revoke(rest);
-  throw usageError(sub === undefined ? "missing subcommand: list, set-posture, clear-posture or revoke" : `unknown subcommand '${sub}': expected list, set-posture, clear-posture or revoke`);
+  throw usageError(
+    sub === undefined
+      ? "missing subcommand: list, set-posture, clear-posture or revoke"
+      : `unknown subcommand '${sub}': expected list, set-posture, clear-posture or revoke`,
+  );
 }
 
 function tierOption(value: string | undefined): PermissionTier | null {
@@ -63,7 +67,9 @@ async function list(args: string[]): Promise<number> {
   if (grants.length === 0) println("  (none)");
   for (const g of grants) {
     const expiry = g.expires_at === null ? "no expiry" : `until ${new Date(g.expires_at).toISOString()}`;
-    println(`  #${g.id}  ${g.tool ?? "-"}  up to ${g.required_tier}  by ${g.reviewer} at ${new Date(g.decided_at).toISOString()}, ${expiry}  ${g.fingerprint.slice(0, 16)}…`);
+    println(
+      `  #${g.id}  ${g.tool ?? "-"}  up to ${g.required_tier}  by ${g.reviewer} at ${new Date(g.decided_at).toISOString()}, ${expiry}  ${g.fingerprint.slice(0, 16)}…`,
+    );
   }
   return 0;
 }

@@ -58,7 +58,11 @@ export async function main(args: string[]): Promise<number> {
   if (sub === "query") return query(rest);
   if (sub === "trim") return trim(rest);
   if (sub === "report") return report(rest);
-  throw usageError(sub === undefined ? "missing subcommand: verify, anchor, query, trim or report" : `unknown subcommand '${sub}': expected verify, anchor, query, trim or report`);
+  throw usageError(
+    sub === undefined
+      ? "missing subcommand: verify, anchor, query, trim or report"
+      : `unknown subcommand '${sub}': expected verify, anchor, query, trim or report`,
+  );
 }
 
 async function report(args: string[]): Promise<number> {
@@ -127,11 +131,16 @@ async function verifyChain(args: string[]): Promise<number> {
     const c = colors(colorEnabled(process.stdout));
     if (report.ok) {
       const head = report.head === null ? "the log is empty" : `head seq ${report.head.seq}, hash ${report.head.hash}`;
-      const anchor = report.checkpoint === null ? "from the genesis hash" : `from the signed checkpoint after seq ${report.checkpoint.seq} (${report.checkpoint.created_at})`;
+      const anchor =
+        report.checkpoint === null
+          ? "from the genesis hash"
+          : `from the signed checkpoint after seq ${report.checkpoint.seq} (${report.checkpoint.created_at})`;
       println(`${c.green("intact")}: ${report.verified} event${report.verified === 1 ? "" : "s"} verified ${anchor}; ${head}`);
       for (const line of verifyNotes(report)) println(line.startsWith("warning") ? c.yellow(line) : line);
     } else {
-      println(`${c.red("broken")} at seq ${report.broken.seq}: ${report.broken.reason} (${report.verified} event${report.verified === 1 ? "" : "s"} verified before it)`);
+      println(
+        `${c.red("broken")} at seq ${report.broken.seq}: ${report.broken.reason} (${report.verified} event${report.verified === 1 ? "" : "s"} verified before it)`,
+      );
     }
   }
   return report.ok ? 0 : ERROR_CODES.chain_broken.exit;
@@ -141,12 +150,22 @@ async function verifyChain(args: string[]): Promise<number> {
 function verifyNotes(report: Extract<ChainReport, { ok: true }>): string[] {
   const notes: string[] = [];
   if (!report.keyed) notes.push("warning: the audit key is not available, so MACs were not checked (a rewrite that recomputed the hashes would pass)");
-  else if (report.unkeyed > 0) notes.push(`warning: ${report.unkeyed} event${report.unkeyed === 1 ? "" : "s"} carry no MAC (written without the audit key): only the hash chain covers them`);
+  else if (report.unkeyed > 0)
+    notes.push(
+      `warning: ${report.unkeyed} event${report.unkeyed === 1 ? "" : "s"} carry no MAC (written without the audit key): only the hash chain covers them`,
+    );
   const anchors = report.anchors;
-  if (anchors === undefined || anchors.checked === 0) notes.push("no anchor for this database: a truncated or rolled-back log would not be noticed (car audit anchor)");
-  else notes.push(`${anchors.checked} anchor${anchors.checked === 1 ? "" : "s"} hold; the newest is seq ${anchors.newest!.seq} (${anchors.newest!.anchored_at})`);
+  if (anchors === undefined || anchors.checked === 0)
+    notes.push("no anchor for this database: a truncated or rolled-back log would not be noticed (car audit anchor)");
+  else
+    notes.push(`${anchors.checked} anchor${anchors.checked === 1 ? "" : "s"} hold; the newest is seq ${anchors.newest!.seq} (${anchors.newest!.anchored_at})`);
   const state = report.state;
-  if (state !== undefined) notes.push(state.compared ? `the stored state (${state.keys} key${state.keys === 1 ? "" : "s"}) is what the log replays to` : `warning: the stored state was not compared: ${state.reason}`);
+  if (state !== undefined)
+    notes.push(
+      state.compared
+        ? `the stored state (${state.keys} key${state.keys === 1 ? "" : "s"}) is what the log replays to`
+        : `warning: the stored state was not compared: ${state.reason}`,
+    );
   return notes;
 }
 
@@ -221,7 +240,14 @@ const SUMMARY_WIDTH = 60;
 function eventTable(events: readonly CarEvent[]): string {
   const rows = events.map((e) => {
     const data = JSON.stringify(e.data);
-    return [String(e.seq), e.timestamp, e.kind, e.proposal_id ?? "-", e.action_id ?? "-", data.length > SUMMARY_WIDTH ? `${data.slice(0, SUMMARY_WIDTH - 1)}…` : data];
+    return [
+      String(e.seq),
+      e.timestamp,
+      e.kind,
+      e.proposal_id ?? "-",
+      e.action_id ?? "-",
+      data.length > SUMMARY_WIDTH ? `${data.slice(0, SUMMARY_WIDTH - 1)}…` : data,
+    ];
   });
   const header = ["SEQ", "TIME", "KIND", "PROPOSAL", "ACTION", "DATA"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -249,7 +275,11 @@ async function trim(args: string[]): Promise<number> {
       ...(maxAge !== undefined ? { max_age_ms: maxAge * 1000 } : {}),
     });
     const where = options.archive !== undefined ? ` (archived to ${resolve(options.archive)})` : "";
-    println(result.removed === 0 ? "nothing to remove" : `removed ${result.removed} event${result.removed === 1 ? "" : "s"}${where}; the chain now starts after seq ${result.checkpoint!.checkpoint.seq}`);
+    println(
+      result.removed === 0
+        ? "nothing to remove"
+        : `removed ${result.removed} event${result.removed === 1 ? "" : "s"}${where}; the chain now starts after seq ${result.checkpoint!.checkpoint.seq}`,
+    );
     return 0;
   } finally {
     await store.close();

@@ -38,7 +38,9 @@ export async function main(args: string[]): Promise<number> {
     } else {
       const d = report.difference!;
       const show = (v: unknown) => (v === undefined ? "(unset)" : JSON.stringify(v));
-      println(`${c.red("not equivalent")}: from test state #${d.probe_index} ${JSON.stringify(d.probe)}, key '${d.key}' is ${show(d.left)} after ${pathA} but ${show(d.right)} after ${pathB}`);
+      println(
+        `${c.red("not equivalent")}: from test state #${d.probe_index} ${JSON.stringify(d.probe)}, key '${d.key}' is ${show(d.left)} after ${pathA} but ${show(d.right)} after ${pathB}`,
+      );
     }
   }
   return report.equivalent ? 0 : ERROR_CODES.verification_failed.exit;

@@ -93,7 +93,10 @@ export class LineTransport implements Transport {
       message = deserializeMessage(line);
     } catch (error) {
       const notJson = error instanceof SyntaxError;
-      this.#reject(notJson ? PARSE_ERROR : INVALID_REQUEST, notJson ? "parse error: the line is not valid JSON" : "invalid request: not a JSON-RPC 2.0 message");
+      this.#reject(
+        notJson ? PARSE_ERROR : INVALID_REQUEST,
+        notJson ? "parse error: the line is not valid JSON" : "invalid request: not a JSON-RPC 2.0 message",
+      );
       return;
     }
     this.onmessage?.(message);

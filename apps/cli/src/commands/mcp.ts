@@ -83,7 +83,11 @@ const TOOLS: ToolDefinition[] = [
       properties: {
         proposal: PROPOSAL,
         initial_state: STATE,
-        tools: { type: "array", description: "The tool registry: names or ToolSchemas", items: { anyOf: [{ type: "string" }, { type: "object", required: ["name"] }] } },
+        tools: {
+          type: "array",
+          description: "The tool registry: names or ToolSchemas",
+          items: { anyOf: [{ type: "string" }, { type: "object", required: ["name"] }] },
+        },
         max_actions: { type: "integer", minimum: 1, maximum: 1000 },
       },
       additionalProperties: false,
@@ -134,7 +138,7 @@ const TOOLS: ToolDefinition[] = [
   {
     name: "equivalent",
     description:
-      "Whether two proposals leave the same state behind, by simulating both from each test state — sampled, not proven. Without test_states (or with []) the probes are {} and {\"x\": 1, \"y\": 2}. Names the first probe and key that differ.",
+      'Whether two proposals leave the same state behind, by simulating both from each test state — sampled, not proven. Without test_states (or with []) the probes are {} and {"x": 1, "y": 2}. Names the first probe and key that differ.',
     inputSchema: {
       type: "object",
       required: ["proposal_a", "proposal_b"],
@@ -168,9 +172,14 @@ function argumentsOf(tool: ToolDefinition, args: unknown): unknown {
   for (const [key, value] of Object.entries(args)) {
     const name = tool.aliases !== undefined && hasKey(tool.aliases, key) ? tool.aliases[key]! : key;
     if (!known.includes(name)) {
-      throw new CarError("invalid_params", `unknown argument '${key}' for ${tool.name}; it takes ${known.join(", ")}`, { problems: [{ pointer: `/${key}`, message: "unknown argument" }] });
+      throw new CarError("invalid_params", `unknown argument '${key}' for ${tool.name}; it takes ${known.join(", ")}`, {
+        problems: [{ pointer: `/${key}`, message: "unknown argument" }],
+      });
     }
-    if (hasKey(out, name)) throw new CarError("invalid_params", `${tool.name}: '${key}' and '${name}' are the same argument; give one`, { problems: [{ pointer: `/${key}`, message: "duplicate argument" }] });
+    if (hasKey(out, name))
+      throw new CarError("invalid_params", `${tool.name}: '${key}' and '${name}' are the same argument; give one`, {
+        problems: [{ pointer: `/${key}`, message: "duplicate argument" }],
+      });
     setOwn(out, name, value);
   }
   return out;
@@ -199,7 +208,12 @@ export async function main(args: string[]): Promise<number> {
   expectPositionals(parseArgs(args, {}).positionals, []);
   const server = new Server({ name: "car", version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: { title: t.name, ...READ_ONLY_ANNOTATIONS } })),
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: { title: t.name, ...READ_ONLY_ANNOTATIONS },
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, (request) => callTool(request.params.name, request.params.arguments));
   const closed = new Promise<void>((done) => {

@@ -85,7 +85,13 @@ async function lint(args: string[]): Promise<number> {
   const ruleProblems = linted.flatMap((d) => d.files.flatMap((f) => f.rule_problems ?? []));
   const rules = linted.reduce((n, d) => n + d.files.reduce((m, f) => m + f.rule_count, 0), 0);
   if (options.json) {
-    println(JSON.stringify({ directories: linted, rules_loaded: rules, errors: errors.length, pattern_errors: badPatterns.length, rule_problems: ruleProblems.length }, null, 2));
+    println(
+      JSON.stringify(
+        { directories: linted, rules_loaded: rules, errors: errors.length, pattern_errors: badPatterns.length, rule_problems: ruleProblems.length },
+        null,
+        2,
+      ),
+    );
   } else {
     const c = colors(colorEnabled(process.stdout));
     for (const d of linted) {
@@ -99,12 +105,23 @@ async function lint(args: string[]): Promise<number> {
         println(`  ${f.path}: ${f.rule_count} rule${f.rule_count === 1 ? "" : "s"}`);
         for (const r of f.rules) println(`    ${r}`);
         for (const p of f.rule_problems ?? []) println(`    ${c.red("error")} ${p.rule}: ${p.error}; the rule can never match`);
-        for (const p of f.pattern_errors ?? []) println(`    ${c.red("error")} ${p.rule}: pattern ${JSON.stringify(p.pattern)} does not compile (${p.error}); every call to its tool is denied`);
+        for (const p of f.pattern_errors ?? [])
+          println(`    ${c.red("error")} ${p.rule}: pattern ${JSON.stringify(p.pattern)} does not compile (${p.error}); every call to its tool is denied`);
       }
     }
     if (errors.length > 0) println(c.red(`${errors.length} file${errors.length === 1 ? "" : "s"} failed to load; every call is denied until fixed`));
-    else if (badPatterns.length > 0) println(c.red(`${rules} rule${rules === 1 ? "" : "s"} loaded; ${badPatterns.length} pattern${badPatterns.length === 1 ? "" : "s"} do not compile and deny every call to their tool`));
-    else if (ruleProblems.length > 0) println(c.red(`${rules} rule${rules === 1 ? "" : "s"} loaded; ${ruleProblems.length} deny_command problem${ruleProblems.length === 1 ? "" : "s"}: those rules can never match`));
+    else if (badPatterns.length > 0)
+      println(
+        c.red(
+          `${rules} rule${rules === 1 ? "" : "s"} loaded; ${badPatterns.length} pattern${badPatterns.length === 1 ? "" : "s"} do not compile and deny every call to their tool`,
+        ),
+      );
+    else if (ruleProblems.length > 0)
+      println(
+        c.red(
+          `${rules} rule${rules === 1 ? "" : "s"} loaded; ${ruleProblems.length} deny_command problem${ruleProblems.length === 1 ? "" : "s"}: those rules can never match`,
+        ),
+      );
     else println(c.green(`${rules} rule${rules === 1 ? "" : "s"} loaded`));
   }
   if (errors.length > 0) return ERROR_CODES.policy_load_failed.exit;

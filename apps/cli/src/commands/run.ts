@@ -102,7 +102,10 @@ export async function main(args: string[]): Promise<number> {
       const paint = { error: c.red, warning: c.yellow, info: c.cyan };
       for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
     }
-    if (showProgress) eprintln(c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`));
+    if (showProgress)
+      eprintln(
+        c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`),
+      );
 
     const { result, events } = await execute(runtime, parsed, {
       events: options.events,
@@ -118,8 +121,15 @@ export async function main(args: string[]): Promise<number> {
     if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
     else println(resultSummary(result, colors(colorEnabled(process.stdout))));
     // DECISIONS §14: skip actions whose tool failed do not fail the run, but they are said.
-    const skippedFailures = proposal.actions.filter((a, i) => a.failure_behavior === "skip" && result.results[i]!.status === "skipped" && !result.results[i]!.error!.startsWith("not run"));
-    if (skippedFailures.length > 0) eprintln(c.yellow(`warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`));
+    const skippedFailures = proposal.actions.filter(
+      (a, i) => a.failure_behavior === "skip" && result.results[i]!.status === "skipped" && !result.results[i]!.error!.startsWith("not run"),
+    );
+    if (skippedFailures.length > 0)
+      eprintln(
+        c.yellow(
+          `warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`,
+        ),
+      );
     // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
     const refusal = runtime.events.query({ proposal_id: proposal.id, kinds: ["commit_refused"] }).at(-1);
     if (refusal !== undefined) eprintln(c.red(`${String(refusal.data["reason"])} — every change was rolled back (${String(refusal.data["code"])})`));
@@ -199,7 +209,8 @@ async function execute(runtime: Runtime, parsed: ParsedProposal, setup: ExecuteS
 function outcome(result: ProposalResult): CarErrorCode | undefined {
   if (result.results.some((r) => r.terminal === true)) return "terminal_failure";
   if (result.results.some((r) => r.status === "failed")) return "tool_error";
-  if (result.results.some((r) => r.status === "rejected")) return result.results.some((r) => r.error?.includes("denied by policy")) ? "policy_denied" : "verification_failed";
+  if (result.results.some((r) => r.status === "rejected"))
+    return result.results.some((r) => r.error?.includes("denied by policy")) ? "policy_denied" : "verification_failed";
   if (result.results.some((r) => r.rolled_back === true)) return "cancelled";
   return undefined;
 }

@@ -20,7 +20,10 @@ export function writeJson(sink: Sink, value: unknown, pad = "", depth = 0): void
   }
   const inner = `${pad}  `;
   if (Array.isArray(value)) {
-    if (value.length === 0) return sink.write("[]");
+    if (value.length === 0) {
+      sink.write("[]");
+      return;
+    }
     sink.write("[");
     for (let i = 0; i < value.length; i++) {
       sink.write(i === 0 ? `\n${inner}` : `,\n${inner}`);
@@ -33,7 +36,10 @@ export function writeJson(sink: Sink, value: unknown, pad = "", depth = 0): void
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record).filter((k) => record[k] !== undefined && typeof record[k] !== "function");
-  if (keys.length === 0) return sink.write("{}");
+  if (keys.length === 0) {
+    sink.write("{}");
+    return;
+  }
   sink.write("{");
   keys.forEach((key, i) => {
     sink.write(`${i === 0 ? "" : ","}\n${inner}${JSON.stringify(key)}: `);

@@ -136,9 +136,7 @@ export function planHtml(model: PlanModel, extras: PlanHtmlExtras = {}): string 
   const crossLevel = model.conflicts.some(([a, b]) => byId.get(a)?.level !== byId.get(b)?.level);
   const height = TOP + rows * ROW + (crossLevel ? 70 : 10);
 
-  const headers = model.levels
-    .map((_, level) => `<text class="level" x="${MARGIN + level * COL}" y="${TOP - 18}">level ${level}</text>`)
-    .join("");
+  const headers = model.levels.map((_, level) => `<text class="level" x="${MARGIN + level * COL}" y="${TOP - 18}">level ${level}</text>`).join("");
   const edges = model.edges
     .map(([f, t]) => {
       const from = byId.get(f);
@@ -165,7 +163,10 @@ export function planHtml(model: PlanModel, extras: PlanHtmlExtras = {}): string 
     )
     .join("");
   const conflictRows = model.conflicts
-    .map(([a, b, key]) => `<li><code>${escapeHtml(a)}</code> and <code>${escapeHtml(b)}</code> both write <code>${escapeHtml(key)}</code> with no order between them</li>`)
+    .map(
+      ([a, b, key]) =>
+        `<li><code>${escapeHtml(a)}</code> and <code>${escapeHtml(b)}</code> both write <code>${escapeHtml(key)}</code> with no order between them</li>`,
+    )
     .join("");
   const title = `Proposal ${model.proposalId}`;
 

@@ -89,7 +89,16 @@ export function planModel(proposal: { id: string; actions: readonly Action[] }, 
     const at = placed.get(a.id) ?? { level: levels.length, row: extraRow++ };
     const issues = issuesOf.get(a.id) ?? [];
     const blocked = options.blocked?.has(a.id) ?? false;
-    return { id: a.id, label: a.type === "tool_call" ? (a.tool ?? "?") : a.type, type: a.type, ...at, severity: worstSeverity(issues), issues, action: a, blocked };
+    return {
+      id: a.id,
+      label: a.type === "tool_call" ? (a.tool ?? "?") : a.type,
+      type: a.type,
+      ...at,
+      severity: worstSeverity(issues),
+      issues,
+      action: a,
+      blocked,
+    };
   });
   const edges: [string, string][] = [];
   graph.preds.forEach((ps, to) => {

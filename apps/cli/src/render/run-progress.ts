@@ -32,7 +32,9 @@ export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap
     case "policy_violation":
       return `${c.red("⛔")} ${name} denied by policy ${c.bold(text(event.data["policy_name"]))}: ${text(event.data["reason"])}`;
     case "approval_decided":
-      return event.data["decision"] === "allow" ? undefined : `${c.red("⛔")} ${name} not approved (requires ${text(event.data["required"])}, granted ${text(event.data["granted"])})`;
+      return event.data["decision"] === "allow"
+        ? undefined
+        : `${c.red("⛔")} ${name} not approved (requires ${text(event.data["required"])}, granted ${text(event.data["granted"])})`;
     case "action_succeeded":
       return `${c.green("✓")} ${name}${event.data["cached"] === true ? c.dim(" (cached)") : ""}`;
     case "action_failed":
@@ -43,8 +45,6 @@ export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap
       return `${c.yellow("↷")} ${name} skipped${event.data["reason"] !== undefined ? `: ${text(event.data["reason"])}` : ""}`;
     case "proposal_rolled_back":
       return `${c.yellow("↺")} rolled back: ${text(event.data["reason"])}`;
-    case "policy_violation":
-      return `${c.red("⊘")} ${name} denied by ${c.bold(text(event.data["policy_name"]))}: ${text(event.data["reason"])}`;
     case "compensation_started":
       return `${c.cyan("↶")} ${name} compensating${event.data["tool"] !== null && event.data["tool"] !== undefined ? ` with ${text(event.data["tool"])}` : ""}`;
     case "compensation_succeeded":
@@ -62,13 +62,22 @@ export function resultSummary(result: ProposalResult, c: Colors): string {
   const lines = [c.bold(`proposal ${result.proposal_id}`)];
   for (const r of result.results) {
     const status = (paint[r.status] ?? ((s: string) => s))(r.status.padEnd(9));
-    const flags = [r.rolled_back ? "rolled back" : "", r.compensated ? "compensated" : "", r.compensation_error !== undefined ? "not undone" : "", r.terminal ? "terminal" : ""].filter((f) => f !== "");
+    const flags = [
+      r.rolled_back ? "rolled back" : "",
+      r.compensated ? "compensated" : "",
+      r.compensation_error !== undefined ? "not undone" : "",
+      r.terminal ? "terminal" : "",
+    ].filter((f) => f !== "");
     const detail = r.status === "succeeded" && !r.rolled_back ? c.dim(JSON.stringify(r.output)) : (r.error ?? "");
-    lines.push(`  ${r.action_id.padEnd(width)}  ${status} ${c.dim(`${Math.round(r.duration_ms)} ms`.padStart(7))}  ${flags.length > 0 ? c.yellow(`[${flags.join(", ")}] `) : ""}${detail}`);
+    lines.push(
+      `  ${r.action_id.padEnd(width)}  ${status} ${c.dim(`${Math.round(r.duration_ms)} ms`.padStart(7))}  ${flags.length > 0 ? c.yellow(`[${flags.join(", ")}] `) : ""}${detail}`,
+    );
   }
   const k = result.cost;
   lines.push(
-    c.dim(`  ${k.actions_executed} executed, ${k.actions_rejected} rejected, ${k.actions_skipped} skipped; ${k.tool_calls} tool call${k.tool_calls === 1 ? "" : "s"}, ${k.retries} retr${k.retries === 1 ? "y" : "ies"}, ${Math.round(k.total_duration_ms)} ms`),
+    c.dim(
+      `  ${k.actions_executed} executed, ${k.actions_rejected} rejected, ${k.actions_skipped} skipped; ${k.tool_calls} tool call${k.tool_calls === 1 ? "" : "s"}, ${k.retries} retr${k.retries === 1 ? "y" : "ies"}, ${Math.round(k.total_duration_ms)} ms`,
+    ),
   );
   return lines.join("\n");
 }

@@ -43,7 +43,12 @@ export interface RunTimeline {
   cost: JsonObject | undefined;
 }
 
-const FINAL: Readonly<Record<string, RowStatus>> = { action_succeeded: "succeeded", action_failed: "failed", action_rejected: "rejected", action_skipped: "skipped" };
+const FINAL: Readonly<Record<string, RowStatus>> = {
+  action_succeeded: "succeeded",
+  action_failed: "failed",
+  action_rejected: "rejected",
+  action_skipped: "skipped",
+};
 
 const str = (v: JsonValue | undefined): string => (typeof v === "string" ? v : v === undefined ? "" : JSON.stringify(v));
 
@@ -54,7 +59,8 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[]):
   const rows = new Map<string, TimelineRow>();
   const row = (id: string): TimelineRow => {
     let r = rows.get(id);
-    if (r === undefined) rows.set(id, (r = { id, label: id, status: "running", start: undefined, end: undefined, retries: [], waits: [], denials: [], error: undefined }));
+    if (r === undefined)
+      rows.set(id, (r = { id, label: id, status: "running", start: undefined, end: undefined, retries: [], waits: [], denials: [], error: undefined }));
     return r;
   };
   let rolledBack: string | undefined;
@@ -89,7 +95,8 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[]):
         r.denials.push(`policy ${str(getOwn(e.data, "policy_name"))}: ${str(getOwn(e.data, "reason"))}`);
         break;
       case "approval_decided":
-        if (getOwn(e.data, "decision") !== "allow") r.denials.push(`approval: requires ${str(getOwn(e.data, "required"))}, granted ${str(getOwn(e.data, "granted"))}`);
+        if (getOwn(e.data, "decision") !== "allow")
+          r.denials.push(`approval: requires ${str(getOwn(e.data, "required"))}, granted ${str(getOwn(e.data, "granted"))}`);
         break;
       default: {
         const status = FINAL[e.kind];
@@ -112,15 +119,29 @@ const TOP = 30;
 
 function rowSvg(r: TimelineRow, i: number, scale: (ms: number) => number, rolledBack: boolean): string {
   const y = TOP + i * ROW_H;
-  const parts = [`<g class="row ${r.status}${rolledBack && r.status === "succeeded" ? " rolled-back" : ""}" data-action-id="${escapeHtml(r.id)}" data-status="${r.status}">`];
-  parts.push(`<text class="name" x="8" y="${y + 17}">${escapeHtml(r.id.length > 18 ? `${r.id.slice(0, 17)}…` : r.id)} <tspan class="tool">${escapeHtml(r.label)}</tspan></text>`);
+  const parts = [
+    `<g class="row ${r.status}${rolledBack && r.status === "succeeded" ? " rolled-back" : ""}" data-action-id="${escapeHtml(r.id)}" data-status="${r.status}">`,
+  ];
+  parts.push(
+    `<text class="name" x="8" y="${y + 17}">${escapeHtml(r.id.length > 18 ? `${r.id.slice(0, 17)}…` : r.id)} <tspan class="tool">${escapeHtml(r.label)}</tspan></text>`,
+  );
   const x1 = scale(r.start ?? r.end ?? 0);
   const x2 = Math.max(x1 + 3, scale(r.end ?? r.start ?? 0));
   const duration = r.start !== undefined && r.end !== undefined ? r.end - r.start : undefined;
-  const tip = [`${r.id} (${r.label}): ${r.status}`, duration !== undefined ? `${duration} ms` : "", r.error ?? "", ...r.denials].filter((s) => s !== "").join("\n");
-  parts.push(`<rect class="bar" x="${x1}" y="${y + 5}" width="${x2 - x1}" height="${ROW_H - 10}" rx="3" fill="${COLOR[r.status]}"${rolledBack && r.status === "succeeded" ? ' fill-opacity="0.45" stroke="#111827" stroke-dasharray="4 3"' : ""}><title>${escapeHtml(tip)}</title></rect>`);
-  for (const w of r.waits) parts.push(`<rect class="wait" x="${scale(w.at)}" y="${y + 9}" width="${Math.max(2, scale(w.at + w.ms) - scale(w.at))}" height="${ROW_H - 18}" fill="#93c5fd"><title>waited ${w.ms} ms (${escapeHtml(w.reason)})</title></rect>`);
-  for (const t of r.retries) parts.push(`<line class="retry" x1="${scale(t.at)}" x2="${scale(t.at)}" y1="${y + 2}" y2="${y + ROW_H - 2}" stroke="#111827" stroke-width="2"><title>retry ${t.attempt}: ${escapeHtml(t.error)}</title></line>`);
+  const tip = [`${r.id} (${r.label}): ${r.status}`, duration !== undefined ? `${duration} ms` : "", r.error ?? "", ...r.denials]
+    .filter((s) => s !== "")
+    .join("\n");
+  parts.push(
+    `<rect class="bar" x="${x1}" y="${y + 5}" width="${x2 - x1}" height="${ROW_H - 10}" rx="3" fill="${COLOR[r.status]}"${rolledBack && r.status === "succeeded" ? ' fill-opacity="0.45" stroke="#111827" stroke-dasharray="4 3"' : ""}><title>${escapeHtml(tip)}</title></rect>`,
+  );
+  for (const w of r.waits)
+    parts.push(
+      `<rect class="wait" x="${scale(w.at)}" y="${y + 9}" width="${Math.max(2, scale(w.at + w.ms) - scale(w.at))}" height="${ROW_H - 18}" fill="#93c5fd"><title>waited ${w.ms} ms (${escapeHtml(w.reason)})</title></rect>`,
+    );
+  for (const t of r.retries)
+    parts.push(
+      `<line class="retry" x1="${scale(t.at)}" x2="${scale(t.at)}" y1="${y + 2}" y2="${y + ROW_H - 2}" stroke="#111827" stroke-width="2"><title>retry ${t.attempt}: ${escapeHtml(t.error)}</title></line>`,
+    );
   if (r.denials.length > 0) parts.push(`<text class="denial" x="${x2 + 6}" y="${y + 18}">⛔<title>${escapeHtml(r.denials.join("\n"))}</title></text>`);
   if (duration !== undefined) parts.push(`<text class="ms" x="${x2 + (r.denials.length > 0 ? 24 : 6)}" y="${y + 18}">${duration} ms</text>`);
   parts.push("</g>");
@@ -131,12 +152,20 @@ export function runReportHtml(timeline: RunTimeline): string {
   const scale = (ms: number) => LEFT + (ms / timeline.span) * WIDTH;
   const height = TOP + timeline.rows.length * ROW_H + 10;
   const ticks = [0, 0.25, 0.5, 0.75, 1]
-    .map((f) => `<line class="tick" x1="${LEFT + f * WIDTH}" x2="${LEFT + f * WIDTH}" y1="${TOP - 6}" y2="${height}"/><text class="axis" x="${LEFT + f * WIDTH}" y="${TOP - 10}" text-anchor="middle">${Math.round(f * timeline.span)} ms</text>`)
+    .map(
+      (f) =>
+        `<line class="tick" x1="${LEFT + f * WIDTH}" x2="${LEFT + f * WIDTH}" y1="${TOP - 6}" y2="${height}"/><text class="axis" x="${LEFT + f * WIDTH}" y="${TOP - 10}" text-anchor="middle">${Math.round(f * timeline.span)} ms</text>`,
+    )
     .join("");
   const rolledBack = timeline.rolledBack !== undefined;
   const rows = timeline.rows.map((r, i) => rowSvg(r, i, scale, rolledBack)).join("");
   const count = (s: RowStatus) => timeline.rows.filter((r) => r.status === s).length;
-  const costRows = timeline.cost === undefined ? "" : Object.entries(timeline.cost).map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(str(v))}</td></tr>`).join("");
+  const costRows =
+    timeline.cost === undefined
+      ? ""
+      : Object.entries(timeline.cost)
+          .map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(str(v))}</td></tr>`)
+          .join("");
   const details = timeline.rows
     .map(
       (r) =>

@@ -68,14 +68,19 @@ export function* verifyReportLines(proposalId: string, actionCount: number, resu
     for (const [key, pairs] of byKey) {
       const total = perKey.get(key)!;
       if (total === 1) yield `  ${c.yellow(key)}: written by ${pairs[0]} with no order between them`;
-      else yield `  ${c.yellow(key)}: ${total} pairs written with no order between them: ${pairs.slice(0, REPORT_SAMPLE).join("; ")}${total > REPORT_SAMPLE ? c.dim(` … and ${total - REPORT_SAMPLE} more`) : ""}`;
+      else
+        yield `  ${c.yellow(key)}: ${total} pairs written with no order between them: ${pairs.slice(0, REPORT_SAMPLE).join("; ")}${total > REPORT_SAMPLE ? c.dim(` … and ${total - REPORT_SAMPLE} more`) : ""}`;
     }
   }
   const rollback = result.rollback_contract;
   if (rollback !== undefined) {
     yield "";
     yield `${c.bold("Rollback")}: declared ${rollback.declared}; ${rollback.fully_undoable ? c.green("fully undoable") : c.yellow("not fully undoable")}${rollback.fully_undoable ? "" : " (with rollback: compensate)"}`;
-    const said = { irreversible: "irreversible", missing_compensation: "compensable without a compensation", broken_compensation: "its compensation names no action" };
+    const said = {
+      irreversible: "irreversible",
+      missing_compensation: "compensable without a compensation",
+      broken_compensation: "its compensation names no action",
+    };
     for (const g of rollback.not_undoable.slice(0, REPORT_SAMPLE)) yield `  ${c.yellow(g.action_id)}: ${said[g.reason]}`;
     if (rollback.not_undoable.length > REPORT_SAMPLE) yield more(rollback.not_undoable.length, "action", c);
   }

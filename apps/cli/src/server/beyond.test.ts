@@ -14,16 +14,25 @@ describe("trace rules and compensation over the WebSocket", () => {
     const c = await client();
     await c.result("session.init", { client_id: "t", tools: [{ name: "run_tests" }, { name: "deploy" }] });
     c.handle("tools.execute", () => ({ result: { ok: true } }));
-    expect(await c.result("policy.register", { name: "tests_first", rule: "trace_rule", trace: { kind: "only_after", tool: "deploy", after: "run_tests" } })).toMatchObject({ registered: "tests_first" });
+    expect(
+      await c.result("policy.register", { name: "tests_first", rule: "trace_rule", trace: { kind: "only_after", tool: "deploy", after: "run_tests" } }),
+    ).toMatchObject({ registered: "tests_first" });
     expect((await c.result("policy.list", {})).policies).toContainEqual({
       name: "tests_first",
       description: 'trace_rule: {"kind":"only_after","tool":"deploy","after":"run_tests"}',
       owner: "session",
       read_only: false,
     });
-    const bad = { actions: [{ id: "d", type: "tool_call", tool: "deploy" }, { id: "t", type: "tool_call", tool: "run_tests" }] };
+    const bad = {
+      actions: [
+        { id: "d", type: "tool_call", tool: "deploy" },
+        { id: "t", type: "tool_call", tool: "run_tests" },
+      ],
+    };
     const verified = await c.result("verify", { proposal: bad });
-    expect(verified.issues.map((i: { message: string }) => i.message)).toContainEqual(expect.stringContaining("tests_first: the DAG permits 'd' to run before any 'run_tests' succeeded"));
+    expect(verified.issues.map((i: { message: string }) => i.message)).toContainEqual(
+      expect.stringContaining("tests_first: the DAG permits 'd' to run before any 'run_tests' succeeded"),
+    );
     const result = await c.result("proposal.submit", { proposal: bad });
     expect(result.results[0]).toMatchObject({ status: "rejected", error: expect.stringMatching(/^denied by policy: tests_first: /) });
     const malformed = await c.call("policy.register", { name: "x", rule: "trace_rule", trace: { kind: "sometimes", tool: "deploy" } });
@@ -45,7 +54,13 @@ describe("trace rules and compensation over the WebSocket", () => {
     const proposal = {
       id: "saga",
       actions: [
-        { id: "c", type: "tool_call", tool: "create_row", reversibility: "compensable", compensation: { type: "tool", tool: "delete_row", parameters: { id: 7 } } },
+        {
+          id: "c",
+          type: "tool_call",
+          tool: "create_row",
+          reversibility: "compensable",
+          compensation: { type: "tool", tool: "delete_row", parameters: { id: 7 } },
+        },
         { id: "b", type: "tool_call", tool: "boom", dependencies: ["c"] },
       ],
     };

@@ -190,7 +190,9 @@ export class Connection {
     }
     const max = this.options.limits.maxBatchSize;
     if (items.length > max) {
-      this.send(errorFrame(null, { code: RPC_INVALID_REQUEST, message: `invalid request: a batch of ${items.length} requests; the limit is ${max} (--max-batch)` }));
+      this.send(
+        errorFrame(null, { code: RPC_INVALID_REQUEST, message: `invalid request: a batch of ${items.length} requests; the limit is ${max} (--max-batch)` }),
+      );
       return;
     }
     const work = (async () => {

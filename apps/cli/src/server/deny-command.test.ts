@@ -54,7 +54,10 @@ describe("deny_command over the wire", () => {
       expect(error?.code).toBe(-32602);
       expect(error?.message).toContain(message);
     }
-    const batch = await c.call("session.init", { tools: [{ name: "shell" }], policies: [FORCE_PUSH, { name: "q", rule: "deny_command", program: "rm", flags: [true] }] });
+    const batch = await c.call("session.init", {
+      tools: [{ name: "shell" }],
+      policies: [FORCE_PUSH, { name: "q", rule: "deny_command", program: "rm", flags: [true] }],
+    });
     expect(batch.error?.code).toBe(-32602);
     expect(batch.error?.message).toContain("flags must be an array of strings");
     expect(await c.result("policy.list")).toEqual({ policies: [], scope: "global" });

@@ -78,7 +78,7 @@ describe("proposal.submit", () => {
     expect(c.frames.filter((f) => f.method === "tools.execute" && f.params.tool === "journal")).toHaveLength(1);
   });
 
-  it("reads a {\"error\": ...} result as an ordinary failure (the seeds' callback contract)", async () => {
+  it('reads a {"error": ...} result as an ordinary failure (the seeds\' callback contract)', async () => {
     const c = await client();
     await c.result("tools.register", [{ name: "lookup" }]);
     c.handle("tools.execute", () => ({ result: { error: "no such record" } }));
@@ -132,7 +132,7 @@ describe("proposal.submit", () => {
     const c = await client();
     const reply = await c.call("proposal.submit", { proposal: { actions: [{ id: "a", type: "teleport" }] } });
     expect(reply.error?.code).toBe(-32602);
-    expect((reply.error?.data as any).car_code).toBe("invalid_proposal");
+    expect((reply.error!.data as any).car_code).toBe("invalid_proposal");
     const missing = await c.call("proposal.submit", {});
     expect(missing.error).toMatchObject({ code: -32602, message: "invalid params: proposal is required" });
   });

@@ -43,12 +43,16 @@ async function client(query = ""): Promise<TestClient> {
 
 it("gives the connection an empty state and log of its own, leaving the shared database untouched", async () => {
   const shared = await client();
-  await shared.result("proposal.submit", { proposal: { id: "p-shared", actions: [{ id: "w", type: "state_write", parameters: { key: "leftover", value: 1 } }] } });
+  await shared.result("proposal.submit", {
+    proposal: { id: "p-shared", actions: [{ id: "w", type: "state_write", parameters: { key: "leftover", value: 1 } }] },
+  });
   const isolated = await client();
   expect((await isolated.result("server.handshake", ISOLATE)).negotiated_capabilities).toEqual(["session.isolated.v1"]);
   expect(await isolated.result("state.snapshot")).toEqual({});
   expect(await isolated.result("events.count")).toBe(0);
-  await isolated.result("proposal.submit", { proposal: { id: "p-private", actions: [{ id: "w", type: "state_write", parameters: { key: "mine", value: 2 } }] } });
+  await isolated.result("proposal.submit", {
+    proposal: { id: "p-private", actions: [{ id: "w", type: "state_write", parameters: { key: "mine", value: 2 } }] },
+  });
   expect(await isolated.result("state.snapshot")).toEqual({ mine: 2 });
   expect(await shared.result("state.snapshot")).toEqual({ leftover: 1 });
   expect(store.state.snapshot()).toEqual({ leftover: 1 });
@@ -72,5 +76,8 @@ it("is refused to an agent connection and to a session that already registered t
   expect(await agent.result("state.snapshot")).toEqual({});
   const busy = await client();
   await busy.result("tools.register", [{ name: "t" }]);
-  expect((await busy.call("server.handshake", ISOLATE)).error).toMatchObject({ code: -32602, message: expect.stringContaining("before tools or policies are registered") });
+  expect((await busy.call("server.handshake", ISOLATE)).error).toMatchObject({
+    code: -32602,
+    message: expect.stringContaining("before tools or policies are registered"),
+  });
 });

@@ -28,10 +28,26 @@ async function loadedLibraries(name: string, db: string): Promise<string[]> {
   const probe = join(dir, "probe.cjs");
   await writeFile(probe, PROBE);
   const modules = join(dir, `${name}-modules.json`);
-  const child = spawn(process.execPath, ["--require", probe, "--report-on-signal", "--report-signal=SIGUSR2", `--report-directory=${reports}`, ...CAR_NODE_ARGS, "serve", "--port", "0", "--db", db], {
-    env: { ...process.env, CAR_HOME: join(dir, `${name}-home`), CAR_PROBE_OUT: modules },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      "--require",
+      probe,
+      "--report-on-signal",
+      "--report-signal=SIGUSR2",
+      `--report-directory=${reports}`,
+      ...CAR_NODE_ARGS,
+      "serve",
+      "--port",
+      "0",
+      "--db",
+      db,
+    ],
+    {
+      env: { ...process.env, CAR_HOME: join(dir, `${name}-home`), CAR_PROBE_OUT: modules },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   try {
     let out = "";
     child.stdout!.on("data", (d) => (out += d));

@@ -54,7 +54,8 @@ describe("capabilities, metrics and the approval queue", () => {
     expect(caps.caller_role).toBe("operator");
     expect(caps.count).toBe(caps.methods.length);
     const byMethod = new Map(caps.methods.map((m: { method: string; role: string }) => [m.method, m.role]));
-    for (const m of ["skills.distill", "metrics.summary", "events.cost_by_agent", "permission.pending", "proposal.submit", "capabilities.list"]) expect(byMethod.get(m)).toBe("agent");
+    for (const m of ["skills.distill", "metrics.summary", "events.cost_by_agent", "permission.pending", "proposal.submit", "capabilities.list"])
+      expect(byMethod.get(m)).toBe("agent");
     expect(byMethod.get("permission.approve")).toBe("operator");
   });
 
@@ -80,7 +81,12 @@ describe("capabilities, metrics and the approval queue", () => {
   it("permission.pending lists only what needs approval, with reversibility", async () => {
     const c = await fx.client();
     const pending = await c.result("permission.pending", {
-      proposal: { actions: [{ id: "deploy", type: "tool_call", tool: "deploy_service", parameters: { target: "prod" } }, { id: "note", type: "state_write", parameters: { key: "k", value: 1 } }] },
+      proposal: {
+        actions: [
+          { id: "deploy", type: "tool_call", tool: "deploy_service", parameters: { target: "prod" } },
+          { id: "note", type: "state_write", parameters: { key: "k", value: 1 } },
+        ],
+      },
     });
     expect(pending.pending.map((p: { action_id: string }) => p.action_id)).toEqual(["deploy"]);
     expect(pending.pending[0]).toMatchObject({ decision: "needs_approval", required: "full_access" });

@@ -60,10 +60,12 @@ describe("server limits", () => {
     const proposal = { actions: Array.from({ length: 3 }, (_, i) => ({ id: `w${i}`, type: "state_write", parameters: { key: `k${i}`, value: i } })) };
     a.sendRaw(JSON.stringify(Array.from({ length: 500 }, (_, i) => ({ jsonrpc: "2.0", id: `v${i}`, method: "verify", params: { proposal } }))));
     const order: string[] = [];
-    const batch = a.waitFor((f) => Array.isArray(f)).then((replies: unknown[]) => {
-      order.push("batch");
-      expect(replies).toHaveLength(500);
-    });
+    const batch = a
+      .waitFor((f) => Array.isArray(f))
+      .then((replies: unknown[]) => {
+        order.push("batch");
+        expect(replies).toHaveLength(500);
+      });
     const single = b.result("state.get", { key: "k" }).then(() => order.push("other client"));
     await Promise.all([batch, single]);
     expect(order).toEqual(["other client", "batch"]);
@@ -92,7 +94,11 @@ describe("server limits", () => {
     const submit = (c: TestClient, id: string) => c.call("proposal.submit", { proposal: { id, actions: [call("s", "slow")] } });
     const running = [submit(a, "p1"), submit(a, "p2")];
     await vi.waitFor(() => expect(hang).toHaveLength(2));
-    expect((await submit(a, "p3")).error).toMatchObject({ code: -32025, data: { car_code: "rate_limited" }, message: expect.stringContaining("--max-proposals-per-connection") });
+    expect((await submit(a, "p3")).error).toMatchObject({
+      code: -32025,
+      data: { car_code: "rate_limited" },
+      message: expect.stringContaining("--max-proposals-per-connection"),
+    });
     running.push(submit(b, "p4"));
     await vi.waitFor(() => expect(hang).toHaveLength(3));
     expect((await submit(b, "p5")).error).toMatchObject({ code: -32025, message: expect.stringContaining("--max-proposals)") });
@@ -122,7 +128,13 @@ describe("server limits", () => {
     c.handle("tools.execute", () => ({ result: "x".repeat(600) }));
     await c.result("tools.register", [{ name: "big" }]);
     const r = await c.result("proposal.submit", {
-      proposal: { actions: [{ id: "w", type: "state_write", parameters: { key: "out", value: 1 } }, call("a", "big", {}, { dependencies: ["w"] }), call("b", "big", {}, { dependencies: ["a"] })] },
+      proposal: {
+        actions: [
+          { id: "w", type: "state_write", parameters: { key: "out", value: 1 } },
+          call("a", "big", {}, { dependencies: ["w"] }),
+          call("b", "big", {}, { dependencies: ["a"] }),
+        ],
+      },
     });
     expect(r.results.map((x: { status: string }) => x.status)).toEqual(["succeeded", "succeeded", "failed"]);
     expect(r.results[2].error).toContain("--max-output-bytes");
@@ -138,7 +150,13 @@ describe("server limits", () => {
     });
     await c.result("tools.register", [{ name: "t" }]);
     const r = await c.result("proposal.submit", {
-      proposal: { actions: [call("a", "t"), call("b", "t", { v: ["$a.output", "$a.output"] }, { dependencies: ["a"] }), call("c", "t", { v: "$a.output" }, { dependencies: ["b"] })] },
+      proposal: {
+        actions: [
+          call("a", "t"),
+          call("b", "t", { v: ["$a.output", "$a.output"] }, { dependencies: ["a"] }),
+          call("c", "t", { v: "$a.output" }, { dependencies: ["b"] }),
+        ],
+      },
     });
     expect(r.results.map((x: { status: string }) => x.status)).toEqual(["succeeded", "succeeded", "rejected"]);
     expect(r.results[2].error).toContain("over the 1000-byte limit");

@@ -104,7 +104,8 @@ export class Slots {
 
   /** Takes a slot, or refuses with `rate_limited`; the caller must `release()` it. */
   take(): void {
-    if (this.#used >= this.limit) throw new CarError("rate_limited", `too many ${this.what}: the limit is ${this.limit}; retry when one finishes`, { limit: this.limit });
+    if (this.#used >= this.limit)
+      throw new CarError("rate_limited", `too many ${this.what}: the limit is ${this.limit}; retry when one finishes`, { limit: this.limit });
     this.#used += 1;
   }
 

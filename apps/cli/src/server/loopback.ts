@@ -6,7 +6,10 @@
 import { isIP } from "node:net";
 
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "");
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
   if (h === "localhost") return true;
   if (isIP(h) === 4) return h.startsWith("127.");
   if (isIP(h) === 6) return h === "::1" || h === "0:0:0:0:0:0:0:1" || /^::ffff:127\./.test(h);

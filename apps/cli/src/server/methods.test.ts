@@ -125,7 +125,10 @@ describe("policy.* and permission.classify", () => {
     expect((await c.call("policy.register", { name: "d", rule: "deny_tool" })).error?.message).toContain("target");
     const batch = await c.call("session.init", {
       tools: [{ name: "fine" }],
-      policies: [{ name: "ok", rule: "deny_tool", target: "x" }, { name: "bad", rule: "deny_tool_param", target: "x" }],
+      policies: [
+        { name: "ok", rule: "deny_tool", target: "x" },
+        { name: "bad", rule: "deny_tool_param", target: "x" },
+      ],
     });
     expect(batch.error?.code).toBe(-32602);
     expect(await c.result("policy.list")).toEqual({ policies: [], scope: "global" });

@@ -62,7 +62,9 @@ describe("multi.*", () => {
     const c = await TestClient.open(fx.server.url, fx.server.token);
     fx.track(c);
     c.handle("multi.run_agent", (params) =>
-      params.spec.name === "broken" ? { error: { code: -32000, message: "model unavailable" } } : { result: { name: params.spec.name, answer: "x", tool_calls: [] } },
+      params.spec.name === "broken"
+        ? { error: { code: -32000, message: "model unavailable" } }
+        : { result: { name: params.spec.name, answer: "x", tool_calls: [] } },
     );
     const result = await c.result("multi.swarm", { mode: "parallel", agents: [agent("broken"), agent("sloppy")], task: "t" });
     const [broken, sloppy] = result.rounds[0];

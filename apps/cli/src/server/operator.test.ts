@@ -81,7 +81,9 @@ async function exercise(url: string, token: string): Promise<void> {
   const c = await TestClient.open(url, token);
   await c.result("tools.register", [{ name: "echo" }]);
   c.handle("tools.execute", (params) => ({ result: { echoed: params.params.msg } }));
-  const r = await c.result("proposal.submit", { proposal: { id: "p-logged", actions: [{ id: "a", type: "tool_call", tool: "echo", parameters: { msg: SECRET } }] } });
+  const r = await c.result("proposal.submit", {
+    proposal: { id: "p-logged", actions: [{ id: "a", type: "tool_call", tool: "echo", parameters: { msg: SECRET } }] },
+  });
   expect(r.results[0].status).toBe("succeeded");
   expect((await c.call("state.set", { value: SECRET })).error).toBeDefined();
   expect((await c.call("no.such.method", { value: SECRET })).error?.code).toBe(-32601);
@@ -99,7 +101,11 @@ describe("structured logs", () => {
     const submit = records.find((r) => r.event === "method" && r.method === "proposal.submit");
     expect(submit).toMatchObject({ outcome: "ok" });
     expect(typeof submit.duration_ms).toBe("number");
-    expect(records.find((r) => r.event === "method" && r.method === "state.set")).toMatchObject({ outcome: "error", rpc_code: -32602, car_code: "invalid_params" });
+    expect(records.find((r) => r.event === "method" && r.method === "state.set")).toMatchObject({
+      outcome: "error",
+      rpc_code: -32602,
+      car_code: "invalid_params",
+    });
     expect(records.find((r) => r.event === "method" && r.method === "no.such.method")).toMatchObject({ outcome: "error", rpc_code: -32601 });
     expect(records.find((r) => r.event === "proposal")).toMatchObject({ proposal_id: "p-logged", statuses: { succeeded: 1 } });
     expect(records.filter((r) => r.event === "shutdown").map((r) => r.stage)).toContain("done");

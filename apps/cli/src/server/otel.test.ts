@@ -21,7 +21,8 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      if (req.url === "/v1/traces" && req.method === "POST") bodies.push({ contentType: req.headers["content-type"], body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+      if (req.url === "/v1/traces" && req.method === "POST")
+        bodies.push({ contentType: req.headers["content-type"], body: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
@@ -66,7 +67,9 @@ describe("car serve --otel", () => {
     const c = await TestClient.open(url, undefined);
     await c.result("tools.register", [{ name: "greet" }]);
     c.handle("tools.execute", () => ({ result: { hello: "world" } }));
-    const result = await c.result("proposal.submit", { proposal: { id: "traced", actions: [{ id: "g", type: "tool_call", tool: "greet", parameters: { who: SECRET } }] } });
+    const result = await c.result("proposal.submit", {
+      proposal: { id: "traced", actions: [{ id: "g", type: "tool_call", tool: "greet", parameters: { who: SECRET } }] },
+    });
     expect(result.results[0].status).toBe("succeeded");
     const call = c.frames.find((f) => f.method === "tools.execute");
     expect(call.params.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
@@ -93,7 +96,10 @@ describe("car serve --otel", () => {
   });
 
   it("refuses --otel-endpoint without --otel, or one that is not an http URL", async () => {
-    for (const args of [["--otel-endpoint", endpoint], ["--otel", "--otel-endpoint", "ftp://x"]]) {
+    for (const args of [
+      ["--otel-endpoint", endpoint],
+      ["--otel", "--otel-endpoint", "ftp://x"],
+    ]) {
       const bad = io();
       expect(await runServe(["--port", "0", ...args], bad)).toBe(2);
       expect(bad.err[0]).toMatch(/otel-endpoint/);

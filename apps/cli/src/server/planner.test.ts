@@ -14,7 +14,9 @@ describe("planner.run", () => {
       { actions: [{ id: "a", type: "tool_call", tool: "publish", parameters: { draft: false } }] },
     ];
     c.handle("planner.propose", (params) => ({ result: plans[params.attempt - 1] }));
-    c.handle("tools.execute", (params) => (params.params.draft ? { error: { code: -32000, message: "drafts cannot be published" } } : { result: { url: "https://x" } }));
+    c.handle("tools.execute", (params) =>
+      params.params.draft ? { error: { code: -32000, message: "drafts cannot be published" } } : { result: { url: "https://x" } },
+    );
 
     const out = await c.result("planner.run", { task: "publish the post", max_attempts: 3 });
     expect(out.outcome).toBe("succeeded");

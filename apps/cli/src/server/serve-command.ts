@@ -61,7 +61,17 @@ const processIo: ServeIo = {
   },
 };
 
-type Parsed = { help: true } | { help: false; options: ServerOptions; db: string | undefined; otel: { endpoint: string | undefined } | undefined; warnings: string[]; logLevel: LogLevel; logFormat: LogFormat };
+type Parsed =
+  | { help: true }
+  | {
+      help: false;
+      options: ServerOptions;
+      db: string | undefined;
+      otel: { endpoint: string | undefined } | undefined;
+      warnings: string[];
+      logLevel: LogLevel;
+      logFormat: LogFormat;
+    };
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
   if (value === undefined) return fallback;
@@ -143,8 +153,8 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   for (const w of parsed.warnings) io.stderr(`car serve: warning: ${w}`);
 
   const serverLog = pinoServerLog(createServerLogger(parsed.logLevel, parsed.logFormat, io.stderr));
-  let store;
-  let server;
+  let store: Awaited<ReturnType<typeof openServeStore>>;
+  let server: Awaited<ReturnType<typeof startServer>>;
   let otel: OtelExport | undefined;
   try {
     if (parsed.otel !== undefined) otel = await startOtelExport(parsed.otel.endpoint);

@@ -19,7 +19,15 @@ afterAll(async () => {
   await rm(carHome, { recursive: true, force: true });
 });
 
-const slowProposal = { proposal: { id: "slow", actions: [{ id: "a", type: "tool_call", tool: "wait" }, { id: "b", type: "state_write", parameters: { key: "k", value: 1 }, dependencies: ["a"] }] } };
+const slowProposal = {
+  proposal: {
+    id: "slow",
+    actions: [
+      { id: "a", type: "tool_call", tool: "wait" },
+      { id: "b", type: "state_write", parameters: { key: "k", value: 1 }, dependencies: ["a"] },
+    ],
+  },
+};
 
 describe("graceful shutdown", () => {
   it("lets an in-flight proposal finish, refuses new requests meanwhile, then closes", async () => {

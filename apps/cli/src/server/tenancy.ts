@@ -34,13 +34,16 @@ const UNSCOPED: TenantScope = {
 /** The scope a `state.*` call works in: its `tenant_id` (validated), or none. */
 export function tenantScope(tenantId: string | undefined): TenantScope {
   if (tenantId === undefined || tenantId === "") return UNSCOPED;
-  if (!TENANT_ID.test(tenantId)) throw invalidParams(`tenant_id must be 1-128 characters of A-Z, a-z, 0-9, '_', '.', '-', got ${JSON.stringify(tenantId.slice(0, 140))}`);
+  if (!TENANT_ID.test(tenantId))
+    throw invalidParams(`tenant_id must be 1-128 characters of A-Z, a-z, 0-9, '_', '.', '-', got ${JSON.stringify(tenantId.slice(0, 140))}`);
   const prefix = `${TENANT_PREFIX}${tenantId}:`;
   return { stored: (key) => prefix + key, visible: (key) => (key.startsWith(prefix) ? key.slice(prefix.length) : undefined) };
 }
 
 function refuse(actionId: string, why: string): never {
-  throw new CarError("unauthorized", `action '${actionId}' ${why}: proposals run without a tenant and cannot reach tenant-scoped keys`, { action_id: actionId });
+  throw new CarError("unauthorized", `action '${actionId}' ${why}: proposals run without a tenant and cannot reach tenant-scoped keys`, {
+    action_id: actionId,
+  });
 }
 
 /** Refuses a proposal that names a tenant key anywhere, or computes a state key at run time. */

@@ -126,7 +126,12 @@ export class TestClient {
  * Test-file fixture: one server for the file (in a temporary CAR_HOME), a
  * `client()` that opens authenticated clients, closed after each test.
  */
-export function useTestServer(prefix: string): { readonly server: RunningServer; readonly carHome: string; client(): Promise<TestClient>; track(client: TestClient): TestClient } {
+export function useTestServer(prefix: string): {
+  readonly server: RunningServer;
+  readonly carHome: string;
+  client(): Promise<TestClient>;
+  track(client: TestClient): TestClient;
+} {
   const state = { server: undefined as RunningServer | undefined, carHome: "" };
   const clients: TestClient[] = [];
   beforeAll(async () => {

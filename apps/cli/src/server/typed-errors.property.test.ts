@@ -15,11 +15,59 @@ const fx = useTestServer("car-serve-typed-errors-");
 
 /** Param names the methods read, so arbitrary params reach past the first "x is required". */
 const PARAM_NAMES = [
-  "proposal", "proposal_a", "proposal_b", "test_states", "initial_state", "state", "max_actions", "key", "value", "tenant_id", "name", "rule",
-  "target", "pattern", "value_json", "tools", "policies", "client_id", "handle", "tier", "agent_id", "mode", "fingerprint", "required_tier",
-  "action", "reason", "stages", "task", "agents", "items", "mapper", "reducer", "workers", "supervisor", "synthesizer", "rounds", "max_rounds",
-  "budget", "agent_timeout_ms", "max_concurrency", "policy", "kinds", "action_id", "proposal_id", "since", "until", "data_matches", "limit",
-  "protocol_version", "required_capabilities", "parameters", "session_id", "scope",
+  "proposal",
+  "proposal_a",
+  "proposal_b",
+  "test_states",
+  "initial_state",
+  "state",
+  "max_actions",
+  "key",
+  "value",
+  "tenant_id",
+  "name",
+  "rule",
+  "target",
+  "pattern",
+  "value_json",
+  "tools",
+  "policies",
+  "client_id",
+  "handle",
+  "tier",
+  "agent_id",
+  "mode",
+  "fingerprint",
+  "required_tier",
+  "action",
+  "reason",
+  "stages",
+  "task",
+  "agents",
+  "items",
+  "mapper",
+  "reducer",
+  "workers",
+  "supervisor",
+  "synthesizer",
+  "rounds",
+  "max_rounds",
+  "budget",
+  "agent_timeout_ms",
+  "max_concurrency",
+  "policy",
+  "kinds",
+  "action_id",
+  "proposal_id",
+  "since",
+  "until",
+  "data_matches",
+  "limit",
+  "protocol_version",
+  "required_capabilities",
+  "parameters",
+  "session_id",
+  "scope",
 ] as const;
 
 function nestedTo(depth: number): unknown {
@@ -33,10 +81,20 @@ const json = fc.jsonValue({ maxDepth: 3 });
 const smallJson = json.filter((v) => !JSON.stringify(v).match(/\d{5,}/));
 const deep = fc.constantFrom(nestedTo(MAX_FRAME_DEPTH - 4), nestedTo(MAX_FRAME_DEPTH + 10));
 /** Values that used to escape as internal errors, mixed in often so every method meets them. */
-const knownHostile = fc.constantFrom({ v: [{ a: 1 }, { a: 1 }] }, { e: { a: 1 } }, { k: `${"a".repeat(40)}!` }, { v: "$a.output" }, { key: "$a.output" }, { key: "tenant:x:y" });
+const knownHostile = fc.constantFrom(
+  { v: [{ a: 1 }, { a: 1 }] },
+  { e: { a: 1 } },
+  { k: `${"a".repeat(40)}!` },
+  { v: "$a.output" },
+  { key: "$a.output" },
+  { key: "tenant:x:y" },
+);
 const parameters = fc.oneof(
   knownHostile,
-  fc.dictionary(fc.constantFrom("key", "value", "keys", "v", "e", "k", "__proto__"), fc.oneof(smallJson, deep, fc.constantFrom("$a.output", [{ a: 1 }, { a: 1 }], { a: 1 }, "a".repeat(40)))),
+  fc.dictionary(
+    fc.constantFrom("key", "value", "keys", "v", "e", "k", "__proto__"),
+    fc.oneof(smallJson, deep, fc.constantFrom("$a.output", [{ a: 1 }, { a: 1 }], { a: 1 }, "a".repeat(40))),
+  ),
   smallJson,
 );
 /** Mostly well-formed proposals (unique ids, known tools), so calls get past parsing to schemas, state and execution. */
@@ -69,7 +127,10 @@ async function hostileClient(): Promise<TestClient> {
   c.handle("multi.run_agent", (p) => ({ result: { name: p?.spec?.name ?? "x", answer: "a", turns: 1, tool_calls: 0, duration_ms: 1, error: null } }));
   // Schemas with the keywords that used to throw on parsed (prototype-free) values.
   const schema = { type: "object", properties: { v: { type: "array", uniqueItems: true }, e: { enum: [{ a: 1 }, "x"] }, k: { pattern: "^(a+)+$" } } };
-  await c.result("tools.register", [{ name: "t", parameters: schema }, { name: "u", returns: { uniqueItems: true } }]);
+  await c.result("tools.register", [
+    { name: "t", parameters: schema },
+    { name: "u", returns: { uniqueItems: true } },
+  ]);
   return c;
 }
 

@@ -83,7 +83,8 @@ export class CarRuntime {
     valueJson?: string | null,
     sessionId?: string | null,
   ): Promise<void> {
-    if (sessionId !== undefined && sessionId !== null) throw new CarError("invalid_params", "session-scoped policies are not offered; register the policy globally");
+    if (sessionId !== undefined && sessionId !== null)
+      throw new CarError("invalid_params", "session-scoped policies are not offered; register the policy globally");
     this.runtime.registerPolicy(name, rule, target, key, pattern, valueJson);
     this.#descriptions.set(name, [rule, target, key, pattern].filter((p) => typeof p === "string" && p !== "").join(" "));
   }
@@ -181,8 +182,16 @@ export class CarRuntime {
     description: string,
     supersedesSkill?: string | null,
   ): Promise<number> {
-    const skill: DistilledSkillInput = { name, code, description, domain: platform, trigger: { persona, url_pattern: urlPattern, task_keywords: taskKeywords }, source: "manual" };
-    if (supersedesSkill !== undefined && supersedesSkill !== null && supersedesSkill !== name) throw new CarError("invalid_params", "supersedesSkill must name the skill itself: a new version keeps its name");
+    const skill: DistilledSkillInput = {
+      name,
+      code,
+      description,
+      domain: platform,
+      trigger: { persona, url_pattern: urlPattern, task_keywords: taskKeywords },
+      source: "manual",
+    };
+    if (supersedesSkill !== undefined && supersedesSkill !== null && supersedesSkill !== name)
+      throw new CarError("invalid_params", "supersedesSkill must name the skill itself: a new version keeps its name");
     return ingestDistilledSkills(this.skills, [skill], this.#skillOptions());
   }
 

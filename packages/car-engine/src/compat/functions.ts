@@ -16,13 +16,25 @@ import { jsonArg, jsonResult } from "./json-args.ts";
 import { currentAgentRunner, type JsonCallback } from "./tool-handler.ts";
 
 /** Runs `proposalJson` on `rt`, dispatching every tool without a handler of its own to `toolFn`. */
-export async function executeProposal(rt: CarRuntime, proposalJson: string, toolFn: JsonCallback, sessionId?: string | null, scopeJson?: string | null): Promise<string> {
+export async function executeProposal(
+  rt: CarRuntime,
+  proposalJson: string,
+  toolFn: JsonCallback,
+  sessionId?: string | null,
+  scopeJson?: string | null,
+): Promise<string> {
   if (scopeJson !== undefined && scopeJson !== null) throw new CarError("invalid_params", "per-call policy scopes (scopeJson) are not offered");
   const result = await rt.runtime.executeProposal(jsonArg(proposalJson, "proposalJson"), (callJson) => toolFn(callJson), { session_id: sessionId ?? null });
   return jsonResult(result);
 }
 
-export function verify(proposalJson: string, initialStateJson?: string | null, toolNames?: string[] | null, maxActions?: number | null, toolSchemasJson?: string | null): string {
+export function verify(
+  proposalJson: string,
+  initialStateJson?: string | null,
+  toolNames?: string[] | null,
+  maxActions?: number | null,
+  toolSchemasJson?: string | null,
+): string {
   const options: VerifyOptions = {};
   if (initialStateJson !== undefined && initialStateJson !== null) options.state = jsonArg(initialStateJson, "initialStateJson") as JsonObject;
   const tools: (string | ToolSchema)[] = [...(toolNames ?? [])];
@@ -88,7 +100,9 @@ export async function runSwarm(mode: string, agents: string, task: string, synth
 
 export async function runSupervisor(workers: string, supervisorSpec: string, task: string, maxRounds: number, budgetSpec?: string | null): Promise<string> {
   const options = { ...budgetOptions(budgetSpec), max_rounds: maxRounds };
-  return jsonResult(await supervisor(jsonArg(workers, "workers") as AgentSpec[], jsonArg(supervisorSpec, "supervisor") as AgentSpec, task, runnerAgent(), options));
+  return jsonResult(
+    await supervisor(jsonArg(workers, "workers") as AgentSpec[], jsonArg(supervisorSpec, "supervisor") as AgentSpec, task, runnerAgent(), options),
+  );
 }
 
 export async function runMapReduce(mapper: string, reducer: string, task: string, items: string, budgetSpec?: string | null): Promise<string> {

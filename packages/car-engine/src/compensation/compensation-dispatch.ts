@@ -56,7 +56,13 @@ export async function dispatchStep(path: CompensationPath, step: CompensationSte
   const gate = path.approvalGate;
   if (gate !== undefined) {
     const decision = await gate.authorize(action, tool.schema);
-    const data: JsonObject = { decision: decision.decision, required: decision.required, granted: decision.granted, fingerprint: decision.fingerprint, compensation: true };
+    const data: JsonObject = {
+      decision: decision.decision,
+      required: decision.required,
+      granted: decision.granted,
+      fingerprint: decision.fingerprint,
+      compensation: true,
+    };
     if (decision.reason !== undefined) data["reason"] = decision.reason;
     path.emit(EVENT_KINDS.approvalDecided, step.action_id, data);
     if (decision.decision !== "allow") return fail(`denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`);
@@ -70,7 +76,12 @@ export async function dispatchStep(path: CompensationPath, step: CompensationSte
   return { ok: true };
 }
 
-function refuse(path: CompensationPath, step: CompensationStep, violations: readonly { policy_name: string; reason: string }[], fail: (e: string) => StepOutcome): StepOutcome {
+function refuse(
+  path: CompensationPath,
+  step: CompensationStep,
+  violations: readonly { policy_name: string; reason: string }[],
+  fail: (e: string) => StepOutcome,
+): StepOutcome {
   for (const v of violations) path.emit(EVENT_KINDS.policyViolation, step.action_id, { policy_name: v.policy_name, reason: v.reason, compensation: true });
   return fail(deniedByPolicy(violations.map((v) => ({ ...v, action_id: step.action_id }))));
 }

@@ -26,7 +26,15 @@ export function compensationRunId(proposal_id: string): string {
 }
 
 /** Runs `plan` as its own store run; returns what it came to. */
-export async function runPhase(store: RuntimeStore, clock: Clock, run: ProposalRun, plan: CompensationPlan, timeoutMs: number, proposal_id: string, resume?: { done: ReadonlySet<string> }): Promise<CompensationOutcome> {
+export async function runPhase(
+  store: RuntimeStore,
+  clock: Clock,
+  run: ProposalRun,
+  plan: CompensationPlan,
+  timeoutMs: number,
+  proposal_id: string,
+  resume?: { done: ReadonlySet<string> },
+): Promise<CompensationOutcome> {
   const id = compensationRunId(proposal_id);
   await store.beginProposal?.({ proposal_id: id, timestamp: rfc3339(clock.now()) });
   const from = run.appended.length;
@@ -66,7 +74,10 @@ export function pendingCompensations(events: EventLog): PendingCompensation[] {
 }
 
 /** What `resumeCompensation` needs from the log: the proposal, its plan, and what is done. */
-export function resumable(events: EventLog, proposal_id: string): { proposal: ReturnType<typeof parseProposalWithGraph>; plan: CompensationPlan; done: Set<string> } {
+export function resumable(
+  events: EventLog,
+  proposal_id: string,
+): { proposal: ReturnType<typeof parseProposalWithGraph>; plan: CompensationPlan; done: Set<string> } {
   const pending = pendingCompensations(events).find((p) => p.proposal_id === proposal_id);
   if (pending === undefined) throw new CarError("not_found", `no interrupted compensation of proposal '${proposal_id}' is in the log`);
   const received = events.query({ proposal_id, kinds: ["proposal_received"] })[0];

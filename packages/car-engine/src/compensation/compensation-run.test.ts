@@ -8,7 +8,16 @@ import type { StepOutcome } from "./compensation-run.ts";
 
 const { proposal, graph } = parseProposalWithGraph({
   actions: [
-    { id: "insert", type: "tool_call", tool: "db_insert", reversibility: "compensable", compensation: { type: "tool", tool: "db_delete", parameters: { row: 1 } }, max_retries: 2, failure_behavior: "retry", timeout_ms: 50 },
+    {
+      id: "insert",
+      type: "tool_call",
+      tool: "db_insert",
+      reversibility: "compensable",
+      compensation: { type: "tool", tool: "db_delete", parameters: { row: 1 } },
+      max_retries: 2,
+      failure_behavior: "retry",
+      timeout_ms: 50,
+    },
     { id: "push", type: "tool_call", tool: "git_push", reversibility: "compensable", compensation: { type: "action_ref", action_id: "unpush" } },
     { id: "unpush", type: "tool_call", tool: "git_force_push", dependencies: ["push"] },
     { id: "email", type: "tool_call", tool: "send_email" },
@@ -21,20 +30,27 @@ function run(outcomes: Record<string, StepOutcome>, done: Set<string> = new Set(
   const dispatched: CompensationStep[] = [];
   // Completion order: note, insert, email, push.
   const plan = planCompensation(proposal.actions, [4, 0, 3, 1], graph.indexOf);
-  const report = runCompensation(plan, {
-    dispatch: async (step) => {
-      dispatched.push(step);
-      return outcomes[step.action_id] ?? { ok: true };
+  const report = runCompensation(
+    plan,
+    {
+      dispatch: async (step) => {
+        dispatched.push(step);
+        return outcomes[step.action_id] ?? { ok: true };
+      },
+      emit: (kind, id, data) => events.push([kind, id, data]),
     },
-    emit: (kind, id, data) => events.push([kind, id, data]),
-  }, done);
+    done,
+  );
   return { plan, report, events, dispatched };
 }
 
 describe("the compensation plan", () => {
   it("undoes in reverse completion order, a tool compensation as a call under the action's id with its timeout and retries", () => {
     const { plan } = run({});
-    expect(plan.steps.map((s) => [s.action_id, s.call.tool])).toEqual([["push", "git_force_push"], ["insert", "db_delete"]]);
+    expect(plan.steps.map((s) => [s.action_id, s.call.tool])).toEqual([
+      ["push", "git_force_push"],
+      ["insert", "db_delete"],
+    ]);
     const del = plan.steps[1]!.call;
     expect([del.id, del.parameters, del.timeout_ms, del.max_retries, del.failure_behavior]).toEqual(["insert", { row: 1 }, 50, 2, "retry"]);
     expect(plan.steps[0]!.ref_index).toBe(2);

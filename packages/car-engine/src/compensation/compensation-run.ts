@@ -59,7 +59,12 @@ export function plannedData(plan: CompensationPlan): JsonObject {
  * succeeded (a resumed phase skips them); `planned` is false on a resume, where
  * `compensation_planned` is already in the log.
  */
-export async function runCompensation(plan: CompensationPlan, hooks: CompensationHooks, done: ReadonlySet<string> = new Set(), planned = false): Promise<CompensationReport> {
+export async function runCompensation(
+  plan: CompensationPlan,
+  hooks: CompensationHooks,
+  done: ReadonlySet<string> = new Set(),
+  planned = false,
+): Promise<CompensationReport> {
   if (!planned) hooks.emit(COMPENSATION_EVENTS.planned, undefined, plannedData(plan));
   const report: CompensationReport = { compensated: [], not_undone: [], errors: new Map() };
   let stoppedBy: string | undefined;
@@ -74,7 +79,10 @@ export async function runCompensation(plan: CompensationPlan, hooks: Compensatio
       report.not_undone.push({ action_id: step.action_id, reason: `its compensation was ${error}` });
       continue;
     }
-    hooks.emit(COMPENSATION_EVENTS.started, step.action_id, { tool: step.call.tool ?? null, ...(step.ref_index !== undefined ? { compensation_action: step.call.id } : {}) });
+    hooks.emit(COMPENSATION_EVENTS.started, step.action_id, {
+      tool: step.call.tool ?? null,
+      ...(step.ref_index !== undefined ? { compensation_action: step.call.id } : {}),
+    });
     let outcome: StepOutcome;
     try {
       outcome = await hooks.dispatch(step);

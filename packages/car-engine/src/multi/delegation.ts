@@ -16,10 +16,7 @@ export interface Delegation {
   task: string;
 }
 
-export type SupervisorDecision =
-  | { kind: "delegate"; delegations: Delegation[] }
-  | { kind: "final"; answer: string }
-  | { kind: "unstructured"; text: string };
+export type SupervisorDecision = { kind: "delegate"; delegations: Delegation[] } | { kind: "final"; answer: string } | { kind: "unstructured"; text: string };
 
 export function readSupervisorAnswer(answer: string): SupervisorDecision {
   for (const candidate of jsonCandidates(answer)) {

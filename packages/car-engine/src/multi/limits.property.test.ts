@@ -34,7 +34,15 @@ describe("limits hold for any mix of agents", () => {
               ]),
             ),
           );
-          const result = await timers.settle(runSwarm(mode, names.map((n) => spec(n)), "t", agent, options));
+          const result = await timers.settle(
+            runSwarm(
+              mode,
+              names.map((n) => spec(n)),
+              "t",
+              agent,
+              options,
+            ),
+          );
 
           if (maxConcurrency > 0) expect(agent.maxInFlight).toBeLessThanOrEqual(maxConcurrency);
           if (maxAgents !== undefined) expect(result.agent_calls).toBeLessThanOrEqual(maxAgents);

@@ -23,7 +23,13 @@ describe("agent output validation", () => {
       ok: () => output("ok", "fine"),
     });
     const all = ["missing", "list", "renamed", "text", "badtext", "throws", "rejects", "reports", "ok"];
-    const result = await runSwarm("parallel", all.map((n) => spec(n)), "task", agent, options);
+    const result = await runSwarm(
+      "parallel",
+      all.map((n) => spec(n)),
+      "task",
+      agent,
+      options,
+    );
 
     const byName = new Map(result.outputs.map((o) => [o.name, o]));
     expect(result.outputs.map((o) => o.name)).toEqual(all);
@@ -80,7 +86,9 @@ describe("agent output validation", () => {
     const { options, events } = fakeEnv();
     const agent = scripted();
     const bad = { name: "x", system_prompt: "", tools: [], max_turns: 1 };
-    await expect(runPipeline([spec("a"), bad as never], "t", agent, options)).rejects.toSatisfy((e) => isCarError(e, "invalid_params") && /stages\[1\]/.test((e as Error).message));
+    await expect(runPipeline([spec("a"), bad as never], "t", agent, options)).rejects.toSatisfy(
+      (e) => isCarError(e, "invalid_params") && /stages\[1\]/.test((e as Error).message),
+    );
     await expect(runPipeline([spec("a")], "t", agent, { ...options, maxConcurrency: -1 })).rejects.toSatisfy((e) => isCarError(e, "invalid_params"));
     await expect(runPipeline([spec("a")], "t", "nope" as never, options)).rejects.toSatisfy((e) => isCarError(e, "invalid_params"));
     await expect(runSwarm("hybrid" as never, [spec("a")], "t", agent, options)).rejects.toSatisfy((e) => isCarError(e, "invalid_params"));
@@ -95,7 +103,15 @@ describe("limits", () => {
     const ids = names(6);
     const durations = [30, 10, 20, 5, 40, 15];
     const agent = scripted(Object.fromEntries(ids.map((n, i) => [n, slow(timers, durations[i]!, `answer ${n}`)])));
-    const result = await timers.settle(runSwarm("parallel", ids.map((n) => spec(n)), "t", agent, options));
+    const result = await timers.settle(
+      runSwarm(
+        "parallel",
+        ids.map((n) => spec(n)),
+        "t",
+        agent,
+        options,
+      ),
+    );
     expect(agent.maxInFlight).toBe(2);
     expect(agent.calls.map((c) => c.name)).toEqual(ids);
     expect(result.outputs.map((o) => o.answer)).toEqual(ids.map((n) => `answer ${n}`));
@@ -106,7 +122,15 @@ describe("limits", () => {
     const { options, timers } = fakeEnv();
     const ids = names(5);
     const agent = scripted(Object.fromEntries(ids.map((n) => [n, slow(timers, 10, n)])));
-    await timers.settle(runSwarm("parallel", ids.map((n) => spec(n)), "t", agent, options));
+    await timers.settle(
+      runSwarm(
+        "parallel",
+        ids.map((n) => spec(n)),
+        "t",
+        agent,
+        options,
+      ),
+    );
     expect(agent.maxInFlight).toBe(5);
   });
 
@@ -136,7 +160,13 @@ describe("limits", () => {
     const { options, events } = fakeEnv({ budget: { max_agents: 3 } });
     const ids = names(5);
     const agent = scripted();
-    const result = await runSwarm("parallel", ids.map((n) => spec(n)), "t", agent, options);
+    const result = await runSwarm(
+      "parallel",
+      ids.map((n) => spec(n)),
+      "t",
+      agent,
+      options,
+    );
     expect(agent.calls.map((c) => c.name)).toEqual(["a", "b", "c"]);
     expect(result.agent_calls).toBe(3);
     expect(result.outputs.map((o) => o.error === null)).toEqual([true, true, true, false, false]);
@@ -152,8 +182,21 @@ describe("limits", () => {
     const { options, timers } = fakeEnv({ budget: { max_duration_ms: 100 } });
     const ids = names(4);
     const agent = scripted(Object.fromEntries(ids.map((n) => [n, slow(timers, 40, `answer ${n}`)])));
-    const result = await timers.settle(runSwarm("sequential", ids.map((n) => spec(n)), "t", agent, options));
-    expect(result.outputs.map((o) => o.error)).toEqual([null, null, "the run's duration budget of 100 ms is spent", "not started: the run's duration budget of 100 ms is spent"]);
+    const result = await timers.settle(
+      runSwarm(
+        "sequential",
+        ids.map((n) => spec(n)),
+        "t",
+        agent,
+        options,
+      ),
+    );
+    expect(result.outputs.map((o) => o.error)).toEqual([
+      null,
+      null,
+      "the run's duration budget of 100 ms is spent",
+      "not started: the run's duration budget of 100 ms is spent",
+    ]);
     expect(result.cut_off.map((c) => [c.name, c.reason, c.call_id])).toEqual([
       ["c", "max_duration", "call-3"],
       ["d", "max_duration", undefined],

@@ -172,14 +172,24 @@ describe("runVote", () => {
   it("breaks a tie in favour of the answer whose first voter comes first; failed agents do not vote", async () => {
     const { options } = fakeEnv();
     const agent = answering({ a: "blue", b: "red", c: "red", d: "blue", e: null });
-    const result = await runVote(["a", "b", "c", "d", "e"].map((n) => spec(n)), "t", agent, options);
+    const result = await runVote(
+      ["a", "b", "c", "d", "e"].map((n) => spec(n)),
+      "t",
+      agent,
+      options,
+    );
     expect(result.winner).toEqual({ answer: "blue", count: 2, voters: ["a", "d"] });
     expect(result).toMatchObject({ tie: true, majority: false, final_answer: "blue", failed_calls: 1 });
   });
 
   it("a plurality is not a majority", async () => {
     const { options } = fakeEnv();
-    const result = await runVote(["a", "b", "c", "d"].map((n) => spec(n)), "t", answering({ a: "x", b: "x", c: "y", d: "z" }), options);
+    const result = await runVote(
+      ["a", "b", "c", "d"].map((n) => spec(n)),
+      "t",
+      answering({ a: "x", b: "x", c: "y", d: "z" }),
+      options,
+    );
     expect(result).toMatchObject({ majority: false, tie: false, final_answer: "x" });
   });
 

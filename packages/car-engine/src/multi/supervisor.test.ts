@@ -11,14 +11,28 @@ function lead(replies: string[]): (task: string, ctx: AgentCallContext) => Retur
 
 describe("readSupervisorAnswer", () => {
   it("reads a delegation or a final answer from the whole answer, a fenced block or embedded JSON", () => {
-    expect(readSupervisorAnswer('{"delegate":[{"worker":"coder","task":"write it"}]}')).toEqual({ kind: "delegate", delegations: [{ worker: "coder", task: "write it" }] });
+    expect(readSupervisorAnswer('{"delegate":[{"worker":"coder","task":"write it"}]}')).toEqual({
+      kind: "delegate",
+      delegations: [{ worker: "coder", task: "write it" }],
+    });
     expect(readSupervisorAnswer('Plan:\n```json\n{"final_answer": "done"}\n```\nthanks')).toEqual({ kind: "final", answer: "done" });
-    expect(readSupervisorAnswer('I will delegate: {"delegate": [{"worker": "a", "task": "x"}]} ok')).toEqual({ kind: "delegate", delegations: [{ worker: "a", task: "x" }] });
+    expect(readSupervisorAnswer('I will delegate: {"delegate": [{"worker": "a", "task": "x"}]} ok')).toEqual({
+      kind: "delegate",
+      delegations: [{ worker: "a", task: "x" }],
+    });
     expect(readSupervisorAnswer('{"final_answer": "f", "delegate": [{"worker": "a", "task": "x"}]}')).toEqual({ kind: "final", answer: "f" });
   });
 
   it("calls anything else unstructured", () => {
-    for (const text of ["just an answer", '{"delegate": []}', '{"delegate": [{"worker": 1, "task": "x"}]}', '{"delegate": "coder"}', "{broken json", '["final_answer"]', '{"__proto__": {"final_answer": "x"}}']) {
+    for (const text of [
+      "just an answer",
+      '{"delegate": []}',
+      '{"delegate": [{"worker": 1, "task": "x"}]}',
+      '{"delegate": "coder"}',
+      "{broken json",
+      '["final_answer"]',
+      '{"__proto__": {"final_answer": "x"}}',
+    ]) {
       expect(readSupervisorAnswer(text)).toEqual({ kind: "unstructured", text });
     }
   });
@@ -36,7 +50,13 @@ describe("runSupervisor", () => {
       coder: (task) => output("coder", `code for ${task}`),
       tester: () => output("tester", "all tests pass"),
     });
-    const result = await runSupervisor([spec("coder", "implement"), spec("tester", "verify")], spec("lead"), "Implement and verify a binary search.", agent, options);
+    const result = await runSupervisor(
+      [spec("coder", "implement"), spec("tester", "verify")],
+      spec("lead"),
+      "Implement and verify a binary search.",
+      agent,
+      options,
+    );
 
     expect(result.rounds.map((r) => [r.decision, r.delegations.map((d) => `${d.worker}:${d.output.answer}`)])).toEqual([
       ["delegate", ["coder:code for implement binary search"]],

@@ -64,7 +64,8 @@ export async function runSupervisor(
     byName.set(w.name, w);
   }
   const maxRounds = options.max_rounds ?? DEFAULT_SUPERVISOR_ROUNDS;
-  if (!Number.isInteger(maxRounds) || maxRounds < 0) throw new CarError("invalid_params", `max_rounds must be a non-negative integer, got ${String(maxRounds)}`);
+  if (!Number.isInteger(maxRounds) || maxRounds < 0)
+    throw new CarError("invalid_params", `max_rounds must be a non-negative integer, got ${String(maxRounds)}`);
 
   const run = new MultiRun("supervisor", task, agent, options);
   run.start([supervisorSpec, ...workerSpecs], { max_rounds: maxRounds });
@@ -99,7 +100,10 @@ export async function runSupervisor(
     const delegations = await Promise.all(
       wanted.map(async (d): Promise<DelegationEntry> => {
         const spec = byName.get(d.worker);
-        const output = spec === undefined ? errorEntry(d.worker, `the supervisor delegated to '${d.worker}', which is not a worker`, 0) : await run.call(spec, d.task, `round ${round}`);
+        const output =
+          spec === undefined
+            ? errorEntry(d.worker, `the supervisor delegated to '${d.worker}', which is not a worker`, 0)
+            : await run.call(spec, d.task, `round ${round}`);
         return { worker: d.worker, task: d.task, output };
       }),
     );

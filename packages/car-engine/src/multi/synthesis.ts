@@ -9,7 +9,13 @@ import type { MultiRun } from "./multi-run.ts";
 import type { AgentInput } from "./types.ts";
 
 /** Runs the synthesizer over `inputs`; skipped (`upstream_failed`) when there is nothing to combine. */
-export async function synthesize(run: MultiRun, spec: AgentSpec, heading: string, inputs: readonly AgentInput[], task: string = run.task): Promise<AgentOutput> {
+export async function synthesize(
+  run: MultiRun,
+  spec: AgentSpec,
+  heading: string,
+  inputs: readonly AgentInput[],
+  task: string = run.task,
+): Promise<AgentOutput> {
   if (inputs.length === 0) return run.skip(spec, "synthesize", "upstream_failed", "no agent produced an answer to synthesise");
   return run.call(spec, withAnswers(task, heading, inputs), "synthesize", inputs);
 }

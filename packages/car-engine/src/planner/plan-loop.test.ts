@@ -49,11 +49,7 @@ describe("runPlanLoop", () => {
 
     // The audit log holds the loop: start, one event per attempt with its verdict, completion; never a parameter value.
     const events = rt.events.query({ proposal_id: result.run_id });
-    expect(events.map((e) => e.kind)).toEqual([
-      PLANNER_EVENT_KINDS.started,
-      ...Array(4).fill(PLANNER_EVENT_KINDS.attempt),
-      PLANNER_EVENT_KINDS.completed,
-    ]);
+    expect(events.map((e) => e.kind)).toEqual([PLANNER_EVENT_KINDS.started, ...Array(4).fill(PLANNER_EVENT_KINDS.attempt), PLANNER_EVENT_KINDS.completed]);
     expect(events.filter((e) => e.kind === PLANNER_EVENT_KINDS.attempt).map((e) => e.data["verdict"])).toEqual(result.attempts.map((a) => a.verdict));
     expect(events.at(-1)!.data).toEqual({ outcome: "succeeded", attempts: 4 });
     expect(JSON.stringify(events)).not.toContain(SECRET);
@@ -79,7 +75,7 @@ describe("runPlanLoop", () => {
     expect(result.outcome).toBe("exhausted");
     expect(result.attempts.map((a) => a.verdict)).toEqual(["execution_failed", "model_error", "execution_failed"]);
     expect(result.attempts[1]!.feedback).toEqual({ attempt: 2, verdict: "model_error", message: "model overloaded" });
-    expect(result.result?.results[0]!.status).toBe("failed");
+    expect(result.result!.results[0]!.status).toBe("failed");
     expect(rt.events.query({ proposal_id: result.run_id }).at(-1)!.data).toEqual({ outcome: "exhausted", attempts: 3 });
   });
 

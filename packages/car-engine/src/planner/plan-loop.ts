@@ -156,7 +156,10 @@ export async function runPlanLoop(options: PlanLoopOptions): Promise<PlanLoopRes
       .map((r) => ({ action_id: r.action_id, status: r.rolled_back === true ? `${r.status} (rolled back)` : r.status, error: r.error ?? null }));
     const proposal_id = result.proposal_id;
     if (failures.length === 0) return { attempt: { ...base, proposal_id }, result };
-    return { attempt: { ...base, verdict: "execution_failed", proposal_id, feedback: { attempt, verdict: "execution_failed", proposal_id, failures } }, result };
+    return {
+      attempt: { ...base, verdict: "execution_failed", proposal_id, feedback: { attempt, verdict: "execution_failed", proposal_id, failures } },
+      result,
+    };
   }
 }
 

@@ -52,7 +52,13 @@ describe("scoreProposal (agent-ir-spec.md §CostTarget)", () => {
   });
 
   it("refuses a malformed target and a proposal that does not parse with typed errors", () => {
-    for (const bad of [{ cost_weight: 1.5 }, { cost_weight: -0.1 }, { target_actions: 0 }, { target_duration_ms: Number.NaN }, { target_tool_calls: "5" as never }]) {
+    for (const bad of [
+      { cost_weight: 1.5 },
+      { cost_weight: -0.1 },
+      { target_actions: 0 },
+      { target_duration_ms: Number.NaN },
+      { target_tool_calls: "5" as never },
+    ]) {
       expect(() => scoreProposal(chain(1, "t"), { target: bad })).toThrow(CarError);
     }
     try {

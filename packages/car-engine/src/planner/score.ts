@@ -62,10 +62,12 @@ export function costTarget(partial: Partial<CostTarget> = {}): CostTarget {
   const target: CostTarget = { ...COST_TARGET_DEFAULTS, ...definedFields(partial) };
   for (const field of ["target_tool_calls", "target_duration_ms", "target_actions"] as const) {
     const v = target[field];
-    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw new CarError("invalid_params", `CostTarget.${field} must be a positive number, got ${String(v)}`);
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0)
+      throw new CarError("invalid_params", `CostTarget.${field} must be a positive number, got ${String(v)}`);
   }
   const w = target.cost_weight;
-  if (typeof w !== "number" || !Number.isFinite(w) || w < 0 || w > 1) throw new CarError("invalid_params", `CostTarget.cost_weight must be in [0, 1], got ${String(w)}`);
+  if (typeof w !== "number" || !Number.isFinite(w) || w < 0 || w > 1)
+    throw new CarError("invalid_params", `CostTarget.cost_weight must be in [0, 1], got ${String(w)}`);
   return target;
 }
 
@@ -93,7 +95,10 @@ export function scoreProposal(input: unknown, options: ScoreOptions = {}): Propo
   }
   const estimate: CostEstimate = { tool_calls: toolCalls, actions: actions.length, duration_ms: criticalPath(parsed.graph, cost) };
   const efficiency =
-    (ratio(target.target_tool_calls, estimate.tool_calls) + ratio(target.target_actions, estimate.actions) + ratio(target.target_duration_ms, estimate.duration_ms)) / 3;
+    (ratio(target.target_tool_calls, estimate.tool_calls) +
+      ratio(target.target_actions, estimate.actions) +
+      ratio(target.target_duration_ms, estimate.duration_ms)) /
+    3;
   const w = target.cost_weight;
   return {
     score: likelihood * (1 - w) + efficiency * w,

@@ -31,7 +31,8 @@ export function admit(proposal: ActionProposal, tools: ToolRegistry, budget: Cos
   if (budget?.max_tool_calls !== undefined) {
     let toolCalls = 0;
     for (const action of proposal.actions) if (action.type === "tool_call") toolCalls++;
-    if (toolCalls > budget.max_tool_calls) findings.push({ index: -1, message: `budget exceeded: ${toolCalls} tool calls, the budget allows ${budget.max_tool_calls}` });
+    if (toolCalls > budget.max_tool_calls)
+      findings.push({ index: -1, message: `budget exceeded: ${toolCalls} tool calls, the budget allows ${budget.max_tool_calls}` });
   }
   return { findings, hasRefs };
 }

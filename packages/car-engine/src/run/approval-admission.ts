@@ -33,7 +33,10 @@ export async function approvalFindings(
     if (d.reason !== undefined) data["reason"] = d.reason;
     emit(EVENT_KINDS.approvalDecided, action.id, data);
     const verdict = d.decision === "deny" ? "denied by approval gate" : "needs approval";
-    findings.push({ index: i, message: `${verdict}: fingerprint ${d.fingerprint} requires ${d.required}, granted ${d.granted}${d.reason !== undefined ? ` (${d.reason})` : ""}` });
+    findings.push({
+      index: i,
+      message: `${verdict}: fingerprint ${d.fingerprint} requires ${d.required}, granted ${d.granted}${d.reason !== undefined ? ` (${d.reason})` : ""}`,
+    });
   }
   return findings;
 }

@@ -115,7 +115,8 @@ export class Dispatcher {
   #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome, startMs: number): Called | Promise<Called> {
     const checked = this.#checkOutput(plan, outcome);
     this.#noteAttempt(action, 1, checked, startMs);
-    if (!(checked instanceof ActionFailure) || checked.terminal || plan.attempts <= 1 || this.#scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
+    if (!(checked instanceof ActionFailure) || checked.terminal || plan.attempts <= 1 || this.#scheduler.abortReason !== undefined)
+      return { outcome: checked, cached: false };
     return this.#attempts(action, params, plan, 2, checked);
   }
 
@@ -153,7 +154,8 @@ export class Dispatcher {
       if (isThenable(outcome)) outcome = await outcome;
       const checked = this.#checkOutput(plan, outcome);
       this.#noteAttempt(action, attempt, checked, startMs);
-      if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || scheduler.abortReason !== undefined) return { outcome: checked, cached: false };
+      if (!(checked instanceof ActionFailure) || checked.terminal || attempt >= plan.attempts || scheduler.abortReason !== undefined)
+        return { outcome: checked, cached: false };
       previous = checked;
     }
   }
@@ -164,10 +166,14 @@ export class Dispatcher {
     if (!plan.detached && plan.tool.validateReturns !== undefined) {
       const checked = plan.tool.validateReturns(outcome.output);
       if (!checked.ok) {
-        return new ActionFailure(`output does not match the returns schema of tool '${plan.tool.schema.name}': ${schemaErrorDetail(checked.errors)}`, "validation");
+        return new ActionFailure(
+          `output does not match the returns schema of tool '${plan.tool.schema.name}': ${schemaErrorDetail(checked.errors)}`,
+          "validation",
+        );
       }
     }
-    if (plan.cacheKey !== undefined) this.#env.cache.set(plan.cacheKey, outcome.output, plan.ttl === undefined ? Infinity : this.#env.clock.now() + plan.ttl * 1000);
+    if (plan.cacheKey !== undefined)
+      this.#env.cache.set(plan.cacheKey, outcome.output, plan.ttl === undefined ? Infinity : this.#env.clock.now() + plan.ttl * 1000);
     return outcome;
   }
 
@@ -196,7 +202,14 @@ export class Dispatcher {
   }
 
   /** One dispatch attempt. Synchronous when the tool is. */
-  #attempt(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean, traceparent: string | undefined): Outcome | Promise<Outcome> {
+  #attempt(
+    action: Action,
+    tool: RegisteredTool,
+    params: JsonObject,
+    attempt: number,
+    detached: boolean,
+    traceparent: string | undefined,
+  ): Outcome | Promise<Outcome> {
     const timeout = action.timeout_ms;
     const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
     if (traceparent !== undefined) ctx.traceparent = traceparent;
@@ -208,7 +221,10 @@ export class Dispatcher {
       if (tool.handler !== undefined) raw = tool.handler(params, ctx);
       else if (caller !== undefined) {
         if (action.invocation_mode === "streaming") {
-          return new ActionFailure(`tool '${tool.schema.name}' has no handler, and the JSON callback contract cannot stream: register a streaming handler or use long_running`, "tool_error");
+          return new ActionFailure(
+            `tool '${tool.schema.name}' has no handler, and the JSON callback contract cannot stream: register a streaming handler or use long_running`,
+            "tool_error",
+          );
         }
         raw = caller(toolCallOf(tool.schema.name, params, ctx), ctx.signal);
       } else return new ActionFailure(`tool '${tool.schema.name}' has no handler and no dispatch callback was given`, "tool_error");

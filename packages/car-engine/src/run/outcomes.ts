@@ -59,7 +59,15 @@ export class Outcomes {
   readonly #clock: Clock;
   readonly #scheduler: Scheduler;
 
-  constructor(proposalId: string, actions: readonly Action[], events: RunEvents, working: WorkingState, tools: ToolRegistry, clock: Clock, scheduler: Scheduler) {
+  constructor(
+    proposalId: string,
+    actions: readonly Action[],
+    events: RunEvents,
+    working: WorkingState,
+    tools: ToolRegistry,
+    clock: Clock,
+    scheduler: Scheduler,
+  ) {
     this.#proposalId = proposalId;
     this.#actions = actions;
     this.#events = events;
@@ -122,7 +130,8 @@ export class Outcomes {
     }
     if (skipped) data["skipped"] = true;
     this.#events.emit(EVENT_KINDS.actionFailed, action.id, data);
-    if (failure.terminal || action.failure_behavior !== "skip") this.#scheduler.abort(`action '${action.id}' failed${failure.terminal ? " terminally" : ""}: ${failure.message}`);
+    if (failure.terminal || action.failure_behavior !== "skip")
+      this.#scheduler.abort(`action '${action.id}' failed${failure.terminal ? " terminally" : ""}: ${failure.message}`);
   }
 
   succeed(i: number, output: JsonValue, cached: boolean): void {
@@ -212,7 +221,14 @@ export class Outcomes {
   complete(outcome: RunOutcome, reason: string | undefined, meter: CostMeter): ProposalResult {
     const rolledBack = outcome === "rolled_back";
     const results: ActionResult[] = new Array(this.#actions.length);
-    const cost: CostSummary = { tool_calls: meter.toolCalls, actions_executed: 0, actions_rejected: 0, actions_skipped: 0, total_duration_ms: 0, retries: meter.retries };
+    const cost: CostSummary = {
+      tool_calls: meter.toolCalls,
+      actions_executed: 0,
+      actions_rejected: 0,
+      actions_skipped: 0,
+      total_duration_ms: 0,
+      retries: meter.retries,
+    };
     for (let i = 0; i < this.#actions.length; i++) {
       const status = this.status[i]!;
       if (status === SUCCEEDED || status === FAILED) cost.actions_executed++;

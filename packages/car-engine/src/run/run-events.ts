@@ -58,9 +58,10 @@ export class RunEvents {
   }
 
   emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {
-    const event = action_id === undefined
-      ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data }
-      : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data };
+    const event =
+      action_id === undefined
+        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data }
+        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data };
     const appended = this.#log.append(event);
     this.appended.push(appended);
     if (this.#observer !== undefined) this.#observer(appended);

@@ -32,7 +32,11 @@ export function transactionFindings(
   }
   const verdict = judgeTransaction(transactionCheck(proposal, versions), mode);
   if (verdict.warnings.length > 0) {
-    emit(EVENT_KINDS.transactionWarning, undefined, { mode, keys: [...new Set(verdict.warnings.map((c) => c.key))].sort(), conflicts: verdict.warnings as unknown as JsonValue[] });
+    emit(EVENT_KINDS.transactionWarning, undefined, {
+      mode,
+      keys: [...new Set(verdict.warnings.map((c) => c.key))].sort(),
+      conflicts: verdict.warnings as unknown as JsonValue[],
+    });
   }
   const index = new Map(proposal.actions.map((a, i) => [a.id, i]));
   const findings: AdmissionFinding[] = [];

@@ -20,7 +20,30 @@ import type { DistilledSkill } from "./types.ts";
 export const DEFAULT_MIN_OCCURRENCES = 2;
 const MAX_KEYWORDS = 8;
 /** Words too common to tell tasks apart. */
-const STOP_WORDS = new Set(["the", "and", "for", "with", "this", "that", "these", "those", "from", "into", "onto", "about", "are", "was", "were", "has", "have", "its", "our", "your", "all", "any"]);
+const STOP_WORDS = new Set([
+  "the",
+  "and",
+  "for",
+  "with",
+  "this",
+  "that",
+  "these",
+  "those",
+  "from",
+  "into",
+  "onto",
+  "about",
+  "are",
+  "was",
+  "were",
+  "has",
+  "have",
+  "its",
+  "our",
+  "your",
+  "all",
+  "any",
+]);
 
 export interface DistillOptions {
   /** How often a sequence must have succeeded to become a candidate (default 2). */
@@ -41,7 +64,8 @@ interface Group {
 export function distillSkills(events: readonly unknown[], options: DistillOptions = {}): DistilledSkill[] {
   if (!Array.isArray(events)) throw new CarError("invalid_params", "events must be an array of trace events");
   const minOccurrences = options.minOccurrences ?? DEFAULT_MIN_OCCURRENCES;
-  if (!Number.isInteger(minOccurrences) || minOccurrences < 1) throw new CarError("invalid_params", `minOccurrences must be a positive integer, got ${String(minOccurrences)}`);
+  if (!Number.isInteger(minOccurrences) || minOccurrences < 1)
+    throw new CarError("invalid_params", `minOccurrences must be a positive integer, got ${String(minOccurrences)}`);
   const trace = events.map((e, i) => {
     try {
       return parseTraceEvent(e);
@@ -125,5 +149,5 @@ function commonKeywords(tasks: readonly string[]): string[] {
 
 /** Lower-case words of letters only, three or more long. */
 export function wordsOf(text: string): string[] {
-  return (text.toLowerCase().match(/\p{L}{3,}/gu) ?? []);
+  return text.toLowerCase().match(/\p{L}{3,}/gu) ?? [];
 }

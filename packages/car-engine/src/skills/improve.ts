@@ -86,7 +86,8 @@ export async function repairSkill(store: SkillStore, name: string, improver: Ski
   const repair = await callImprover("repairer", () => improver({ skill, failures }));
   if (repair === null) return null;
   const fix: SkillRepair = typeof repair === "string" ? { code: repair } : repair;
-  if (typeof fix !== "object" || typeof fix.code !== "string") throw new CarError("invalid_output", "the skill repairer must return code, a repair object with code, or null");
+  if (typeof fix !== "object" || typeof fix.code !== "string")
+    throw new CarError("invalid_output", "the skill repairer must return code, a repair object with code, or null");
   const repaired = parseDistilledSkill(
     {
       ...skill,

@@ -1,4 +1,15 @@
-export type { DistilledSkill, DistilledSkillInput, SkillEvidence, SkillTrigger, SkillRecord, SkillStats, SkillRef, SkillChange, SkillQuery, SkillMatch } from "./types.ts";
+export type {
+  DistilledSkill,
+  DistilledSkillInput,
+  SkillEvidence,
+  SkillTrigger,
+  SkillRecord,
+  SkillStats,
+  SkillRef,
+  SkillChange,
+  SkillQuery,
+  SkillMatch,
+} from "./types.ts";
 export type { SkillStore } from "./skill-store.ts";
 export { InMemorySkillStore } from "./in-memory-skill-store.ts";
 export { JsonFileSkillStore, SKILL_FILE_FORMAT } from "./json-file-skill-store.ts";

@@ -31,7 +31,9 @@ const stages: AgentSpec[] = [
 const agent: AgentFn = (spec, task) => {
   const round = Number(/#(\d+)/.exec(task)![1]);
   if (spec.name === "web_scraper") {
-    return round === 1 || round === 4 ? output("web_scraper", "", "timeout fetching page") : { ...output("web_scraper", `scraped data for: ${task}`), tool_calls: 1 };
+    return round === 1 || round === 4
+      ? output("web_scraper", "", "timeout fetching page")
+      : { ...output("web_scraper", `scraped data for: ${task}`), tool_calls: 1 };
   }
   return output("summarizer", `summary: ${task.slice(0, 40)}...`);
 };
@@ -87,7 +89,9 @@ describe("the learning loop", () => {
         skills.map((s) => ({ ...s, code: `${s.code} (retry ×3 on timeout)`, description: `${s.description} Retries after ${failures.length} timeouts.` })),
       { events: trace, clock },
     );
-    expect(evolved.map((s) => [s.name, s.version, s.change, s.derived_from])).toEqual([["web/web_scraper", 2, "evolved", [{ name: "web/web_scraper", version: 1 }]]]);
+    expect(evolved.map((s) => [s.name, s.version, s.change, s.derived_from])).toEqual([
+      ["web/web_scraper", 2, "evolved", [{ name: "web/web_scraper", version: 1 }]],
+    ]);
     expect(evolved[0]!.description).toMatch(/Retries after 2 timeouts\.$/);
     expect(domainsNeedingEvolution(store, 0.6)).toEqual([]);
 

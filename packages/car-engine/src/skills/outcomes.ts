@@ -60,7 +60,8 @@ export function reportOutcome(store: SkillStore, name: string, outcome: Outcome,
  * of their skills is degraded. Worst first; equal rates by name.
  */
 export function domainsNeedingEvolution(store: SkillStore, threshold: number = DEFAULT_EVOLUTION_THRESHOLD): string[] {
-  if (typeof threshold !== "number" || !(threshold >= 0 && threshold <= 1)) throw new CarError("invalid_params", `threshold must be between 0 and 1, got ${String(threshold)}`);
+  if (typeof threshold !== "number" || !(threshold >= 0 && threshold <= 1))
+    throw new CarError("invalid_params", `threshold must be between 0 and 1, got ${String(threshold)}`);
   const domains = new Map<string, { successes: number; total: number; broken: boolean }>();
   for (const skill of store.list()) {
     const d = domains.get(skill.domain) ?? { successes: 0, total: 0, broken: false };

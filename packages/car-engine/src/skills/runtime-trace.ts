@@ -16,7 +16,13 @@ export function traceEventsFrom(events: readonly CarEvent[], domain = "general")
     const tool = getOwn(event.data, "tool");
     if (typeof tool !== "string") continue;
     const data = { episode: event.proposal_id ?? "none", domain };
-    trace.push({ kind: succeeded ? "action_succeeded" : "action_failed", ...(event.action_id !== undefined ? { action_id: event.action_id } : {}), tool, data, reward: succeeded ? 1 : 0 });
+    trace.push({
+      kind: succeeded ? "action_succeeded" : "action_failed",
+      ...(event.action_id !== undefined ? { action_id: event.action_id } : {}),
+      tool,
+      data,
+      reward: succeeded ? 1 : 0,
+    });
   }
   return trace;
 }

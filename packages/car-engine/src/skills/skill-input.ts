@@ -14,7 +14,8 @@ export function parseDistilledSkill(value: unknown, pointer: string, code: CarEr
   const fail = (field: string, message: string): void => {
     problems.push({ pointer: `${pointer}/${field}`, message });
   };
-  if (!isJsonObject(value as JsonValue)) throw new CarError(code, `${pointer || "(root)"}: a skill must be an object`, { problems: [{ pointer, message: "not an object" }] });
+  if (!isJsonObject(value as JsonValue))
+    throw new CarError(code, `${pointer || "(root)"}: a skill must be an object`, { problems: [{ pointer, message: "not an object" }] });
   const raw = value as JsonObject;
   const text = (field: string, fallback?: string): string => {
     const v = getOwn(raw, field);

@@ -82,7 +82,9 @@ describe("JsonFileSkillStore persistence", () => {
   it("round-trips through the file: a new store on the same path sees every version and stat", () => {
     const path = join(tempDir(), "nested", "skills.json");
     const first = new JsonFileSkillStore(path);
-    ingestDistilledSkills(first, [{ name: "s", code: "one()", domain: "ops", scope: JSON.parse('{"domain": "ops", "__proto__": "kept as a key"}') as never }], { clock: manualClock(0) });
+    ingestDistilledSkills(first, [{ name: "s", code: "one()", domain: "ops", scope: JSON.parse('{"domain": "ops", "__proto__": "kept as a key"}') as never }], {
+      clock: manualClock(0),
+    });
     ingestDistilledSkills(first, [{ name: "s", code: "two()", domain: "ops" }], { clock: manualClock(0) });
     reportOutcome(first, "s", "fail", { clock: manualClock(0) });
 

@@ -182,7 +182,11 @@ describe("evolveSkills", () => {
   it("shows the improver the domain's skills and failures and records what it returns with lineage", async () => {
     const store = storeWith(skill("scrape", "web"), skill("other", "text"));
     report(store, "scrape", 1, 3);
-    const events = [ev("action_failed", "fetch", { domain: "web", task: "t" }), ev("action_failed", "fmt", { domain: "text" }), ev("action_succeeded", "fetch", { domain: "web" })];
+    const events = [
+      ev("action_failed", "fetch", { domain: "web", task: "t" }),
+      ev("action_failed", "fmt", { domain: "text" }),
+      ev("action_succeeded", "fetch", { domain: "web" }),
+    ];
     let seen: unknown;
     const evolved = await evolveSkills(
       store,
@@ -236,7 +240,10 @@ describe("repairSkill", () => {
   it("records the repaired code as the next version, healthy, derived from the broken one", async () => {
     const store = storeWith(skill("deploy", "ops", { description: "ship it", trigger: { persona: "engineer", url_pattern: "", task_keywords: ["deploy"] } }));
     report(store, "deploy", 0, 3);
-    const repaired = await repairSkill(store, "deploy", (request) => ({ code: `${request.skill.code} --retry`, trigger: { task_keywords: ["deploy", "ship"] } }));
+    const repaired = await repairSkill(store, "deploy", (request) => ({
+      code: `${request.skill.code} --retry`,
+      trigger: { task_keywords: ["deploy", "ship"] },
+    }));
     expect(repaired).toMatchObject({
       version: 2,
       change: "repaired",

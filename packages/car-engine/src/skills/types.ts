@@ -42,7 +42,8 @@ export interface DistilledSkill {
 }
 
 /** A skill as ingest and the evolver accept it: `name` and `code` required, the rest defaulted (see skill-input.ts). */
-export type DistilledSkillInput = Pick<DistilledSkill, "name" | "code"> & Partial<Omit<DistilledSkill, "name" | "code" | "trigger">> & { trigger?: Partial<SkillTrigger> };
+export type DistilledSkillInput = Pick<DistilledSkill, "name" | "code"> &
+  Partial<Omit<DistilledSkill, "name" | "code" | "trigger">> & { trigger?: Partial<SkillTrigger> };
 
 export interface SkillStats {
   success_count: number;

@@ -17,7 +17,15 @@ describe("InMemoryStateStore", () => {
     s.set("k", 3);
     expect(s.version("k")).toBe(4);
     expect(s.transitions({ proposal_id: "p1" })).toEqual([
-      { key: "k", mutation: { op: "set", value: 1 }, previous_version: 0, version: 1, proposal_id: "p1", action_id: "a1", timestamp: "1970-01-01T00:00:00.000Z" },
+      {
+        key: "k",
+        mutation: { op: "set", value: 1 },
+        previous_version: 0,
+        version: 1,
+        proposal_id: "p1",
+        action_id: "a1",
+        timestamp: "1970-01-01T00:00:00.000Z",
+      },
     ]);
   });
 

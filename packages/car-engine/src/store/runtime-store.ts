@@ -104,7 +104,8 @@ export interface InMemoryStoreOptions {
 
 /** The default bundle: nothing persists, commits apply directly and never conflict. */
 export function inMemoryStore(options: InMemoryStoreOptions = {}): RuntimeStore {
-  const stateOptions = options.initialState === undefined ? { clock: options.clock ?? systemClock } : { clock: options.clock ?? systemClock, initial: options.initialState };
+  const stateOptions =
+    options.initialState === undefined ? { clock: options.clock ?? systemClock } : { clock: options.clock ?? systemClock, initial: options.initialState };
   const state = new InMemoryStateStore(stateOptions);
   return {
     state,

@@ -1,4 +1,4 @@
-import { context, trace } from "@opentelemetry/api";
+import { context } from "@opentelemetry/api";
 import type { Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
@@ -54,7 +54,13 @@ describe("OpenTelemetry traces", () => {
     const [a] = byAction("car.action", "a");
     const [b] = byAction("car.action", "b");
     for (const s of [a!, b!]) expect(parentOf(s)).toBe(proposal!.spanContext().spanId);
-    expect(a!.attributes).toMatchObject({ [A.tool]: "fetch", [A.status]: "succeeded", [A.retries]: 0, [A.policyDecision]: "allow", [A.paramsDigest]: paramsDigest(params) });
+    expect(a!.attributes).toMatchObject({
+      [A.tool]: "fetch",
+      [A.status]: "succeeded",
+      [A.retries]: 0,
+      [A.policyDecision]: "allow",
+      [A.paramsDigest]: paramsDigest(params),
+    });
     expect(b!.attributes).toMatchObject({ [A.tool]: "flaky", [A.status]: "succeeded", [A.retries]: 1 });
 
     const attempts = byAction("car.tool_call", "b").sort((x, y) => Number(x.attributes[A.attempt]) - Number(y.attributes[A.attempt]));
@@ -93,7 +99,10 @@ describe("OpenTelemetry traces", () => {
     const rt = new Runtime({ tracer });
     rt.registerTool("shell");
     rt.registerPolicy({ name: "no_rm", rule: "deny_tool_param", target: "shell", key: "command", pattern: "rm -rf" });
-    const r = await rt.executeProposal({ actions: [{ id: "s", type: "tool_call", tool: "shell", parameters: { command: `rm -rf / ${SECRET}` } }] }, async () => "{}");
+    const r = await rt.executeProposal(
+      { actions: [{ id: "s", type: "tool_call", tool: "shell", parameters: { command: `rm -rf / ${SECRET}` } }] },
+      async () => "{}",
+    );
     expect(r.results[0]!.status).toBe("rejected");
     const [s] = byAction("car.action", "s");
     expect(s!.attributes).toMatchObject({ [A.status]: "rejected", [A.policyDecision]: "deny", [A.policyRules]: ["no_rm"] });

@@ -104,7 +104,10 @@ export class RunTracer {
     const action = this.#actions.get(actionId);
     const span = this.#tracer.startSpan(
       "car.tool_call",
-      { kind: SpanKind.CLIENT, attributes: { [TRACE_ATTRIBUTES.actionId]: actionId, [TRACE_ATTRIBUTES.tool]: action?.tool ?? "", [TRACE_ATTRIBUTES.attempt]: attempt } },
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { [TRACE_ATTRIBUTES.actionId]: actionId, [TRACE_ATTRIBUTES.tool]: action?.tool ?? "", [TRACE_ATTRIBUTES.attempt]: attempt },
+      },
       parent.context,
     );
     const sc = span.spanContext();
@@ -163,7 +166,8 @@ export class RunTracer {
 
   /** Records the outcome (a refused commit completes a second time, rolled back: the last word wins). */
   #completed(data: JsonObject): void {
-    for (const id of [...this.#open.keys()]) this.#endAction(id, { kind: EVENT_KINDS.actionSkipped, proposal_id: null, timestamp: "", seq: 0, action_id: id, data: {} });
+    for (const id of [...this.#open.keys()])
+      this.#endAction(id, { kind: EVENT_KINDS.actionSkipped, proposal_id: null, timestamp: "", seq: 0, action_id: id, data: {} });
     const outcome = data["outcome"];
     if (typeof outcome === "string") {
       this.#proposal.setAttribute(TRACE_ATTRIBUTES.outcome, outcome);

@@ -66,7 +66,9 @@ describe("a typed tool caller", () => {
     expect(calls[0]!.params).toBe(pair.proposal.actions[0]!.parameters);
     expect(calls[0]).toMatchObject({ tool: "remote", action_id: "a", timeout_ms: 500, session_id: "s1", attempt: 1 });
 
-    const failed = await rt.executeProposal({ actions: [{ id: "b", type: "tool_call", tool: "remote" }] }, undefined, { toolCaller: () => readToolAnswer({ error: "denied by policy: nope" }) });
+    const failed = await rt.executeProposal({ actions: [{ id: "b", type: "tool_call", tool: "remote" }] }, undefined, {
+      toolCaller: () => readToolAnswer({ error: "denied by policy: nope" }),
+    });
     expect(failed.results[0]).toMatchObject({ status: "failed", error: "denied by policy: nope" });
     const classes = rt.events.query({ kinds: ["action_failed"] }).map((e) => e.data["error_class"]);
     expect(classes).toEqual(["rejected_by_policy"]);

@@ -35,7 +35,9 @@ type Behaviour = (task: string, ctx: AgentCallContext, spec: AgentSpec) => Agent
  * An agent whose behaviour is chosen by the spec's name; unnamed agents
  * answer `<name>: <task>`. Records every call and the most calls in flight.
  */
-export function scripted(behaviours: Record<string, Behaviour> = {}): AgentFn & { calls: { name: string; task: string; ctx: AgentCallContext }[]; maxInFlight: number } {
+export function scripted(
+  behaviours: Record<string, Behaviour> = {},
+): AgentFn & { calls: { name: string; task: string; ctx: AgentCallContext }[]; maxInFlight: number } {
   let inFlight = 0;
   const fn = (async (s: AgentSpec, task: string, ctx: AgentCallContext) => {
     fn.calls.push({ name: s.name, task, ctx });

@@ -17,7 +17,7 @@
 // Run:
 //   node hello-car.js
 
-import * as compat from '@car/engine/compat';
+import * as compat from "@car/engine/compat";
 const loadNative = () => compat;
 
 async function main() {
@@ -25,18 +25,15 @@ async function main() {
   const rt = new native.CarRuntime();
 
   // 1. Register a tool + a policy.
-  await rt.registerTool('echo');
-  await rt.registerPolicy('no_rm', 'deny_tool_param', 'echo', 'msg', 'rm -rf');
-
+  await rt.registerTool("echo");
+  await rt.registerPolicy("no_rm", "deny_tool_param", "echo", "msg", "rm -rf");
 
   // 3. Verify.
   const proposal = JSON.stringify({
-    actions: [
-      { id: 'a1', type: 'tool_call', tool: 'echo', parameters: { msg: 'hello' }, dependencies: [] },
-    ],
+    actions: [{ id: "a1", type: "tool_call", tool: "echo", parameters: { msg: "hello" }, dependencies: [] }],
   });
   const report = JSON.parse(await rt.verifyProposal(proposal));
-  console.log('verify:', report.valid);
+  console.log("verify:", report.valid);
 
   // 4. Execute with a JS tool callback.
   const result = await native.executeProposal(rt, proposal, async (callJson) => {
@@ -45,7 +42,7 @@ async function main() {
     return JSON.stringify({ ok: true, echoed: params.msg });
   });
 
-  console.log('result:', JSON.parse(result));
+  console.log("result:", JSON.parse(result));
 }
 
 main().catch((err) => {

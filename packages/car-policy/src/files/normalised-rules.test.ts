@@ -10,7 +10,8 @@ function engineFor(toml: string): PolicyEngine {
   return engine;
 }
 
-const denied = (engine: PolicyEngine, tool: string, params: Record<string, string | string[]>) => engine.check(toolAction(tool, params)).map((v) => v.policy_name);
+const denied = (engine: PolicyEngine, tool: string, params: Record<string, string | string[]>) =>
+  engine.check(toolAction(tool, params)).map((v) => v.policy_name);
 
 describe("PolicyEngine.check with file rules on commands", () => {
   it("a keyword on rm -rf / denies its respellings, under the keyword's own name", () => {

@@ -23,9 +23,7 @@ describe("file rule kinds", () => {
     expect(v?.policy_name).toBe("deny_keyword:DROP TABLE");
     expect(v?.reason).toContain("query");
     expect(v?.reason).not.toContain("secret");
-    expect(engine.check(toolAction("x", { nested: { deep: ["rm -rf /"] } })).map((x) => x.policy_name)).toEqual([
-      "deny_keyword:rm -rf /",
-    ]);
+    expect(engine.check(toolAction("x", { nested: { deep: ["rm -rf /"] } })).map((x) => x.policy_name)).toEqual(["deny_keyword:rm -rf /"]);
     expect(engine.check(toolAction("x", { q: "drop table" }))).toEqual([]);
   });
 
@@ -56,11 +54,8 @@ tool = "cfg"
 param = "opts"
 equals = { retries = 3, tags = ["a"] }
 `);
-    const names = (tool: string, params: Record<string, never> | object) =>
-      engine.check(toolAction(tool, params as never)).map((v) => v.policy_name);
-    expect(names("http_request", { url: "http://169.254.169.254/latest/meta-data" })).toEqual([
-      "deny_tool_param:http_request.url",
-    ]);
+    const names = (tool: string, params: Record<string, never> | object) => engine.check(toolAction(tool, params as never)).map((v) => v.policy_name);
+    expect(names("http_request", { url: "http://169.254.169.254/latest/meta-data" })).toEqual(["deny_tool_param:http_request.url"]);
     expect(names("http_request", { url: "https://example.org" })).toEqual([]);
     expect(names("http_request", {})).toEqual([]);
     expect(names("shell", { command: "shutdown" })).toEqual(["deny_tool_param:shell.command"]);
@@ -119,9 +114,7 @@ negate = true
     expect(names("http_request", { body: `key=${secret}&x=1` })).toEqual(["deny_tool_param_matching:http_request.body"]);
     expect(names("http_request", { body: "sk-short" })).toEqual([]);
     expect(names("http_request", {})).toEqual([]);
-    expect(names("messaging.send", { body: "DEMO-TOKEN-ABCDEFGHIJKLMNOP" })).toEqual([
-      "deny_tool_param_matching:messaging.send.body",
-    ]);
+    expect(names("messaging.send", { body: "DEMO-TOKEN-ABCDEFGHIJKLMNOP" })).toEqual(["deny_tool_param_matching:messaging.send.body"]);
     expect(names("docker.rm", { name: "parslee-db" })).toEqual([]);
     expect(names("docker.rm", { name: "prod-db" })).toEqual(["deny_tool_param_matching:docker.rm.name"]);
     expect(names("docker.rm", {})).toEqual(["deny_tool_param_matching:docker.rm.name"]);
@@ -162,9 +155,7 @@ matches = "(a+)+$"
     const adversarial = `${"a".repeat(100_000)}!`;
     expect(engine.check(toolAction("t", { p: adversarial }))).toEqual([]);
     // Positive control: the same pattern does fire on a matching value.
-    expect(engine.check(toolAction("t", { p: "a".repeat(100_000) })).map((v) => v.policy_name)).toEqual([
-      "deny_tool_param_matching:t.p",
-    ]);
+    expect(engine.check(toolAction("t", { p: "a".repeat(100_000) })).map((v) => v.policy_name)).toEqual(["deny_tool_param_matching:t.p"]);
   });
 
   it("rate_limit_tool is a sliding window: admission consumes, its own denial does not", () => {
@@ -208,9 +199,7 @@ interval_secs = 60
 `,
       { now: () => now },
     );
-    expect(engine.check(toolAction("send", { body: "forbidden" })).map((v) => v.policy_name)).toEqual([
-      "deny_keyword:forbidden",
-    ]);
+    expect(engine.check(toolAction("send", { body: "forbidden" })).map((v) => v.policy_name)).toEqual(["deny_keyword:forbidden"]);
     now = 1000;
     expect(engine.check(toolAction("send", { body: "ok" })).map((v) => v.policy_name)).toEqual(["rate_limit_tool:send"]);
   });

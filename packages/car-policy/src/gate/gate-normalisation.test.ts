@@ -74,7 +74,11 @@ describe("file tools and paths (§17)", () => {
 
   it("reads a Codex argv command as the command it runs", () => {
     const dir = project('deny_keyword = ["rm -rf /"]\n');
-    for (const command of [["bash", "-lc", "rm -rf /"], ["/bin/zsh", "-c", "r''m -fr /"], ["rm", "-rf", "/"]]) {
+    for (const command of [
+      ["bash", "-lc", "rm -rf /"],
+      ["/bin/zsh", "-c", "r''m -fr /"],
+      ["rm", "-rf", "/"],
+    ]) {
       const out = check(dir, "shell", { command });
       expect(out.decision, JSON.stringify(command)).toBe("deny");
     }
@@ -87,7 +91,16 @@ describe("file tools and paths (§17)", () => {
 describe("rules that see the command, not its spelling", () => {
   it("a keyword rule matches every spelling of the command", () => {
     const dir = project('deny_keyword = ["rm -rf /", "terraform destroy"]\n');
-    for (const command of ["rm -r -f /", "rm -fr /", 'rm -rf "/"', "rm  -rf  /", "r''m -rf /", "terra\"\"form destroy", "t\\erraform  destroy", "$'terraform' destroy"]) {
+    for (const command of [
+      "rm -r -f /",
+      "rm -fr /",
+      'rm -rf "/"',
+      "rm  -rf  /",
+      "r''m -rf /",
+      'terra""form destroy',
+      "t\\erraform  destroy",
+      "$'terraform' destroy",
+    ]) {
       expect(check(dir, "Bash", { command }).decision, command).toBe("deny");
     }
     for (const command of ["rm -rf ./build", "rm -f /tmp/x.lock", "terraform plan", "echo terraform; echo destroy"]) {
@@ -101,8 +114,17 @@ describe("rules that see the command, not its spelling", () => {
   });
 
   it("a host rule matches every spelling of the same address", () => {
-    const dir = project('[[deny_tool_param]]\ntool = "WebFetch"\nparam = "url"\ncontains = "169.254.169.254"\n[[deny_tool_param]]\ntool = "Bash"\nparam = "command"\ncontains = "169.254.169.254"\n');
-    for (const url of ["http://0xa9fea9fe/x", "http://2852039166/", "http://0251.0376.0251.0376/", "http://[::ffff:a9fe:a9fe]/", "http://u:p@169.254.43518/", "HTTP://169.254.169.254./"]) {
+    const dir = project(
+      '[[deny_tool_param]]\ntool = "WebFetch"\nparam = "url"\ncontains = "169.254.169.254"\n[[deny_tool_param]]\ntool = "Bash"\nparam = "command"\ncontains = "169.254.169.254"\n',
+    );
+    for (const url of [
+      "http://0xa9fea9fe/x",
+      "http://2852039166/",
+      "http://0251.0376.0251.0376/",
+      "http://[::ffff:a9fe:a9fe]/",
+      "http://u:p@169.254.43518/",
+      "HTTP://169.254.169.254./",
+    ]) {
       expect(check(dir, "WebFetch", { url }).decision, url).toBe("deny");
       expect(check(dir, "Bash", { command: `curl -s '${url}'` }).decision, url).toBe("deny");
     }

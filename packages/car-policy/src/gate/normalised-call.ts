@@ -110,7 +110,10 @@ function canonicalKeyword(keyword: string): string | undefined {
   const invs: Invocation[] = pipelinesOf(keyword).pipelines.flat(2);
   if (invs.length !== 1) return undefined;
   const inv = invs[0] as Invocation;
-  const form = canonicalFlags(inv.program, inv.args.map((w) => collapse(w.text)));
+  const form = canonicalFlags(
+    inv.program,
+    inv.args.map((w) => collapse(w.text)),
+  );
   return form === keyword ? undefined : form;
 }
 

@@ -100,10 +100,7 @@ describe("apply_patch (codex)", () => {
     const paths = ["added.txt", "deleted.txt", "old name.txt", "moved name.txt"];
     for (const tool of ["Write", "Edit", "apply_patch"]) {
       for (const path of paths) {
-        writeFileSync(
-          join(dir, "p.toml"),
-          `[[deny_tool_param]]\ntool = "${tool}"\nparam = "file_path"\nequals = ${JSON.stringify(join(dir, path))}\n`,
-        );
+        writeFileSync(join(dir, "p.toml"), `[[deny_tool_param]]\ntool = "${tool}"\nparam = "file_path"\nequals = ${JSON.stringify(join(dir, path))}\n`);
         const verdict = policyCheckDirs("apply_patch", { command: CODEX_PATCH }, [dir], dir);
         expect(verdict.decision, `${tool} ${path}`).toBe("deny");
       }
@@ -275,7 +272,10 @@ describe("policy directories (car#3408)", () => {
     expect(out.basis).toBe("policy_load_failed");
     const file = join(repo.path("repo"), ".car", "policies", "rules.toml");
     const errors = (out as { load_errors: { error: string }[] }).load_errors;
-    expect(errors.some((e) => e.error.includes(file)), JSON.stringify(out)).toBe(true);
+    expect(
+      errors.some((e) => e.error.includes(file)),
+      JSON.stringify(out),
+    ).toBe(true);
   });
 });
 
@@ -481,11 +481,7 @@ describe("the egress guard on host tool names (car#3409)", () => {
         `${url} must be unlisted: ${JSON.stringify(out)}`,
       ).toBe(true);
     }
-    for (const url of [
-      "https://github.com/Parslee-ai/car",
-      "https://api.github.com/repos/Parslee-ai/car",
-      "https://GitHub.com/Parslee-ai/car",
-    ]) {
+    for (const url of ["https://github.com/Parslee-ai/car", "https://api.github.com/repos/Parslee-ai/car", "https://GitHub.com/Parslee-ai/car"]) {
       expect(repo.check("repo", "WebFetch", { url }).findings, `${url} must be allowlisted`).toEqual([]);
     }
     // The pipe into a shell from an allowlisted host only warns.
@@ -503,7 +499,10 @@ describe("the egress guard on host tool names (car#3409)", () => {
       const out = repo.check("repo", tool, params);
       expect(out.decision, `${tool}: ${JSON.stringify(out)}`).toBe("allow");
       expect((out as { inspected_as: string }).inspected_as).toBe(car);
-      expect(egress(out, "warn").some((w) => w.includes("warn only")), `${tool}: the finding must still be reported`).toBe(true);
+      expect(
+        egress(out, "warn").some((w) => w.includes("warn only")),
+        `${tool}: the finding must still be reported`,
+      ).toBe(true);
     }
     // Nothing for an inspector to read: no inspection, and it says so.
     const out = repo.check("repo", "Glob", { pattern: "**/nc" });
@@ -530,9 +529,7 @@ describe("the egress guard on host tool names (car#3409)", () => {
     }).map((s) => s.name);
     for (const name of ["shell", "http_request", "browser"]) expect(carrying).toContain(name);
     // And an unlisted tool carrying a command is reported.
-    expect(unaccountedTools([{ name: "new_exec", parameters: { type: "object", properties: { command: { type: "string" } } } }])).toEqual([
-      "new_exec",
-    ]);
+    expect(unaccountedTools([{ name: "new_exec", parameters: { type: "object", properties: { command: { type: "string" } } } }])).toEqual(["new_exec"]);
   });
 });
 
@@ -543,11 +540,7 @@ describe("the gate never throws", () => {
     withPolicy(dir, 'deny_keyword = ["rm -rf /"]\n[[deny_tool_param_matching]]\ntool = "Bash"\nparam = "command"\nmatches = "(a+)+$"\n');
     const tool = fc.oneof(fc.constantFrom("Bash", "WebFetch", "apply_patch", "Read", "mcp__x__y", "__proto__"), fc.string());
     const text = fc.oneof(fc.string(), fc.constantFrom("$(", "<<EOF\n", "'", '"', "`", "|", "curl http://[::1", "*** Add File: ../../x"));
-    const params = fc.oneof(
-      fc.jsonValue(),
-      fc.record({ command: fc.array(text).map((p) => p.join(" ")) }),
-      fc.record({ url: text }),
-    );
+    const params = fc.oneof(fc.jsonValue(), fc.record({ command: fc.array(text).map((p) => p.join(" ")) }), fc.record({ url: text }));
     fc.assert(
       fc.property(tool, params, (t, p) => {
         const out = policyCheckDirs(t, p as JsonValue, [join(dir, ".car", "policies")], dir);

@@ -109,8 +109,7 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
       findings: [],
       policy_sources: sources,
       load_errors: loadErrors,
-      advice:
-        "A policy file failed to load. Until it is fixed the gate cannot tell an allowed call from an ungoverned one, so it denies.",
+      advice: "A policy file failed to load. Until it is fixed the gate cannot tell an allowed call from an ungoverned one, so it denies.",
     };
   }
 
@@ -122,7 +121,13 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
   // A single call has no trace: trace rules are enforced by the runtime's TraceGate, and only noted here.
   merged.apply(engine, { traceRules: "ignore" });
   for (const r of merged.trace_rule) {
-    if (r.tool === tool) findings.push({ source: "policy_rules", rule: traceRuleName(r), severity: "warn", reason: "a trace rule governs this tool; it is enforced by the CAR runtime, not by this single-call check" });
+    if (r.tool === tool)
+      findings.push({
+        source: "policy_rules",
+        rule: traceRuleName(r),
+        severity: "warn",
+        reason: "a trace rule governs this tool; it is enforced by the CAR runtime, not by this single-call check",
+      });
   }
   const parameters = paramsObject(params);
   const checkRules = (action: Action) => {
@@ -153,7 +158,12 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
     const path = pathKey === undefined ? undefined : parameters[pathKey];
     if (pathKey !== undefined && path !== undefined) {
       if (typeof path !== "string") {
-        findings.push({ source: "policy_rules", rule: "path_normalisation", severity: "deny", reason: `parameter '${pathKey}' of ${tool} is not a path string, so path rules cannot be applied` });
+        findings.push({
+          source: "policy_rules",
+          rule: "path_normalisation",
+          severity: "deny",
+          reason: `parameter '${pathKey}' of ${tool} is not a path string, so path rules cannot be applied`,
+        });
       } else {
         // `src/../.env`, `./.env`, `//.env`: rules see the path as written, normalised, and resolved.
         for (const alias of new Set([tool, "Write", "Edit"])) {

@@ -20,8 +20,7 @@ export interface ToolMapping {
 
 const FILE_PATH = [["file_path", "path"]] as const;
 
-const row = (host: string, car: string, param_aliases: ToolMapping["param_aliases"] = []): ToolMapping =>
-  Object.freeze({ host, car, param_aliases });
+const row = (host: string, car: string, param_aliases: ToolMapping["param_aliases"] = []): ToolMapping => Object.freeze({ host, car, param_aliases });
 
 export const TOOL_MAP: readonly ToolMapping[] = Object.freeze([
   // Claude Code.

@@ -6,7 +6,9 @@ describe("policy definitions", () => {
     const deny = policyRuleFrom({ name: "no-shell", rule: "deny_tool", target: "shell" });
     expect(deny.name).toBe("no-shell");
     expect(describePolicy({ name: "no-shell", rule: "deny_tool", target: "shell" })).toBe("deny_tool: target=shell");
-    expect(describePolicy({ name: "p", rule: "deny_tool_param", target: "deploy", key: "env", pattern: "prod" })).toBe('deny_tool_param: target=deploy, key=env, pattern="prod"');
+    expect(describePolicy({ name: "p", rule: "deny_tool_param", target: "deploy", key: "env", pattern: "prod" })).toBe(
+      'deny_tool_param: target=deploy, key=env, pattern="prod"',
+    );
     expect(describePolicy({ name: "s", rule: "require_state", key: "ready", value_json: "true" })).toBe("require_state: key=ready, value=true");
     expect(describePolicy({ name: "c", rule: "callback" })).toBe("callback");
     expect(policyRuleFrom({ name: "s", rule: "require_state", key: "ready", value_json: "true" }).name).toBe("s");

@@ -31,13 +31,32 @@ describe("deny_command", () => {
     ]) {
       expect(denies(forcePush, command), command).toBe(true);
     }
-    for (const command of ["git push", "git push origin main", "git fetch -f", "git commit -m 'push -f later'", "echo git push -f", "git push origin feature/force"]) {
+    for (const command of [
+      "git push",
+      "git push origin main",
+      "git fetch -f",
+      "git commit -m 'push -f later'",
+      "echo git push -f",
+      "git push origin feature/force",
+    ]) {
       expect(denies(forcePush, command), command).toBe(false);
     }
   });
 
   it("denies rm with r and f on / however the flags and path are written", () => {
-    for (const command of ["rm -rf /", "rm -r -f /", "rm -fr /", "rm -Rf /", "rm --recursive --force /", 'rm -rf "/"', "rm -rf //", "rm -rf /.", "rm -rf /*", "rm -rf -- /", "rm -rf /tmp/.."]) {
+    for (const command of [
+      "rm -rf /",
+      "rm -r -f /",
+      "rm -fr /",
+      "rm -Rf /",
+      "rm --recursive --force /",
+      'rm -rf "/"',
+      "rm -rf //",
+      "rm -rf /.",
+      "rm -rf /*",
+      "rm -rf -- /",
+      "rm -rf /tmp/..",
+    ]) {
       expect(denies(rmRoot, command), command).toBe(true);
     }
     for (const command of ["rm -rf ./build", "rm -r /", "rm -f /", "rm -rf /tmp", "rm -rf -- -/"]) {

@@ -24,5 +24,7 @@ export function approvalOutcome(word: unknown): ApprovalOutcome {
   const outcome = typeof word === "string" ? OUTCOMES.get(word) : undefined;
   if (outcome !== undefined) return outcome;
   const shown = typeof word === "string" ? `'${word}'` : `a ${word === null ? "null" : typeof word}`;
-  throw new CarError("invalid_params", `an approval answer must be one of ${[...APPROVE_WORDS, ...REJECT_WORDS].join(", ")}; got ${shown}`, { answer: typeof word === "string" ? word : null });
+  throw new CarError("invalid_params", `an approval answer must be one of ${[...APPROVE_WORDS, ...REJECT_WORDS].join(", ")}; got ${shown}`, {
+    answer: typeof word === "string" ? word : null,
+  });
 }

@@ -5,7 +5,6 @@ import { type ApprovalCallback, ApprovalGate } from "./approval-gate.ts";
 import { InMemoryApprovalLedger } from "./approval-ledger.ts";
 import { operationFingerprint } from "./operation-fingerprint.ts";
 
-
 const edit = toolAction("write_file", { path: "a.txt", content: "x" }, "w1");
 const send = toolAction("send_email", { to: "a@b.c" }, "s1");
 
@@ -156,7 +155,11 @@ describe("ApprovalGate", () => {
   });
 
   it("awaits a posture lookup that answers asynchronously (a posture table in a database)", async () => {
-    const gate = new ApprovalGate({ ledger: new InMemoryApprovalLedger(), sessionId: "s", posture: async (tier) => (tier === "sandbox_edit" ? "deny" : undefined) });
+    const gate = new ApprovalGate({
+      ledger: new InMemoryApprovalLedger(),
+      sessionId: "s",
+      posture: async (tier) => (tier === "sandbox_edit" ? "deny" : undefined),
+    });
     expect((await gate.evaluate(edit)).decision).toBe("deny");
     expect((await gate.evaluate(send)).decision).toBe("needs_approval");
   });

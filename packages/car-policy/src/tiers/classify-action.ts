@@ -48,18 +48,94 @@ export interface ProposalClassification {
 }
 
 const FULL_ACCESS_SEGMENTS = new Set([
-  "deploy", "send", "email", "mail", "sms", "publish", "push", "pay", "payment", "charge", "transfer", "purchase",
-  "buy", "secret", "secrets", "credential", "credentials", "password", "token", "keychain", "drop", "destroy",
-  "terminate", "tweet", "refund", "sudo",
+  "deploy",
+  "send",
+  "email",
+  "mail",
+  "sms",
+  "publish",
+  "push",
+  "pay",
+  "payment",
+  "charge",
+  "transfer",
+  "purchase",
+  "buy",
+  "secret",
+  "secrets",
+  "credential",
+  "credentials",
+  "password",
+  "token",
+  "keychain",
+  "drop",
+  "destroy",
+  "terminate",
+  "tweet",
+  "refund",
+  "sudo",
 ]);
 const SANDBOX_SEGMENTS = new Set([
-  "write", "edit", "create", "update", "insert", "patch", "apply", "move", "rename", "mkdir", "save", "set", "put",
-  "append", "delete", "remove", "rm", "install", "commit", "exec", "execute", "run", "shell", "bash", "command",
-  "upload", "copy", "cp", "mv", "replace", "modify", "add",
+  "write",
+  "edit",
+  "create",
+  "update",
+  "insert",
+  "patch",
+  "apply",
+  "move",
+  "rename",
+  "mkdir",
+  "save",
+  "set",
+  "put",
+  "append",
+  "delete",
+  "remove",
+  "rm",
+  "install",
+  "commit",
+  "exec",
+  "execute",
+  "run",
+  "shell",
+  "bash",
+  "command",
+  "upload",
+  "copy",
+  "cp",
+  "mv",
+  "replace",
+  "modify",
+  "add",
 ]);
 const READ_SEGMENTS = new Set([
-  "read", "get", "list", "ls", "search", "query", "find", "view", "show", "stat", "grep", "glob", "fetch", "browse",
-  "lookup", "describe", "inspect", "status", "diff", "log", "cat", "head", "tail", "count", "check", "verify",
+  "read",
+  "get",
+  "list",
+  "ls",
+  "search",
+  "query",
+  "find",
+  "view",
+  "show",
+  "stat",
+  "grep",
+  "glob",
+  "fetch",
+  "browse",
+  "lookup",
+  "describe",
+  "inspect",
+  "status",
+  "diff",
+  "log",
+  "cat",
+  "head",
+  "tail",
+  "count",
+  "check",
+  "verify",
 ]);
 
 const EXEC_SEGMENTS = new Set(["shell", "bash", "exec", "execute", "run", "command"]);
@@ -77,16 +153,69 @@ const FULL_ACCESS_COMMANDS = [
 ];
 /** Programs that only read. A command line made only of these is `read_only`. */
 const READ_ONLY_PROGRAMS = new Set([
-  "ls", "cat", "head", "tail", "less", "more", "grep", "rg", "ag", "find", "fd", "pwd", "echo", "printf", "wc", "stat",
-  "file", "which", "whereis", "whoami", "id", "date", "uname", "env", "printenv", "tree", "du", "df", "ps", "diff",
-  "sort", "uniq", "cut", "tr", "jq", "true", "false", "test", "basename", "dirname", "realpath", "readlink", "sha256sum",
-  "md5sum", "shasum",
+  "ls",
+  "cat",
+  "head",
+  "tail",
+  "less",
+  "more",
+  "grep",
+  "rg",
+  "ag",
+  "find",
+  "fd",
+  "pwd",
+  "echo",
+  "printf",
+  "wc",
+  "stat",
+  "file",
+  "which",
+  "whereis",
+  "whoami",
+  "id",
+  "date",
+  "uname",
+  "env",
+  "printenv",
+  "tree",
+  "du",
+  "df",
+  "ps",
+  "diff",
+  "sort",
+  "uniq",
+  "cut",
+  "tr",
+  "jq",
+  "true",
+  "false",
+  "test",
+  "basename",
+  "dirname",
+  "realpath",
+  "readlink",
+  "sha256sum",
+  "md5sum",
+  "shasum",
 ]);
 const READ_ONLY_GIT = /^git (status|diff|log|show|branch|rev-parse|ls-files|blame|describe|remote -v)\b/;
 
 const COMMAND_KEYS = new Set(["command", "cmd", "args", "argv", "flags"]);
 const PATH_KEYS = new Set(["path", "file", "file_path", "filepath", "filename", "dest", "destination", "target", "to_path", "output", "dir", "directory"]);
-const SENSITIVE_PATHS = [/(^|\/)\.ssh(\/|$)/, /(^|\/)\.aws\/credentials$/, /(^|\/)\.gnupg(\/|$)/, /\.pem$/, /\.p12$/, /(^|\/)id_(rsa|ed25519|ecdsa|dsa)$/, /(^|\/)\.env(\.|$)/, /^\/etc\//, /(^|\/)\.kube\/config$/, /(^|\/)\.netrc$/, /(^|\/)\.npmrc$/];
+const SENSITIVE_PATHS = [
+  /(^|\/)\.ssh(\/|$)/,
+  /(^|\/)\.aws\/credentials$/,
+  /(^|\/)\.gnupg(\/|$)/,
+  /\.pem$/,
+  /\.p12$/,
+  /(^|\/)id_(rsa|ed25519|ecdsa|dsa)$/,
+  /(^|\/)\.env(\.|$)/,
+  /^\/etc\//,
+  /(^|\/)\.kube\/config$/,
+  /(^|\/)\.netrc$/,
+  /(^|\/)\.npmrc$/,
+];
 const DANGEROUS_PHRASES = ["drop table", "drop database", "delete from", "truncate table", "rm -rf", "git reset --hard", "mkfs", "dd if=", ":(){"];
 
 /** Classifies one action. `schema`, when given, adds its declared path-typed parameters to the path signal. */
@@ -130,7 +259,12 @@ export function classifyAction(action: Action, schema?: ToolSchema): ActionClass
   for (const path of keyPaths(params)) {
     const segs = nameSegments(path[path.length - 1] as string);
     const joined = segs.join("");
-    if (segs.some((s) => ["password", "passwd", "secret", "token", "credential", "credentials", "apikey"].includes(s)) || joined.includes("apikey") || (segs.includes("private") && segs.includes("key")) || (segs.includes("api") && segs.includes("key"))) {
+    if (
+      segs.some((s) => ["password", "passwd", "secret", "token", "credential", "credentials", "apikey"].includes(s)) ||
+      joined.includes("apikey") ||
+      (segs.includes("private") && segs.includes("key")) ||
+      (segs.includes("api") && segs.includes("key"))
+    ) {
       raise("full_access", `parameter key '${path.join(".")}' names a credential`);
     }
   }
@@ -185,11 +319,37 @@ function commandSignal(command: string, raise: (to: PermissionTier, why: string)
 /** Heuristic rollback contract over the tool name and parameters; an unrecognised tool is `irreversible`. */
 function classifyReversibility(segments: string[], flat: string): Reversibility {
   const has = (...words: string[]) => segments.some((s) => words.includes(s));
-  if (has("send", "email", "mail", "sms", "pay", "payment", "charge", "transfer", "purchase", "buy", "publish", "tweet", "drop", "destroy") || DANGEROUS_PHRASES.some((p) => flat.includes(p))) {
+  if (
+    has("send", "email", "mail", "sms", "pay", "payment", "charge", "transfer", "purchase", "buy", "publish", "tweet", "drop", "destroy") ||
+    DANGEROUS_PHRASES.some((p) => flat.includes(p))
+  ) {
     return "irreversible";
   }
   if (has("deploy", "push", "insert", "create", "commit", "merge", "release", "upload", "install", "delete", "remove")) return "compensable";
-  if (has("read", "get", "list", "search", "query", "find", "view", "show", "stat", "fetch", "write", "edit", "update", "set", "save", "mkdir", "move", "rename", "secret")) return "reversible";
+  if (
+    has(
+      "read",
+      "get",
+      "list",
+      "search",
+      "query",
+      "find",
+      "view",
+      "show",
+      "stat",
+      "fetch",
+      "write",
+      "edit",
+      "update",
+      "set",
+      "save",
+      "mkdir",
+      "move",
+      "rename",
+      "secret",
+    )
+  )
+    return "reversible";
   return "irreversible";
 }
 

@@ -15,7 +15,11 @@ describe("only_after", () => {
 
   it("refuses X until Y succeeded in the same proposal, with the stable rule name", () => {
     expect(evaluateTrace([rule], [], call("deploy"))).toEqual([
-      { policy_name: "trace_rule:only_after(deploy,run_tests)", action_id: "x", reason: "'deploy' may run only after 'run_tests' succeeded in this proposal, and it has not" },
+      {
+        policy_name: "trace_rule:only_after(deploy,run_tests)",
+        action_id: "x",
+        reason: "'deploy' may run only after 'run_tests' succeeded in this proposal, and it has not",
+      },
     ]);
     expect(evaluateTrace([rule], [{ type: "dispatched", tool: "run_tests", proposal_id: P1 }], call("deploy"))).toHaveLength(1);
     expect(evaluateTrace([rule], ran("run_tests"), call("deploy"))).toEqual([]);

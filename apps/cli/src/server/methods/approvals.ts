@@ -8,7 +8,17 @@
  * connection, never taken from the caller.
  */
 import { type Action, type JsonValue, parseAction } from "@car/ir";
-import { type ApprovalOutcome, ApprovalGate, type ApprovalRecord, classifyAction, isPermissionTier, operationFingerprint, type PermissionTier, PERMISSION_TIERS, tierRank } from "@car/policy";
+import {
+  type ApprovalOutcome,
+  ApprovalGate,
+  type ApprovalRecord,
+  classifyAction,
+  isPermissionTier,
+  operationFingerprint,
+  type PermissionTier,
+  PERMISSION_TIERS,
+  tierRank,
+} from "@car/policy";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { requireOperator } from "../operator.ts";
 import { invalidParams, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";

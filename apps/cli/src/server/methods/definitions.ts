@@ -46,13 +46,19 @@ function checkCounts(session: Session, tools: readonly JsonObject[], policies: r
     const names = new Set(session.runtime.listTools().map((t) => t.name));
     for (const t of tools) names.add(t["name"] as string);
     if (names.size > maxToolsPerConnection) {
-      throw new CarError("budget_exceeded", `this connection would have ${names.size} tools; the limit is ${maxToolsPerConnection} (--max-tools); unregister some first`);
+      throw new CarError(
+        "budget_exceeded",
+        `this connection would have ${names.size} tools; the limit is ${maxToolsPerConnection} (--max-tools); unregister some first`,
+      );
     }
   }
   if (policies.length > 0) {
     const count = session.rules.ownCount + policies.length;
     if (count > maxPoliciesPerConnection) {
-      throw new CarError("budget_exceeded", `this connection would have ${count} policies; the limit is ${maxPoliciesPerConnection} (--max-policies); unregister some first`);
+      throw new CarError(
+        "budget_exceeded",
+        `this connection would have ${count} policies; the limit is ${maxPoliciesPerConnection} (--max-policies); unregister some first`,
+      );
     }
   }
 }

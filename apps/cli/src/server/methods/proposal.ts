@@ -7,7 +7,7 @@
  * `rollback: "compensate"` an aborted proposal's compensations run (through
  * this client's `tools.execute`, like any call) before the answer.
  */
-import { CarError, isJsonObject, type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
+import { CarError, isJsonObject, type JsonValue, type ProposalResult, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
 import { TerminalToolError, type ToolCaller } from "@car/engine";
 import type { MethodContext, MethodTable } from "../method.ts";
 import { invalidParams, paramsObject, requireValue } from "../params.ts";
@@ -60,11 +60,16 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   const parsed = parseProposalWithGraph(proposal);
   checkProposalTenancy(parsed.proposal);
   session.proposals.take();
-  let result;
+  let result: ProposalResult;
   try {
     session.options.serverProposals.take();
     try {
-      result = await session.runtime.executeProposal(parsed, undefined, { toolCaller: meteredCaller(session), session_id: session.id, signal: ctx.signal, rollback });
+      result = await session.runtime.executeProposal(parsed, undefined, {
+        toolCaller: meteredCaller(session),
+        session_id: session.id,
+        signal: ctx.signal,
+        rollback,
+      });
     } finally {
       session.options.serverProposals.release();
     }

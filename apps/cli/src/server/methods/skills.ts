@@ -80,7 +80,11 @@ function ingest(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
     description: optionalString(p, "description") ?? "",
     domain: optionalString(p, "platform") ?? optionalString(p, "domain") ?? "general",
     source: "manual",
-    trigger: { persona: optionalString(p, "persona") ?? "", url_pattern: optionalString(p, "url_pattern") ?? "", task_keywords: keywords === undefined ? [] : stringArray(keywords, "task_keywords") },
+    trigger: {
+      persona: optionalString(p, "persona") ?? "",
+      url_pattern: optionalString(p, "url_pattern") ?? "",
+      task_keywords: keywords === undefined ? [] : stringArray(keywords, "task_keywords"),
+    },
   };
   const store = storeOf(ctx.session);
   ingestDistilledSkills(store, [skill], { clock: ctx.session.runtime.clock });
@@ -105,7 +109,7 @@ function find(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 function report(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
   const outcome = getOwn(p, "outcome");
-  if (typeof outcome !== "string" && typeof outcome !== "boolean") throw invalidParams("outcome must be \"success\", \"fail\" or a boolean");
+  if (typeof outcome !== "string" && typeof outcome !== "boolean") throw invalidParams('outcome must be "success", "fail" or a boolean');
   return json(reportOutcome(storeOf(ctx.session), requireString(p, "skill_name"), outcome as "success", { clock: ctx.session.runtime.clock }));
 }
 

@@ -41,12 +41,10 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
 
   async record(record: ApprovalRecord): Promise<void> {
     await this.#transaction(async (client, audit) => {
-      const { rows } = await client.query<{ id: string }>("INSERT INTO car_approvals (fingerprint, decision, expires_at, record) VALUES ($1, $2, $3, $4) RETURNING id::text", [
-        record.fingerprint,
-        record.decision,
-        record.expires_at,
-        JSON.stringify(record),
-      ]);
+      const { rows } = await client.query<{ id: string }>(
+        "INSERT INTO car_approvals (fingerprint, decision, expires_at, record) VALUES ($1, $2, $3, $4) RETURNING id::text",
+        [record.fingerprint, record.decision, record.expires_at, JSON.stringify(record)],
+      );
       audit("approval_recorded", approvalRecordedData(Number(rows[0]!.id), record), { timestamp: rfc3339(record.decided_at), action_id: record.action_id });
     });
   }

@@ -23,7 +23,11 @@ export interface LockedKey {
   version: number;
 }
 
-export function findConflicts(commit: ProposalCommit, writeBase: ReadonlyMap<string, { version: number; action_id: string }>, current: (key: string) => LockedKey): TransactionConflict[] {
+export function findConflicts(
+  commit: ProposalCommit,
+  writeBase: ReadonlyMap<string, { version: number; action_id: string }>,
+  current: (key: string) => LockedKey,
+): TransactionConflict[] {
   const out: TransactionConflict[] = [];
   const staleKeys = new Set<string>();
   const seen = new Set<string>();
@@ -84,5 +88,9 @@ export function findConflicts(commit: ProposalCommit, writeBase: ReadonlyMap<str
 /** The typed refusal for blocking conflicts: `stale_read` when a read or belief is stale, else `write_conflict`. */
 export function conflictError(conflicts: readonly TransactionConflict[]): CarError {
   const stale = conflicts.some((c) => c.kind !== "write_write");
-  return commitRefusal(stale ? "stale_read" : "write_conflict", conflicts.map((c) => c.key), { conflicts: [...conflicts] });
+  return commitRefusal(
+    stale ? "stale_read" : "write_conflict",
+    conflicts.map((c) => c.key),
+    { conflicts: [...conflicts] },
+  );
 }

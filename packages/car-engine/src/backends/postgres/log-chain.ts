@@ -163,7 +163,8 @@ async function verifyIn(client: PoolClient, key: AuditKey | undefined, databaseI
     report.anchors = anchorSummary(anchors, databaseId);
   }
   const stored = emptyMap();
-  for (const row of (await client.query<{ key: string; value: string }>("SELECT key, value FROM car_state WHERE present")).rows) setOwn(stored, row.key, JSON.parse(row.value) as JsonValue);
+  for (const row of (await client.query<{ key: string; value: string }>("SELECT key, value FROM car_state WHERE present")).rows)
+    setOwn(stored, row.key, JSON.parse(row.value) as JsonValue);
   const difference = firstStateDifference(replayStateChanges(events), stored);
   if (difference !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, reason: difference.reason, key: difference.key } };
   report.state = { compared: true, keys: Object.keys(stored).length };

@@ -158,7 +158,9 @@ export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
 export async function migrate(client: PoolClient): Promise<number[]> {
   await client.query("SELECT pg_advisory_lock($1, 0)", [MIGRATION_LOCK_CLASS]);
   try {
-    await client.query("CREATE TABLE IF NOT EXISTS car_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS car_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
     const { rows } = await client.query<{ version: number }>("SELECT version FROM car_migrations ORDER BY version");
     const applied = new Set(rows.map((r) => r.version));
     const newest = rows.at(-1)?.version ?? 0;

@@ -58,7 +58,7 @@ function startWorker(args: Record<string, unknown>): Worker {
   createInterface({ input: child.stdout! }).on("line", (line) => {
     if (line.startsWith("{")) lines.push(JSON.parse(line) as Line);
     seen.push(line);
-    for (const w of [...waiters]) if (line.startsWith(w.prefix)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(line));
+    for (const w of [...waiters]) if (line.startsWith(w.prefix)) waiters.splice(waiters.indexOf(w), 1), w.resolve(line);
   });
   return {
     lines,
@@ -120,7 +120,10 @@ describe.skipIf(!installed)("postgres races", () => {
       // Every proposal in the log is whole: one contiguous run of events ending in its outcome.
       for (const [id, events] of proposals) {
         expect(events.at(-1)!.kind, id).toBe("proposal_completed");
-        expect(events.map((e) => e.seq), id).toEqual(events.map((_, i) => events[0]!.seq + i));
+        expect(
+          events.map((e) => e.seq),
+          id,
+        ).toEqual(events.map((_, i) => events[0]!.seq + i));
       }
 
       // What the surviving workers reported is what the log says; every abort names a key it touched.
@@ -133,7 +136,10 @@ describe.skipIf(!installed)("postgres races", () => {
       for (const l of aborted) {
         expect(outcome(l.id), l.id).toBe("rolled_back");
         expect(l.reason, l.id).toMatch(/changed before it committed|committed keys this proposal writes first/);
-        expect(l.keys.some((k) => l.reason!.includes(k)), `${l.id}: ${l.reason}`).toBe(true);
+        expect(
+          l.keys.some((k) => l.reason!.includes(k)),
+          `${l.id}: ${l.reason}`,
+        ).toBe(true);
         expect(proposals.get(l.id)!.find((e) => e.kind === "proposal_rolled_back")?.data["reason"], l.id).toBe(l.reason);
       }
 
@@ -153,7 +159,9 @@ describe.skipIf(!installed)("postgres races", () => {
       const snapshot = check.state.snapshot();
       expect(snapshot).toEqual(Object.fromEntries(replay));
       // Counters sum correctly: each key was incremented once per committed proposal that touched it.
-      expect(Object.values(snapshot).reduce<number>((sum, v) => sum + (v as number), 0)).toBe(2 * [...proposals.keys()].filter((id) => outcome(id) === "committed").length);
+      expect(Object.values(snapshot).reduce<number>((sum, v) => sum + (v as number), 0)).toBe(
+        2 * [...proposals.keys()].filter((id) => outcome(id) === "committed").length,
+      );
       for (const [key, n] of touched) {
         expect(snapshot[key]).toBe(n);
         expect(check.state.version(key)).toBe(n);

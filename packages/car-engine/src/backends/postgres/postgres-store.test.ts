@@ -82,7 +82,9 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     expect(completed.data).toMatchObject({ outcome: "rolled_back", reason: "commit refused: state the proposal read changed before it committed: k" });
     // The same refusal, in the same words, as on SQLite; no state_changed for a change that never landed.
     const refused = await a.events.queryShared({ proposal_id: "a", kinds: ["commit_refused", "state_changed"] });
-    expect(refused.map((e) => [e.kind, e.data])).toEqual([["commit_refused", { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k" }]]);
+    expect(refused.map((e) => [e.kind, e.data])).toEqual([
+      ["commit_refused", { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k" }],
+    ]);
     expect((await a.events.queryShared({ proposal_id: "a", kinds: ["proposal_completed"] })).map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
     const check = store(url);
     await check.ready();
@@ -119,11 +121,15 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     expect(a.state.version("k")).toBe(1);
     const base = { outcome: "committed" as const, reads: [], events: [] };
     const write = { key: "out", mutation: { op: "set" as const, value: 1 }, action_id: "x" };
-    await expect(a.commitProposal({ ...base, proposal_id: "p1", mutations: [write], assumptions: [{ action_id: "x", key: "k", read_version: 0 }] })).rejects.toMatchObject({
+    await expect(
+      a.commitProposal({ ...base, proposal_id: "p1", mutations: [write], assumptions: [{ action_id: "x", key: "k", read_version: 0 }] }),
+    ).rejects.toMatchObject({
       code: "stale_read",
       details: { keys: ["k"] },
     });
-    await expect(a.commitProposal({ ...base, proposal_id: "p2", mutations: [write], assumptions: [{ action_id: "x", key: "k", expected_value: 5 }] })).rejects.toMatchObject({
+    await expect(
+      a.commitProposal({ ...base, proposal_id: "p2", mutations: [write], assumptions: [{ action_id: "x", key: "k", expected_value: 5 }] }),
+    ).rejects.toMatchObject({
       code: "stale_read",
       details: { keys: ["k"], conflicts: [{ kind: "belief_divergence" }] },
     });
@@ -133,7 +139,9 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     // B moves k; A's cache still says version 1, so a write built on it conflicts.
     b.state.set("k", 2);
     await b.flush();
-    await expect(a.commitProposal({ ...base, proposal_id: "p4", mutations: [{ key: "k", mutation: { op: "set", value: 3 }, action_id: "y" }], assumptions: [] })).rejects.toMatchObject({
+    await expect(
+      a.commitProposal({ ...base, proposal_id: "p4", mutations: [{ key: "k", mutation: { op: "set", value: 3 }, action_id: "y" }], assumptions: [] }),
+    ).rejects.toMatchObject({
       code: "write_conflict",
       details: { keys: ["k"], conflicts: [{ kind: "write_write", key: "k", actions: ["y"] }] },
     });
@@ -188,7 +196,10 @@ describe.skipIf(!installed)("the shared log", () => {
     expect(await a.events.countShared({ kinds: ["proposal_completed"] })).toBe(2);
     expect(await a.events.countShared({ since })).toBe(all.length);
     expect(await a.events.countShared({ until: since })).toBe(0);
-    expect((await b.events.queryShared({ data_matches: { tool: "ok" }, order: "desc", limit: 1 }))[0]).toMatchObject({ proposal_id: "pb", kind: "action_succeeded" });
+    expect((await b.events.queryShared({ data_matches: { tool: "ok" }, order: "desc", limit: 1 }))[0]).toMatchObject({
+      proposal_id: "pb",
+      kind: "action_succeeded",
+    });
     expect((await b.events.queryShared({ after_seq: all.length - 1 })).map((e) => e.seq)).toEqual([all.length]);
 
     // A runtime's own view follows the log: after its next proposal begins, it holds B's events too, and its feed got them in order.

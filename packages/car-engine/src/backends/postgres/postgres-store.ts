@@ -215,7 +215,8 @@ export class PostgresStore implements RuntimeStore {
   async commitProposal(commit: ProposalCommit): Promise<StateTransition[]> {
     // Taken before any await: the versions the engine numbered this proposal's `state_changed` events from.
     const writeBase = new Map<string, { version: number; action_id: string }>();
-    if (commit.outcome === "committed") for (const m of commit.mutations) if (!writeBase.has(m.key)) writeBase.set(m.key, { version: this.state.version(m.key), action_id: m.action_id });
+    if (commit.outcome === "committed")
+      for (const m of commit.mutations) if (!writeBase.has(m.key)) writeBase.set(m.key, { version: this.state.version(m.key), action_id: m.action_id });
     await this.#ready;
     await this.flush();
     const events = [...commit.events];
@@ -280,9 +281,14 @@ export class PostgresStore implements RuntimeStore {
       for (const a of commit.assumptions) keySet.add(a.key);
     }
     const keys = `ARRAY[${[...keySet].sort().map(pg.escapeLiteral).join(",")}]::text[]`;
-    const placeholders = writeBase.size > 0 ? `INSERT INTO car_state (key, present, version) SELECT k, false, 0 FROM unnest(${keys}) AS k ORDER BY k ON CONFLICT (key) DO NOTHING;\n` : "";
+    const placeholders =
+      writeBase.size > 0
+        ? `INSERT INTO car_state (key, present, version) SELECT k, false, 0 FROM unnest(${keys}) AS k ORDER BY k ON CONFLICT (key) DO NOTHING;\n`
+        : "";
     const lock = writeBase.size > 0 ? " ORDER BY key FOR UPDATE" : "";
-    const results = toArray(await client.query(`BEGIN;\n${placeholders}SELECT key, value, present, version::text FROM car_state WHERE key = ANY(${keys})${lock}`));
+    const results = toArray(
+      await client.query(`BEGIN;\n${placeholders}SELECT key, value, present, version::text FROM car_state WHERE key = ANY(${keys})${lock}`),
+    );
     const found = new Map<string, LockedKey>();
     for (const row of results.at(-1)!.rows as StateRow[]) {
       const k = keyFrom(row);
@@ -297,7 +303,12 @@ export class PostgresStore implements RuntimeStore {
    * proposal's completion (warn). Returns each written key's version before
    * this proposal's writes.
    */
-  #check(commit: ProposalCommit, writeBase: ReadonlyMap<string, { version: number; action_id: string }>, found: ReadonlyMap<string, LockedKey>, events: CarEvent[]): Map<string, number> {
+  #check(
+    commit: ProposalCommit,
+    writeBase: ReadonlyMap<string, { version: number; action_id: string }>,
+    found: ReadonlyMap<string, LockedKey>,
+    events: CarEvent[],
+  ): Map<string, number> {
     const current = (key: string): LockedKey => found.get(key) ?? { value: undefined, version: 0 };
     if (this.mode !== "off") {
       const conflicts = findConflicts(commit, writeBase, current);
@@ -323,7 +334,10 @@ export class PostgresStore implements RuntimeStore {
   /** Proposals left executing by runtimes that are gone, now marked interrupted (each with a `proposal_interrupted` event). */
   async recover(): Promise<InterruptedProposal[]> {
     await this.#ready;
-    const { rows } = await this.#query<{ runtime_key: number }>("SELECT DISTINCT runtime_key FROM car_proposals WHERE status = 'executing' AND runtime_key <> $1", [this.#runtimeKey]);
+    const { rows } = await this.#query<{ runtime_key: number }>(
+      "SELECT DISTINCT runtime_key FROM car_proposals WHERE status = 'executing' AND runtime_key <> $1",
+      [this.#runtimeKey],
+    );
     const out: InterruptedProposal[] = [];
     for (const { runtime_key } of rows) {
       const written = await this.#inTransaction("cannot recover interrupted proposals", async (client) => {
@@ -418,7 +432,18 @@ export class PostgresStore implements RuntimeStore {
         const stored = keyFrom(rows[0]!);
         this.state.absorb(stored);
         const timestamp = rfc3339(this.#clock.now());
-        events.push({ seq: 0, ...directWriteEvent({ key: w.key, mutation: w.mutation, previous_version: stored.version - 1, version: stored.version, proposal_id: null, action_id: null, timestamp }) });
+        events.push({
+          seq: 0,
+          ...directWriteEvent({
+            key: w.key,
+            mutation: w.mutation,
+            previous_version: stored.version - 1,
+            version: stored.version,
+            proposal_id: null,
+            action_id: null,
+            timestamp,
+          }),
+        });
       }
       await appendToLog(client, events, this.#auditKey);
     });
@@ -505,7 +530,9 @@ function stateUpdate(commit: ProposalCommit, before: ReadonlyMap<string, number>
     rows.set(m.key, { value: m.mutation.op === "set" ? JSON.stringify(m.mutation.value) : null, version });
   }
   if (rows.size === 0) return "";
-  const values = [...rows].map(([key, r]) => `(${pg.escapeLiteral(key)}, ${r.value === null ? "NULL" : pg.escapeLiteral(r.value)}::text, ${r.version}::bigint)`).join(", ");
+  const values = [...rows]
+    .map(([key, r]) => `(${pg.escapeLiteral(key)}, ${r.value === null ? "NULL" : pg.escapeLiteral(r.value)}::text, ${r.version}::bigint)`)
+    .join(", ");
   return `UPDATE car_state AS s SET value = u.value, present = u.value IS NOT NULL, version = u.version, txid = pg_current_xact_id()
     FROM (VALUES ${values}) AS u(key, value, version) WHERE s.key = u.key`;
 }

@@ -28,7 +28,10 @@ export class PostgresPostureStore implements PostureStore {
   }
 
   async resolve(agent_id: string, tier: PermissionTier): Promise<Posture | undefined> {
-    const { rows } = await this.#read<{ posture: Posture }>("SELECT posture FROM car_postures WHERE agent_id = $1 AND tier IN ($2, '*') ORDER BY tier = '*' LIMIT 1", [agent_id, tier]);
+    const { rows } = await this.#read<{ posture: Posture }>(
+      "SELECT posture FROM car_postures WHERE agent_id = $1 AND tier IN ($2, '*') ORDER BY tier = '*' LIMIT 1",
+      [agent_id, tier],
+    );
     return rows[0]?.posture;
   }
 
@@ -46,9 +49,10 @@ export class PostgresPostureStore implements PostureStore {
 
   async clear(agent_id: string, tier: PermissionTier | null): Promise<number> {
     return this.#transaction(async (client, audit) => {
-      const { rowCount } = tier === null
-        ? await client.query("DELETE FROM car_postures WHERE agent_id = $1", [agent_id])
-        : await client.query("DELETE FROM car_postures WHERE agent_id = $1 AND tier = $2", [agent_id, tier]);
+      const { rowCount } =
+        tier === null
+          ? await client.query("DELETE FROM car_postures WHERE agent_id = $1", [agent_id])
+          : await client.query("DELETE FROM car_postures WHERE agent_id = $1 AND tier = $2", [agent_id, tier]);
       const removed = rowCount ?? 0;
       if (removed > 0) audit("posture_cleared", { agent_id, tier: tier ?? ALL_TIERS });
       return removed;
@@ -56,6 +60,8 @@ export class PostgresPostureStore implements PostureStore {
   }
 
   async list(): Promise<PostureEntry[]> {
-    return (await this.#read<PostgresPostureRow>("SELECT agent_id, tier, posture, updated_at::text FROM car_postures ORDER BY agent_id, tier")).rows.map(entryFrom);
+    return (await this.#read<PostgresPostureRow>("SELECT agent_id, tier, posture, updated_at::text FROM car_postures ORDER BY agent_id, tier")).rows.map(
+      entryFrom,
+    );
   }
 }

@@ -92,7 +92,10 @@ if (args.mode === "hang") {
     if (rolledBack) aborted++;
     else committed++;
     if (args.report === "lines") {
-      const reason = rolledBack && pgStore !== undefined ? ((await pgStore.events.queryShared({ proposal_id: id, kinds: ["proposal_completed"] })).at(-1)?.data["reason"] ?? null) : null;
+      const reason =
+        rolledBack && pgStore !== undefined
+          ? ((await pgStore.events.queryShared({ proposal_id: id, kinds: ["proposal_completed"] })).at(-1)?.data["reason"] ?? null)
+          : null;
       process.stdout.write(`${JSON.stringify({ id, keys, outcome: rolledBack ? "rolled_back" : "committed", reason })}\n`);
     }
   }

@@ -36,7 +36,14 @@ export function appendAnchor(file: string, anchor: Anchor): void {
 
 function isAnchor(value: unknown): value is Anchor {
   const a = value as Partial<Anchor> | null;
-  return typeof a === "object" && a !== null && typeof a.database_id === "string" && Number.isSafeInteger(a.seq) && typeof a.hash === "string" && typeof a.anchored_at === "string";
+  return (
+    typeof a === "object" &&
+    a !== null &&
+    typeof a.database_id === "string" &&
+    Number.isSafeInteger(a.seq) &&
+    typeof a.hash === "string" &&
+    typeof a.anchored_at === "string"
+  );
 }
 
 /** Every anchor in `file` (oldest first); an empty list when the file does not exist. A malformed line is an error, never skipped. */
@@ -74,12 +81,18 @@ export function anchorBreak(anchors: readonly Anchor[], databaseId: string, head
   for (const anchor of anchors) {
     if (anchor.database_id !== databaseId || anchor.seq === 0) continue;
     if (anchor.seq > headSeq) {
-      return { seq: headSeq + 1, reason: `the log ends at seq ${headSeq}, but seq ${anchor.seq} was anchored at ${anchor.anchored_at}: events removed from the end, or the database was rolled back` };
+      return {
+        seq: headSeq + 1,
+        reason: `the log ends at seq ${headSeq}, but seq ${anchor.seq} was anchored at ${anchor.anchored_at}: events removed from the end, or the database was rolled back`,
+      };
     }
     const hash = hashAt(anchor.seq);
     if (hash === "removed") continue;
     if (hash !== anchor.hash) {
-      return { seq: anchor.seq, reason: `the event at seq ${anchor.seq} is not the one anchored at ${anchor.anchored_at}: history was rewritten, or the database was rolled back and written again` };
+      return {
+        seq: anchor.seq,
+        reason: `the event at seq ${anchor.seq} is not the one anchored at ${anchor.anchored_at}: history was rewritten, or the database was rolled back and written again`,
+      };
     }
   }
   return undefined;

@@ -118,8 +118,14 @@ export class ChainVerifier {
       return false;
     };
     if (row.problem !== undefined) return fail(row.problem);
-    if (this.#nextSeq !== undefined && event.seq !== this.#nextSeq) return fail(`expected seq ${this.#nextSeq} here, found ${event.seq} (events removed or reordered)`);
-    if (event.prev_hash !== this.#prevHash) return fail(this.#verified === 0 && this.#checkpoint === undefined && this.#nextSeq === undefined ? "the first event does not link to the genesis hash (events removed from the start)" : "prev_hash does not match the previous event's hash");
+    if (this.#nextSeq !== undefined && event.seq !== this.#nextSeq)
+      return fail(`expected seq ${this.#nextSeq} here, found ${event.seq} (events removed or reordered)`);
+    if (event.prev_hash !== this.#prevHash)
+      return fail(
+        this.#verified === 0 && this.#checkpoint === undefined && this.#nextSeq === undefined
+          ? "the first event does not link to the genesis hash (events removed from the start)"
+          : "prev_hash does not match the previous event's hash",
+      );
     if (typeof event.hash !== "string") return fail("the event has no hash");
     let canonical: string;
     try {
@@ -149,7 +155,10 @@ export class ChainVerifier {
     if (this.#broken === undefined && expectedHead !== undefined && expectedHead !== null) {
       const head = this.#head;
       if (head === null || head.seq !== expectedHead.seq || head.hash !== expectedHead.hash) {
-        this.#broken = { seq: head === null ? expectedHead.seq : Math.min(head.seq + 1, expectedHead.seq), reason: `the log should end at seq ${expectedHead.seq} with the recorded head hash (events removed from the end)` };
+        this.#broken = {
+          seq: head === null ? expectedHead.seq : Math.min(head.seq + 1, expectedHead.seq),
+          reason: `the log should end at seq ${expectedHead.seq} with the recorded head hash (events removed from the end)`,
+        };
       }
     }
     if (this.#broken !== undefined) return { ok: false, verified: this.#verified, broken: this.#broken };

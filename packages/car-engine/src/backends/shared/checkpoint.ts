@@ -110,5 +110,7 @@ export function checkpointProblem(signed: SignedCheckpoint, key: CheckpointKey |
 }
 
 function hmac(checkpoint: Checkpoint, key: CheckpointKey): string {
-  return createHmac("sha256", key.key).update(canonicalJson(checkpoint as unknown as Record<string, string | number | null>), "utf8").digest("hex");
+  return createHmac("sha256", key.key)
+    .update(canonicalJson(checkpoint as unknown as Record<string, string | number | null>), "utf8")
+    .digest("hex");
 }

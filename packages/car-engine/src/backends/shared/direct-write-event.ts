@@ -11,6 +11,7 @@ import { EVENT_KINDS } from "../../events/event.ts";
 import type { StateTransition } from "../../store/state-store.ts";
 
 export function directWriteEvent(t: StateTransition): NewEvent {
-  const data: JsonObject = t.mutation.op === "set" ? { key: t.key, op: "set", value: t.mutation.value, version: t.version } : { key: t.key, op: "delete", version: t.version };
+  const data: JsonObject =
+    t.mutation.op === "set" ? { key: t.key, op: "set", value: t.mutation.value, version: t.version } : { key: t.key, op: "delete", version: t.version };
   return { kind: EVENT_KINDS.stateChanged, proposal_id: null, timestamp: t.timestamp, data };
 }

@@ -33,7 +33,9 @@ it("writes the same text as canonicalJson of the whole event", () => {
 it("links an event after its predecessor and hashes its canonical text", () => {
   const e = { seq: 1, kind: "k", proposal_id: null, timestamp: "2026-01-01T00:00:00.000Z", data: { b: 1, a: [true] } };
   const text = linkEvent(e, GENESIS_HASH);
-  expect(text).toBe('{"data":{"a":[true],"b":1},"kind":"k","prev_hash":"' + GENESIS_HASH + '","proposal_id":null,"seq":1,"timestamp":"2026-01-01T00:00:00.000Z"}');
+  expect(text).toBe(
+    '{"data":{"a":[true],"b":1},"kind":"k","prev_hash":"' + GENESIS_HASH + '","proposal_id":null,"seq":1,"timestamp":"2026-01-01T00:00:00.000Z"}',
+  );
   expect(e).toMatchObject({ prev_hash: GENESIS_HASH, hash: sha256Hex(text) });
 });
 

@@ -62,7 +62,10 @@ export function replayStateChanges(events: Iterable<CarEvent>, initial: Readonly
  * The first key (in code-unit order) whose stored value differs from the
  * replayed one, with a description; undefined when they agree.
  */
-export function firstStateDifference(replayed: Readonly<Record<string, JsonValue>>, stored: Readonly<Record<string, JsonValue>>): { key: string; reason: string } | undefined {
+export function firstStateDifference(
+  replayed: Readonly<Record<string, JsonValue>>,
+  stored: Readonly<Record<string, JsonValue>>,
+): { key: string; reason: string } | undefined {
   const keys = [...new Set([...Object.keys(replayed), ...Object.keys(stored)])].sort();
   const show = (value: JsonValue | undefined): string => (value === undefined ? "absent" : truncate(JSON.stringify(value)));
   for (const key of keys) {

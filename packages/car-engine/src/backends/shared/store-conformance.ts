@@ -75,7 +75,12 @@ export interface StoreConformanceReport {
 
 const START = Date.parse("2026-01-01T00:00:00.000Z");
 
-const write = (id: string, key: string, value: JsonValue, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ id, type: "state_write", parameters: { key, value }, ...extra });
+const write = (id: string, key: string, value: JsonValue, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  id,
+  type: "state_write",
+  parameters: { key, value },
+  ...extra,
+});
 
 /** Asserts that `actual` holds `expected`'s keys with equal values (objects compared the same way, recursively). */
 function assertHolds(actual: unknown, expected: Record<string, unknown>, path = "value"): void {
@@ -148,7 +153,10 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
     name: "commits a proposal's writes with attribution, and records its events in order",
     async run(t) {
       const { rt } = await t.runtime();
-      const result = await rt.executeProposal({ id: "p1", actions: [write("w", "k", 1), { id: "t", type: "tool_call", tool: "ok", parameters: {}, expected_effects: { done: true } }] });
+      const result = await rt.executeProposal({
+        id: "p1",
+        actions: [write("w", "k", 1), { id: "t", type: "tool_call", tool: "ok", parameters: {}, expected_effects: { done: true } }],
+      });
       assert.deepStrictEqual(
         result.results.map((r) => r.status),
         ["succeeded", "succeeded"],
@@ -187,8 +195,14 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
         ["p1", "p2"],
       );
       assert.equal(rt.events.query({ proposal_id: "p2", action_id: "a", kinds: ["action_succeeded"] }).length, 1);
-      assert.ok(rt.events.query({ since: middle }).every((e) => e.proposal_id === "p2"), "since");
-      assert.ok(rt.events.query({ until: middle }).every((e) => e.proposal_id === "p1"), "until");
+      assert.ok(
+        rt.events.query({ since: middle }).every((e) => e.proposal_id === "p2"),
+        "since",
+      );
+      assert.ok(
+        rt.events.query({ until: middle }).every((e) => e.proposal_id === "p1"),
+        "until",
+      );
       assertHolds(rt.events.query({ data_matches: { tool: "ok" }, order: "desc", limit: 1 })[0], { proposal_id: "p2", kind: "action_succeeded" });
       const all = rt.events.query();
       const cut = all[2]!.seq;
@@ -210,7 +224,10 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
     async run(t) {
       const { rt } = await t.runtime();
       rt.state.set("k", "before");
-      const result = await rt.executeProposal({ id: "p", actions: [write("w", "k", "during"), { id: "b", type: "tool_call", tool: "boom", parameters: {}, dependencies: ["w"] }] });
+      const result = await rt.executeProposal({
+        id: "p",
+        actions: [write("w", "k", "during"), { id: "b", type: "tool_call", tool: "boom", parameters: {}, dependencies: ["w"] }],
+      });
       assertHolds(result.results[0], { rolled_back: true });
       assert.deepStrictEqual({ ...rt.state.snapshot() }, { k: "before" });
       assert.equal(rt.state.version("k"), 1);
@@ -293,7 +310,15 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
     durable: [],
     async run(t) {
       const store = (await t.open()) as DurableRuntimeStore;
-      const base: ApprovalRecord = { fingerprint: "f1", decision: "approved", required_tier: "full_access", reviewer: "conn:1", decided_at: START, expires_at: null, action_id: "a" };
+      const base: ApprovalRecord = {
+        fingerprint: "f1",
+        decision: "approved",
+        required_tier: "full_access",
+        reviewer: "conn:1",
+        decided_at: START,
+        expires_at: null,
+        action_id: "a",
+      };
       await store.approvals.record(base);
       await store.approvals.record({ ...base, fingerprint: "f2", decision: "rejected" });
       await store.approvals.record({ ...base, fingerprint: "f3", expires_at: START + 1000 });
@@ -306,7 +331,10 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
         grants.map((g) => g.fingerprint),
         ["f1"],
       );
-      await assertRejectsWithCode(Promise.resolve().then(() => again.approvals.revoke(grants[0]!.id + 1000, "admin", START)), "not_found");
+      await assertRejectsWithCode(
+        Promise.resolve().then(() => again.approvals.revoke(grants[0]!.id + 1000, "admin", START)),
+        "not_found",
+      );
       const revoked = await again.approvals.revoke(grants[0]!.id, "admin", START + 6000);
       assertHolds(revoked, { fingerprint: "f1", revoked_by: "admin", revoked_at: START + 6000 });
       await t.closeAll();
@@ -358,7 +386,12 @@ function skipReason(check: StoreCheck, harness: StoreHarness, store: RuntimeStor
 /** Runs one check on a fresh harness: passed, failed (with the error) or skipped (with the reason). Never throws. */
 export async function runStoreCheck(check: StoreCheck, makeHarness: () => MaybePromise<StoreHarness>): Promise<StoreCheckResult> {
   const started = performance.now();
-  const done = (status: StoreCheckStatus, extra: { reason?: string; error?: string } = {}): StoreCheckResult => ({ name: check.name, status, ...extra, duration_ms: Math.round(performance.now() - started) });
+  const done = (status: StoreCheckStatus, extra: { reason?: string; error?: string } = {}): StoreCheckResult => ({
+    name: check.name,
+    status,
+    ...extra,
+    duration_ms: Math.round(performance.now() - started),
+  });
   const opened: RuntimeStore[] = [];
   let harness: StoreHarness | undefined;
   const clock = manualClock(START);
@@ -397,7 +430,11 @@ export async function runStoreCheck(check: StoreCheck, makeHarness: () => MaybeP
 }
 
 /** Runs every check (or those whose name contains one of `only`) against fresh harnesses, one at a time. */
-export async function runStoreConformance(store: string, makeHarness: () => MaybePromise<StoreHarness>, options: { only?: readonly string[] } = {}): Promise<StoreConformanceReport> {
+export async function runStoreConformance(
+  store: string,
+  makeHarness: () => MaybePromise<StoreHarness>,
+  options: { only?: readonly string[] } = {},
+): Promise<StoreConformanceReport> {
   const only = options.only ?? [];
   const results: StoreCheckResult[] = [];
   for (const check of STORE_CHECKS) {

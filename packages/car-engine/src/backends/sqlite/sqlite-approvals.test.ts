@@ -42,7 +42,13 @@ const [deploy, edit] = parseProposal({
 }).actions as [Action, Action];
 
 function gate(store: SqliteStore, agent: string, approver?: ApprovalCallback): ApprovalGate {
-  return new ApprovalGate({ ledger: store.approvals, sessionId: `agent:${agent}`, clock, posture: postureLookup(store.postures, agent), ...(approver !== undefined ? { approver } : {}) });
+  return new ApprovalGate({
+    ledger: store.approvals,
+    sessionId: `agent:${agent}`,
+    clock,
+    posture: postureLookup(store.postures, agent),
+    ...(approver !== undefined ? { approver } : {}),
+  });
 }
 
 it("commits a decision before the gate allows the action; the grant answers after a restart until revoked", async () => {

@@ -46,7 +46,11 @@ async function runProposals(s: SqliteStore, ids: string[]): Promise<void> {
 /** Rewrites event `seq`'s data with `edit` and recomputes every later hash and the recorded head, as someone without the key would. */
 function rehashFrom(raw: Database.Database, seq: number, edit: (event: CarEvent) => void): void {
   const rows = raw.prepare("SELECT * FROM events WHERE seq >= ? ORDER BY seq").all(seq) as EventRow[];
-  let prev = (raw.prepare("SELECT hash FROM events WHERE seq = ?").pluck().get(seq - 1) as string | undefined) ?? "0".repeat(64);
+  let prev =
+    (raw
+      .prepare("SELECT hash FROM events WHERE seq = ?")
+      .pluck()
+      .get(seq - 1) as string | undefined) ?? "0".repeat(64);
   const update = raw.prepare("UPDATE events SET body = ?, hash = ? WHERE seq = ?");
   for (const row of rows) {
     const { event } = eventFromRow(row);
@@ -103,7 +107,7 @@ describe("verification replays the log against the stored state", () => {
     expect(s.verifyChain()).toMatchObject({ ok: true, state: { compared: true, keys: 2 } });
     const raw = new Database(temp.db);
     raw.prepare("UPDATE state SET value = ? WHERE key = 'k-p2'").run('"forged"');
-    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { key: "k-p2", reason: expect.stringContaining("stored \"forged\", the log says \"p2\"") } });
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { key: "k-p2", reason: expect.stringContaining('stored "forged", the log says "p2"') } });
     raw.prepare("UPDATE state SET value = ? WHERE key = 'k-p2'").run('"p2"');
     raw.prepare("INSERT INTO state (key, value, version, ord) VALUES ('a-extra', '1', 1, 99)").run();
     expect(s.verifyChain()).toMatchObject({ ok: false, broken: { key: "a-extra", reason: expect.stringContaining("the log says absent") } });
@@ -160,7 +164,10 @@ describe("anchors", () => {
     raw.prepare("DELETE FROM state WHERE key = 'k-p2'").run();
     raw.close();
     expect(s.verifyChain()).toMatchObject({ ok: true });
-    expect(s.verifyChain({ anchors: [anchor] })).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("events removed from the end, or the database was rolled back") } });
+    expect(s.verifyChain({ anchors: [anchor] })).toMatchObject({
+      ok: false,
+      broken: { reason: expect.stringContaining("events removed from the end, or the database was rolled back") },
+    });
   });
 
   it("a database file restored from an older copy and written again is caught against the newer anchor", async () => {
@@ -178,7 +185,10 @@ describe("anchors", () => {
     expect(restored.verifyChain({ anchors: [early, later] })).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("rolled back") } });
     await runProposals(restored, ["p3", "p4"]);
     expect(restored.verifyChain({ anchors: [early] })).toMatchObject({ ok: true, anchors: { checked: 1 } });
-    expect(restored.verifyChain({ anchors: [early, later] })).toMatchObject({ ok: false, broken: { seq: later.seq, reason: expect.stringContaining("not the one anchored") } });
+    expect(restored.verifyChain({ anchors: [early, later] })).toMatchObject({
+      ok: false,
+      broken: { seq: later.seq, reason: expect.stringContaining("not the one anchored") },
+    });
   });
 
   it("anchors of another database are ignored", async () => {

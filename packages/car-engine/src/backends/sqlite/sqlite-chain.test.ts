@@ -17,7 +17,6 @@ let temp: TempDir;
 let store: SqliteStore;
 let raw: Database.Database;
 
-
 beforeEach(async () => {
   temp = tempDatabase();
   store = sqlite(temp.db);
@@ -96,7 +95,11 @@ describe("tampering", () => {
       raw.prepare("DELETE FROM events WHERE seq = ?").run(seq);
       const report = store.verifyChain();
       expect(report.ok, `removal of ${seq} found`).toBe(false);
-      raw.prepare("INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash, mac) VALUES (@seq, @kind, @proposal_id, @action_id, @ts, @body, @hash, @mac)").run(saved);
+      raw
+        .prepare(
+          "INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash, mac) VALUES (@seq, @kind, @proposal_id, @action_id, @ts, @body, @hash, @mac)",
+        )
+        .run(saved);
     }
     expect(store.verifyChain().ok).toBe(true);
     const [a, b] = [row(all[2]!), row(all[3]!)];

@@ -44,7 +44,7 @@ function startWorker(args: string[]): Worker {
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   createInterface({ input: child.stdout! }).on("line", (line) => {
     if (line.startsWith("ACK ")) acked.push(Number(line.slice(4)));
-    for (const w of [...waiters]) if (w.until(line, acked)) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+    for (const w of [...waiters]) if (w.until(line, acked)) waiters.splice(waiters.indexOf(w), 1), w.resolve();
   });
   return {
     acked,
@@ -87,7 +87,9 @@ it("a proposal killed mid-flight leaves the state at its pre-proposal snapshot a
     expect(interrupted.map((p) => p.proposal_id)).toEqual(["doomed"]);
     // The hanging tool was called: its durable dispatch intent survived the SIGKILL, and recovery lists it.
     expect(interrupted[0]!.dispatched).toEqual(["h"]);
-    expect(store.events.query({ proposal_id: "doomed", kinds: ["dispatch_intent"] }).map((e) => [e.action_id, e.data])).toEqual([["h", { attempt: 1, tool: "hang" }]]);
+    expect(store.events.query({ proposal_id: "doomed", kinds: ["dispatch_intent"] }).map((e) => [e.action_id, e.data])).toEqual([
+      ["h", { attempt: 1, tool: "hang" }],
+    ]);
     expect(store.events.query({ proposal_id: "doomed", kinds: ["proposal_interrupted"] })[0]!.data["dispatched"]).toEqual(["h"]);
     expect(snapshot["counter"]).toBe(3);
     expect(Object.keys(snapshot).filter((k) => k.startsWith("seen/"))).toHaveLength(3);

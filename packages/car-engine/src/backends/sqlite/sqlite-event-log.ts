@@ -78,12 +78,17 @@ export function eventFromRow(row: EventRow): StoredEventRow {
     hash: row.hash,
   } as CarEvent;
   const problem =
-    parsed["seq"] !== row.seq ? "the seq column disagrees with the stored event"
-    : event.kind !== row.kind ? "the kind column disagrees with the stored event"
-    : event.proposal_id !== row.proposal_id ? "the proposal_id column disagrees with the stored event"
-    : (event.action_id ?? null) !== row.action_id ? "the action_id column disagrees with the stored event"
-    : typeof event.timestamp !== "string" || timeOf(event.timestamp) !== row.ts ? "the time column disagrees with the stored event"
-    : undefined;
+    parsed["seq"] !== row.seq
+      ? "the seq column disagrees with the stored event"
+      : event.kind !== row.kind
+        ? "the kind column disagrees with the stored event"
+        : event.proposal_id !== row.proposal_id
+          ? "the proposal_id column disagrees with the stored event"
+          : (event.action_id ?? null) !== row.action_id
+            ? "the action_id column disagrees with the stored event"
+            : typeof event.timestamp !== "string" || timeOf(event.timestamp) !== row.ts
+              ? "the time column disagrees with the stored event"
+              : undefined;
   return problem === undefined ? { event, stored: row.body, mac: row.mac } : { event, stored: row.body, mac: row.mac, problem };
 }
 
@@ -109,7 +114,9 @@ export class SqliteEventLog implements EventLog {
     this.#macKey = macKey;
     this.#immediate = immediateRunner(db);
     this.#readHead = db.prepare("SELECT seq, hash FROM chain_head WHERE id = 1");
-    this.#writeHead = db.prepare("INSERT INTO chain_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
+    this.#writeHead = db.prepare(
+      "INSERT INTO chain_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+    );
     const row = "(?, ?, ?, ?, ?, ?, ?, ?)";
     const insert = "INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash, mac) VALUES ";
     this.#insertOne = db.prepare(insert + row);
@@ -253,7 +260,9 @@ export class SqliteEventLog implements EventLog {
 
   /** Every stored event, oldest first, as verification reads it. */
   *storedRows(): IterableIterator<StoredEventRow> {
-    for (const row of this.#db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events ORDER BY seq").iterate() as IterableIterator<EventRow>) {
+    for (const row of this.#db
+      .prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events ORDER BY seq")
+      .iterate() as IterableIterator<EventRow>) {
       yield eventFromRow(row);
     }
   }
@@ -271,10 +280,10 @@ function sqlFilter(query: EventQuery): { where: string; params: (string | number
     clauses.push(`kind IN (${query.kinds.map(() => "?").join(", ")})`);
     params.push(...query.kinds);
   }
-  if (query.proposal_id !== undefined) (clauses.push("proposal_id = ?"), params.push(query.proposal_id));
-  if (query.action_id !== undefined) (clauses.push("action_id = ?"), params.push(query.action_id));
-  if (query.after_seq !== undefined) (clauses.push("seq > ?"), params.push(query.after_seq));
-  if (query.since !== undefined) (clauses.push("ts >= ?"), params.push(Date.parse(query.since)));
-  if (query.until !== undefined) (clauses.push("ts < ?"), params.push(Date.parse(query.until)));
+  if (query.proposal_id !== undefined) clauses.push("proposal_id = ?"), params.push(query.proposal_id);
+  if (query.action_id !== undefined) clauses.push("action_id = ?"), params.push(query.action_id);
+  if (query.after_seq !== undefined) clauses.push("seq > ?"), params.push(query.after_seq);
+  if (query.since !== undefined) clauses.push("ts >= ?"), params.push(Date.parse(query.since));
+  if (query.until !== undefined) clauses.push("ts < ?"), params.push(Date.parse(query.until));
   return { where: clauses.length > 0 ? ` WHERE ${clauses.join(" AND ")}` : "", params };
 }

@@ -31,7 +31,9 @@ export class SqlitePostureStore implements PostureStore {
   set(agent_id: string, posture: Posture, tier: PermissionTier | null, now: number): PostureEntry {
     return this.#writer.atomically(() => {
       this.#db
-        .prepare("INSERT INTO postures (agent_id, tier, posture, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, tier) DO UPDATE SET posture = excluded.posture, updated_at = excluded.updated_at")
+        .prepare(
+          "INSERT INTO postures (agent_id, tier, posture, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, tier) DO UPDATE SET posture = excluded.posture, updated_at = excluded.updated_at",
+        )
         .run(agent_id, tier ?? ALL_TIERS, posture, now);
       this.#writer.audit("posture_set", { agent_id, tier: tier ?? ALL_TIERS, posture }, { timestamp: rfc3339(now) });
       return { agent_id, tier, posture, updated_at: now };
@@ -40,9 +42,10 @@ export class SqlitePostureStore implements PostureStore {
 
   clear(agent_id: string, tier: PermissionTier | null): number {
     return this.#writer.atomically(() => {
-      const removed = tier === null
-        ? this.#db.prepare("DELETE FROM postures WHERE agent_id = ?").run(agent_id).changes
-        : this.#db.prepare("DELETE FROM postures WHERE agent_id = ? AND tier = ?").run(agent_id, tier).changes;
+      const removed =
+        tier === null
+          ? this.#db.prepare("DELETE FROM postures WHERE agent_id = ?").run(agent_id).changes
+          : this.#db.prepare("DELETE FROM postures WHERE agent_id = ? AND tier = ?").run(agent_id, tier).changes;
       if (removed > 0) this.#writer.audit("posture_cleared", { agent_id, tier: tier ?? ALL_TIERS });
       return removed;
     });

@@ -27,7 +27,8 @@ function toProposal(id: string, steps: { kind: string; key?: string; value?: Jso
     actions: steps.map((s, i) => {
       const deps = i === 0 ? [] : [`s${i - 1}`];
       if (s.kind === "write") return { id: `s${i}`, type: "state_write", parameters: { key: s.key, value: s.value }, dependencies: deps };
-      if (s.kind === "effect") return { id: `s${i}`, type: "tool_call", tool: "ok", parameters: {}, expected_effects: { [s.key!]: s.value }, dependencies: deps };
+      if (s.kind === "effect")
+        return { id: `s${i}`, type: "tool_call", tool: "ok", parameters: {}, expected_effects: { [s.key!]: s.value }, dependencies: deps };
       return { id: `s${i}`, type: "tool_call", tool: "boom", parameters: {}, dependencies: deps };
     }),
   };

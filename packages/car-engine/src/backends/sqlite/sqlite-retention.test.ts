@@ -49,7 +49,10 @@ it("archives old events past max_events, and the archive plus the retained log v
   expect(store.checkpoints().length).toBeGreaterThan(0);
   expect(store.state.get("k")).toBe(29);
 
-  const archived = readFileSync(archive, "utf8").trim().split("\n").map((line) => JSON.parse(line) as CarEvent);
+  const archived = readFileSync(archive, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as CarEvent);
   expect(archived[0]!.seq).toBe(1);
   expect(archived.at(-1)!.seq + 1).toBe(retained[0]!.seq);
   const whole = new ChainVerifier([], undefined);
@@ -83,7 +86,10 @@ it("refuses a forged or removed checkpoint", async () => {
   const raw = new Database(temp.db);
   try {
     const { id, body } = raw.prepare("SELECT id, body FROM checkpoints").get() as { id: number; body: string };
-    raw.prepare("UPDATE checkpoints SET body = ? WHERE id = ?").run(body.replace(/"removed":(\d+)/, (_m, n: string) => `"removed":${Number(n) + 1}`), id);
+    raw.prepare("UPDATE checkpoints SET body = ? WHERE id = ?").run(
+      body.replace(/"removed":(\d+)/, (_m, n: string) => `"removed":${Number(n) + 1}`),
+      id,
+    );
     expect(store.verifyChain()).toMatchObject({ ok: false, broken: { reason: "the checkpoint signature does not match" } });
     raw.prepare("DELETE FROM checkpoints").run();
     expect(store.verifyChain()).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("genesis") } });

@@ -24,8 +24,10 @@ export function validateRetention(policy: RetentionPolicy): RetentionPolicy {
   };
   positive(policy.max_events, "max_events");
   positive(policy.max_age_ms, "max_age_ms");
-  if (policy.max_events === undefined && policy.max_age_ms === undefined) throw new CarError("invalid_params", "a retention policy needs max_events or max_age_ms");
-  if (policy.mode === "archive" && (policy.archive_path === undefined || policy.archive_path === "")) throw new CarError("invalid_params", "retention mode 'archive' needs archive_path");
+  if (policy.max_events === undefined && policy.max_age_ms === undefined)
+    throw new CarError("invalid_params", "a retention policy needs max_events or max_age_ms");
+  if (policy.mode === "archive" && (policy.archive_path === undefined || policy.archive_path === ""))
+    throw new CarError("invalid_params", "retention mode 'archive' needs archive_path");
   return policy;
 }
 
@@ -40,7 +42,10 @@ export function retentionCut(db: SqliteDatabase, policy: RetentionPolicy, now: n
     if (count > limit) cut = bounds.last - policy.max_events;
   }
   if (policy.max_age_ms !== undefined) {
-    const old = db.prepare("SELECT max(seq) FROM events WHERE ts < ?").pluck().get(now - policy.max_age_ms) as number | null;
+    const old = db
+      .prepare("SELECT max(seq) FROM events WHERE ts < ?")
+      .pluck()
+      .get(now - policy.max_age_ms) as number | null;
     if (old !== null && (cut === undefined || old > cut)) cut = old;
   }
   return cut;
@@ -48,7 +53,9 @@ export function retentionCut(db: SqliteDatabase, policy: RetentionPolicy, now: n
 
 /** Removes every event up to `cut` (inside the caller's transaction) and returns the signed checkpoint. */
 export function removeThrough(db: SqliteDatabase, cut: number, policy: RetentionPolicy, key: CheckpointKey, now: number): RetentionResult {
-  const rows = db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events WHERE seq <= ? ORDER BY seq").all(cut) as Parameters<typeof eventFromRow>[0][];
+  const rows = db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events WHERE seq <= ? ORDER BY seq").all(cut) as Parameters<
+    typeof eventFromRow
+  >[0][];
   if (rows.length === 0) return { removed: 0, checkpoint: null };
   const archivePath = policy.mode === "archive" ? policy.archive_path! : null;
   if (archivePath !== null) {

@@ -57,9 +57,7 @@ it("refuses a commit whose read key another process changed mid-proposal", async
   });
   const pending = a.rt.executeProposal({
     id: "spend",
-    actions: [
-      { id: "check", type: "tool_call", tool: "slow", parameters: {}, read_set: ["balance"], expected_effects: { balance: 50 } },
-    ],
+    actions: [{ id: "check", type: "tool_call", tool: "slow", parameters: {}, read_set: ["balance"], expected_effects: { balance: 50 } }],
   });
   await running;
   await b.rt.executeProposal({ id: "deposit", actions: [{ id: "w", type: "state_write", parameters: { key: "balance", value: 200 } }] });
@@ -71,7 +69,11 @@ it("refuses a commit whose read key another process changed mid-proposal", async
   const stored = [...a.store.storedEvents()].filter((e) => e.proposal_id === "spend");
   expect(stored.filter((e) => e.kind === "state_changed")).toEqual([]);
   expect(stored.filter((e) => e.kind === "proposal_completed").map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
-  expect(stored.find((e) => e.kind === "commit_refused")!.data).toEqual({ code: "stale_read", keys: ["balance"], reason: "commit refused: state the proposal read changed before it committed: balance" });
+  expect(stored.find((e) => e.kind === "commit_refused")!.data).toEqual({
+    code: "stale_read",
+    keys: ["balance"],
+    reason: "commit refused: state the proposal read changed before it committed: balance",
+  });
   expect(a.store.verifyChain()).toMatchObject({ ok: true, state: { compared: true } });
 });
 

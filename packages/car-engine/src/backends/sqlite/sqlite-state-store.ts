@@ -57,9 +57,13 @@ export class SqliteStateStore extends CachedStateStore {
     this.#db = db;
     this.#clock = clock;
     this.#hooks = hooks;
-    this.#upsert = db.prepare("INSERT INTO state (key, value, version, ord) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version, ord = excluded.ord");
+    this.#upsert = db.prepare(
+      "INSERT INTO state (key, value, version, ord) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version, ord = excluded.ord",
+    );
     this.#update = db.prepare("UPDATE state SET value = ?, version = ? WHERE key = ?");
-    this.#insertTransition = db.prepare("INSERT INTO transitions (key, mutation, previous_version, version, proposal_id, action_id, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    this.#insertTransition = db.prepare(
+      "INSERT INTO transitions (key, mutation, previous_version, version, proposal_id, action_id, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
     this.reload();
   }
 
@@ -67,7 +71,9 @@ export class SqliteStateStore extends CachedStateStore {
   reload(): void {
     const state = new VersionedValues();
     let maxOrd = 0;
-    for (const row of this.#db.prepare("SELECT key, value, version, ord FROM state ORDER BY ord IS NULL, ord").iterate() as IterableIterator<StateRow & { ord: number | null }>) {
+    for (const row of this.#db.prepare("SELECT key, value, version, ord FROM state ORDER BY ord IS NULL, ord").iterate() as IterableIterator<
+      StateRow & { ord: number | null }
+    >) {
       state.setVersion(row.key, row.version);
       if (row.value !== null) state.put(row.key, cloneJson(JSON.parse(row.value) as JsonValue));
       if (row.ord !== null && row.ord > maxOrd) maxOrd = row.ord;
@@ -110,9 +116,9 @@ export class SqliteStateStore extends CachedStateStore {
   transitions(query: TransitionQuery = {}): StateTransition[] {
     const where: string[] = [];
     const params: string[] = [];
-    if (query.key !== undefined) (where.push("key = ?"), params.push(query.key));
-    if (query.proposal_id !== undefined) (where.push("proposal_id = ?"), params.push(query.proposal_id));
-    if (query.action_id !== undefined) (where.push("action_id = ?"), params.push(query.action_id));
+    if (query.key !== undefined) where.push("key = ?"), params.push(query.key);
+    if (query.proposal_id !== undefined) where.push("proposal_id = ?"), params.push(query.proposal_id);
+    if (query.action_id !== undefined) where.push("action_id = ?"), params.push(query.action_id);
     const sql = `SELECT key, mutation, previous_version, version, proposal_id, action_id, timestamp FROM transitions${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY id`;
     return (this.#db.prepare(sql).all(...params) as TransitionRow[]).map((row) => ({
       key: row.key,

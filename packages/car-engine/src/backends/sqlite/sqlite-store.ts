@@ -209,7 +209,9 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
    */
   recover(): InterruptedProposal[] {
     return this.atomically(() => {
-      const rows = this.#db.prepare("SELECT run, proposal_id, began_at, owner_pid, owner FROM proposals WHERE status = 'executing' ORDER BY run").all() as ExecutingRow[];
+      const rows = this.#db
+        .prepare("SELECT run, proposal_id, began_at, owner_pid, owner FROM proposals WHERE status = 'executing' ORDER BY run")
+        .all() as ExecutingRow[];
       const now = rfc3339(this.#clock.now());
       const out: InterruptedProposal[] = [];
       for (const row of rows) {
@@ -223,7 +225,11 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
           timestamp: now,
           data: { began_at: row.began_at, reason: "the process running it stopped before it completed", dispatched },
         });
-        out.push(dispatched.length > 0 ? { proposal_id: row.proposal_id, timestamp: row.began_at, dispatched } : { proposal_id: row.proposal_id, timestamp: row.began_at });
+        out.push(
+          dispatched.length > 0
+            ? { proposal_id: row.proposal_id, timestamp: row.began_at, dispatched }
+            : { proposal_id: row.proposal_id, timestamp: row.began_at },
+        );
       }
       return out;
     });
@@ -266,7 +272,10 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         report.anchors = anchorSummary(options.anchors, this.databaseId);
       }
       if (checkpoints.length > 0) {
-        report.state = { compared: false, reason: `events up to seq ${checkpoints.at(-1)!.checkpoint.seq} were removed by retention, so the log no longer replays to the whole state` };
+        report.state = {
+          compared: false,
+          reason: `events up to seq ${checkpoints.at(-1)!.checkpoint.seq} were removed by retention, so the log no longer replays to the whole state`,
+        };
         return report;
       }
       const stored = this.state.storedSnapshot();

@@ -24,7 +24,14 @@ describe("fail closed on opacity", () => {
   });
 
   it("stays precise where nothing signals the network or execution", () => {
-    for (const command of ["$EDITOR README.md", 'for f in *.ts; do "$f"; done', "$(npm bin)/tsc -p .", "npm run $SCRIPT", 'eval "$(ssh-agent -s)"', "/usr/bin/ls* -la"]) {
+    for (const command of [
+      "$EDITOR README.md",
+      'for f in *.ts; do "$f"; done',
+      "$(npm bin)/tsc -p .",
+      "npm run $SCRIPT",
+      'eval "$(ssh-agent -s)"',
+      "/usr/bin/ls* -la",
+    ]) {
       expect(verdict(command).verdict, command).toBe("allow");
     }
   });

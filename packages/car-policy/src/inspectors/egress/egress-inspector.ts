@@ -97,7 +97,9 @@ export class EgressInspector implements Inspector {
 
   commandFindings(command: string): Finding[] {
     if (command.length > MAX_COMMAND_LENGTH) {
-      return [{ deny: true, reason: `the command is ${command.length} characters long, over the ${MAX_COMMAND_LENGTH} the guard reads, so it is denied unread` }];
+      return [
+        { deny: true, reason: `the command is ${command.length} characters long, over the ${MAX_COMMAND_LENGTH} the guard reads, so it is denied unread` },
+      ];
     }
     const findings: Finding[] = [];
     const { pipelines, truncated, incomplete } = pipelinesOf(command);
@@ -299,14 +301,18 @@ function decoderName(inv: Invocation): string | undefined {
 
 const URL_SIGNAL = /[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]/;
 const IP_SIGNAL = /(^|[^\w.])(\d{1,3}(\.\d{1,3}){3}|0x[0-9a-fA-F]{1,8}|\[?[0-9a-fA-F]*::[0-9a-fA-F:.]*\]?)($|[^\w.])/;
-const HOST_SIGNAL = /(^|[^\w.-])[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)*\.(com|net|org|io|dev|app|ai|co|xyz|info|biz|ru|cn|tk|top|onion|example|site|online|cc|ly|gg|me|us|uk|de|fr|cloud|tech|pw|su)($|[^\w.-])/i;
+const HOST_SIGNAL =
+  /(^|[^\w.-])[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)*\.(com|net|org|io|dev|app|ai|co|xyz|info|biz|ru|cn|tk|top|onion|example|site|online|cc|ly|gg|me|us|uk|de|fr|cloud|tech|pw|su)($|[^\w.-])/i;
 const HOST_PORT_SIGNAL = /(^|[\s'"=@])[a-zA-Z0-9][a-zA-Z0-9.-]*[:\s]\d{2,5}($|[\s'"/;|&)])/;
 const SOCKET_SIGNAL = /\/dev\/(tcp|udp)|\/dev\/[^\s]*[*?[]/;
 const CLIENT_NAMES = [...RAW_NETWORK_CLIENTS, ...DOWNLOADERS].sort((a, b) => b.length - a.length).join("|");
 const CLIENT_SIGNAL = new RegExp(`(^|[\\s;|&(\`'"{,/\\\\=])(${CLIENT_NAMES})($|[\\s;|&)\`'",}])`, "i");
 const RUNNER_NAMES = [...SHELLS, ...Object.keys(INTERPRETERS)].join("|");
 /** Text that pipes into, or hands a script to, an interpreter: `| sh`, `| python3`, `bash -c`, a decoder. */
-const EXEC_SIGNAL = new RegExp(`\\|\\s*(sudo\\s+)?(${RUNNER_NAMES})[0-9.]*($|[\\s;|&)'"\`])|(^|[\\s;|&(\`'"])((${RUNNER_NAMES})\\s+-[a-z]*c)\\s|(base64|base32|basenc|xxd|uudecode)\\s+-`, "i");
+const EXEC_SIGNAL = new RegExp(
+  `\\|\\s*(sudo\\s+)?(${RUNNER_NAMES})[0-9.]*($|[\\s;|&)'"\`])|(^|[\\s;|&(\`'"])((${RUNNER_NAMES})\\s+-[a-z]*c)\\s|(base64|base32|basenc|xxd|uudecode)\\s+-`,
+  "i",
+);
 
 /**
  * A network or execution signal in the command, named for the reason:
@@ -314,7 +320,9 @@ const EXEC_SIGNAL = new RegExp(`\\|\\s*(sudo\\s+)?(${RUNNER_NAMES})[0-9.]*($|[\\
  * socket-shaped text and the names of network clients anywhere in it.
  */
 function networkSignal(command: string, all: readonly Invocation[]): string | undefined {
-  const program = all.find((inv) => rawClient(inv) !== undefined || DOWNLOADERS.has(inv.program) || NETWORK_TOOLS.has(inv.program) || decoderName(inv) !== undefined);
+  const program = all.find(
+    (inv) => rawClient(inv) !== undefined || DOWNLOADERS.has(inv.program) || NETWORK_TOOLS.has(inv.program) || decoderName(inv) !== undefined,
+  );
   if (program !== undefined) return `it also runs '${program.program}'`;
   const checks: [RegExp, string][] = [
     [SOCKET_SIGNAL, "a raw socket path"],

@@ -48,7 +48,17 @@ describe("hosts that cannot be determined, and spellings of one host", () => {
   });
 
   it("writes every spelling of one destination the same way", () => {
-    for (const spelling of ["2130706433", "0x7f000001", "0177.0.0.1", "0x7f.0.0.1", "127.1", "::ffff:127.0.0.1", "::ffff:7f00:1", "0:0:0:0:0:ffff:7f00:1", "[::ffff:7f00:1]"]) {
+    for (const spelling of [
+      "2130706433",
+      "0x7f000001",
+      "0177.0.0.1",
+      "0x7f.0.0.1",
+      "127.1",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "0:0:0:0:0:ffff:7f00:1",
+      "[::ffff:7f00:1]",
+    ]) {
       expect(canonicalHost(spelling), spelling).toBe("127.0.0.1");
     }
     expect(canonicalHost("EVIL.Example.COM.")).toBe("evil.example.com");

@@ -80,7 +80,11 @@ export function curlHost(url: string): string | undefined {
  * and an IPv4-mapped IPv6 address as the IPv4 address it maps.
  */
 export function canonicalHost(host: string): string {
-  let h = host.trim().replace(/^\[|\]$/g, "").toLowerCase().replace(/\.+$/, "");
+  let h = host
+    .trim()
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.+$/, "");
   try {
     if (/%[0-9a-f]{2}/i.test(h)) h = decodeURIComponent(h);
   } catch {
@@ -128,13 +132,7 @@ function ipv4(text: string): string | undefined {
 
 /** Loopback never leaves the machine, so it is not egress. */
 export function isLoopback(host: string): boolean {
-  return (
-    host === "localhost" ||
-    host.endsWith(".localhost") ||
-    host === "::1" ||
-    host === "0:0:0:0:0:0:0:1" ||
-    /^127(\.\d{1,3}){3}$/.test(host)
-  );
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || host === "0:0:0:0:0:0:0:1" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** `host` is an allowlisted name or a subdomain of one — never a name that merely contains it. */

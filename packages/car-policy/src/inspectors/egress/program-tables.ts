@@ -8,7 +8,17 @@
 
 /** Raw network clients: running one as a command is denied outright. */
 export const RAW_NETWORK_CLIENTS: ReadonlySet<string> = new Set([
-  "nc", "netcat", "ncat", "socat", "telnet", "cryptcat", "pwncat", "sbd", "gnutls-cli", "tcpclient", "nping",
+  "nc",
+  "netcat",
+  "ncat",
+  "socat",
+  "telnet",
+  "cryptcat",
+  "pwncat",
+  "sbd",
+  "gnutls-cli",
+  "tcpclient",
+  "nping",
 ]);
 
 /** `program subcommand` pairs that are raw network clients (`openssl s_client`). */
@@ -17,16 +27,77 @@ export const RAW_NETWORK_SUBCOMMANDS: Readonly<Record<string, readonly string[]>
 };
 
 /** Downloaders whose URLs and uploads the guard reads option by option (see `network-clients.ts`). */
-export const DOWNLOADERS: ReadonlySet<string> = new Set(["curl", "wget", "wget2", "curlie", "http", "https", "xh", "xhs", "aria2c", "fetch", "lwp-request", "lwp-download"]);
+export const DOWNLOADERS: ReadonlySet<string> = new Set([
+  "curl",
+  "wget",
+  "wget2",
+  "curlie",
+  "http",
+  "https",
+  "xh",
+  "xhs",
+  "aria2c",
+  "fetch",
+  "lwp-request",
+  "lwp-download",
+]);
 
 /** Other programs that reach the network: their presence is a network signal, nothing more. */
 export const NETWORK_TOOLS: ReadonlySet<string> = new Set([
-  "ssh", "scp", "sftp", "rsync", "ftp", "tftp", "lftp", "ncftp", "dig", "nslookup", "host", "ping", "traceroute", "nmap", "masscan",
-  "websocat", "wscat", "grpcurl", "mosquitto_pub", "mosquitto_sub", "redis-cli", "psql", "mysql", "mongo", "mongosh", "smbclient", "rclone", "gsutil", "aws",
+  "ssh",
+  "scp",
+  "sftp",
+  "rsync",
+  "ftp",
+  "tftp",
+  "lftp",
+  "ncftp",
+  "dig",
+  "nslookup",
+  "host",
+  "ping",
+  "traceroute",
+  "nmap",
+  "masscan",
+  "websocat",
+  "wscat",
+  "grpcurl",
+  "mosquitto_pub",
+  "mosquitto_sub",
+  "redis-cli",
+  "psql",
+  "mysql",
+  "mongo",
+  "mongosh",
+  "smbclient",
+  "rclone",
+  "gsutil",
+  "aws",
 ]);
 
 /** Shells: they run a script given with `-c`, read from a file operand, or from standard input. */
-export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "busybox-sh", "rbash", "pdksh", "oksh", "elvish", "nu", "xonsh", "pwsh", "powershell"]);
+export const SHELLS: ReadonlySet<string> = new Set([
+  "sh",
+  "bash",
+  "zsh",
+  "dash",
+  "ksh",
+  "mksh",
+  "ash",
+  "fish",
+  "csh",
+  "tcsh",
+  "yash",
+  "busybox-sh",
+  "rbash",
+  "pdksh",
+  "oksh",
+  "elvish",
+  "nu",
+  "xonsh",
+  "pwsh",
+  "powershell",
+]);
 
 /** Builtins that run a file as a script in the current shell. */
 export const SOURCE_BUILTINS: ReadonlySet<string> = new Set(["source", "."]);
@@ -139,19 +210,44 @@ export const WRAPPERS: Readonly<Record<string, WrapperGrammar>> = {
   fakeroot: { valued: "", long: ["-l", "--lib", "--faked", "-s", "-i"] },
   faketime: { valued: "", positional: 1 },
   flock: { valued: "wEo", long: ["--timeout", "--conflict-exit-code"], positional: 1, script: "c", scriptLong: ["--command"] },
-  su: { valued: "gGsw", positional: 1, long: ["--group", "--supp-group", "--shell", "--whitelist-environment"], script: "c", scriptLong: ["--command", "--session-command"], scriptOnly: true },
+  su: {
+    valued: "gGsw",
+    positional: 1,
+    long: ["--group", "--supp-group", "--shell", "--whitelist-environment"],
+    script: "c",
+    scriptLong: ["--command", "--session-command"],
+    scriptOnly: true,
+  },
   runuser: { valued: "gGsuw", long: ["--group", "--supp-group", "--shell", "--user"], script: "c", scriptLong: ["--command", "--session-command"] },
   sg: { valued: "", positional: 1, script: "c" },
-  script: { valued: "EIOBTm", long: ["--log-in", "--log-out", "--log-io", "--log-timing", "--echo", "--logging-format"], script: "c", scriptLong: ["--command"], scriptOnly: true },
+  script: {
+    valued: "EIOBTm",
+    long: ["--log-in", "--log-out", "--log-io", "--log-timing", "--echo", "--logging-format"],
+    script: "c",
+    scriptLong: ["--command"],
+    scriptOnly: true,
+  },
   watch: { valued: "nq", long: ["--interval", "--chgexit-lines"], joins: true },
-  tmux: { valued: "cefnstxyFLSlTw", subcommands: ["new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp", "run-shell", "run"], joins: true },
+  tmux: {
+    valued: "cefnstxyFLSlTw",
+    subcommands: ["new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp", "run-shell", "run"],
+    joins: true,
+  },
   screen: { valued: "cehLpRSTX" },
-  parallel: { valued: "jPIdEL", long: ["--jobs", "--joblog", "--delimiter", "--results", "--sshlogin", "-S"], joins: true, stopAt: [":::", "::::", ":::+", "::::+"] },
+  parallel: {
+    valued: "jPIdEL",
+    long: ["--jobs", "--joblog", "--delimiter", "--results", "--sshlogin", "-S"],
+    joins: true,
+    stopAt: [":::", "::::", ":::+", "::::+"],
+  },
   unshare: { valued: "S", long: ["--setuid", "--setgid", "--root", "--wd"] },
   nsenter: { valued: "tSGw", long: ["--target", "--setuid", "--setgid", "--wd"] },
   firejail: { valued: "" },
   bwrap: { valued: "" },
-  "systemd-run": { valued: "pEuM", long: ["--unit", "--property", "--setenv", "--uid", "--gid", "--working-directory", "--description", "--slice", "--machine"] },
+  "systemd-run": {
+    valued: "pEuM",
+    long: ["--unit", "--property", "--setenv", "--uid", "--gid", "--working-directory", "--description", "--slice", "--machine"],
+  },
   "dbus-run-session": { valued: "" },
   sshpass: { valued: "pfdP" },
   eatmydata: { valued: "" },
