@@ -101,7 +101,7 @@ describe("parseProposal properties", () => {
       }),
       { numRuns: 200 },
     );
-  });
+  }, 120_000);
 
   it("any JSON value either parses or throws CarError", () => {
     fc.assert(

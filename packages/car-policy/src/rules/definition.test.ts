@@ -21,7 +21,7 @@ describe("policy definitions", () => {
       [{ name: "c", rule: "require_state", key: "k", value_json: "{" }, "value_json is not JSON"],
       [{ name: "d", rule: "require_state", key: "k" }, "needs 'value' or 'value_json'"],
       [{ name: "e", rule: "callback" }, "needs a callback function"],
-      [{ name: "f", rule: "trace_rule" }, "cannot be registered"],
+      [{ name: "f", rule: "trace_rule" }, "temporal rule: register it on a TraceGate"],
       [{ name: "g", rule: "nope" }, "unknown policy rule kind 'nope'"],
     ] as const;
     for (const [def, message] of bad) {
