@@ -6,6 +6,7 @@
  */
 import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
 import type {
+  Action,
   ActionProposal,
   Clock,
   CostBudget,
@@ -22,8 +23,9 @@ import { PolicyEngine, PolicyRules, TraceGate, loadPolicyDir, policyDirs, policy
 import type { Tracer } from "@opentelemetry/api";
 import { verify } from "@car/verify";
 import type { TransactionMode, VerifyOptions } from "@car/verify";
-import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
+import type { ApprovalDecision, ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
 import { EVENT_KINDS } from "./events/event.ts";
+import type { EventKind } from "./events/event.ts";
 import type { EventLog } from "./events/event-log.ts";
 import { inMemoryStore } from "./store/runtime-store.ts";
 import type { InterruptedProposal, RuntimeStore } from "./store/runtime-store.ts";
@@ -41,6 +43,7 @@ import type { ToolCaller } from "./tools/tool-call.ts";
 import { admit } from "./run/admission.ts";
 import type { Admission } from "./run/admission.ts";
 import { approvalFindings } from "./run/approval-admission.ts";
+import { traceApproval } from "./trace/trace-steps.ts";
 import { transactionFindings } from "./run/transaction-admission.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
@@ -342,7 +345,11 @@ export class Runtime {
       }
       const gate = this.#options.approvalGate;
       if (admission.findings.length === 0 && gate !== undefined) {
-        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, (kind, action_id, data) => run.emit(kind, action_id, data))));
+        const emit = (kind: EventKind, action_id: string, data: JsonObject): void => run.emit(kind, action_id, data);
+        const allowed = (action: Action, d: ApprovalDecision): void => {
+          if (action.tool !== undefined) traceApproval(this.traceGate, parsed.id, action.tool, d);
+        };
+        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed)));
       }
       if (admission.findings.length > 0) {
         const result = run.rejectAll(admission.findings);

@@ -47,11 +47,14 @@ it("a compensation killed mid-way is visible after restart and resumes to the en
     expect((await rt.recover()).map((p) => p.proposal_id)).toEqual(["saga#compensation"]);
     expect(rt.pendingCompensations()).toEqual([{ proposal_id: "saga", done: ["w_c"], remaining: ["w_b", "w_a"] }]);
     const saga = rt.events.query({ proposal_id: "saga" }).map((e) => `${e.kind}${e.action_id ? `:${e.action_id}` : ""}`);
+    // Compensation calls take the runtime's dispatcher, so each one's dispatch_intent is on disk before the tool runs.
     expect(saga.slice(saga.indexOf("compensation_planned"))).toEqual([
       "compensation_planned",
       "compensation_started:w_c",
+      "dispatch_intent:w_c",
       "compensation_succeeded:w_c",
       "compensation_started:w_b",
+      "dispatch_intent:w_b",
     ]);
 
     rt.registerTool("remove_file", (p) => {

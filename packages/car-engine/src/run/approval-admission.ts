@@ -8,9 +8,11 @@
  * required and granted tier. An approval recorded in the ledger makes the
  * re-submission pass. Actions whose parameters hold `$<id>.output`
  * references are evaluated again at dispatch, on their resolved parameters.
+ * Each allowed decision goes to `allowed`, so the TraceGate learns of the
+ * approvals its `requires_approval` rules look for.
  */
-import type { ActionProposal, JsonObject } from "@car/ir";
-import type { ApprovalGate } from "@car/policy";
+import type { Action, ActionProposal, JsonObject } from "@car/ir";
+import type { ApprovalDecision, ApprovalGate } from "@car/policy";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { EventKind } from "../events/event.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
@@ -21,6 +23,7 @@ export async function approvalFindings(
   gate: ApprovalGate,
   tools: ToolRegistry,
   emit: (kind: EventKind, action_id: string, data: JsonObject) => void,
+  allowed: (action: Action, decision: ApprovalDecision) => void,
 ): Promise<AdmissionFinding[]> {
   const findings: AdmissionFinding[] = [];
   for (let i = 0; i < proposal.actions.length; i++) {
@@ -28,7 +31,10 @@ export async function approvalFindings(
     const schema = action.tool === undefined ? undefined : tools.get(action.tool)?.schema;
     // With an approver the question is put now, before anything runs; without one the ledger answers.
     const d = gate.canAsk ? await gate.authorize(action, schema) : await gate.evaluate(action, schema);
-    if (d.decision === "allow") continue;
+    if (d.decision === "allow") {
+      allowed(action, d);
+      continue;
+    }
     const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, stage: "admission" };
     if (d.reason !== undefined) data["reason"] = d.reason;
     emit(EVENT_KINDS.approvalDecided, action.id, data);
