@@ -172,10 +172,11 @@ describe("car serve --db (SQLite), across restarts", () => {
     expect(reader.status).not.toBe("succeeded");
     expect(reader.error).toContain("approval gate");
     // An agent without a posture gets the tier gate: full_access needs a human, and nobody is asked.
+    // The admission refusal (§16) records no decision, so the operation is still pending approval, not denied.
     const intern = await connect(second, "intern");
     expect((await submitAs(intern, "deploy-2", "deploy_service")).status).not.toBe("succeeded");
     const [pending] = (await intern.result("permission.evaluate", callOf("deploy-3", "deploy_service"))).decisions;
-    expect(pending).toMatchObject({ decision: "deny", required: "full_access", granted: "sandbox_edit" });
+    expect(pending).toMatchObject({ decision: "needs_approval", required: "full_access", granted: "sandbox_edit" });
     // An operator approves the operation by its fingerprint; the decision is stamped with the operator's connection.
     const record = await op2.result("permission.approve", { fingerprint: pending.fingerprint, required_tier: "full_access", reason: "release day" });
     expect(record).toMatchObject({ decision: "approved", fingerprint: pending.fingerprint, reviewer: expect.stringMatching(/^conn:sess-/) });
