@@ -109,6 +109,8 @@ describe("the package README's commands against `car serve` with its defaults", 
     let token: string;
     beforeAll(async () => {
       child = spawn("car", ["serve", "--port", "0"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      // Drain the server log: an unread stderr pipe fills up (three runs log more than 64 KiB) and its shutdown then waits forever.
+      child.stderr!.resume();
       ({ url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
         let out = "";
         const timer = setTimeout(() => reject(new Error(`car serve did not print its URL and token: ${out}`)), 60_000);

@@ -67,7 +67,8 @@ describe("proposal.submit", () => {
     const ordinary = await c.result("proposal.submit", {
       proposal: { actions: [{ id: "f", type: "tool_call", tool: "flaky", failure_behavior: "skip" }] },
     });
-    expect(ordinary.results[0]).toMatchObject({ action_id: "f", status: "failed", error: "tool unavailable" });
+    // failure_behavior "skip" after a tool failure is `skipped`, keeping the error text (DECISIONS §14).
+    expect(ordinary.results[0]).toMatchObject({ action_id: "f", status: "skipped", error: "tool unavailable" });
     expect(ordinary.results[0].terminal).toBeUndefined();
 
     const terminal = await c.result("proposal.submit", {
