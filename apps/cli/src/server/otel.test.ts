@@ -4,8 +4,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runServe, type ServeIo } from "./serve-command.ts";
-import { TestClient } from "./test-client.ts";
+import { runServe } from "./serve-command.ts";
+import { recordingServeIo, TestClient } from "./test-client.ts";
 
 const SECRET = "otel-secret-param-value";
 
@@ -34,23 +34,7 @@ afterAll(async () => {
   await rm(carHome, { recursive: true, force: true });
 });
 
-function io(): ServeIo & { out: string[]; err: string[]; signal(name: NodeJS.Signals): void } {
-  let handler: ((s: NodeJS.Signals) => void) | undefined;
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (l) => out.push(l),
-    stderr: (l) => err.push(l),
-    env: { CAR_HOME: carHome },
-    onSignal(h) {
-      handler = h;
-      return () => (handler = undefined);
-    },
-    signal: (name) => handler?.(name),
-  };
-}
+const io = () => recordingServeIo(carHome);
 
 type OtlpSpan = { name: string; traceId: string; spanId: string; parentSpanId?: string; attributes: { key: string; value: Record<string, unknown> }[] };
 const attr = (s: OtlpSpan, key: string): unknown => {

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runServe, type ServeIo } from "./serve-command.ts";
+import { runServe } from "./serve-command.ts";
 import { startServer } from "./server.ts";
-import { TestClient } from "./test-client.ts";
+import { recordingServeIo, TestClient } from "./test-client.ts";
 
 const cliRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const tsx = resolve(cliRoot, "../../node_modules/.bin/tsx");
@@ -97,23 +97,7 @@ describe("graceful shutdown", () => {
 });
 
 describe("runServe", () => {
-  function io(): ServeIo & { out: string[]; err: string[]; signal(name: NodeJS.Signals): void } {
-    let handler: ((s: NodeJS.Signals) => void) | undefined;
-    const out: string[] = [];
-    const err: string[] = [];
-    return {
-      out,
-      err,
-      stdout: (l) => out.push(l),
-      stderr: (l) => err.push(l),
-      env: { CAR_HOME: carHome },
-      onSignal(h) {
-        handler = h;
-        return () => (handler = undefined);
-      },
-      signal: (name) => handler?.(name),
-    };
-  }
+  const io = () => recordingServeIo(carHome);
 
   it("prints help, and exits 2 on bad usage or a refused configuration", async () => {
     const help = io();

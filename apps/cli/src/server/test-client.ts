@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import WebSocket from "ws";
+import type { ServeIo } from "./serve-command.ts";
 import { startServer, type RunningServer } from "./server.ts";
 
 export interface ResponseFrame {
@@ -162,5 +163,24 @@ export function useTestServer(prefix: string): {
       clients.push(client);
       return client;
     },
+  };
+}
+
+/** A `car serve` console in memory: what it printed, and a way to send it a signal. */
+export function recordingServeIo(carHome: string): ServeIo & { out: string[]; err: string[]; signal(name: NodeJS.Signals): void } {
+  let handler: ((s: NodeJS.Signals) => void) | undefined;
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    stdout: (l) => out.push(l),
+    stderr: (l) => err.push(l),
+    env: { CAR_HOME: carHome },
+    onSignal(h) {
+      handler = h;
+      return () => (handler = undefined);
+    },
+    signal: (name) => handler?.(name),
   };
 }
