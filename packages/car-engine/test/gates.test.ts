@@ -115,8 +115,7 @@ describe("approval gate", () => {
       ["s", "allow", "alice:s", 250],
     ]);
     // The events' own timestamps span the same wait.
-    for (const [i, id] of ["w", "s"].entries())
-      expect(Date.parse(decided[i]!.timestamp) - Date.parse(requested[i]!.timestamp)).toBe(delays[id]);
+    for (const [i, id] of ["w", "s"].entries()) expect(Date.parse(decided[i]!.timestamp) - Date.parse(requested[i]!.timestamp)).toBe(delays[id]);
   });
 
   it("a wait at dispatch (parameters with references) is on the record too, before the action starts", async () => {
@@ -128,8 +127,7 @@ describe("approval gate", () => {
       clock: timers,
       timers,
       // Approved at admission (declared parameters), refused at dispatch (resolved ones: another operation).
-      approver: (req) =>
-        new Promise((resolve) => timers.setTimeout(() => resolve(req.action.parameters["to"] === "$r.output" ? "approve" : "deny"), 700)),
+      approver: (req) => new Promise((resolve) => timers.setTimeout(() => resolve(req.action.parameters["to"] === "$r.output" ? "approve" : "deny"), 700)),
     });
     const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
     rt.registerTool({ name: "read_file" }, () => "someone@example.com");
