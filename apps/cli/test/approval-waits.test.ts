@@ -6,7 +6,7 @@
  * plan's order, and a question the log holds no answer to.
  */
 import { type CarEvent, manualTimers, Runtime } from "@car/engine";
-import { type ApprovalAnswer, ApprovalGate } from "@car/policy";
+import { type ApprovalAnswer, type ApprovalCallback, ApprovalGate, InMemoryApprovalLedger } from "@car/policy";
 import { describe, expect, it } from "vitest";
 import { colors } from "../src/render/color.ts";
 import { progressLine } from "../src/render/run-progress.ts";
@@ -18,16 +18,14 @@ const T0 = 1_700_000_000_000;
 async function approvedRun(send: ApprovalAnswer): Promise<CarEvent[]> {
   const timers = manualTimers(T0);
   const answers: Record<string, [ApprovalAnswer, number]> = { edit: [{ decision: "approve", reviewer: "alice" }, 600], send: [send, 250] };
-  const rt0 = new Runtime({ clock: timers, timers });
-  const gate = new ApprovalGate({
-    ledger: rt0.approvals,
-    sessionId: "s",
-    grantedTier: "read_only",
+  const approver: ApprovalCallback = (req) =>
+    new Promise((resolve) => timers.setTimeout(() => resolve(answers[req.action.id]![0]), answers[req.action.id]![1]));
+  const ledger = new InMemoryApprovalLedger();
+  const rt = new Runtime({
     clock: timers,
     timers,
-    approver: (req) => new Promise((resolve) => timers.setTimeout(() => resolve(answers[req.action.id]![0]), answers[req.action.id]![1])),
+    approvalGate: new ApprovalGate({ ledger, sessionId: "s", grantedTier: "read_only", clock: timers, timers, approver }),
   });
-  const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
   rt.registerTool({ name: "read_file" }, () => "text");
   rt.registerTool({ name: "write_file" }, () => "ok");
   rt.registerTool({ name: "send_email" }, () => "sent");

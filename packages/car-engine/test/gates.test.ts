@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseProposal } from "@car/ir";
-import { ApprovalGate } from "@car/policy";
+import { ApprovalGate, type ApprovalGateOptions } from "@car/policy";
 import { describe, expect, it } from "vitest";
-import { Runtime, manualTimers } from "../src/index.ts";
+import { type ManualTimers, Runtime, manualTimers } from "../src/index.ts";
 import { fakeRuntime, tc } from "./helpers.ts";
 
 describe("project policy discovery", () => {
@@ -32,23 +32,24 @@ describe("project policy discovery", () => {
   });
 });
 
+/** A runtime on fake time whose approval gate (on the runtime's own ledger) is built from `options`. */
+function gatedRuntime(options: Omit<ApprovalGateOptions, "ledger" | "sessionId">): { rt: Runtime; timers: ManualTimers; gate: ApprovalGate } {
+  const timers = manualTimers(1_700_000_000_000);
+  const rt0 = new Runtime({ clock: timers, timers });
+  const gate = new ApprovalGate({ ledger: rt0.approvals, sessionId: "s", clock: timers, timers, ...options });
+  return { rt: new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate }), timers, gate };
+}
+
 describe("approval gate", () => {
   it("asks the approver for actions above the granted tier, records the decision and rejects on deny", async () => {
-    const timers = manualTimers();
-    const rt0 = new Runtime({ clock: timers, timers });
     const asked: string[] = [];
-    const gate = new ApprovalGate({
-      ledger: rt0.approvals,
-      sessionId: "s",
+    const { rt, timers } = gatedRuntime({
       grantedTier: "read_only",
-      clock: timers,
-      timers,
       approver: async (req) => {
         asked.push(req.action.id);
         return req.action.id === "ok" ? "approve" : "deny";
       },
     });
-    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
     rt.registerTool({ name: "write_file" }, () => "written");
     const r = await timers.settle(
       rt.executeProposal({
@@ -69,19 +70,12 @@ describe("approval gate", () => {
   });
 
   it("puts each wait for the approver on the record: approval_requested before asking, approval_decided closing it, before anything runs", async () => {
-    const timers = manualTimers(1_700_000_000_000);
-    const rt0 = new Runtime({ clock: timers, timers });
     const delays: Record<string, number> = { w: 1_500, s: 250 };
-    const gate = new ApprovalGate({
-      ledger: rt0.approvals,
-      sessionId: "s",
+    const { rt, timers } = gatedRuntime({
       grantedTier: "read_only",
-      clock: timers,
-      timers,
       approver: (req) =>
         new Promise((resolve) => timers.setTimeout(() => resolve({ decision: "approve", reviewer: `alice:${req.action.id}` }), delays[req.action.id]!)),
     });
-    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
     rt.registerTool({ name: "read_file" }, () => "text");
     rt.registerTool({ name: "write_file" }, () => "ok");
     rt.registerTool({ name: "send_email" }, () => "sent");
@@ -119,17 +113,10 @@ describe("approval gate", () => {
   });
 
   it("a wait at dispatch (parameters with references) is on the record too, before the action starts", async () => {
-    const timers = manualTimers(1_700_000_000_000);
-    const rt0 = new Runtime({ clock: timers, timers });
-    const gate = new ApprovalGate({
-      ledger: rt0.approvals,
-      sessionId: "s",
-      clock: timers,
-      timers,
+    const { rt, timers } = gatedRuntime({
       // Approved at admission (declared parameters), refused at dispatch (resolved ones: another operation).
       approver: (req) => new Promise((resolve) => timers.setTimeout(() => resolve(req.action.parameters["to"] === "$r.output" ? "approve" : "deny"), 700)),
     });
-    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
     rt.registerTool({ name: "read_file" }, () => "someone@example.com");
     rt.registerTool({ name: "send_email" }, () => "sent");
     const r = await timers.settle(
@@ -152,10 +139,7 @@ describe("approval gate", () => {
   });
 
   it("a third action that needs approval blocks the whole proposal; after approval the same proposal runs", async () => {
-    const timers = manualTimers();
-    const rt0 = new Runtime({ clock: timers, timers });
-    const gate = new ApprovalGate({ ledger: rt0.approvals, sessionId: "s", clock: timers, timers });
-    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
+    const { rt, timers, gate } = gatedRuntime({});
     const called: string[] = [];
     rt.registerTool({ name: "read_file" }, (p) => (called.push(`read ${p["path"]}`), "text"));
     rt.registerTool({ name: "write_file" }, (p) => (called.push(`write ${p["path"]}`), "ok"));
