@@ -104,4 +104,36 @@ describe("approval gate", () => {
     expect(ran.results.map((x) => x.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     expect(called).toEqual(["read a", "write b", "send"]);
   });
+
+  it("an approval of an action with output references covers its resolved form, unless that form is rejected", async () => {
+    const timers = manualTimers();
+    const rt0 = new Runtime({ clock: timers, timers });
+    const gate = new ApprovalGate({ ledger: rt0.approvals, sessionId: "s", clock: timers, timers });
+    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
+    const sent: unknown[] = [];
+    rt.registerTool({ name: "read_file" }, () => ({ to: "x@y.z" }));
+    rt.registerTool({ name: "send_email" }, (p) => {
+      sent.push(p["to"]);
+      return "sent";
+    });
+    const proposal = {
+      id: "p",
+      actions: [tc("r", "read_file", { parameters: { path: "a" } }), tc("s", "send_email", { parameters: { to: "$r.output.to" }, dependencies: ["r"] })],
+    };
+    const send = parseProposal(proposal).actions[1]!;
+    const template = await gate.evaluate(send);
+    const resolved = await gate.evaluate({ ...send, parameters: { to: "x@y.z" } });
+    expect(resolved.fingerprint).not.toBe(template.fingerprint);
+    const decide = (fingerprint: string, decision: "approved" | "rejected") =>
+      rt.approvals.record({ fingerprint, decision, required_tier: "full_access", reviewer: "conn:ops", decided_at: timers.now(), expires_at: null });
+    await decide(template.fingerprint, "approved");
+    const ran = await rt.executeProposal(proposal);
+    expect(ran.results.map((x) => x.status)).toEqual(["succeeded", "succeeded"]);
+    expect(sent).toEqual(["x@y.z"]);
+    // A decision recorded on the resolved operation itself still wins over the template's approval.
+    await decide(resolved.fingerprint, "rejected");
+    const refused = await rt.executeProposal({ ...proposal, id: "p2" });
+    expect(refused.results[1]).toMatchObject({ status: "rejected", error: "denied by approval gate: rejected by conn:ops" });
+    expect(sent).toEqual(["x@y.z"]);
+  });
 });

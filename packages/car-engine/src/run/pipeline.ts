@@ -6,7 +6,7 @@
  */
 import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
 import type { Action, DependencyGraph, JsonObject } from "@car/ir";
-import type { ApprovalGate, PolicyEngine, TraceGate } from "@car/policy";
+import type { ApprovalGate, ApprovalRecord, PolicyEngine, TraceGate } from "@car/policy";
 import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
@@ -45,6 +45,8 @@ export interface RunParts {
   readonly graph: DependencyGraph;
   /** `hasRefs[i]`: action i's parameters hold output references (resolved and validated here). */
   readonly hasRefs: Uint8Array;
+  /** By action id: the approval that admitted an action with references (`Admission.approvals`). */
+  readonly approvals: ReadonlyMap<string, ApprovalRecord>;
   readonly working: WorkingState;
   readonly events: RunEvents;
   readonly outcomes: Outcomes;
@@ -62,6 +64,7 @@ export class ActionPipeline implements ScheduledWork {
   readonly #compensations: ReadonlySet<number>;
   readonly #graph: DependencyGraph;
   readonly #hasRefs: Uint8Array;
+  readonly #approvals: ReadonlyMap<string, ApprovalRecord>;
   readonly #working: WorkingState;
   readonly #events: RunEvents;
   readonly #outcomes: Outcomes;
@@ -79,6 +82,7 @@ export class ActionPipeline implements ScheduledWork {
     this.#compensations = parts.compensations;
     this.#graph = parts.graph;
     this.#hasRefs = parts.hasRefs;
+    this.#approvals = parts.approvals;
     this.#working = parts.working;
     this.#events = parts.events;
     this.#outcomes = parts.outcomes;
@@ -161,7 +165,8 @@ export class ActionPipeline implements ScheduledWork {
     const gate = this.#hasRefs[i] === 1 ? this.#env.approvalGate : undefined;
     if (gate === undefined) return this.#traced(i, action, params) ? this.#start(i, action, params, startMs) : undefined;
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
-    return gate.authorize(params === action.parameters ? action : { ...action, parameters: params }, schema).then((decision) => {
+    const resolved = params === action.parameters ? action : { ...action, parameters: params };
+    return gate.authorize(resolved, schema, this.#approvals.get(action.id)).then((decision) => {
       const data: JsonObject = { decision: decision.decision, required: decision.required, granted: decision.granted, fingerprint: decision.fingerprint };
       if (decision.reason !== undefined) data["reason"] = decision.reason;
       this.#events.emit(EVENT_KINDS.approvalDecided, action.id, data);

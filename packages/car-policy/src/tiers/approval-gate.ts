@@ -99,16 +99,22 @@ export class ApprovalGate {
 
   /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
   async evaluate(action: Action, schema?: ToolSchema): Promise<GateDecision> {
-    return this.#evaluate(action, classifyAction(action, schema));
+    return this.#evaluate(action, classifyAction(action, schema), undefined);
   }
 
-  async #evaluate(action: Action, { tier, reasons }: ActionClassification): Promise<GateDecision> {
+  /**
+   * `admitted` is the approval that let this action's declared form (with
+   * `$id.output` references) through admission: it answers for the resolved
+   * form too, as far as its tier reaches, unless the resolved operation has a
+   * decision of its own in the ledger.
+   */
+  async #evaluate(action: Action, { tier, reasons }: ActionClassification, admitted: ApprovalRecord | undefined): Promise<GateDecision> {
     const fingerprint = operationFingerprint(action);
     const base = { action_id: action.id, fingerprint, required: tier, granted: this.#granted };
     const looked = this.#options.posture?.(tier, action);
     const posture = looked instanceof Promise ? await looked : looked;
     if (posture === "deny") return { ...base, decision: "deny", reason: `the agent's posture denies ${tier} actions` };
-    const prior = await this.#options.ledger.latest(fingerprint, this.#clock.now());
+    const prior = (await this.#options.ledger.latest(fingerprint, this.#clock.now())) ?? admitted;
     // A recorded approval counts only at or above the operation's true tier, so an under-scoped approval cannot widen access.
     if (prior?.decision === "rejected") return { ...base, decision: "deny", reason: `rejected by ${prior.reviewer}`, record: prior };
     if (prior?.decision === "approved" && tierRank(prior.required_tier) >= tierRank(tier)) {
@@ -120,10 +126,13 @@ export class ApprovalGate {
     return { ...base, decision: "needs_approval", reason: reasons.join("; ") || `requires ${tier}` };
   }
 
-  /** `evaluate`, then asks the approver for anything that needs approval, recording the outcome. */
-  async authorize(action: Action, schema?: ToolSchema): Promise<GateDecision> {
+  /**
+   * `evaluate`, then asks the approver for anything that needs approval,
+   * recording the outcome. `admitted`: see `#evaluate`.
+   */
+  async authorize(action: Action, schema?: ToolSchema, admitted?: ApprovalRecord): Promise<GateDecision> {
     const classification = classifyAction(action, schema);
-    const evaluated = await this.#evaluate(action, classification);
+    const evaluated = await this.#evaluate(action, classification, admitted?.decision === "approved" ? admitted : undefined);
     if (evaluated.decision !== "needs_approval") return evaluated;
     const { tier, reasons } = classification;
     const request: ApprovalRequest = {
