@@ -14,6 +14,7 @@ import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
 import { isPostgresUrl, openRuntimeStore } from "../car-database.ts";
+import { commitRefusalOf, refusalMessage } from "../commit-refusal.ts";
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";
@@ -152,8 +153,8 @@ export async function main(args: string[]): Promise<number> {
     const gated = approvalFindings(events);
     for (const line of gatedLines(gated, options.db)) eprintln(c.red(line));
     // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
-    const refusal = runtime.events.query({ proposal_id: proposal.id, kinds: ["commit_refused"] }).at(-1);
-    if (refusal !== undefined) eprintln(c.red(`${String(refusal.data["reason"])} — every change was rolled back (${String(refusal.data["code"])})`));
+    const refusal = commitRefusalOf(runtime.events, proposal.id);
+    if (refusal !== undefined) eprintln(c.red(refusalMessage(refusal)));
     const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : gated.length > 0 ? "approval_denied" : outcome(result);
     return code === undefined ? 0 : ERROR_CODES[code].exit;
   } finally {

@@ -1,0 +1,25 @@
+/**
+ * A commit the store refused for a conflict (`commit_refused`, PostgreSQL
+ * strict mode or a SQLite writer that moved a key first), said the same way
+ * by `car run` (a stderr line, the code's exit status) and `proposal.submit`
+ * (a JSON-RPC error with the code's number), on either backend.
+ */
+import { CarError, type CarErrorCode } from "@car/ir";
+import type { CarEvent, EventQuery } from "@car/engine";
+
+/** The `commit_refused` event of the proposal's latest run (an earlier run may have used the same id), if there is one. */
+export function commitRefusalOf(log: { query(filter: EventQuery): CarEvent[] }, proposalId: string): CarEvent | undefined {
+  const events = log.query({ proposal_id: proposalId });
+  const from = events.findLastIndex((e) => e.kind === "proposal_received");
+  return events.slice(Math.max(from, 0)).find((e) => e.kind === "commit_refused");
+}
+
+/** `commit refused: <what>: <keys> — every change was rolled back (<code>)`. */
+export function refusalMessage(refusal: CarEvent): string {
+  return `${String(refusal.data["reason"])} — every change was rolled back (${String(refusal.data["code"])})`;
+}
+
+/** The refusal as the error it is (`stale_read` / `write_conflict`), naming the keys. */
+export function refusalError(refusal: CarEvent, details: Record<string, unknown> = {}): CarError {
+  return new CarError(refusal.data["code"] as CarErrorCode, refusalMessage(refusal), { keys: refusal.data["keys"], ...details });
+}
