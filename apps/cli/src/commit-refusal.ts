@@ -7,9 +7,20 @@
 import { CarError, type CarErrorCode } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
 
-/** The `commit_refused` event of the proposal's latest run (an earlier run may have used the same id), if there is one. */
-export function commitRefusalOf(log: { query(filter: EventQuery): CarEvent[] }, proposalId: string): CarEvent | undefined {
-  const events = log.query({ proposal_id: proposalId });
+/** An event log; a shared (PostgreSQL) one also answers from the database itself (`queryShared`). */
+interface ReadableLog {
+  query(filter: EventQuery): CarEvent[];
+  queryShared?(filter: EventQuery): Promise<CarEvent[]>;
+}
+
+/**
+ * The `commit_refused` event of the proposal's latest run (an earlier run
+ * may have used the same id), if there is one. Read from the database where
+ * the log is shared: a runtime's local copy may not hold its own rollback yet.
+ */
+export async function commitRefusalOf(log: ReadableLog, proposalId: string): Promise<CarEvent | undefined> {
+  const filter = { proposal_id: proposalId };
+  const events = log.queryShared !== undefined ? await log.queryShared(filter) : log.query(filter);
   const from = events.findLastIndex((e) => e.kind === "proposal_received");
   return events.slice(Math.max(from, 0)).find((e) => e.kind === "commit_refused");
 }

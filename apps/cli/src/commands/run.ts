@@ -153,7 +153,7 @@ export async function main(args: string[]): Promise<number> {
     const gated = approvalFindings(events);
     for (const line of gatedLines(gated, options.db)) eprintln(c.red(line));
     // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
-    const refusal = commitRefusalOf(runtime.events, proposal.id);
+    const refusal = await commitRefusalOf(runtime.events, proposal.id);
     if (refusal !== undefined) eprintln(c.red(refusalMessage(refusal)));
     const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : gated.length > 0 ? "approval_denied" : outcome(result);
     return code === undefined ? 0 : ERROR_CODES[code].exit;

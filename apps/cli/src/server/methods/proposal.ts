@@ -81,7 +81,7 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   await applyRetention(ctx.session.options.store);
   const serialized = serializeProposalResult(result);
   // A commit the store refused is an error (the code says which conflict), with the rolled-back result beside it.
-  const refusal = commitRefusalOf(session.runtime.events, parsed.proposal.id);
+  const refusal = await commitRefusalOf(session.runtime.events, parsed.proposal.id);
   if (refusal !== undefined) throw refusalError(refusal, { result: serialized });
   return serialized;
 }
