@@ -10,18 +10,8 @@ import { join } from "node:path";
 import { parseProposal } from "@car/ir";
 import { operationFingerprint } from "@car/policy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { approveDeploy, demo, deployFingerprint, repoRoot } from "./demo.ts";
 import { CAR_NODE_ARGS, runCar } from "./run-car.ts";
-
-const repoRoot = new URL("../../../", import.meta.url).pathname;
-const demo = [
-  "examples/deploy/proposal.json",
-  "--tools",
-  "examples/deploy/tools.mjs",
-  "--policies",
-  "examples/deploy/policies",
-  "--state",
-  "examples/deploy/state.json",
-];
 
 let root: string;
 let carHome: string;
@@ -52,17 +42,12 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The fingerprint of the demo's deploy action: full_access, so every run of the demo needs it approved. */
-const deployFingerprint = operationFingerprint(
-  parseProposal(JSON.parse(readFileSync(join(repoRoot, "examples/deploy/proposal.json"), "utf8"))).actions.find((a) => a.id === "deploy")!,
-);
-
 beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "car-run-")));
   carHome = join(root, "car-home");
   mkdirSync(carHome);
   // The tests below run the demo in this CAR home: its deploy is approved once, as an operator would.
-  const approved = await runCar(["approvals", "approve", deployFingerprint, "--tier", "full_access", "--by", "test"], { env: { CAR_HOME: carHome } });
+  const approved = await runCar(approveDeploy(), { env: { CAR_HOME: carHome } });
   expect(approved.code, approved.stderr).toBe(0);
   writeFileSync(join(root, "programs.mjs"), PROGRAMS);
   const program = (mode: string, extra: Record<string, unknown> = {}) => ({ command: [process.execPath, "./programs.mjs", mode], ...extra });
