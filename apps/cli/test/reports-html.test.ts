@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
+import { parseAction } from "@car/ir";
+import { operationFingerprint } from "@car/policy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "./chromium.ts";
 import { runCar } from "./run-car.ts";
@@ -135,6 +137,7 @@ describe.skipIf(!haveChromium)("the run report", () => {
     const policies = join(tmp, "policies");
     mkdirSync(policies);
     file("policies/deny.toml", '[[deny_tool_param]]\ntool = "shell"\nparam = "command"\ncontains = "rm -rf"\n');
+    const wipe = { id: "wipe", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" }, dependencies: ["two"] };
     const proposal = file("run.json", {
       id: "runreport01",
       actions: [
@@ -142,10 +145,13 @@ describe.skipIf(!haveChromium)("the run report", () => {
         { id: "fetch", type: "tool_call", tool: "flaky", failure_behavior: "retry", max_retries: 2 },
         { id: "one", type: "tool_call", tool: "limited", dependencies: ["fetch"] },
         { id: "two", type: "tool_call", tool: "limited", dependencies: ["one"] },
-        { id: "wipe", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" }, dependencies: ["two"] },
+        wipe,
       ],
     });
     const db = join(tmp, "car.db");
+    // `rm -rf` is full_access (DECISIONS §16): approved, so the policy is what denies it.
+    const approve = ["approvals", "approve", operationFingerprint(parseAction(wipe)), "--tier", "full_access", "--db", db];
+    expect((await runCar(approve, { env: { CAR_HOME: tmp } })).code).toBe(0);
     const report = join(tmp, "run.html");
     const r = await runCar(["run", proposal, "--tools", tools, "--policies", policies, "--db", db, "--report", report], { env: { CAR_HOME: tmp } });
     expect(r.code).toBe(1);

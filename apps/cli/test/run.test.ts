@@ -89,7 +89,7 @@ describe("car run", () => {
     expect(r.stderr).toContain("5 policy rules");
     expect(r.stderr.indexOf("▶ build")).toBeLessThan(r.stderr.indexOf("✓ build"));
     expect(r.stderr.indexOf("✓ build")).toBeLessThan(r.stderr.indexOf("▶ deploy"));
-  });
+  }, 120_000);
 
   it("prints the ProposalResult as JSON and writes the event log as JSON lines", async () => {
     const events = join(root, "events.jsonl");
