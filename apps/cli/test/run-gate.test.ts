@@ -88,7 +88,7 @@ describe("car run under the approval gate", () => {
     expect((await runCar(["audit", "verify"], { env: env() })).code).toBe(0);
   }, 120_000);
 
-  it("a recorded rejection denies the operation; --tier read_only gates a write", async () => {
+  it("a recorded rejection denies the operation; --tier read_only gates a write; --agent applies its posture", async () => {
     rmSync(calls, { force: true });
     const file = proposal("mail", [{ ...send, parameters: { to: "all@example.com" }, dependencies: [] }]);
     const fingerprint = /fingerprint ([0-9a-f]{64})/.exec((await run(file)).stderr)![1]!;
@@ -107,6 +107,12 @@ describe("car run under the approval gate", () => {
     expect((await run(writes)).code).toBe(0);
     expect(fired()).toEqual(["read_file", "write_file"]);
     expect((await run(writes, "--tier", "root")).code).toBe(2);
+    // An agent's posture refines the gate: always_allow for full_access runs a send nobody approved.
+    expect((await runCar(["approvals", "set-posture", "notifier", "always_allow", "--tier", "full_access"], { env: env() })).code).toBe(0);
+    const news = proposal("news", [{ ...send, parameters: { to: "news@example.com" }, dependencies: [] }]);
+    expect((await run(news)).code).toBe(1);
+    expect((await run(news, "--agent", "notifier")).code).toBe(0);
+    expect(fired()).toEqual(["read_file", "write_file", "send_email"]);
     // A fingerprint no gated run asked about needs an explicit tier.
     const unknown = await runCar(["approvals", "approve", "a".repeat(64)], { env: env() });
     expect(unknown.code).toBe(1);
