@@ -190,5 +190,5 @@ describe.skipIf(!haveChromium)("the run report", () => {
       await page.close();
     }
     expect(seen[0]).toEqual(seen[1]);
-  });
+  }, 90_000);
 });

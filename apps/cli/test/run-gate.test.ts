@@ -85,7 +85,6 @@ describe("car run under the approval gate", () => {
     expect(recorded.map((e) => e.data)).toEqual([
       expect.objectContaining({ fingerprint, decision: "approved", reviewer: "alice", required_tier: "full_access" }),
     ]);
-    expect((await runCar(["audit", "verify"], { env: env() })).code).toBe(0);
   }, 120_000);
 
   it("a recorded rejection denies the operation; --tier read_only gates a write; --agent applies its posture", async () => {
