@@ -40,7 +40,10 @@ const COMMANDS: Record<string, CommandEntry> = {
   mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
   serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
   audit: { summary: "Verify the audit log's hash chain, query events, trim old ones", load: () => import("./commands/audit.ts") },
-  approvals: { summary: "Approve or reject a gated operation; list, set and revoke postures and standing grants", load: () => import("./commands/approvals.ts") },
+  approvals: {
+    summary: "Approve or reject a gated operation; list, set and revoke postures and standing grants",
+    load: () => import("./commands/approvals.ts"),
+  },
 };
 
 /** Every exit status `car` uses; each CarError code maps to one of these (ERROR_CODES in @car/ir). */
