@@ -10,6 +10,8 @@ export default defineConfig({
     "sqlite/index": "src/backends/sqlite/index.ts",
     "postgres/index": "src/backends/postgres/index.ts",
     "store-conformance": "src/backends/shared/store-conformance.ts",
+    // A throwaway PostgreSQL cluster, for the tests of packages above this one (the CLI's server tests).
+    "postgres-cluster": "test/support/postgres-cluster.ts",
   },
   format: "esm",
   dts: true,

@@ -40,13 +40,19 @@ const COMMANDS: Record<string, CommandEntry> = {
   mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
   serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
   audit: { summary: "Verify the audit log's hash chain, query events, trim old ones", load: () => import("./commands/audit.ts") },
-  approvals: { summary: "List, set and revoke per-agent postures and standing approval grants", load: () => import("./commands/approvals.ts") },
+  approvals: {
+    summary: "Approve or reject a gated operation; list, set and revoke postures and standing grants",
+    load: () => import("./commands/approvals.ts"),
+  },
 };
 
 /** Every exit status `car` uses; each CarError code maps to one of these (ERROR_CODES in @car/ir). */
 const EXIT_CODES: readonly [number, string][] = [
   [0, "success: the proposal verified, the run finished with every action succeeded (or skipped by its own choice)"],
-  [1, "the check or the run said no: verification failed, a tool failed, a policy or approval denied, a conflict, a store error"],
+  [
+    1,
+    "the check or the run said no: verification failed, a tool failed, a policy denied, an approval is missing or refused (car approvals approve), a conflict, a store error, a broken or (with --require-key) unkeyed audit log",
+  ],
   [2, "bad usage or input: unknown option, unreadable or malformed proposal/state/policy file, a port already in use"],
   [3, "internal error: a bug in car (please report it with the command line)"],
 ];

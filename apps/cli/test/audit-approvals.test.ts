@@ -7,25 +7,17 @@
  * and a tail cut behind `car audit anchor` reported, the key owner-only.
  */
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import Database from "better-sqlite3";
+import { canonicalJson } from "@car/ir";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { borrowedStore, Runtime } from "@car/engine";
 import { sqlite } from "@car/engine/sqlite";
 import { openCarDatabase } from "../src/car-database.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { approveDeploy, demo, repoRoot } from "./demo.ts";
 import { runCar } from "./run-car.ts";
-
-const repoRoot = new URL("../../../", import.meta.url).pathname;
-const demo = [
-  "examples/deploy/proposal.json",
-  "--tools",
-  "examples/deploy/tools.mjs",
-  "--policies",
-  "examples/deploy/policies",
-  "--state",
-  "examples/deploy/state.json",
-];
 let root: string;
 let carHome: string;
 let db: string;
@@ -41,6 +33,7 @@ const car = (args: string[]) => runCar(args, { cwd: repoRoot, env: { CAR_HOME: c
 
 describe("car audit", () => {
   it("verifies the chain of a run's events, and names the seq of an edited event", async () => {
+    expect((await car(approveDeploy(db))).code).toBe(0);
     expect((await car(["run", ...demo, "--db", db, "--json"])).code).toBe(0);
     const ok = await car(["audit", "verify", "--db", db]);
     expect(ok.code).toBe(0);
@@ -115,13 +108,14 @@ describe("car approvals", () => {
       expires_at: null,
       tool: "deploy",
     });
-    const [grant] = await store.approvals.grants(Date.now());
+    // The demo's deploy, approved for the first test, is a standing grant too.
+    const grant = (await store.approvals.grants(Date.now())).find((g) => g.fingerprint === "f".repeat(64));
     await store.close();
     expect((await car(["approvals", "list", "--db", db])).stdout).toContain(`#${grant!.id}  deploy  up to full_access  by conn:ops`);
     const revoked = await car(["approvals", "revoke", String(grant!.id), "--by", "admin", "--db", db]);
     expect(revoked.stdout.trim()).toBe(`revoked grant #${grant!.id} (deploy): its operation needs approval again`);
     expect((await car(["approvals", "revoke", String(grant!.id), "--db", db])).code).toBe(1);
-    expect((await car(["approvals", "list", "--db", db])).stdout).toContain("Standing grants:\n  (none)");
+    expect((await car(["approvals", "list", "--db", db])).stdout).not.toContain(`#${grant!.id}  `);
     const kinds = (await car(["audit", "query", "--db", db, "--kind", "approval_revoked", "--json"])).stdout
       .trim()
       .split("\n")
@@ -154,6 +148,7 @@ describe("car audit and the keyed chain", () => {
   afterAll(() => rmSync(chainDb, { force: true }));
 
   it("records `car run --state` seeding as chained events, with the key created owner-only", async () => {
+    expect((await car(approveDeploy(chainDb))).code).toBe(0);
     expect((await car(["run", ...demo, "--db", chainDb, "--json"])).code).toBe(0);
     expect(statSync(join(carHome, "audit.key")).mode & 0o777).toBe(0o600);
     const lines = (await car(["audit", "query", "--db", chainDb, "--kind", "state_changed", "--json"])).stdout.trim().split("\n");
@@ -203,5 +198,42 @@ describe("car audit and the keyed chain", () => {
     const broken = await car(["audit", "verify", "--db", chainDb]);
     expect(broken.code).toBe(1);
     expect(broken.stdout).toContain(`the log ends at seq ${anchor.seq - 1}, but seq ${anchor.seq} was anchored`);
+  });
+
+  it("fails when every MAC was stripped and history rewritten and rehashed, naming the first event; without the key it says unkeyed", async () => {
+    const strippedDb = join(root, "stripped.db");
+    for (const [agent, posture] of [
+      ["bot", "deny"],
+      ["ci", "require_approval"],
+    ])
+      expect((await car(["approvals", "set-posture", agent!, posture!, "--db", strippedDb])).code).toBe(0);
+    const intact = await car(["audit", "verify", "--db", strippedDb]);
+    expect(intact.code).toBe(0);
+    expect(intact.stdout).toContain("every event's MAC verifies under the audit key");
+
+    // The attacker has the database, not the key: "deny" becomes "always_allow", every hash is recomputed, the MACs go.
+    const raw = new Database(strippedDb);
+    let prev = "0".repeat(64);
+    for (const row of raw.prepare("SELECT seq, body FROM events ORDER BY seq").all() as { seq: number; body: string }[]) {
+      const event = JSON.parse(row.body.replace('"posture":"deny"', '"posture":"always_allow"'));
+      event.prev_hash = prev;
+      const body = canonicalJson(event);
+      prev = createHash("sha256").update(body).digest("hex");
+      raw.prepare("UPDATE events SET body = ?, hash = ?, mac = NULL WHERE seq = ?").run(body, prev, row.seq);
+    }
+    raw.prepare("UPDATE chain_head SET hash = ? WHERE id = 1").run(prev);
+    raw.close();
+
+    const broken = await car(["audit", "verify", "--db", strippedDb]);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain("broken at seq 1: the event carries no MAC, and an audit key exists");
+    // Without the key the rewrite is a consistent chain: said to be unkeyed, a failure only with --require-key.
+    const elsewhere = { CAR_HOME: join(root, "no-key-home") };
+    const unkeyed = await runCar(["audit", "verify", "--db", strippedDb], { env: elsewhere });
+    expect(unkeyed.code).toBe(0);
+    expect(unkeyed.stdout).toContain("unkeyed: only integrity against accidental damage is checked");
+    const required = await runCar(["audit", "verify", "--db", strippedDb, "--require-key"], { env: elsewhere });
+    expect(required.code).toBe(1);
+    expect(required.stderr).toContain("--require-key: there is no audit key");
   });
 });

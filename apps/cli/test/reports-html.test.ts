@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { borrowedStore, Runtime } from "@car/engine";
-import { type ApprovalAnswer, ApprovalGate } from "@car/policy";
+import { parseAction } from "@car/ir";
+import { type ApprovalAnswer, ApprovalGate, operationFingerprint } from "@car/policy";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openCarDatabase } from "../src/car-database.ts";
@@ -139,6 +140,7 @@ describe.skipIf(!haveChromium)("the run report", () => {
     const policies = join(tmp, "policies");
     mkdirSync(policies);
     file("policies/deny.toml", '[[deny_tool_param]]\ntool = "shell"\nparam = "command"\ncontains = "rm -rf"\n');
+    const wipe = { id: "wipe", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" }, dependencies: ["two"] };
     const proposal = file("run.json", {
       id: "runreport01",
       actions: [
@@ -146,10 +148,13 @@ describe.skipIf(!haveChromium)("the run report", () => {
         { id: "fetch", type: "tool_call", tool: "flaky", failure_behavior: "retry", max_retries: 2 },
         { id: "one", type: "tool_call", tool: "limited", dependencies: ["fetch"] },
         { id: "two", type: "tool_call", tool: "limited", dependencies: ["one"] },
-        { id: "wipe", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" }, dependencies: ["two"] },
+        wipe,
       ],
     });
     const db = join(tmp, "car.db");
+    // `rm -rf` is full_access (DECISIONS §16): approved, so the policy is what denies it.
+    const approve = ["approvals", "approve", operationFingerprint(parseAction(wipe)), "--tier", "full_access", "--db", db];
+    expect((await runCar(approve, { env: { CAR_HOME: tmp } })).code).toBe(0);
     const report = join(tmp, "run.html");
     const r = await runCar(["run", proposal, "--tools", tools, "--policies", policies, "--db", db, "--report", report], { env: { CAR_HOME: tmp } });
     expect(r.code).toBe(1);
@@ -188,7 +193,7 @@ describe.skipIf(!haveChromium)("the run report", () => {
       await page.close();
     }
     expect(seen[0]).toEqual(seen[1]);
-  });
+  }, 90_000);
 
   it("draws approval waits (car audit report): the span from the question to the answer, who decided and the decision", async () => {
     // `car run` has no approver to wait for; a library runtime with one writes the database the report reads.

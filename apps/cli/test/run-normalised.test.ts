@@ -24,7 +24,7 @@ const COMMANDS: [string, "rejected" | "succeeded"][] = [
   ["echo cu rl", "succeeded"],
 ];
 
-beforeAll(() => {
+beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "car-run-normalised-")));
   mkdirSync(join(root, "policies"));
   mkdirSync(join(root, "car-home"));
@@ -54,13 +54,17 @@ beforeAll(() => {
       actions: COMMANDS.map(([command], i) => ({ id: `c${i}`, type: "tool_call", tool: "shell", parameters: { command }, failure_behavior: "skip" })),
     }),
   );
+  // `rm -rf /` and `curl` are full_access (DECISIONS §16): the run is an agent's whose posture allows them, so the rules decide.
+  const posture = await runCar(["approvals", "set-posture", "ops", "always_allow"], { env: { CAR_HOME: join(root, "car-home") } });
+  expect(posture.code, posture.stderr).toBe(0);
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe("car run with rules on commands", () => {
   it("denies every spelling of the command a rule names, and runs the rest", async () => {
-    const r = await runCar(["run", join(root, "proposal.json"), "--tools", join(root, "tools.json"), "--policies", join(root, "policies"), "--json"], {
+    const args = ["run", join(root, "proposal.json"), "--tools", join(root, "tools.json"), "--policies", join(root, "policies"), "--agent", "ops", "--json"];
+    const r = await runCar(args, {
       cwd: root,
       env: { CAR_HOME: join(root, "car-home") },
     });

@@ -65,7 +65,10 @@ describe("car run progress", () => {
 
   it("shows a policy denial naming the rule", async () => {
     const p = proposalFile("deny.json", [{ id: "wipe", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" } }]);
-    const r = await run([p, "--db", ":memory:"]);
+    // `rm -rf` is full_access (DECISIONS §16): run as an agent whose posture allows it, so the policy is what decides.
+    const db = join(root, "trusted.db");
+    expect((await runCar(["approvals", "set-posture", "ops", "always_allow", "--db", db], { env: { CAR_HOME: carHome } })).code).toBe(0);
+    const r = await run([p, "--db", db, "--agent", "ops"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/⛔ wipe \(shell\) denied by policy deny_tool_param:shell\.command/);
   });

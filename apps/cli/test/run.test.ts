@@ -3,23 +3,15 @@
  * programs in a tools.json, policies given and discovered, the event log,
  * and exit codes by outcome.
  */
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseProposal } from "@car/ir";
+import { operationFingerprint } from "@car/policy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCar } from "./run-car.ts";
-
-const repoRoot = new URL("../../../", import.meta.url).pathname;
-const demo = [
-  "examples/deploy/proposal.json",
-  "--tools",
-  "examples/deploy/tools.mjs",
-  "--policies",
-  "examples/deploy/policies",
-  "--state",
-  "examples/deploy/state.json",
-];
+import { approveDeploy, demo, deployFingerprint, repoRoot } from "./demo.ts";
+import { CAR_NODE_ARGS, runCar } from "./run-car.ts";
 
 let root: string;
 let carHome: string;
@@ -50,10 +42,13 @@ function alive(pid: number): boolean {
   }
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "car-run-")));
   carHome = join(root, "car-home");
   mkdirSync(carHome);
+  // The tests below run the demo in this CAR home: its deploy is approved once, as an operator would.
+  const approved = await runCar(approveDeploy(), { env: { CAR_HOME: carHome } });
+  expect(approved.code, approved.stderr).toBe(0);
   writeFileSync(join(root, "programs.mjs"), PROGRAMS);
   const program = (mode: string, extra: Record<string, unknown> = {}) => ({ command: [process.execPath, "./programs.mjs", mode], ...extra });
   writeFileSync(
@@ -71,18 +66,30 @@ beforeAll(() => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe("car run", () => {
-  it("runs the README demo: verify, policies, execute, exit 0", async () => {
-    const r = await runCar(["run", ...demo], { cwd: repoRoot, env: { CAR_HOME: carHome } });
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/build\s+succeeded/);
-    expect(r.stdout).toMatch(/deploy\s+succeeded.*"url":"https:\/\/staging.example.internal"/);
-    expect(r.stdout).toMatch(/record\s+succeeded/);
-    expect(r.stdout).toContain("4 executed, 0 rejected, 0 skipped; 3 tool calls");
+  it("runs the README demo: the gate stops the deploy and nothing runs, then after the approval everything runs, exit 0", async () => {
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
+      execFile(
+        process.execPath,
+        ["examples/deploy/demo.mjs", process.execPath, ...CAR_NODE_ARGS],
+        { cwd: repoRoot, env: { ...process.env, NO_COLOR: "1" } },
+        (err, stdout, stderr) =>
+          err !== null && typeof err.code !== "number" ? fail(err) : done({ code: err === null ? 0 : (err.code as number), stdout, stderr }),
+      );
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const [gated, approval, ran] = r.stdout.split(/^# \d\. /m).slice(1) as [string, string, string];
+    expect(gated).toContain("0 executed, 4 rejected, 0 skipped; 0 tool calls");
+    expect(r.stderr).toContain(`approval needed: deploy fingerprint ${deployFingerprint} requires full_access, granted sandbox_edit`);
+    expect(approval).toContain(`approved deploy up to full_access (fingerprint ${deployFingerprint}) by demo`);
+    expect(ran).toMatch(/build\s+succeeded/);
+    expect(ran).toMatch(/deploy\s+succeeded.*"url":"https:\/\/staging.example.internal"/);
+    expect(ran).toMatch(/record\s+succeeded/);
+    expect(ran).toContain("4 executed, 0 rejected, 0 skipped; 3 tool calls");
     // live progress, one line per action event, on stderr
     expect(r.stderr).toContain("5 policy rules");
     expect(r.stderr.indexOf("▶ build")).toBeLessThan(r.stderr.indexOf("✓ build"));
     expect(r.stderr.indexOf("✓ build")).toBeLessThan(r.stderr.indexOf("▶ deploy"));
-  });
+  }, 120_000);
 
   it("prints the ProposalResult as JSON and writes the event log as JSON lines", async () => {
     const events = join(root, "events.jsonl");
@@ -131,6 +138,9 @@ describe("car run", () => {
   it("refuses a call a policy denies, naming the rule, and exits 1", async () => {
     const proposal = writeProposal("prod.json", [{ id: "ship", type: "tool_call", tool: "deploy", parameters: { env: "prod", artifact: "web.tar.gz" } }]);
     const tools = join(repoRoot, "examples/deploy/tools.mjs");
+    // Approved (deploy is full_access): the policy still denies it.
+    const fingerprint = operationFingerprint(parseProposal(JSON.parse(readFileSync(proposal, "utf8"))).actions[0]!);
+    expect((await runCar(["approvals", "approve", fingerprint, "--tier", "full_access"], { env: { CAR_HOME: carHome } })).code).toBe(0);
     const r = await runCar(["run", proposal, "--tools", tools, "--policies", join(repoRoot, "examples/deploy/policies"), "--json"], {
       env: { CAR_HOME: carHome },
     });
@@ -243,7 +253,11 @@ export const run_tests = () => "green";
       reversibility: "compensable",
       compensation: { type: "tool", tool: "remove_file", parameters: { path: file } },
     };
-    const args = (p: string) => [p, "--tools", join(work, "tools.mjs"), "--policies", join(work, "policies"), "--db", ":memory:"];
+    const db = join(work, "car.db");
+    const args = (p: string) => [p, "--tools", join(work, "tools.mjs"), "--policies", join(work, "policies"), "--db", db];
+    // deploy is full_access: approved once, so the trace rule and the compensation are what these runs show.
+    const deploy = operationFingerprint(parseProposal({ actions: [{ id: "d", type: "tool_call", tool: "deploy" }] }).actions[0]!);
+    expect((await runCar(["approvals", "approve", deploy, "--tier", "full_access", "--db", db], { env: { CAR_HOME: carHome } })).code).toBe(0);
 
     const denied = writeProposal("denied.json", [write, { id: "d", type: "tool_call", tool: "deploy", dependencies: ["w"] }]);
     const r1 = await runCar(["run", ...args(denied)], { env: { CAR_HOME: carHome } });
@@ -273,5 +287,5 @@ export const run_tests = () => "green";
     const json = await runCar(["run", ...args(failing), "--rollback", "compensate", "--json"], { env: { CAR_HOME: carHome } });
     expect(JSON.parse(json.stdout).results[0]).toMatchObject({ rolled_back: true, compensated: true });
     expect((await runCar(["run", ...args(failing), "--rollback", "undo"], { env: { CAR_HOME: carHome } })).code).toBe(2);
-  });
+  }, 90_000);
 });

@@ -145,8 +145,32 @@ class WsRuntime implements ConformanceRuntime {
     for (const [key, value] of Object.entries(state)) await this.#peer.call("state.set", { key, value });
   }
 
+  /**
+   * A server that gates every session (DECISIONS §16: `car serve`, the
+   * reference daemon) rejects a proposal with an action above the standing
+   * tier until an operator approves it. The scenarios are about what the
+   * runtime does once a proposal is admitted, so the adapter approves what
+   * `permission.pending` lists, as the operator would (in the isolated
+   * session's own ledger). A server without the method is not gated.
+   */
+  async #approvePending(proposal: JsonValue): Promise<void> {
+    let pending: JsonValue;
+    try {
+      pending = (await this.#peer.call("permission.pending", { proposal })) as JsonValue;
+    } catch (err) {
+      if (err instanceof RpcCallError) return; // not gated, or a malformed proposal that submit reports itself
+      throw err;
+    }
+    const rows = isJsonObject(pending) && Array.isArray(pending["pending"]) ? pending["pending"] : [];
+    for (const row of rows) {
+      if (!isJsonObject(row)) continue;
+      await this.#peer.call("permission.approve", { fingerprint: row["fingerprint"] ?? null, required_tier: row["required"] ?? null });
+    }
+  }
+
   async submit(proposal: JsonValue): Promise<SubmitOutcome> {
     try {
+      await this.#approvePending(proposal);
       return { result: (await this.#peer.call("proposal.submit", { proposal })) as JsonValue };
     } catch (err) {
       if (!(err instanceof RpcCallError)) throw err;

@@ -352,6 +352,7 @@ export class Runtime {
         const emit = (kind: EventKind, action_id: string, data: JsonObject): void => run.emit(kind, action_id, data);
         const allowed = (action: Action, d: ApprovalDecision): void => {
           if (action.tool !== undefined) traceApproval(this.traceGate, parsed.id, action.tool, d);
+          if (d.record?.decision === "approved") admission.approvals.set(action.id, d.record);
         };
         admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed)));
       }

@@ -114,28 +114,31 @@ describe("approval gate", () => {
 
   it("a wait at dispatch (parameters with references) is on the record too, before the action starts", async () => {
     const { rt, timers } = gatedRuntime({
-      // Approved at admission (declared parameters), refused at dispatch (resolved ones: another operation).
-      approver: (req) => new Promise((resolve) => timers.setTimeout(() => resolve(req.action.parameters["to"] === "$r.output" ? "approve" : "deny"), 700)),
+      // Within the standing tier as declared; its resolved content makes it full_access, so it is asked at dispatch.
+      approver: (req) => new Promise((resolve) => timers.setTimeout(() => resolve(req.required_tier === "full_access" ? "deny" : "approve"), 700)),
     });
-    rt.registerTool({ name: "read_file" }, () => "someone@example.com");
-    rt.registerTool({ name: "send_email" }, () => "sent");
+    rt.registerTool({ name: "read_file" }, () => "cleanup: rm -rf /srv/data");
+    rt.registerTool({ name: "write_file" }, () => "written");
     const r = await timers.settle(
       rt.executeProposal({
         id: "later",
-        actions: [tc("r", "read_file", { parameters: { path: "a" } }), tc("s", "send_email", { parameters: { to: "$r.output" }, dependencies: ["r"] })],
+        actions: [
+          tc("r", "read_file", { parameters: { path: "a" } }),
+          tc("w", "write_file", { parameters: { path: "notes.txt", content: "$r.output" }, dependencies: ["r"] }),
+        ],
       }),
     );
     expect(r.results.map((x) => x.status)).toEqual(["succeeded", "rejected"]);
     const trail = rt.events
       .query({ proposal_id: "later" })
-      .filter((e) => e.action_id === "s")
+      .filter((e) => e.action_id === "w")
       .map((e) => e.kind);
-    // Asked at admission on the declared parameters, then again at dispatch on the resolved ones.
-    expect(trail.filter((k) => k.startsWith("approval_")).slice(-2)).toEqual(["approval_requested", "approval_decided"]);
+    // Admission let the declared form through without asking; the resolved form is asked about at dispatch.
+    expect(trail.filter((k) => k.startsWith("approval_"))).toEqual(["approval_requested", "approval_decided"]);
     expect(trail).not.toContain("action_started");
     const last = rt.events.query({ proposal_id: "later", kinds: ["approval_decided"] }).at(-1)!;
-    expect(last.data).toMatchObject({ decision: "deny", reviewer: "approver", wait_ms: 700 });
-    expect(JSON.stringify(rt.events.query({ proposal_id: "later", kinds: ["approval_requested", "approval_decided"] }))).not.toContain("someone@example.com");
+    expect(last.data).toMatchObject({ decision: "deny", required: "full_access", reviewer: "approver", wait_ms: 700 });
+    expect(JSON.stringify(rt.events.query({ proposal_id: "later", kinds: ["approval_requested", "approval_decided"] }))).not.toContain("/srv/data");
   });
 
   it("a third action that needs approval blocks the whole proposal; after approval the same proposal runs", async () => {
@@ -174,5 +177,37 @@ describe("approval gate", () => {
     const ran = await rt.executeProposal({ ...proposal, id: "p2" });
     expect(ran.results.map((x) => x.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     expect(called).toEqual(["read a", "write b", "send"]);
+  });
+
+  it("an approval of an action with output references covers its resolved form, unless that form is rejected", async () => {
+    const timers = manualTimers();
+    const rt0 = new Runtime({ clock: timers, timers });
+    const gate = new ApprovalGate({ ledger: rt0.approvals, sessionId: "s", clock: timers, timers });
+    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
+    const sent: unknown[] = [];
+    rt.registerTool({ name: "read_file" }, () => ({ to: "x@y.z" }));
+    rt.registerTool({ name: "send_email" }, (p) => {
+      sent.push(p["to"]);
+      return "sent";
+    });
+    const proposal = {
+      id: "p",
+      actions: [tc("r", "read_file", { parameters: { path: "a" } }), tc("s", "send_email", { parameters: { to: "$r.output.to" }, dependencies: ["r"] })],
+    };
+    const send = parseProposal(proposal).actions[1]!;
+    const template = await gate.evaluate(send);
+    const resolved = await gate.evaluate({ ...send, parameters: { to: "x@y.z" } });
+    expect(resolved.fingerprint).not.toBe(template.fingerprint);
+    const decide = (fingerprint: string, decision: "approved" | "rejected") =>
+      rt.approvals.record({ fingerprint, decision, required_tier: "full_access", reviewer: "conn:ops", decided_at: timers.now(), expires_at: null });
+    await decide(template.fingerprint, "approved");
+    const ran = await rt.executeProposal(proposal);
+    expect(ran.results.map((x) => x.status)).toEqual(["succeeded", "succeeded"]);
+    expect(sent).toEqual(["x@y.z"]);
+    // A decision recorded on the resolved operation itself still wins over the template's approval.
+    await decide(resolved.fingerprint, "rejected");
+    const refused = await rt.executeProposal({ ...proposal, id: "p2" });
+    expect(refused.results[1]).toMatchObject({ status: "rejected", error: "denied by approval gate: rejected by conn:ops" });
+    expect(sent).toEqual(["x@y.z"]);
   });
 });

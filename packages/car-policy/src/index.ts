@@ -33,6 +33,7 @@ export {
   ApprovalGate,
   type ApprovalGateOptions,
   type ApprovalRequest,
+  type AuthorizeOptions,
   type GateDecision as ApprovalDecision,
   type GateVerdict,
   type Posture,

@@ -1,40 +1,54 @@
 /**
  * `car approvals`: the durable approval ledger and per-agent postures in the
- * CAR database. `list` shows postures and the standing grants still in
- * force; `set-posture` sets an agent's posture (for every tier, or one with
- * --tier); `clear-posture` removes it; `revoke` takes a standing grant back,
- * so the next evaluation of that operation asks again.
+ * CAR database. `approve` / `reject` record a decision on an operation's
+ * fingerprint (the ledger call `permission.approve` makes); `list` shows
+ * postures and the standing grants still in force; `set-posture` sets an
+ * agent's posture (for every tier, or one with --tier); `clear-posture`
+ * removes it; `revoke` takes a standing grant back, so the next evaluation
+ * of that operation asks again.
  */
-import { ERROR_CODES, type CarErrorCode } from "@car/ir";
-import { isPermissionTier, type PermissionTier, type Posture } from "@car/policy";
-import type { LedgerEntry, PostureEntry } from "@car/engine";
-import { expectPositionals, parseArgs, usageError } from "../argv.ts";
-import { databasePath, openCarDatabase } from "../car-database.ts";
+import { CarError, ERROR_CODES, type CarErrorCode } from "@car/ir";
+import { type ApprovalOutcome, type ApprovalRecord, isPermissionTier, type PermissionTier, type Posture, tierRank } from "@car/policy";
+import type { CarEvent, EventQuery, LedgerEntry, PostureEntry } from "@car/engine";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
+import { databasePath, isPostgresUrl, openCarDatabase, openPostgres } from "../car-database.ts";
 import { println } from "../io.ts";
 
-export const usage = `Usage: car approvals list [--json] [--db PATH]
+export const usage = `Usage: car approvals approve <FINGERPRINT> [--tier TIER] [--by WHO] [--ttl SECONDS] [--reason TEXT] [--db PATH|URL]
+       car approvals reject <FINGERPRINT> [--tier TIER] [--by WHO] [--ttl SECONDS] [--reason TEXT] [--db PATH|URL]
+       car approvals list [--json] [--db PATH]
        car approvals set-posture <AGENT> <POSTURE> [--tier TIER] [--db PATH]
        car approvals clear-posture <AGENT> [--tier TIER] [--db PATH]
        car approvals revoke <GRANT_ID> [--by WHO] [--db PATH]
+
+approve / reject record a decision on the operation with that fingerprint
+(the one 'car run' prints when the approval gate stops a proposal, or that
+permission.evaluate reports); the same run then passes (or stays refused).
+TIER defaults to the tier the gate asked for, found in the audit log; an
+approval below what the operation needs does not count. --ttl makes the
+decision lapse after SECONDS (default: it stands until revoked); --by names the reviewer (default cli:$USER).
 
 POSTURE is always_allow, require_approval or deny; it refines the permission
 tier gate for that agent's actions (for every tier, or only TIER: read_only,
 sandbox_edit or full_access). A per-tier posture wins over an every-tier one.
 GRANT_ID is a standing grant's id from 'list'. Every change is recorded in
-the audit log. The database is --db PATH, default <CAR_HOME>/car.db.`;
+the audit log. The database is --db PATH, default <CAR_HOME>/car.db
+(approve and reject also take a postgres:// URL).`;
 
 const POSTURES: readonly Posture[] = ["always_allow", "require_approval", "deny"];
 
 export async function main(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
+  if (sub === "approve") return decide("approved", rest);
+  if (sub === "reject") return decide("rejected", rest);
   if (sub === "list") return list(rest);
   if (sub === "set-posture") return setPosture(rest);
   if (sub === "clear-posture") return clearPosture(rest);
   if (sub === "revoke") return revoke(rest);
   throw usageError(
     sub === undefined
-      ? "missing subcommand: list, set-posture, clear-posture or revoke"
-      : `unknown subcommand '${sub}': expected list, set-posture, clear-posture or revoke`,
+      ? "missing subcommand: approve, reject, list, set-posture, clear-posture or revoke"
+      : `unknown subcommand '${sub}': expected approve, reject, list, set-posture, clear-posture or revoke`,
   );
 }
 
@@ -112,6 +126,76 @@ async function revoke(args: string[]): Promise<number> {
   try {
     const entry = await store.approvals.revoke(id, options.by ?? `cli:${process.env["USER"] ?? "operator"}`, Date.now());
     println(`revoked grant #${entry.id} (${entry.tool ?? entry.fingerprint.slice(0, 16)}): its operation needs approval again`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The ledger and log `approve` / `reject` work on, on either backend. */
+interface DecisionStore {
+  record(record: ApprovalRecord): Promise<void>;
+  query(filter: EventQuery): Promise<CarEvent[]>;
+  close(): Promise<void>;
+}
+
+async function openDecisionStore(db: string | undefined): Promise<DecisionStore> {
+  if (isPostgresUrl(db)) {
+    const store = await openPostgres(db);
+    return { record: (r) => store.approvals.record(r), query: (f) => store.events.queryShared(f), close: () => store.close() };
+  }
+  const store = await openCarDatabase(databasePath(db));
+  return { record: (r) => store.approvals.record(r), query: async (f) => store.events.query(f), close: () => store.close() };
+}
+
+/** What the gate asked about this fingerprint last (its `approval_decided` event), with the action's tool. */
+async function lastRequest(store: DecisionStore, fingerprint: string): Promise<{ tier: PermissionTier; action_id?: string; tool?: string } | undefined> {
+  const [asked] = await store.query({ kinds: ["approval_decided"], data_matches: { fingerprint }, order: "desc", limit: 1 });
+  const required = asked?.data["required"];
+  if (asked === undefined || typeof required !== "string" || !isPermissionTier(required)) return undefined;
+  const [received] = await store.query({ kinds: ["proposal_received"], proposal_id: asked.proposal_id ?? "", order: "desc", limit: 1 });
+  const actions = (received?.data["proposal"] as { actions?: { id: string; tool?: string }[] } | undefined)?.actions;
+  const tool = actions?.find((a) => a.id === asked.action_id)?.tool;
+  return { tier: required, ...(asked.action_id !== undefined ? { action_id: asked.action_id } : {}), ...(tool !== undefined ? { tool } : {}) };
+}
+
+async function decide(decision: ApprovalOutcome, args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, {
+    db: { type: "string" },
+    tier: { type: "string" },
+    by: { type: "string" },
+    reason: { type: "string" },
+    ttl: { type: "string" },
+  });
+  const [fingerprint] = expectPositionals(positionals, ["FINGERPRINT"]);
+  if (!/^[0-9a-f]{64}$/.test(fingerprint!)) throw usageError(`FINGERPRINT must be 64 hex digits (as car run prints it), got '${fingerprint}'`);
+  const tier = tierOption(options.tier);
+  const ttlSeconds = options.ttl === undefined ? undefined : positiveInteger(options.ttl, "--ttl");
+  const store = await openDecisionStore(options.db);
+  try {
+    const asked = await lastRequest(store, fingerprint!);
+    if (asked === undefined && tier === null) {
+      throw new CarError("not_found", `no gated action with fingerprint ${fingerprint} in the audit log: pass --tier to decide on it anyway`);
+    }
+    if (decision === "approved" && asked !== undefined && tier !== null && tierRank(tier) < tierRank(asked.tier)) {
+      throw usageError(`the operation needs ${asked.tier}; an approval at ${tier} would not count`);
+    }
+    const now = Date.now();
+    const record: ApprovalRecord = {
+      fingerprint: fingerprint!,
+      decision,
+      required_tier: tier ?? asked!.tier,
+      reviewer: options.by ?? `cli:${process.env["USER"] ?? "operator"}`,
+      decided_at: now,
+      expires_at: ttlSeconds === undefined ? null : now + ttlSeconds * 1000,
+      ...(options.reason !== undefined ? { reason: options.reason } : {}),
+      ...(asked?.action_id !== undefined ? { action_id: asked.action_id } : {}),
+      ...(asked?.tool !== undefined ? { tool: asked.tool } : {}),
+    };
+    await store.record(record);
+    const subject = asked?.tool ?? asked?.action_id ?? `${fingerprint!.slice(0, 16)}…`;
+    const expiry = record.expires_at === null ? "" : `, until ${new Date(record.expires_at).toISOString()}`;
+    println(`${decision} ${subject} up to ${record.required_tier} (fingerprint ${fingerprint}) by ${record.reviewer}${expiry}`);
     return 0;
   } finally {
     await store.close();

@@ -15,12 +15,12 @@ import type { CarEvent, EventQuery } from "@car/engine";
 import type { ChainReport } from "@car/engine";
 import { type Anchor, appendAnchor, readAnchors } from "@car/engine/sqlite";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { ANCHOR_FILE, databasePath, isPostgresUrl, openCarDatabase, openPostgres } from "../car-database.ts";
+import { ANCHOR_FILE, auditKeyPath, databasePath, isPostgresUrl, openCarDatabase, openPostgres } from "../car-database.ts";
 import { resolveCarHome } from "../car-home.ts";
-import { println } from "../io.ts";
+import { eprintln, println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 
-export const usage = `Usage: car audit verify [--db PATH|URL] [--anchors FILE] [--json]
+export const usage = `Usage: car audit verify [--db PATH|URL] [--anchors FILE] [--require-key] [--json]
        car audit anchor [--db PATH|URL] [--file FILE | --print]
        car audit query [--proposal ID] [--action ID] [--kind KIND]... [--since TIME]
                        [--until TIME] [--limit N] [--desc] [--json] [--db PATH|URL]
@@ -32,7 +32,11 @@ verify  Checks the event log's hash chain (and the signed retention
         key, the anchors of this database in FILE (default
         <CAR_HOME>/anchors.jsonl), and that the stored state is what the log
         replays to; reports the first broken link (or differing key).
-        Exit status: 0 intact, 1 broken.
+        With the audit key every event must carry a valid MAC: one without
+        (its MAC stripped, the chain rehashed) is a break. Without the key
+        the log is "unkeyed": only accidental damage is detected, which is
+        said, and --require-key makes that a failure.
+        Exit status: 0 intact, 1 broken (or unkeyed with --require-key).
 anchor  Appends the chain head (database id, seq, hash, time) to FILE
         (default <CAR_HOME>/anchors.jsonl) as a JSON line, or with --print
         writes it to stdout for an external witness. Keep anchors where the
@@ -116,7 +120,12 @@ function anchorFile(option: string | undefined): string {
 }
 
 async function verifyChain(args: string[]): Promise<number> {
-  const { positionals, options } = parseArgs(args, { db: { type: "string" }, anchors: { type: "string" }, json: { type: "boolean" } });
+  const { positionals, options } = parseArgs(args, {
+    db: { type: "string" },
+    anchors: { type: "string" },
+    json: { type: "boolean" },
+    "require-key": { type: "boolean" },
+  });
   expectPositionals(positionals, []);
   const anchors = readAnchors(anchorFile(options.anchors));
   const store = await openAuditStore(options.db);
@@ -143,16 +152,21 @@ async function verifyChain(args: string[]): Promise<number> {
       );
     }
   }
-  return report.ok ? 0 : ERROR_CODES.chain_broken.exit;
+  if (!report.ok) return ERROR_CODES.chain_broken.exit;
+  if (!report.keyed && options["require-key"] === true) {
+    eprintln(`car audit verify: --require-key: there is no audit key at ${auditKeyPath()}, so the log's MACs cannot be checked`);
+    return ERROR_CODES.chain_broken.exit;
+  }
+  return 0;
 }
 
 /** What an intact report did and did not cover, one line each. */
 function verifyNotes(report: Extract<ChainReport, { ok: true }>): string[] {
   const notes: string[] = [];
-  if (!report.keyed) notes.push("warning: the audit key is not available, so MACs were not checked (a rewrite that recomputed the hashes would pass)");
-  else if (report.unkeyed > 0)
+  if (report.keyed) notes.push("every event's MAC verifies under the audit key");
+  else
     notes.push(
-      `warning: ${report.unkeyed} event${report.unkeyed === 1 ? "" : "s"} carry no MAC (written without the audit key): only the hash chain covers them`,
+      `warning: unkeyed: only integrity against accidental damage is checked (no audit key at ${auditKeyPath()}: a rewrite that recomputed the hashes would pass)`,
     );
   const anchors = report.anchors;
   if (anchors === undefined || anchors.checked === 0)

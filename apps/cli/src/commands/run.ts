@@ -7,12 +7,14 @@
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
 import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ParsedProposal, type ProposalResult, serializeProposalResult } from "@car/ir";
-import { type CarEvent, Runtime } from "@car/engine";
+import { type CarEvent, isAuditedStore, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
+import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
 import { policyDirs } from "@car/policy/gate";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
-import { openRuntimeStore } from "../car-database.ts";
+import { isPostgresUrl, openRuntimeStore } from "../car-database.ts";
+import { commitRefusalOf, refusalMessage } from "../commit-refusal.ts";
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";
@@ -51,11 +53,24 @@ Options:
   --db <PATH|URL>         The SQLite database for state, events and approvals
                           (default <CAR_HOME>/car.db; :memory: keeps nothing),
                           or a postgres:// URL shared by runtimes on many hosts
+  --tier <TIER>           The run's standing permission tier: read_only,
+                          sandbox_edit (default) or full_access
+  --agent <ID>            Run as this agent: its postures (car approvals
+                          set-posture) refine the tier gate
   --json                  Print the ProposalResult as JSON on stdout, no progress
+
+Approvals: before anything runs, every action is classified (read_only,
+sandbox_edit, full_access). If one needs more than the standing tier, or is
+full_access (always a human's decision), the whole proposal is rejected and
+nothing runs; stderr names each action's fingerprint with the required and
+granted tier and the command that approves it (car approvals approve
+<FINGERPRINT>). The approval is recorded in the database, so the same run
+then passes.
 
 Exit status: 0 every action succeeded (or was skipped by its own choice: a
 warning line names the skip actions whose tool failed), 1 an action failed,
-was rejected or the run was cancelled, or the store refused the commit for a
+was rejected (an approval is missing: "approval needed:" lines on stderr,
+error code approval_denied) or the run was cancelled, or the store refused the commit for a
 conflict (a stderr line starting "commit refused:" names the keys; error
 code stale_read / write_conflict), 2 bad usage or input.`;
 
@@ -70,12 +85,16 @@ export async function main(args: string[]): Promise<number> {
     rollback: { type: "string" },
     json: { type: "boolean" },
     db: { type: "string" },
+    tier: { type: "string" },
+    agent: { type: "string" },
   });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
   const maxConcurrency = options["max-concurrency"] === undefined ? undefined : positiveInteger(options["max-concurrency"], "--max-concurrency");
   const rollback = options.rollback ?? "state";
   if (rollback !== "state" && rollback !== "compensate") throw usageError(`--rollback must be state or compensate, got '${rollback}'`);
+  const tier = options.tier ?? "sandbox_edit";
+  if (!isPermissionTier(tier)) throw usageError(`--tier must be read_only, sandbox_edit or full_access, got '${tier}'`);
 
   // Parsed once: verify and the runtime take the pair as it is, graph included.
   const parsed = await loadParsedProposal(path!);
@@ -87,7 +106,8 @@ export async function main(args: string[]): Promise<number> {
   const c = colors(colorEnabled(process.stderr));
   const showProgress = options.json !== true;
 
-  const runtime = new Runtime({ store: await openRuntimeStore(options.db) });
+  const store = await openRuntimeStore(options.db);
+  const runtime = new Runtime({ store, approvalGate: approvalGate(store, tier, options.agent) });
   await runtime.recover();
   try {
     for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);
@@ -130,14 +150,56 @@ export async function main(args: string[]): Promise<number> {
           `warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`,
         ),
       );
+    const gated = approvalFindings(events);
+    for (const line of gatedLines(gated, options.db)) eprintln(c.red(line));
     // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
-    const refusal = runtime.events.query({ proposal_id: proposal.id, kinds: ["commit_refused"] }).at(-1);
-    if (refusal !== undefined) eprintln(c.red(`${String(refusal.data["reason"])} — every change was rolled back (${String(refusal.data["code"])})`));
-    const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : outcome(result);
+    const refusal = await commitRefusalOf(runtime.events, proposal.id);
+    if (refusal !== undefined) eprintln(c.red(refusalMessage(refusal)));
+    const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : gated.length > 0 ? "approval_denied" : outcome(result);
     return code === undefined ? 0 : ERROR_CODES[code].exit;
   } finally {
     await runtime.close();
   }
+}
+
+/**
+ * DECISIONS §16: every run is gated, at the standing tier `sandbox_edit`
+ * unless `--tier` says otherwise, on the database's approval ledger (where
+ * `car approvals approve` records), refined by the agent's postures.
+ */
+function approvalGate(store: RuntimeStore, tier: PermissionTier, agent: string | undefined): ApprovalGate {
+  if (agent !== undefined && !isAuditedStore(store)) throw usageError("--agent needs a database with agent postures (not --db :memory:)");
+  return new ApprovalGate({
+    ledger: store.approvals,
+    sessionId: "car-run",
+    grantedTier: tier,
+    ...(agent !== undefined && isAuditedStore(store) ? { posture: postureLookup(store.postures, agent) } : {}),
+  });
+}
+
+/** The gate's refusals at admission, from this run's `approval_decided` events. */
+function approvalFindings(events: readonly CarEvent[]): CarEvent[] {
+  return events.filter((e) => e.kind === "approval_decided" && e.data["stage"] === "admission");
+}
+
+/** One line per refused action, then how to approve what needs approval. */
+function gatedLines(gated: readonly CarEvent[], db: string | undefined): string[] {
+  if (gated.length === 0) return [];
+  const lines = gated.map((e) => {
+    const d = e.data;
+    const what = d["decision"] === "deny" ? "approval denied" : "approval needed";
+    const reason = d["reason"] === undefined ? "" : ` (${String(d["reason"])})`;
+    return `${what}: ${e.action_id} fingerprint ${String(d["fingerprint"])} requires ${String(d["required"])}, granted ${String(d["granted"])}${reason}`;
+  });
+  lines.push("nothing ran: the whole proposal is rejected until every action is approved");
+  if (db === ":memory:") {
+    lines.push("  (--db :memory: keeps no approvals: run with a database to approve them)");
+    return lines;
+  }
+  // A postgres:// URL may hold a password: it is not echoed.
+  const dbOption = db === undefined ? "" : isPostgresUrl(db) ? " --db <the same postgres:// URL>" : ` --db ${db}`;
+  for (const e of gated) if (e.data["decision"] !== "deny") lines.push(`  approve: car approvals approve ${String(e.data["fingerprint"])}${dbOption}`);
+  return lines;
 }
 
 async function loadTools(file: string): Promise<LoadedTool[]> {

@@ -33,6 +33,8 @@ describe("trace rules and compensation over the WebSocket", () => {
     expect(verified.issues.map((i: { message: string }) => i.message)).toContainEqual(
       expect.stringContaining("tests_first: the DAG permits 'd' to run before any 'run_tests' succeeded"),
     );
+    // deploy is full_access (DECISIONS §16): approved, so the trace rule is what decides.
+    await c.result("permission.approve", { action: bad.actions[0] });
     const result = await c.result("proposal.submit", { proposal: bad });
     expect(result.results[0]).toMatchObject({ status: "rejected", error: expect.stringMatching(/^denied by policy: tests_first: /) });
     const malformed = await c.call("policy.register", { name: "x", rule: "trace_rule", trace: { kind: "sometimes", tool: "deploy" } });

@@ -6,8 +6,11 @@ const fx = useTestServer("car-serve-deny-command-");
 
 const FORCE_PUSH = { name: "no_force_push", rule: "deny_command", program: "git", subcommand: "push", flags: ["--force|-f|--force-with-lease|+refspec"] };
 
+/** Approved first (a push is full_access, DECISIONS §16), so the policy is what decides. */
 async function submit(c: TestClient, command: string): Promise<{ status: string; error?: string }> {
-  const r = await c.result("proposal.submit", { proposal: { actions: [{ id: "push", type: "tool_call", tool: "shell", parameters: { command } }] } });
+  const action = { id: "push", type: "tool_call", tool: "shell", parameters: { command } };
+  await c.result("permission.approve", { action });
+  const r = await c.result("proposal.submit", { proposal: { actions: [action] } });
   return r.results[0];
 }
 

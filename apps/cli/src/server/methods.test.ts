@@ -103,6 +103,8 @@ describe("policy.* and permission.classify", () => {
 
     c.handle("tools.execute", () => ({ result: { ok: true } }));
     await c.result("state.set", { key: "tests_passed", value: true });
+    // `rm -rf` is full_access (DECISIONS §16): approved, so the policy is what decides.
+    await c.result("permission.approve", { action: { id: "rm", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" } } });
     const denied = await c.result("proposal.submit", {
       proposal: { actions: [{ id: "rm", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" } }] },
     });

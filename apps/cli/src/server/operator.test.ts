@@ -118,9 +118,9 @@ describe("structured logs", () => {
   it("human format at info: one readable line per record, methods only at debug", async () => {
     const { code, stderr } = await serveAndDrive([], exercise);
     expect(code).toBe(0);
-    expect(stderr.some((l) => /^\S+Z INFO  connection_opened conn=\d+/.test(l))).toBe(true);
-    expect(stderr.some((l) => /WARN  auth_failed conn=\d+ reason=token_mismatch/.test(l))).toBe(true);
-    expect(stderr.some((l) => /INFO  proposal conn=\d+ proposal_id=p-logged statuses=\{"succeeded":1\}/.test(l))).toBe(true);
+    expect(stderr.some((l) => /^\S+Z INFO {2}connection_opened conn=\d+/.test(l))).toBe(true);
+    expect(stderr.some((l) => /WARN {2}auth_failed conn=\d+ reason=token_mismatch/.test(l))).toBe(true);
+    expect(stderr.some((l) => /INFO {2}proposal conn=\d+ proposal_id=p-logged statuses=\{"succeeded":1\}/.test(l))).toBe(true);
     expect(stderr.some((l) => / method conn=\d+ method=tools.register /.test(l))).toBe(false);
     expect(stderr.join("\n")).not.toContain(SECRET);
   });

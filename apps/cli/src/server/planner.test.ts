@@ -13,6 +13,8 @@ describe("planner.run", () => {
       { actions: [{ id: "a", type: "tool_call", tool: "publish", parameters: { draft: true } }] },
       { actions: [{ id: "a", type: "tool_call", tool: "publish", parameters: { draft: false } }] },
     ];
+    // publish is full_access (DECISIONS §16): an operator approved both calls, so execution is what decides.
+    for (const plan of plans.slice(1)) await c.result("permission.approve", { action: plan.actions[0] });
     c.handle("planner.propose", (params) => ({ result: plans[params.attempt - 1] }));
     c.handle("tools.execute", (params) =>
       params.params.draft ? { error: { code: -32000, message: "drafts cannot be published" } } : { result: { url: "https://x" } },

@@ -4,6 +4,7 @@
  * cancels whatever is still running instead of waiting for it).
  */
 import { isCarError } from "@car/ir";
+import { PERMISSION_TIERS } from "@car/policy";
 import { type OptionSpecs, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
 import { type OtelExport, startOtelExport } from "./otel.ts";
@@ -12,7 +13,7 @@ import { openServeStore } from "./serve-store.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 import { createServerLogger, LOG_FORMATS, LOG_LEVELS, pinoServerLog, type LogFormat, type LogLevel } from "./server-log.ts";
 
-const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--no-auth] [--token T] [--log-level info] [--log-format human] [--otel [--otel-endpoint URL]]
+const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--tier sandbox_edit] [--no-auth] [--token T] [--log-level info] [--log-format human] [--otel [--otel-endpoint URL]]
 
 Serve the CAR runtime as JSON-RPC 2.0 over WebSocket. Each connection is its
 own session with its own runtime; state, the audit log, approvals and agent
@@ -22,6 +23,10 @@ Options:
   --host <HOST>    Address to bind [default: ${DEFAULT_HOST}]
   -p, --port <N>   Port to listen on; 0 picks a free port [default: ${DEFAULT_PORT}]
   --db <PATH|URL>  SQLite file or postgres:// URL; :memory: keeps nothing and isolates sessions [default: $CAR_HOME/car.db]
+  --tier <TIER>    The standing permission tier every session starts at and
+                   cannot rise above: read_only, sandbox_edit or full_access;
+                   full_access actions still need a recorded approval
+                   (permission.approve, car approvals approve) [default: sandbox_edit]
   --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
   --token <T>      Use this token instead of minting one (alias --auth-token)
   --otel           Export OpenTelemetry spans (proposal, action, tool call) over OTLP/HTTP
@@ -90,6 +95,7 @@ const SPECS = {
   "require-auth": { type: "boolean" },
   otel: { type: "boolean" },
   "otel-endpoint": { type: "string" },
+  tier: { type: "string" },
   help: { type: "boolean", short: "h" },
   ...LIMIT_OPTION_SPECS,
   "log-level": { type: "string" },
@@ -122,6 +128,7 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     options.toolTimeoutMs = seconds * 1000;
   }
   if (o.db === "") throw usageError("--db must not be empty");
+  if (o.tier !== undefined) options.standingTier = oneOf(o.tier, PERMISSION_TIERS, "--tier", "sandbox_edit");
   const endpoint = o["otel-endpoint"];
   if (endpoint !== undefined && o.otel !== true) throw usageError("--otel-endpoint needs --otel");
   if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw usageError(`--otel-endpoint must be an http(s) URL, got '${endpoint}'`);

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { CarError } from "@car/ir";
+import type { PermissionTier } from "@car/policy";
 import { WebSocketServer } from "ws";
 import { resolveCarHome } from "../car-home.ts";
 import { generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
@@ -65,6 +66,12 @@ export interface ServerOptions {
   tracer?: Tracer;
   /** Bounds on what one client may take; unset ones keep `DEFAULT_LIMITS`. */
   limits?: Partial<ServerLimits>;
+  /**
+   * The permission tier every session starts at and may not rise above
+   * (DECISIONS §16); default `sandbox_edit`. `full_access` actions still
+   * need a recorded approval.
+   */
+  standingTier?: PermissionTier;
 }
 
 export interface CloseOptions {
@@ -133,6 +140,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         carHome,
         store: options.store,
         agentId: agentIdOf(request),
+        standingTier: options.standingTier,
         tracer: options.tracer,
         limits,
         serverProposals,

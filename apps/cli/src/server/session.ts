@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
 import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import type { Tracer } from "@opentelemetry/api";
-import { ApprovalGate } from "@car/policy";
+import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -24,8 +24,10 @@ export interface SessionOptions {
   carHome: string;
   /** The server's database, shared by every session; undefined keeps each session in memory (`--db :memory:`). */
   store?: ServeStore | undefined;
-  /** The agent this connection acts for (`?agent_id=` on the URL): its proposals pass the approval gate with its posture. */
+  /** The agent this connection acts for (`?agent_id=` on the URL): its postures refine the approval gate. */
   agentId?: string | undefined;
+  /** The tier every session starts at, and the most it can hold (`car serve --tier`). Default `sandbox_edit`. */
+  standingTier?: PermissionTier | undefined;
   /** Traces every proposal of the session (`car serve --otel`). */
   tracer?: Tracer | undefined;
   /** What one connection may take (README: "Limits"). */
@@ -38,8 +40,8 @@ export class Session {
   /** Stamped as `session_id` on every `tools.execute` this connection receives. */
   readonly id: string = `sess-${shortId(randomIds)}`;
   runtime: Runtime;
-  /** The approval gate an agent's session runs under; undefined for an ungoverned session. */
-  readonly gate: ApprovalGate | undefined;
+  /** The approval gate every proposal of the session passes (DECISIONS §16), at the session's standing tier. */
+  readonly gate: ApprovalGate;
   /** Which rules are the operator's (read-only) and which this connection registered (§19). */
   rules: SessionRules;
   /** Proposals running on this connection. */
@@ -59,13 +61,21 @@ export class Session {
     public options: SessionOptions,
   ) {
     const store = options.store;
-    this.gate =
-      store !== undefined && options.agentId !== undefined
-        ? new ApprovalGate({ ledger: store.approvals, sessionId: this.id, posture: postureLookup(store.postures, options.agentId) })
-        : undefined;
+    // The ledger of the session's runtime as it is now (`isolate` replaces the runtime): where `permission.approve` records.
+    const ledger: ApprovalLedger = {
+      record: (record) => this.runtime.approvals.record(record),
+      latest: (fingerprint, now) => this.runtime.approvals.latest(fingerprint, now),
+      list: () => this.runtime.approvals.list(),
+    };
+    this.gate = new ApprovalGate({
+      ledger,
+      sessionId: this.id,
+      grantedTier: options.standingTier ?? "sandbox_edit",
+      ...(store !== undefined && options.agentId !== undefined ? { posture: postureLookup(store.postures, options.agentId) } : {}),
+    });
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: borrowedStore(store) } : {}),
-      ...(this.gate !== undefined ? { approvalGate: this.gate } : {}),
+      approvalGate: this.gate,
       ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
@@ -85,13 +95,14 @@ export class Session {
    */
   isolate(): void {
     if (this.options.store === undefined) return;
-    if (this.gate !== undefined) throw new CarError("unauthorized", "an agent connection cannot be isolated from the shared database");
+    if (this.options.agentId !== undefined) throw new CarError("unauthorized", "an agent connection cannot be isolated from the shared database");
     if (this.runtime.listTools().length > 0 || this.rules.ownCount > 0) {
       throw new CarError("invalid_params", "session.isolated.v1 must be negotiated before tools or policies are registered");
     }
     const shared = this.runtime;
     this.options = { ...this.options, store: undefined };
     this.runtime = new Runtime({
+      approvalGate: this.gate,
       maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
       ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
     });

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_FRAME_DEPTH } from "./jsonrpc.ts";
 import { METHODS } from "./methods/index.ts";
-import { TestClient, useTestServer } from "./test-client.ts";
+import { type TestClient, useTestServer } from "./test-client.ts";
 
 const fx = useTestServer("car-serve-typed-errors-");
 

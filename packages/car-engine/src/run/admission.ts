@@ -7,6 +7,7 @@
  * number of actions.
  */
 import type { ActionProposal, CostBudget } from "@car/ir";
+import type { ApprovalRecord } from "@car/policy";
 import { staticGate } from "@car/verify";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 
@@ -20,10 +21,12 @@ export interface Admission {
   findings: AdmissionFinding[];
   /** `hasRefs[i]`: action i's parameters hold output references (validated at dispatch instead). */
   hasRefs: Uint8Array;
+  /** By action id: the ledger approval that admitted an action with references; it answers for the resolved form at dispatch. */
+  approvals: Map<string, ApprovalRecord>;
 }
 
 export function admit(proposal: ActionProposal, tools: ToolRegistry, budget: CostBudget | undefined): Admission {
-  const { findings, hasRefs }: Admission = staticGate(proposal.actions, tools);
+  const { findings, hasRefs } = staticGate(proposal.actions, tools);
   const n = proposal.actions.length;
   if (budget?.max_actions !== undefined && n > budget.max_actions) {
     findings.push({ index: -1, message: `budget exceeded: ${n} actions, the budget allows ${budget.max_actions}` });
@@ -34,5 +37,5 @@ export function admit(proposal: ActionProposal, tools: ToolRegistry, budget: Cos
     if (toolCalls > budget.max_tool_calls)
       findings.push({ index: -1, message: `budget exceeded: ${toolCalls} tool calls, the budget allows ${budget.max_tool_calls}` });
   }
-  return { findings, hasRefs };
+  return { findings, hasRefs, approvals: new Map() };
 }

@@ -8,7 +8,7 @@
  * only when it refuses, unless the caller records every decision.
  */
 import type { Action, JsonObject, ToolSchema } from "@car/ir";
-import type { ApprovalDecision, ApprovalGate, ApprovalRequest } from "@car/policy";
+import type { ApprovalDecision, ApprovalGate, ApprovalRecord, ApprovalRequest } from "@car/policy";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { EventKind } from "../events/event.ts";
 
@@ -21,6 +21,8 @@ export interface ApprovalOnRecord {
   everyDecision: boolean;
   /** Fields every event of this decision carries (e.g. `stage`, `compensation`). */
   context: JsonObject;
+  /** The approval that admitted the declared form, answering for the resolved one (`AuthorizeOptions.admitted`). */
+  admitted?: ApprovalRecord | undefined;
 }
 
 export async function decideOnRecord(
@@ -35,7 +37,9 @@ export async function decideOnRecord(
     if (action.tool !== undefined) data["tool"] = action.tool;
     emit(EVENT_KINDS.approvalRequested, action.id, data);
   };
-  const d = how.ask ? await gate.authorize(action, schema, asking) : await gate.evaluate(action, schema);
+  const d = how.ask
+    ? await gate.authorize(action, schema, how.admitted === undefined ? { asking } : { asking, admitted: how.admitted })
+    : await gate.evaluate(action, schema);
   if (d.decision === "allow" && d.waited_ms === undefined && !how.everyDecision) return d;
   const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, ...how.context };
   if (d.reason !== undefined) data["reason"] = d.reason;

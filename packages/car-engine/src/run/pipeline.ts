@@ -6,7 +6,7 @@
  */
 import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
 import type { Action, DependencyGraph, JsonObject } from "@car/ir";
-import type { ApprovalGate, PolicyEngine, TraceGate } from "@car/policy";
+import type { ApprovalGate, ApprovalRecord, PolicyEngine, TraceGate } from "@car/policy";
 import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
@@ -46,6 +46,8 @@ export interface RunParts {
   readonly graph: DependencyGraph;
   /** `hasRefs[i]`: action i's parameters hold output references (resolved and validated here). */
   readonly hasRefs: Uint8Array;
+  /** By action id: the approval that admitted an action with references (`Admission.approvals`). */
+  readonly approvals: ReadonlyMap<string, ApprovalRecord>;
   readonly working: WorkingState;
   readonly events: RunEvents;
   readonly outcomes: Outcomes;
@@ -63,6 +65,7 @@ export class ActionPipeline implements ScheduledWork {
   readonly #compensations: ReadonlySet<number>;
   readonly #graph: DependencyGraph;
   readonly #hasRefs: Uint8Array;
+  readonly #approvals: ReadonlyMap<string, ApprovalRecord>;
   readonly #working: WorkingState;
   readonly #events: RunEvents;
   readonly #outcomes: Outcomes;
@@ -80,6 +83,7 @@ export class ActionPipeline implements ScheduledWork {
     this.#compensations = parts.compensations;
     this.#graph = parts.graph;
     this.#hasRefs = parts.hasRefs;
+    this.#approvals = parts.approvals;
     this.#working = parts.working;
     this.#events = parts.events;
     this.#outcomes = parts.outcomes;
@@ -164,7 +168,12 @@ export class ActionPipeline implements ScheduledWork {
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     const subject = params === action.parameters ? action : { ...action, parameters: params };
     const emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
-    return decideOnRecord(gate, subject, schema, emit, { ask: true, everyDecision: true, context: {} }).then((decision) => {
+    return decideOnRecord(gate, subject, schema, emit, {
+      ask: true,
+      everyDecision: true,
+      context: {},
+      admitted: this.#approvals.get(action.id),
+    }).then((decision) => {
       if (decision.decision !== "allow") {
         outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
         return;

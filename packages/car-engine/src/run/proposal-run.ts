@@ -105,6 +105,7 @@ export class ProposalRun {
       compensations: this.#compensations,
       graph,
       hasRefs: admission.hasRefs,
+      approvals: admission.approvals,
       working: this.#working,
       events: this.#events,
       outcomes: this.#outcomes,

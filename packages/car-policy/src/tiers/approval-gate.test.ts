@@ -71,17 +71,17 @@ describe("ApprovalGate", () => {
       },
     });
     const asking = (req: ApprovalRequest) => order.push(`asking ${req.fingerprint} ${req.required_tier}/${req.granted_tier}`);
-    const decided = await gate.authorize(send, undefined, asking);
+    const decided = await gate.authorize(send, undefined, { asking });
     expect(order).toEqual([`asking ${operationFingerprint(send)} full_access/sandbox_edit`, "asked s1"]);
     expect(decided).toMatchObject({ decision: "allow", waited_ms: 1_250, record: { reviewer: "alice" } });
     // Nobody is asked (the ledger answers, or the action is within the tier): no wait to tell of.
     order.length = 0;
-    expect(await gate.authorize(send, undefined, asking)).not.toHaveProperty("waited_ms");
-    expect(await gate.authorize(edit, undefined, asking)).not.toHaveProperty("waited_ms");
+    expect(await gate.authorize(send, undefined, { asking })).not.toHaveProperty("waited_ms");
+    expect(await gate.authorize(edit, undefined, { asking })).not.toHaveProperty("waited_ms");
     expect(order).toEqual([]);
     // No approver configured: refused at once, nobody was asked.
     const alone = new ApprovalGate({ ledger: new InMemoryApprovalLedger(), sessionId: "s" });
-    const refused = await alone.authorize(send, undefined, asking);
+    const refused = await alone.authorize(send, undefined, { asking });
     expect(refused.decision).toBe("deny");
     expect(refused).not.toHaveProperty("waited_ms");
     expect(order).toEqual([]);

@@ -72,6 +72,14 @@ export interface GateDecision {
   waited_ms?: number;
 }
 
+/** What `authorize` may be told besides the action. */
+export interface AuthorizeOptions {
+  /** Called just before the approver is asked (not when the ledger or the tiers answer). */
+  asking?: (request: ApprovalRequest) => void;
+  /** The approval that admitted the action's declared form, for its resolved form at dispatch. */
+  admitted?: ApprovalRecord;
+}
+
 export class ApprovalGate {
   #granted: PermissionTier;
   readonly #options: ApprovalGateOptions;
@@ -101,16 +109,22 @@ export class ApprovalGate {
 
   /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
   async evaluate(action: Action, schema?: ToolSchema): Promise<GateDecision> {
-    return this.#evaluate(action, classifyAction(action, schema));
+    return this.#evaluate(action, classifyAction(action, schema), undefined);
   }
 
-  async #evaluate(action: Action, { tier, reasons }: ActionClassification): Promise<GateDecision> {
+  /**
+   * `admitted` is the approval that let this action's declared form (with
+   * `$id.output` references) through admission: it answers for the resolved
+   * form too, as far as its tier reaches, unless the resolved operation has a
+   * decision of its own in the ledger.
+   */
+  async #evaluate(action: Action, { tier, reasons }: ActionClassification, admitted: ApprovalRecord | undefined): Promise<GateDecision> {
     const fingerprint = operationFingerprint(action);
     const base = { action_id: action.id, fingerprint, required: tier, granted: this.#granted };
     const looked = this.#options.posture?.(tier, action);
     const posture = looked instanceof Promise ? await looked : looked;
     if (posture === "deny") return { ...base, decision: "deny", reason: `the agent's posture denies ${tier} actions` };
-    const prior = await this.#options.ledger.latest(fingerprint, this.#clock.now());
+    const prior = (await this.#options.ledger.latest(fingerprint, this.#clock.now())) ?? admitted;
     // A recorded approval counts only at or above the operation's true tier, so an under-scoped approval cannot widen access.
     if (prior?.decision === "rejected") return { ...base, decision: "deny", reason: `rejected by ${prior.reviewer}`, record: prior };
     if (prior?.decision === "approved" && tierRank(prior.required_tier) >= tierRank(tier)) {
@@ -125,11 +139,13 @@ export class ApprovalGate {
   /**
    * `evaluate`, then asks the approver for anything that needs approval,
    * recording the outcome. `asking` is told just before the approver is
-   * asked, so a caller can put the start of the wait on its own record.
+   * asked, so a caller can put the start of the wait on its own record;
+   * `admitted`: see `#evaluate`.
    */
-  async authorize(action: Action, schema?: ToolSchema, asking?: (request: ApprovalRequest) => void): Promise<GateDecision> {
+  async authorize(action: Action, schema?: ToolSchema, how: AuthorizeOptions = {}): Promise<GateDecision> {
+    const { asking, admitted } = how;
     const classification = classifyAction(action, schema);
-    const evaluated = await this.#evaluate(action, classification);
+    const evaluated = await this.#evaluate(action, classification, admitted?.decision === "approved" ? admitted : undefined);
     if (evaluated.decision !== "needs_approval") return evaluated;
     const { tier, reasons } = classification;
     const request: ApprovalRequest = {

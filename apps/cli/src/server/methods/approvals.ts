@@ -7,10 +7,9 @@
  * (`permission.get_tier` / `set_tier`). The reviewer is stamped from the
  * connection, never taken from the caller.
  */
-import { type Action, type JsonValue, parseAction } from "@car/ir";
+import { type Action, CarError, type JsonValue, parseAction } from "@car/ir";
 import {
   type ApprovalOutcome,
-  ApprovalGate,
   type ApprovalRecord,
   classifyAction,
   isPermissionTier,
@@ -25,18 +24,13 @@ import { invalidParams, optionalObject, optionalString, paramsObject, requireStr
 import type { Session } from "../session.ts";
 import { proposalParam } from "./static-analysis.ts";
 
-/** The session's gate; an ungoverned session (no agent) is evaluated by a posture-less gate on the same ledger. */
-function gateOf(session: Session): ApprovalGate {
-  return session.gate ?? new ApprovalGate({ ledger: session.runtime.approvals, sessionId: session.id });
-}
-
 function schemaOf(session: Session, action: Action) {
   return action.tool === undefined ? undefined : session.runtime.listTools().find((t) => t.name === action.tool);
 }
 
 async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const proposal = proposalParam(paramsObject(params));
-  const gate = gateOf(ctx.session);
+  const gate = ctx.session.gate;
   const decisions: JsonValue[] = [];
   for (const action of proposal.actions) {
     const schema = schemaOf(ctx.session, action);
@@ -60,9 +54,25 @@ async function pending(params: JsonValue | undefined, ctx: MethodContext): Promi
   return { pending: decisions.filter((d) => d.decision === "needs_approval") };
 }
 
-function readTier(value: string, field: string): PermissionTier {
+export function readTier(value: string, field: string): PermissionTier {
   if (!isPermissionTier(value)) throw invalidParams(`${field} must be one of ${PERMISSION_TIERS.join(", ")}, got '${value}'`);
   return value;
+}
+
+/**
+ * Moves the session's standing tier (`permission.set_tier`, `session.init`'s
+ * `tier`). Narrowing is anyone's; widening is an operator's (never an
+ * agent's), and no connection goes above the server's standing tier
+ * (`car serve --tier`): a client never grants itself a tier.
+ */
+export function moveTier(ctx: MethodContext, tier: PermissionTier, method: string): PermissionTier {
+  const gate = ctx.session.gate;
+  const ceiling = ctx.session.options.standingTier ?? "sandbox_edit";
+  if (tierRank(tier) > tierRank(ceiling)) {
+    throw new CarError("unauthorized", `${method}: ${tier} is above this server's standing tier ${ceiling} (set by the operator: car serve --tier)`);
+  }
+  if (tierRank(tier) > tierRank(gate.grantedTier)) requireOperator(ctx, `${method} (raising the tier)`);
+  return gate.setTier(tier);
 }
 
 /** `{ fingerprint, required_tier }` or `{ action }` (fingerprinted and classified here). */
@@ -100,17 +110,12 @@ function decide(decision: ApprovalOutcome) {
 }
 
 function getTier(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  return { granted_tier: gateOf(ctx.session).grantedTier };
+  return { granted_tier: ctx.session.gate.grantedTier };
 }
 
-/** Only a governed (agent) session has a standing tier to move; the others are not gated at all. */
 function setTier(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const tier = readTier(requireString(paramsObject(params), "tier"), "tier");
-  const gate = ctx.session.gate;
-  if (gate === undefined) throw invalidParams("permission.set_tier: this connection acts for no agent (connect with ?agent_id=) and is not gated");
-  // An agent may narrow its own standing tier, never widen it.
-  if (tierRank(tier) > tierRank(gate.grantedTier)) requireOperator(ctx, "permission.set_tier (raising the tier)");
-  return { granted_tier: gate.setTier(tier) };
+  return { granted_tier: moveTier(ctx, tier, "permission.set_tier") };
 }
 
 export const approvalMethods: MethodTable = {

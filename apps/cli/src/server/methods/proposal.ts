@@ -15,6 +15,7 @@ import { invalidParams, paramsObject, requireValue } from "../params.ts";
 import type { Session } from "../session.ts";
 import { checkProposalTenancy } from "../tenancy.ts";
 import { applyRetention } from "./audit.ts";
+import { commitRefusalOf, refusalError } from "../../commit-refusal.ts";
 
 /** Refuses a proposal with more actions than the server takes, before parsing it. */
 function checkActionCount(proposal: JsonValue, max: number): void {
@@ -82,7 +83,11 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   }
   // An installed `events.retention` bound holds after every append, as the reference describes.
   await applyRetention(ctx.session.options.store);
-  return serializeProposalResult(result);
+  const serialized = serializeProposalResult(result);
+  // A commit the store refused is an error (the code says which conflict), with the rolled-back result beside it.
+  const refusal = await commitRefusalOf(session.runtime.events, parsed.proposal.id);
+  if (refusal !== undefined) throw refusalError(refusal, { result: serialized });
+  return serialized;
 }
 
 export const proposalMethods: MethodTable = { "proposal.submit": submit };

@@ -12,9 +12,10 @@
  *   must each be named by their successor).
  *
  * - with the audit key: the event's MAC (event-mac.ts), so a rewrite that
- *   recomputed the hashes shows too. Events older than the first one with a
- *   MAC (written before the database was keyed) are counted as `unkeyed`;
- *   after it, a missing MAC is a break.
+ *   recomputed the hashes shows too. Every event must carry a valid one: an
+ *   event without a MAC is a break wherever it is, or stripping every MAC
+ *   and rehashing would pass. (A log written before the database was keyed
+ *   therefore verifies only without the key, as a hash chain.)
  *
  * Interior edits, deletions and reorderings are found. Truncating the newest
  * events is found against the head a backend records beside the log
@@ -43,10 +44,8 @@ export type ChainReport =
       verified: number;
       head: { seq: number; hash: string } | null;
       checkpoint: { seq: number; created_at: string } | null;
-      /** Whether MACs were checked (the audit key was available). */
+      /** Whether MACs were checked (the audit key was available): without them only accidental damage is detected. */
       keyed: boolean;
-      /** Events before the first one with a MAC: their content is covered by the hash chain only. */
-      unkeyed: number;
       /** Anchors (kept outside the database) the log was checked against, and the newest of them. */
       anchors?: { checked: number; newest: { seq: number; anchored_at: string } | null };
       /** Whether the stored state was compared with the state the log replays to (not possible after retention removed events). */
@@ -74,8 +73,6 @@ export class ChainVerifier {
   #head: { seq: number; hash: string } | null = null;
   readonly #checkpoint: SignedCheckpoint | undefined;
   readonly #macKey: AuditKey | undefined;
-  #macSeen = false;
-  #unkeyed = 0;
 
   /**
    * `checkpoints`: every retention checkpoint, oldest first. The newest
@@ -136,12 +133,8 @@ export class ChainVerifier {
     if (row.stored !== undefined && row.stored !== canonical) return fail("the stored event is not in canonical form (edited)");
     if (sha256Hex(canonical) !== event.hash) return fail("the event's hash does not match its content");
     if (this.#macKey !== undefined) {
-      if (typeof row.mac !== "string") {
-        if (this.#macSeen) return fail("the event carries no MAC (written without the audit key, or its MAC was removed)");
-        this.#unkeyed++;
-      } else if (!macMatches(this.#macKey, event.hash, row.mac)) {
-        return fail("the event's MAC does not match: it was written or rewritten without the audit key");
-      } else this.#macSeen = true;
+      if (typeof row.mac !== "string") return fail("the event carries no MAC, and an audit key exists: written without the key, or its MAC was removed");
+      if (!macMatches(this.#macKey, event.hash, row.mac)) return fail("the event's MAC does not match: it was written or rewritten without the audit key");
     }
     this.#prevHash = event.hash;
     this.#nextSeq = event.seq + 1;
@@ -169,7 +162,6 @@ export class ChainVerifier {
       head: this.#head,
       checkpoint: cp === undefined ? null : { seq: cp.seq, created_at: cp.created_at },
       keyed: this.#macKey !== undefined,
-      unkeyed: this.#unkeyed,
     };
   }
 }

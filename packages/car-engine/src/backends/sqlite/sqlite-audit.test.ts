@@ -137,17 +137,33 @@ describe("the keyed chain", () => {
     expect(s.verifyChain()).toMatchObject({ ok: false, broken: { seq: target, reason: expect.stringContaining("MAC does not match") } });
   });
 
-  it("stripping the MACs after a keyed event is a break; a database written before keying reports its unkeyed events", async () => {
+  it("with the key, an event without a MAC is a break wherever it is: every MAC stripped and the chain rehashed fails at the first event", async () => {
+    const s = store();
+    await runProposals(s, ["p1", "p2"]);
+    expect(s.verifyChain()).toMatchObject({ ok: true, keyed: true });
+    const raw = new Database(temp.db);
+    const target = s.events.query({ kinds: ["action_succeeded"] })[0]!.seq;
+    raw.prepare("UPDATE events SET mac = NULL").run();
+    rehashFrom(raw, target, (e) => {
+      e.data["duration_ms"] = 12345;
+    });
+    raw.close();
+    // Without the key the rewrite is a consistent hash chain; with it, the first event already fails.
+    expect(store({ keyed: false }).verifyChain()).toMatchObject({ ok: true, keyed: false });
+    expect(s.verifyChain()).toMatchObject({
+      ok: false,
+      verified: 0,
+      broken: { seq: 1, reason: expect.stringContaining("carries no MAC, and an audit key exists") },
+    });
+  });
+
+  it("a log written before the database was keyed verifies only without the key", async () => {
     const before = store({ keyed: false });
     await runProposals(before, ["old"]);
-    const old = before.events.count();
     const s = store();
     await runProposals(s, ["new"]);
-    expect(s.verifyChain()).toMatchObject({ ok: true, keyed: true, unkeyed: old });
-    const raw = new Database(temp.db);
-    raw.prepare("UPDATE events SET mac = NULL WHERE seq = ?").run(old + 2);
-    raw.close();
-    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { seq: old + 2, reason: expect.stringContaining("no MAC") } });
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { seq: 1, reason: expect.stringContaining("no MAC") } });
+    expect(store({ keyed: false }).verifyChain()).toMatchObject({ ok: true, keyed: false });
   });
 });
 
