@@ -102,6 +102,8 @@ export class SqliteEventLog implements EventLog {
   /** Written by a transaction that has not committed yet. */
   #unconfirmed: CarEvent[] = [];
   #nextSeq: number;
+  /** The write the calls started in this turn wait for (`persist`). */
+  #persisting: Promise<void> | undefined;
   readonly #readHead;
   readonly #writeHead;
   readonly #insertOne;
@@ -168,6 +170,27 @@ export class SqliteEventLog implements EventLog {
       throw error;
     }
     this.confirm();
+  }
+
+  /**
+   * The engine's durability point before a tool call (`EventLog.persist`):
+   * the intents of every call started in this turn of the event loop are
+   * written by one `flush` — one transaction, one sync to disk — and each
+   * call waits for it.
+   */
+  persist(): Promise<void> {
+    this.#persisting ??= new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        this.#persisting = undefined;
+        try {
+          this.flush();
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    return this.#persisting;
   }
 
   confirm(): void {
