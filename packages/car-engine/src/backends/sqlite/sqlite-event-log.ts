@@ -41,6 +41,18 @@ export interface EventRow {
   mac: string | null;
 }
 
+/**
+ * What the store writes in the same transaction as a flush of events, before
+ * them (the begin records of proposals that began since), and its fate.
+ */
+export interface FlushCompanion {
+  write(): void;
+  /** The transaction committed. */
+  confirm(): void;
+  /** It rolled back: what `write` wrote must be written again. */
+  abandon(): void;
+}
+
 export interface ChainHead {
   seq: number;
   hash: string;
@@ -109,11 +121,13 @@ export class SqliteEventLog implements EventLog {
   readonly #insertOne;
   readonly #insertBatch;
   readonly #macKey: AuditKey | undefined;
+  readonly #companion: FlushCompanion | undefined;
 
-  /** `macKey`: the audit key; every event written gets its MAC (event-mac.ts). */
-  constructor(db: SqliteDatabase, macKey?: AuditKey) {
+  /** `macKey`: the audit key; every event written gets its MAC (event-mac.ts). `companion` writes with every flush. */
+  constructor(db: SqliteDatabase, macKey?: AuditKey, companion?: FlushCompanion) {
     this.#db = db;
     this.#macKey = macKey;
+    this.#companion = companion;
     this.#immediate = immediateRunner(db);
     this.#readHead = db.prepare("SELECT seq, hash FROM chain_head WHERE id = 1");
     this.#writeHead = db.prepare(
@@ -195,11 +209,13 @@ export class SqliteEventLog implements EventLog {
 
   confirm(): void {
     this.#unconfirmed = [];
+    this.#companion?.confirm();
   }
 
   abandon(): void {
     if (this.#unconfirmed.length > 0) this.#buffer = [...this.#unconfirmed, ...this.#buffer];
     this.#unconfirmed = [];
+    this.#companion?.abandon();
   }
 
   /** Drops buffered events that must never be written (a direct write that did not land, a commit the store refused). */
@@ -208,6 +224,7 @@ export class SqliteEventLog implements EventLog {
   }
 
   #write(): void {
+    this.#companion?.write();
     const buffer = this.#buffer;
     const recorded = this.recordedHead() ?? { seq: 0, hash: GENESIS_HASH };
     if (buffer[0]!.seq !== recorded.seq + 1 || buffer.at(-1)!.seq !== recorded.seq + buffer.length) {
