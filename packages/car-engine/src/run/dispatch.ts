@@ -199,7 +199,8 @@ export class Dispatcher {
     if (written === undefined) return this.#traced(action, tool, params, attempt, detached);
     return written.then(
       () => this.#traced(action, tool, params, attempt, detached),
-      (error: unknown) => new ActionFailure(`the dispatch intent was not written, so the tool was not called: ${failureFrom(error).message}`, "tool_error", true),
+      (error: unknown) =>
+        new ActionFailure(`the dispatch intent was not written, so the tool was not called: ${failureFrom(error).message}`, "tool_error", true),
     );
   }
 
