@@ -11,11 +11,13 @@
  * most.
  *
  * Beside each ratio: the floor, what the write transactions the guarantees
- * require cost by themselves — the begin record, one intent write per
- * scheduling level (a chain has one per action; the intents of one level
- * share one), and the commit — each timed as a one-row commit on the same
- * kind of store in this run. With `synchronous = full` that is one sync to
- * disk each, which no engine change removes.
+ * require cost by themselves — one intent write per scheduling level (a
+ * chain has one per action; the intents of one level share one, and on
+ * SQLite the begin record rides with the first), the commit, and on
+ * PostgreSQL the begin's own round trip — each timed as a one-row commit
+ * on the same kind of store in this run, added to the in-memory time. With
+ * `synchronous = full` that is one sync to disk each, which no engine change
+ * removes.
  *
  * `BENCH_ACTIONS` (default 10000) and `BENCH_REPEATS` (default 2; best of)
  * override. Run with `npm run bench:durable`.
@@ -46,6 +48,8 @@ interface Backend {
   open(): Promise<RuntimeStore>;
   /** Milliseconds of one one-row write transaction on this kind of store (the floor's unit). */
   commitMs: number;
+  /** The begin record has a transaction of its own (PostgreSQL), rather than riding with the first intents or the commit (SQLite). */
+  beginAlone: boolean;
 }
 
 /** Best wall time of running `proposals` one after another on a fresh runtime over `open()`. */
@@ -67,10 +71,10 @@ async function timeRuns(open: () => Promise<RuntimeStore>, proposals: () => { id
   return best;
 }
 
-/** Write transactions a proposal of `shape` needs: begin, one intent write per level, commit. */
-function transactions(shape: Shape, n: number, intents: boolean): number {
+/** Write transactions a proposal of `shape` needs: one intent write per level and the commit, plus the begin where it is alone. */
+function transactions(shape: Shape, n: number, intents: boolean, beginAlone: boolean): number {
   const levels = shape === "fan-out" ? 1 : shape === "chain" ? n : Math.round(n / Math.round(Math.sqrt(n)));
-  return 2 + (intents ? levels : 0);
+  return 1 + (beginAlone ? 1 : 0) + (intents ? levels : 0);
 }
 
 /** Median ms of `count` one-row IMMEDIATE transactions on a fresh SQLite file. */
@@ -119,6 +123,7 @@ try {
       label: `sqlite ${synchronous}`,
       open: async () => sqlite(join(dir, `b${files++}.db`), { synchronous }),
       commitMs: sqliteCommitMs(join(dir, `probe${files++}.db`), synchronous),
+      beginAlone: false,
     });
   }
   if (postgresBinDir() !== undefined) {
@@ -132,6 +137,7 @@ try {
         return store;
       },
       commitMs: await postgresCommitMs(c.url),
+      beginAlone: true,
     });
   } else console.log("PostgreSQL is not installed (apt-get install postgresql): its rows are left out");
 
@@ -145,7 +151,7 @@ try {
     label: string,
     memUs: number,
     backendUs: (b: Backend, intents: boolean) => Promise<number>,
-    floorTx: (intents: boolean) => number,
+    floorTx: (b: Backend, intents: boolean) => number,
     perActions: number,
   ): Promise<void> => {
     console.log(`${label.padEnd(8)}  ${"in-memory".padEnd(14)}  ${"".padEnd(7)}  ${memUs.toFixed(1).padStart(9)}  ${"1.00×".padStart(7)}`);
@@ -153,7 +159,7 @@ try {
       for (const intents of [true, false]) {
         const us = await backendUs(b, intents);
         // The floor: the required transactions alone, on top of the in-memory engine.
-        const floorUs = usPer(floorTx(intents) * b.commitMs, perActions);
+        const floorUs = usPer(floorTx(b, intents) * b.commitMs, perActions);
         console.log(
           `${label.padEnd(8)}  ${b.label.padEnd(14)}  ${(intents ? "yes" : "no").padEnd(7)}  ${us.toFixed(1).padStart(9)}  ${`${(us / memUs).toFixed(2)}×`.padStart(7)}  ${floorUs.toFixed(1).padStart(9)}  ${`${((memUs + floorUs) / memUs).toFixed(2)}×`.padStart(11)}`,
         );
@@ -167,7 +173,7 @@ try {
   };
 
   // Warm up every path once on a small proposal.
-  for (const b of [{ label: "memory", open: memory, commitMs: 0 }, ...backends])
+  for (const b of [{ label: "memory", open: memory, commitMs: 0, beginAlone: false }, ...backends])
     for (const shape of ["fan-out", "chain", "levels"] as const) await timeRuns(b.open, () => [{ id: "w", ...proposalOf(shape, 400) }], 1);
 
   console.log(header);
@@ -178,7 +184,7 @@ try {
       shape,
       memUs,
       async (b, intents) => usPer(await timeRuns(storeOf(b, intents), one, REPEATS), N),
-      (intents) => transactions(shape, N, intents),
+      (b, intents) => transactions(shape, N, intents, b.beginAlone),
       N,
     );
   }
@@ -191,7 +197,7 @@ try {
     `${SMALL}/prop`,
     memUs,
     async (b, intents) => usPer(await timeRuns(storeOf(b, intents), many, REPEATS), N),
-    (intents) => (N / SMALL) * transactions("fan-out", SMALL, intents),
+    (b, intents) => (N / SMALL) * transactions("fan-out", SMALL, intents, b.beginAlone),
     N,
   );
 } finally {

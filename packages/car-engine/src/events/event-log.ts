@@ -32,8 +32,8 @@ export interface EventLog {
    * proposal's events until its commit). The engine calls it after a
    * `dispatch_intent` and calls the tool only once it returned or its
    * promise resolved, so the intent survives a crash of the call. A log may
-   * answer with a promise and write the intents of every call started in
-   * the same turn of the event loop together (one transaction, one sync to
+   * answer with a promise and write the intents of every call started
+   * together — a scheduling level — in one write (one transaction, one sync to
    * disk); a rejection means nothing is known to be durable, and the tool is
    * not called.
    */

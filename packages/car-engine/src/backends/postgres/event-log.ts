@@ -25,6 +25,7 @@ import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
 import { eventMatcher, limitCount, selectEvents } from "../../events/event-log.ts";
 import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
 import { EventFeed } from "../../events/event-feed.ts";
+import { IntentBatch } from "../shared/intent-batch.ts";
 import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, eventWhere } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
@@ -49,8 +50,8 @@ export class PostgresEventLog implements EventLog {
   #unwritten: CarEvent[] = [];
   /** Events a `persist` wrote: their proposal's commit leaves them out. */
   readonly #persisted = new WeakSet<CarEvent>();
-  /** The write the calls started in this turn wait for. */
-  #persisting: Promise<void> | undefined;
+  /** The write the calls started together wait for. */
+  readonly #intents = new IntentBatch(() => this.#writeUnwritten());
   /** Every `persist` write, in order (so a proposal's events reach the chain in append order). */
   #writes: Promise<void> = Promise.resolve();
   readonly #feed = new EventFeed();
@@ -82,23 +83,24 @@ export class PostgresEventLog implements EventLog {
   /**
    * The engine's durability point before a tool call (`EventLog.persist`):
    * the events of open proposals appended so far are written in one
-   * transaction, shared by every call started in this turn of the event
-   * loop; each call waits for it.
+   * transaction, shared by every call started together (intent-batch.ts);
+   * each call waits for it.
    */
   persist(): Promise<void> {
-    this.#persisting ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      this.#persisting = undefined;
-      const events = this.#unwritten;
-      this.#unwritten = [];
-      const written = this.#writes.then(async () => {
-        if (events.length === 0) return;
-        await this.#write(events);
-        for (const e of events) this.#persisted.add(e);
-      });
-      this.#writes = written.catch(() => {});
-      return written;
+    return this.#intents.request();
+  }
+
+  /** Writes the unwritten events of open proposals, after the writes before it. */
+  #writeUnwritten(): Promise<void> {
+    const events = this.#unwritten;
+    this.#unwritten = [];
+    const written = this.#writes.then(async () => {
+      if (events.length === 0) return;
+      await this.#write(events);
+      for (const e of events) this.#persisted.add(e);
     });
-    return this.#persisting;
+    this.#writes = written.catch(() => {});
+    return written;
   }
 
   /**

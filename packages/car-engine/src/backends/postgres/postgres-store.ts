@@ -14,7 +14,7 @@
  *   A runtime that dies mid-proposal has written nothing of it.
  * - Before each tool call: the proposal's events so far, its
  *   `dispatch_intent` among them, are written in a transaction of their own
- *   (one per turn of the event loop, shared by the calls started in it), so
+ *   (one per scheduling level, shared by the calls started together), so
  *   a crash after the call started leaves the intent on record.
  * - `recover`: proposals left executing by runtimes whose liveness lock is
  *   free (their process died) are marked interrupted, with an event listing

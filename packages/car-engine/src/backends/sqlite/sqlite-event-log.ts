@@ -21,6 +21,7 @@ import type { StoredEventRow } from "../shared/chain-verify.ts";
 import { EventFeed } from "../../events/event-feed.ts";
 import { GENESIS_HASH, linkEvent } from "../shared/event-hash.ts";
 import { eventMac } from "../shared/event-mac.ts";
+import { IntentBatch } from "../shared/intent-batch.ts";
 import type { AuditKey } from "../shared/event-mac.ts";
 import { immediateRunner } from "./schema.ts";
 import type { ImmediateRunner, SqliteDatabase } from "./schema.ts";
@@ -114,8 +115,8 @@ export class SqliteEventLog implements EventLog {
   /** Written by a transaction that has not committed yet. */
   #unconfirmed: CarEvent[] = [];
   #nextSeq: number;
-  /** The write the calls started in this turn wait for (`persist`). */
-  #persisting: Promise<void> | undefined;
+  /** The write the calls started together wait for (`persist`). */
+  readonly #intents = new IntentBatch(() => this.flush());
   readonly #readHead;
   readonly #writeHead;
   readonly #insertOne;
@@ -188,23 +189,12 @@ export class SqliteEventLog implements EventLog {
 
   /**
    * The engine's durability point before a tool call (`EventLog.persist`):
-   * the intents of every call started in this turn of the event loop are
+   * the intents of every call started together (intent-batch.ts) are
    * written by one `flush` — one transaction, one sync to disk — and each
    * call waits for it.
    */
   persist(): Promise<void> {
-    this.#persisting ??= new Promise<void>((resolve, reject) => {
-      setImmediate(() => {
-        this.#persisting = undefined;
-        try {
-          this.flush();
-          resolve();
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
-    return this.#persisting;
+    return this.#intents.request();
   }
 
   confirm(): void {

@@ -6,8 +6,8 @@
  * begin record (its row, status executing, and its `proposal_received`
  * event) is written in one transaction with its first dispatch intents,
  * before any tool runs — or with its commit when it calls no tool. Before
- * each tool call (`events.persist`) the intents of every call started in
- * that turn of the event loop are written in one transaction, so a chain
+ * each tool call (`events.persist`) the intents of every call started
+ * together (a scheduling level) are written in one transaction, so a chain
  * pays one per action and a wide level one for all of it. With
  * `synchronous = full` (the default) each of these transactions is synced to
  * disk before any tool waiting for it is called: begin and intent records
