@@ -32,3 +32,46 @@ it("a commit the store refuses with stale_read rolls the proposal back and commi
   expect(rt.events.query({ kinds: ["state_changed"] })).toEqual([]);
   expect(rt.state.exists("out")).toBe(false);
 });
+
+/** An in-memory store whose log answers `persist` with `answer` (a durable log's durability point before each tool call). */
+function persistingStore(answer: () => void | Promise<void>): { store: RuntimeStore; persists: () => number } {
+  const base = inMemoryStore();
+  let n = 0;
+  const events = Object.assign(base.events, {
+    persist: () => {
+      n++;
+      return answer();
+    },
+  });
+  return { store: { ...base, events }, persists: () => n };
+}
+
+it("a tool is called only after its dispatch intent is durable: it waits for the log's persist", async () => {
+  let release!: () => void;
+  const { store, persists } = persistingStore(() => new Promise<void>((resolve) => (release = resolve)));
+  const rt = new Runtime({ store });
+  const calls: string[] = [];
+  rt.registerTool("t", (_params, ctx) => {
+    calls.push(ctx.action_id);
+    return 1;
+  });
+  const running = rt.executeProposal({ actions: [tc("a", "t")] });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(persists()).toBe(1);
+  expect(rt.events.query({ kinds: ["dispatch_intent"] }).map((e) => [e.action_id, e.data])).toEqual([["a", { attempt: 1, tool: "t" }]]);
+  expect(calls).toEqual([]);
+  release();
+  expect((await running).results[0]!.status).toBe("succeeded");
+  expect(calls).toEqual(["a"]);
+});
+
+it("an intent that cannot be made durable fails the action for good: the tool is never called, not even on retry", async () => {
+  const { store, persists } = persistingStore(() => Promise.reject(new CarError("storage_error", "disk full")));
+  const rt = new Runtime({ store });
+  let called = 0;
+  rt.registerTool("t", () => ++called);
+  const r = await rt.executeProposal({ actions: [tc("a", "t", { failure_behavior: "retry", max_retries: 3 })] });
+  expect(called).toBe(0);
+  expect(persists()).toBe(1);
+  expect(r.results[0]).toMatchObject({ status: "failed", error: "the dispatch intent was not written, so the tool was not called: disk full" });
+});

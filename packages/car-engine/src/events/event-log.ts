@@ -28,11 +28,16 @@ export interface EventLog {
    */
   retract?(events: ReadonlySet<CarEvent>): void;
   /**
-   * Writes buffered events to storage now, synchronously (a durable log
-   * that buffers a proposal's events until its commit). The engine calls it
-   * after a `dispatch_intent`, so the intent survives a crash of the call.
+   * Makes every event appended so far durable (a log that buffers a
+   * proposal's events until its commit). The engine calls it after a
+   * `dispatch_intent` and calls the tool only once it returned or its
+   * promise resolved, so the intent survives a crash of the call. A log may
+   * answer with a promise and write the intents of every call started
+   * together — a scheduling level — in one write (one transaction, one sync to
+   * disk); a rejection means nothing is known to be durable, and the tool is
+   * not called.
    */
-  flush?(): void;
+  persist?(): void | Promise<void>;
 }
 
 /** A predicate for one query's filters (not its order or limit); shared by every backend that filters in memory. */

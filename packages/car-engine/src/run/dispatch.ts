@@ -189,8 +189,23 @@ export class Dispatcher {
     return new ActionFailure(`cancelled: the proposal aborted (${this.#scheduler.abortReason ?? "budget"})`, "tool_error");
   }
 
-  /** One dispatch attempt, inside its own span when the run is traced. */
+  /**
+   * One dispatch attempt. On a durable log its intent is on disk before the
+   * tool can act (a crash then leaves it for recovery to list); a log that
+   * groups the intents of one turn into one write answers with a promise.
+   */
   #invoke(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean): Outcome | Promise<Outcome> {
+    const written = this.#events.durable ? this.#events.emitDurable(EVENT_KINDS.dispatchIntent, action.id, { attempt, tool: tool.schema.name }) : undefined;
+    if (written === undefined) return this.#traced(action, tool, params, attempt, detached);
+    return written.then(
+      () => this.#traced(action, tool, params, attempt, detached),
+      (error: unknown) =>
+        new ActionFailure(`the dispatch intent was not written, so the tool was not called: ${failureFrom(error).message}`, "tool_error", true),
+    );
+  }
+
+  /** One dispatch attempt, inside its own span when the run is traced. */
+  #traced(action: Action, tool: RegisteredTool, params: JsonObject, attempt: number, detached: boolean): Outcome | Promise<Outcome> {
     if (this.#tracer === undefined) return this.#attempt(action, tool, params, attempt, detached, undefined);
     const trace = this.#tracer.attempt(action.id, attempt);
     const ended = (outcome: Outcome): Outcome => {
@@ -214,8 +229,6 @@ export class Dispatcher {
     const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
     if (traceparent !== undefined) ctx.traceparent = traceparent;
     const caller = this.#caller;
-    // On a durable log the intent is on disk before the tool can act: a crash now leaves it for recovery to list.
-    if (this.#events.durable) this.#events.emitDurable(EVENT_KINDS.dispatchIntent, action.id, { attempt, tool: tool.schema.name });
     let raw: unknown;
     try {
       if (tool.handler !== undefined) raw = tool.handler(params, ctx);

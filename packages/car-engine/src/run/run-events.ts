@@ -46,15 +46,15 @@ export class RunEvents {
     this.appended.push(...kept);
   }
 
-  /** Whether the log can write an event durably before the run goes on (`EventLog.flush`). */
+  /** Whether the log can write an event durably before the run goes on (`EventLog.persist`). */
   get durable(): boolean {
-    return this.#log.flush !== undefined;
+    return this.#log.persist !== undefined;
   }
 
-  /** Emits and writes the event (and everything before it) to storage before returning. */
-  emitDurable(kind: EventKind, action_id: string, data: JsonObject): void {
+  /** Emits the event and makes it (and everything before it) durable: done when this returns, or when its promise resolves. */
+  emitDurable(kind: EventKind, action_id: string, data: JsonObject): void | Promise<void> {
     this.emit(kind, action_id, data);
-    this.#log.flush!();
+    return this.#log.persist!();
   }
 
   emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {

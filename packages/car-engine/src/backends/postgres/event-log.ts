@@ -4,9 +4,12 @@
  *
  * Writing: `append` never waits on the network. A proposal's events are
  * buffered by the engine and written, hash-chained, by its commit
- * transaction; events that belong to no open proposal of this runtime
- * (multi-agent runs, direct appends) are written shortly after, as a batch.
- * Until written, an event's `seq` is 0.
+ * transaction — except that before a tool is called (`persist`) the events
+ * appended so far, its `dispatch_intent` among them, are written in a
+ * transaction of their own, shared by every call started in the same turn
+ * of the event loop; the commit then writes the rest. Events that belong to
+ * no open proposal of this runtime (multi-agent runs, direct appends) are
+ * written shortly after, as a batch. Until written, an event's `seq` is 0.
  *
  * Reading: `query` / `count` / `subscribe` work on a local copy of the log,
  * loaded on start and brought up to date at every `beginProposal` and after
@@ -22,6 +25,7 @@ import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
 import { eventMatcher, limitCount, selectEvents } from "../../events/event-log.ts";
 import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
 import { EventFeed } from "../../events/event-feed.ts";
+import { IntentBatch } from "../shared/intent-batch.ts";
 import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, eventWhere } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
@@ -42,25 +46,72 @@ export class PostgresEventLog implements EventLog {
   /** Proposals received and not yet committed: their events travel with the commit. */
   readonly #open = new Set<string>();
   #loose: CarEvent[] = [];
+  /** Events of open proposals not written yet, in append order: the next `persist` writes them. */
+  #unwritten: CarEvent[] = [];
+  /** Events a `persist` wrote: their proposal's commit leaves them out. */
+  readonly #persisted = new WeakSet<CarEvent>();
+  /** The write the calls started together wait for. */
+  readonly #intents = new IntentBatch(() => this.#writeUnwritten());
+  /** Every `persist` write, in order (so a proposal's events reach the chain in append order). */
+  #writes: Promise<void> = Promise.resolve();
   readonly #feed = new EventFeed();
   readonly #read: ReadQuery;
   readonly #onLoose: () => void;
+  readonly #write: (events: CarEvent[]) => Promise<void>;
 
-  constructor(read: ReadQuery, onLoose: () => void) {
+  /** `write` appends events to the log in a transaction of their own (setting their seqs and hashes). */
+  constructor(read: ReadQuery, onLoose: () => void, write: (events: CarEvent[]) => Promise<void>) {
     this.#read = read;
     this.#onLoose = onLoose;
+    this.#write = write;
   }
 
   append(event: NewEvent): CarEvent {
     const stored = event as CarEvent;
     stored.seq = 0;
     const id = stored.proposal_id;
-    if (id !== null && stored.kind === EVENT_KINDS.proposalReceived) this.#open.add(id);
-    else if (id === null || !this.#open.has(id)) {
+    if (id !== null && stored.kind === EVENT_KINDS.proposalReceived) {
+      this.#open.add(id);
+      this.#unwritten.push(stored);
+    } else if (id === null || !this.#open.has(id)) {
       this.#loose.push(stored);
       if (this.#loose.length === 1) this.#onLoose();
-    }
+    } else this.#unwritten.push(stored);
     return stored;
+  }
+
+  /**
+   * The engine's durability point before a tool call (`EventLog.persist`):
+   * the events of open proposals appended so far are written in one
+   * transaction, shared by every call started together (intent-batch.ts);
+   * each call waits for it.
+   */
+  persist(): Promise<void> {
+    return this.#intents.request();
+  }
+
+  /** Writes the unwritten events of open proposals, after the writes before it. */
+  #writeUnwritten(): Promise<void> {
+    const events = this.#unwritten;
+    this.#unwritten = [];
+    const written = this.#writes.then(async () => {
+      if (events.length === 0) return;
+      await this.#write(events);
+      for (const e of events) this.#persisted.add(e);
+    });
+    this.#writes = written.catch(() => {});
+    return written;
+  }
+
+  /**
+   * What a commit of `proposal_id` still has to write of `events`: those no
+   * `persist` wrote. Waits for the writes in flight first, and takes the
+   * proposal's unwritten events out of the next one.
+   */
+  async unpersisted(proposal_id: string, events: readonly CarEvent[]): Promise<CarEvent[]> {
+    this.#unwritten = this.#unwritten.filter((e) => e.proposal_id !== proposal_id);
+    await this.#writes;
+    return events.filter((e) => !this.#persisted.has(e));
   }
 
   /** The buffered events of no open proposal, handed over for writing. */

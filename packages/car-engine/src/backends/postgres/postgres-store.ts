@@ -12,8 +12,14 @@
  *   the configured mode, writes the new values and versions, the
  *   proposal's outcome and its events at the log head — all or nothing.
  *   A runtime that dies mid-proposal has written nothing of it.
+ * - Before each tool call: the proposal's events so far, its
+ *   `dispatch_intent` among them, are written in a transaction of their own
+ *   (one per scheduling level, shared by the calls started together), so
+ *   a crash after the call started leaves the intent on record.
  * - `recover`: proposals left executing by runtimes whose liveness lock is
- *   free (their process died) are marked interrupted, with an event.
+ *   free (their process died) are marked interrupted, with an event listing
+ *   the actions whose dispatch intent is on record (their external effects
+ *   may have happened).
  */
 import { CarError, isCarError, rfc3339, systemClock } from "@car/ir";
 import type { Clock, JsonValue } from "@car/ir";
@@ -121,7 +127,11 @@ export class PostgresStore implements RuntimeStore {
       await this.#ready;
       return this.#query(sql, params);
     };
-    this.events = new PostgresEventLog(read, () => this.#inBackground(() => this.#writeLoose()));
+    this.events = new PostgresEventLog(
+      read,
+      () => this.#inBackground(() => this.#writeLoose()),
+      (events) => this.#writePersisted(events),
+    );
     const audited = <T>(work: (client: PoolClient, audit: Audit) => Promise<T>): Promise<T> => this.#audited(work);
     this.approvals = new PostgresApprovalLedger(read, audited);
     this.postures = new PostgresPostureStore(read, audited);
@@ -217,9 +227,10 @@ export class PostgresStore implements RuntimeStore {
     const writeBase = new Map<string, { version: number; action_id: string }>();
     if (commit.outcome === "committed")
       for (const m of commit.mutations) if (!writeBase.has(m.key)) writeBase.set(m.key, { version: this.state.version(m.key), action_id: m.action_id });
+    const unpersisted = this.events.unpersisted(commit.proposal_id, commit.events);
     await this.#ready;
     await this.flush();
-    const events = [...commit.events];
+    const events = await unpersisted;
     const client = await this.#connect();
     let before: Map<string, number> | undefined;
     try {
@@ -231,7 +242,7 @@ export class PostgresStore implements RuntimeStore {
         writes = stateUpdate(commit, before);
       }
       renumberStateChanges(events, before ?? new Map());
-      const finish = `SELECT car_finish_proposal(${[commit.proposal_id, commit.outcome].map(pg.escapeLiteral).join(", ")}, ${this.#runtimeKey}, ${pg.escapeLiteral(events[0]?.timestamp ?? rfc3339(this.#clock.now()))})`;
+      const finish = `SELECT car_finish_proposal(${[commit.proposal_id, commit.outcome].map(pg.escapeLiteral).join(", ")}, ${this.#runtimeKey}, ${pg.escapeLiteral(commit.events[0]?.timestamp ?? rfc3339(this.#clock.now()))})`;
       const statements = [writes, finish, events.length > 0 ? appendStatement(events) : ""].filter((x) => x !== "");
       // The MACs need the hashes the append returns: one more round trip, in the same transaction.
       const macs = this.#auditKey !== undefined && events.length > 0;
@@ -343,9 +354,18 @@ export class PostgresStore implements RuntimeStore {
       const written = await this.#inTransaction("cannot recover interrupted proposals", async (client) => {
         const alive = !(await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1, $2) AS ok", [RUNTIME_LOCK_CLASS, runtime_key])).rows[0]!.ok;
         if (alive) return [];
-        const marked = await client.query<{ proposal_id: string; began_at: string }>(
-          "UPDATE car_proposals SET status = 'interrupted' WHERE runtime_key = $1 AND status = 'executing' RETURNING proposal_id, began_at",
-          [runtime_key],
+        // Each with the actions whose dispatch intent is on record since it began: their effects may have happened.
+        const marked = await client.query<{ proposal_id: string; began_at: string; dispatched: string[] }>(
+          `WITH marked AS (
+             UPDATE car_proposals SET status = 'interrupted' WHERE runtime_key = $1 AND status = 'executing' RETURNING proposal_id, began_at
+           )
+           SELECT m.proposal_id, m.began_at, ARRAY(
+             SELECT e.action_id FROM car_events e
+             WHERE e.proposal_id = m.proposal_id AND e.kind = $2 AND e.ts >= m.began_at::timestamptz
+             GROUP BY e.action_id ORDER BY min(e.seq)
+           ) AS dispatched
+           FROM marked m ORDER BY m.began_at, m.proposal_id`,
+          [runtime_key, EVENT_KINDS.dispatchIntent],
         );
         const events: CarEvent[] = [];
         for (const p of marked.rows) {
@@ -354,9 +374,13 @@ export class PostgresStore implements RuntimeStore {
             kind: EVENT_KINDS.proposalInterrupted,
             proposal_id: p.proposal_id,
             timestamp: rfc3339(this.#clock.now()),
-            data: { began_at: p.began_at, reason: INTERRUPTED_REASON },
+            data: { began_at: p.began_at, reason: INTERRUPTED_REASON, dispatched: p.dispatched },
           });
-          out.push({ proposal_id: p.proposal_id, timestamp: p.began_at });
+          out.push(
+            p.dispatched.length > 0
+              ? { proposal_id: p.proposal_id, timestamp: p.began_at, dispatched: p.dispatched }
+              : { proposal_id: p.proposal_id, timestamp: p.began_at },
+          );
         }
         await appendToLog(client, events, this.#auditKey);
         return events;
@@ -447,6 +471,28 @@ export class PostgresStore implements RuntimeStore {
       }
       await appendToLog(client, events, this.#auditKey);
     });
+    this.events.learn(events);
+  }
+
+  /**
+   * Events of running proposals written before a tool call (`persist`): one
+   * statement, its own transaction — two round trips with the audit key,
+   * whose MACs need the hashes the append returns.
+   */
+  async #writePersisted(events: CarEvent[]): Promise<void> {
+    await this.#ready;
+    const client = await this.#connect();
+    const keyed = this.#auditKey !== undefined;
+    try {
+      const results = toArray(await client.query(keyed ? `BEGIN;\n${appendStatement(events)}` : appendStatement(events)));
+      linkAppended(events, results.at(-1)!.rows[0] as Appended);
+      if (keyed) await client.query(`${macStatement(events, this.#auditKey!)};\nCOMMIT`);
+    } catch (error) {
+      if (keyed) await client.query("ROLLBACK").catch(() => {});
+      throw storageError(error, "cannot write the dispatch intents");
+    } finally {
+      client.release();
+    }
     this.events.learn(events);
   }
 

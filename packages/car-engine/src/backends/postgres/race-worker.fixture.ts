@@ -12,9 +12,10 @@
  *   (a tool) and writes them back. With `report: "lines"` it prints every
  *   proposal's outcome as a JSON line; it ends with `DONE <json summary>`
  *   (committed, aborted, and the CPU milliseconds the loop used).
- * - `hang`: prints `READY`, then runs one proposal that writes a key and
- *   then blocks in a tool forever, printing `MID <proposal id>` when it got
- *   there (the parent kills it with SIGKILL).
+ * - `hang`: prints `READY`, then runs one proposal that writes a key,
+ *   increments a counter through a tool and then blocks in a tool forever,
+ *   which prints `MID <proposal id>` when called (the parent kills it with
+ *   SIGKILL): both tools' dispatch intents are durable by then.
  */
 import { createInterface } from "node:readline";
 import type { ActionInput } from "@car/ir";
@@ -42,7 +43,6 @@ await pgStore?.ready();
 const store = pgStore ?? sqlite(args.url);
 const rt = new Runtime({ store });
 rt.registerTool("inc", (params) => (typeof params["n"] === "number" ? params["n"] : 0) + 1);
-rt.registerTool("hang", () => new Promise(() => {}));
 
 function pickKeys(): [string, string] {
   const pick = (): string =>
@@ -66,17 +66,16 @@ process.stdout.write("READY\n");
 
 if (args.mode === "hang") {
   const id = `${args.name}-hang`;
-  rt.registerTool("announce", () => {
+  rt.registerTool("hang", () => {
     process.stdout.write(`MID ${id}\n`);
-    return true;
+    return new Promise(() => {});
   });
   await rt.executeProposal({
     id,
     actions: [
       { id: "w", type: "state_write", parameters: { key: "doomed", value: 1 } },
       ...increments(["shared/0"]),
-      { id: "say", type: "tool_call", tool: "announce", parameters: {}, dependencies: ["w", "w0"] },
-      { id: "h", type: "tool_call", tool: "hang", parameters: {}, dependencies: ["say"] },
+      { id: "h", type: "tool_call", tool: "hang", parameters: {}, dependencies: ["w", "w0"] },
     ],
   });
 } else {

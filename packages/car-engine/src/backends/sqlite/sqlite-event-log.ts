@@ -21,6 +21,7 @@ import type { StoredEventRow } from "../shared/chain-verify.ts";
 import { EventFeed } from "../../events/event-feed.ts";
 import { GENESIS_HASH, linkEvent } from "../shared/event-hash.ts";
 import { eventMac } from "../shared/event-mac.ts";
+import { IntentBatch } from "../shared/intent-batch.ts";
 import type { AuditKey } from "../shared/event-mac.ts";
 import { immediateRunner } from "./schema.ts";
 import type { ImmediateRunner, SqliteDatabase } from "./schema.ts";
@@ -39,6 +40,18 @@ export interface EventRow {
   body: string;
   hash: string;
   mac: string | null;
+}
+
+/**
+ * What the store writes in the same transaction as a flush of events, before
+ * them (the begin records of proposals that began since), and its fate.
+ */
+export interface FlushCompanion {
+  write(): void;
+  /** The transaction committed. */
+  confirm(): void;
+  /** It rolled back: what `write` wrote must be written again. */
+  abandon(): void;
 }
 
 export interface ChainHead {
@@ -102,16 +115,20 @@ export class SqliteEventLog implements EventLog {
   /** Written by a transaction that has not committed yet. */
   #unconfirmed: CarEvent[] = [];
   #nextSeq: number;
+  /** The write the calls started together wait for (`persist`). */
+  readonly #intents = new IntentBatch(() => this.flush());
   readonly #readHead;
   readonly #writeHead;
   readonly #insertOne;
   readonly #insertBatch;
   readonly #macKey: AuditKey | undefined;
+  readonly #companion: FlushCompanion | undefined;
 
-  /** `macKey`: the audit key; every event written gets its MAC (event-mac.ts). */
-  constructor(db: SqliteDatabase, macKey?: AuditKey) {
+  /** `macKey`: the audit key; every event written gets its MAC (event-mac.ts). `companion` writes with every flush. */
+  constructor(db: SqliteDatabase, macKey?: AuditKey, companion?: FlushCompanion) {
     this.#db = db;
     this.#macKey = macKey;
+    this.#companion = companion;
     this.#immediate = immediateRunner(db);
     this.#readHead = db.prepare("SELECT seq, hash FROM chain_head WHERE id = 1");
     this.#writeHead = db.prepare(
@@ -170,13 +187,25 @@ export class SqliteEventLog implements EventLog {
     this.confirm();
   }
 
+  /**
+   * The engine's durability point before a tool call (`EventLog.persist`):
+   * the intents of every call started together (intent-batch.ts) are
+   * written by one `flush` — one transaction, one sync to disk — and each
+   * call waits for it.
+   */
+  persist(): Promise<void> {
+    return this.#intents.request();
+  }
+
   confirm(): void {
     this.#unconfirmed = [];
+    this.#companion?.confirm();
   }
 
   abandon(): void {
     if (this.#unconfirmed.length > 0) this.#buffer = [...this.#unconfirmed, ...this.#buffer];
     this.#unconfirmed = [];
+    this.#companion?.abandon();
   }
 
   /** Drops buffered events that must never be written (a direct write that did not land, a commit the store refused). */
@@ -185,6 +214,7 @@ export class SqliteEventLog implements EventLog {
   }
 
   #write(): void {
+    this.#companion?.write();
     const buffer = this.#buffer;
     const recorded = this.recordedHead() ?? { seq: 0, hash: GENESIS_HASH };
     if (buffer[0]!.seq !== recorded.seq + 1 || buffer.at(-1)!.seq !== recorded.seq + buffer.length) {

@@ -2,9 +2,18 @@
  * The SQLite `RuntimeStore`: state, the hash-chained event log, the approval
  * ledger and per-agent postures in one WAL-mode database file.
  *
- * Durability follows the engine's proposal boundaries. `beginProposal`
- * records the proposal as executing (with its `proposal_received` event)
- * and commits. `commitProposal` writes the proposal's state changes, its
+ * Durability follows the engine's proposal boundaries. The proposal's
+ * begin record (its row, status executing, and its `proposal_received`
+ * event) is written in one transaction with its first dispatch intents,
+ * before any tool runs — or with its commit when it calls no tool. Before
+ * each tool call (`events.persist`) the intents of every call started
+ * together (a scheduling level) are written in one transaction, so a chain
+ * pays one per action and a wide level one for all of it. With
+ * `synchronous = full` (the default) each of these transactions is synced to
+ * disk before any tool waiting for it is called: begin and intent records
+ * are exactly as durable as commits. `normal` survives a process crash but
+ * may lose the last transactions of each kind on power loss; it is the
+ * caller's choice, never the store's. `commitProposal` writes the proposal's state changes, its
  * buffered events and its final status in ONE transaction — nothing of a
  * proposal's writes reaches the database earlier, because the engine keeps
  * them in a `WorkingState` overlay until then. So a process killed
@@ -102,6 +111,10 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   readonly databaseId: string | undefined;
   /** The `proposals` row of each proposal this instance is running. */
   readonly #runs = new Map<string, number>();
+  /** Proposals begun whose `proposals` row waits for the first write of their events (their first dispatch intents, or the commit). */
+  readonly #unwrittenBegins = new Map<string, ProposalBegin>();
+  /** Begin rows written by the transaction in progress: written again if it rolls back. */
+  #writtenBegins: ProposalBegin[] = [];
   #dataVersion = 0;
   #closed = false;
   readonly #insertRun;
@@ -143,7 +156,19 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
       },
     });
     this.#dataVersion = this.#readDataVersion();
-    this.events = new SqliteEventLog(this.#db, this.#auditKey);
+    this.events = new SqliteEventLog(this.#db, this.#auditKey, {
+      write: () => this.#writeBegins(),
+      confirm: () => {
+        this.#writtenBegins = [];
+      },
+      abandon: () => {
+        for (const begin of this.#writtenBegins) {
+          this.#runs.delete(begin.proposal_id);
+          this.#unwrittenBegins.set(begin.proposal_id, begin);
+        }
+        this.#writtenBegins = [];
+      },
+    });
     this.approvals = new SqliteApprovalLedger(this.#db, this);
     this.postures = new SqlitePostureStore(this.#db, this);
     this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, status, began_at, owner_pid, owner) VALUES (?, 'executing', ?, ?, ?)");
@@ -177,20 +202,34 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
 
   // --- RuntimeStore hooks -----------------------------------------------------
 
+  /**
+   * Records the proposal as executing. Its row and `proposal_received` event
+   * are written with the first write of its events — the dispatch intents of
+   * its first tool calls, written before any tool runs, or else its commit —
+   * so a proposal pays one transaction (one sync to disk) less, and is
+   * still on record as executing before any tool can act.
+   */
   beginProposal(begin: ProposalBegin): void {
-    this.atomically(() => {
-      this.#syncFromOthers();
-      this.events.openProposal(begin.proposal_id);
-      const run = Number(this.#insertRun.run(begin.proposal_id, begin.timestamp, process.pid, this.#instance).lastInsertRowid);
-      this.#runs.set(begin.proposal_id, run);
-      this.events.flush();
-    });
+    if (this.#closed) throw new CarError("storage_error", `the store '${this.path}' is closed`);
+    this.#syncFromOthers();
+    this.events.openProposal(begin.proposal_id);
+    this.#unwrittenBegins.set(begin.proposal_id, begin);
+  }
+
+  /** Writes the rows of proposals begun since the last write (inside the caller's transaction). */
+  #writeBegins(): void {
+    for (const begin of this.#unwrittenBegins.values()) {
+      this.#runs.set(begin.proposal_id, Number(this.#insertRun.run(begin.proposal_id, begin.timestamp, process.pid, this.#instance).lastInsertRowid));
+      this.#writtenBegins.push(begin);
+    }
+    this.#unwrittenBegins.clear();
   }
 
   commitProposal(commit: ProposalCommit): StateTransition[] {
     const transitions = this.atomically(() => {
       if (commit.outcome === "committed") this.#refuseStale(commit);
       const made = commit.outcome === "committed" ? applyMutations(this.state, commit.proposal_id, commit.mutations) : [];
+      this.#writeBegins();
       this.events.flush();
       const run = this.#runs.get(commit.proposal_id);
       if (run !== undefined) this.#endRun.run(commit.outcome, rfc3339(this.#clock.now()), run);
@@ -320,7 +359,13 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   async close(): Promise<void> {
     if (this.#closed) return;
     try {
-      this.events.flush();
+      // A begun proposal's row goes with its events (a read-only store has neither, and opens no write transaction).
+      if (this.#unwrittenBegins.size > 0)
+        this.atomically(() => {
+          this.#writeBegins();
+          this.events.flush();
+        });
+      else this.events.flush();
     } finally {
       this.#closed = true;
       LIVE_INSTANCES.delete(this.#instance);
