@@ -91,9 +91,8 @@ export class Outcomes {
     this.status[i] = RUNNING;
   }
 
-  /** Records a finished action; `undefined` means it was already rejected before dispatch. */
-  conclude(i: number, startMs: number, called: Called | undefined): void {
-    if (called === undefined) return;
+  /** Records a finished action. */
+  conclude(i: number, startMs: number, called: Called): void {
     this.#durations[i] = this.#clock.now() - startMs;
     if (called.outcome instanceof ActionFailure) this.fail(i, called.outcome);
     else this.succeed(i, called.outcome.output, called.cached);
