@@ -11,7 +11,7 @@
  * - `write_write`: a key the proposal writes moved past the version its
  *   writes were built on (another runtime committed a write to it first).
  */
-import { type CarError, jsonEquals } from "@car/ir";
+import { CarError, jsonEquals } from "@car/ir";
 import type { JsonValue } from "@car/ir";
 import type { TransactionConflict } from "@car/verify";
 import type { ProposalCommit } from "../../store/runtime-store.ts";
