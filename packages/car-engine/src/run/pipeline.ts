@@ -124,14 +124,18 @@ export class ActionPipeline implements ScheduledWork, CallListener {
       return true;
     }
     const status = outcomes.status;
-    for (const p of this.#graph.preds[i]!) {
+    const preds = this.#graph.preds[i]!;
+    for (let k = 0; k < preds.length; k++) {
+      const p = preds[k]!;
       if (status[p] !== SUCCEEDED) {
         outcomes.reject(i, `unsatisfied dependency: '${this.#actions[p]!.id}' ${STATUS_NAMES[status[p]!]}`, "dependency");
         return true;
       }
     }
     // DECISIONS §13: a state dependency must be present in the state the action sees, or it is rejected before dispatch.
-    for (const key of action.state_dependencies) {
+    const stateDependencies = action.state_dependencies;
+    for (let k = 0; k < stateDependencies.length; k++) {
+      const key = stateDependencies[k]!;
       if (!this.#working.exists(key)) {
         outcomes.reject(i, `state dependency '${key}' is not available at this point: no value for it in the state the action sees`, "state_dependency");
         return true;

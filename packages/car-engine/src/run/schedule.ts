@@ -95,7 +95,8 @@ export class Scheduler {
     this.#running--;
     this.#finished++;
     const pending = this.#pending;
-    for (const s of this.#graph.succs[i]!) if (--pending[s]! === 0) this.#ready.push(s);
+    const succs = this.#graph.succs[i]!;
+    for (let k = 0; k < succs.length; k++) if (--pending[succs[k]!]! === 0) this.#ready.push(succs[k]!);
   }
 
   // Synchronous completions loop here instead of recursing, so a 100k chain of sync tools never grows the stack.
