@@ -11,34 +11,40 @@ export function runtime(kind: ToolKind): Runtime {
   return rt;
 }
 
-/** Best wall time of `repeats` runs, in ms, each after a full GC when exposed. */
-export async function timeIt(fn: () => Promise<unknown>, repeats: number): Promise<number> {
+/** Starts a measurement; the function it returns gives the ms elapsed since. */
+type Stopwatch = () => () => number;
+
+const wallClock: Stopwatch = () => {
+  const t0 = performance.now();
+  return () => performance.now() - t0;
+};
+
+/** User + system CPU time: includes GC helper threads, not the time spent waiting for a core (on a loaded machine, most of the wall time). */
+const cpuClock: Stopwatch = () => {
+  const c0 = process.cpuUsage();
+  return () => {
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / 1000;
+  };
+};
+
+/** Best of `repeats` runs on `stopwatch`, in ms, each after a full GC when exposed. */
+async function bestOf(fn: () => Promise<unknown>, repeats: number, stopwatch: Stopwatch): Promise<number> {
   let best = Infinity;
   for (let r = 0; r < repeats; r++) {
     gc?.();
-    const t0 = performance.now();
+    const elapsed = stopwatch();
     await fn();
-    best = Math.min(best, performance.now() - t0);
+    best = Math.min(best, elapsed());
   }
   return best;
 }
 
-/**
- * Best CPU time (user + system) of `repeats` runs, in ms. On a shared,
- * loaded machine wall time mostly measures the other jobs; CPU time
- * includes GC helper threads but not the time spent waiting for a core.
- */
-export async function cpuTimeIt(fn: () => Promise<unknown>, repeats: number): Promise<number> {
-  let best = Infinity;
-  for (let r = 0; r < repeats; r++) {
-    gc?.();
-    const c0 = process.cpuUsage();
-    await fn();
-    const c = process.cpuUsage(c0);
-    best = Math.min(best, (c.user + c.system) / 1000);
-  }
-  return best;
-}
+/** Best wall time of `repeats` runs, in ms. */
+export const timeIt = (fn: () => Promise<unknown>, repeats: number): Promise<number> => bestOf(fn, repeats, wallClock);
+
+/** Best CPU time of `repeats` runs, in ms. */
+export const cpuTimeIt = (fn: () => Promise<unknown>, repeats: number): Promise<number> => bestOf(fn, repeats, cpuClock);
 
 /** One `executeProposal` of the shape on a fresh runtime; throws unless every action ran. */
 export async function runOnce(shape: Shape, proposal: ReturnType<typeof proposalOf>, kind: ToolKind): Promise<void> {
