@@ -1,16 +1,20 @@
 /**
  * Engine overhead on the path users take — an async tool — against the
  * raw-Promise floor of the same shape measured in the same run, with the
- * synchronous `() => null` tool as a second row; growth 10k → 100k; peak
- * memory per action at 100k; LangGraph.js on the 1k fan-out and chain.
+ * synchronous `() => null` tool as a second row, and beside it what parsing
+ * the proposal alone (`parseProposalWithGraph`, part of every run) costs;
+ * growth 10k → 100k; peak memory per action at 100k, beside what the run
+ * must keep (results, events, the proposal its log records); LangGraph.js on
+ * the 1k fan-out and chain.
  * The memory figure and each side of the LangGraph comparison run in their
  * own child process. Goals are printed next to the results.
  * Run with `npm run bench` (uses --expose-gc).
  */
 import { spawnSync } from "node:child_process";
+import { parseProposalWithGraph } from "@car/ir";
 import { fileURLToPath } from "node:url";
-import { engineMs, timeIt, usPer } from "./measure.ts";
-import { promiseFloor } from "./shapes.ts";
+import { cpuTimeIt, engineMs, runOnce, timeIt, usPer } from "./measure.ts";
+import { promiseFloor, proposalOf } from "./shapes.ts";
 import type { Shape, ToolKind } from "./shapes.ts";
 
 const GOAL_OVERHEAD_US = 10;
@@ -31,14 +35,18 @@ function side<T>(...args: string[]): T {
 
 async function overheadTable(kind: ToolKind, n: number): Promise<void> {
   console.log(`\n${kind} tool (${kind === "async" ? "async () => ({ ok: true })" : "() => null"}), ${n} actions, best of 5`);
-  console.log("shape     engine µs/action  floor µs/action  overhead µs/action  engine/floor");
+  console.log("shape     engine µs/action  floor µs/action  overhead µs/action  engine/floor  of which parse  | CPU: engine  parse  (µs/action)");
   for (const shape of shapes) {
     const engine = await engineMs(shape, n, kind, 5);
     const floor = await timeIt(() => promiseFloor(shape, n, kind), 5);
+    const proposal = proposalOf(shape, n);
+    const parse = await timeIt(async () => parseProposalWithGraph(proposal), 5);
+    const engineCpu = await cpuTimeIt(() => runOnce(shape, proposal, kind), 5);
+    const parseCpu = await cpuTimeIt(async () => parseProposalWithGraph(proposal), 5);
     const overhead = usPer(engine - floor, n);
     const goal = kind === "async" ? `  ${verdict(overhead <= GOAL_OVERHEAD_US)} (≤ ${GOAL_OVERHEAD_US} µs)` : "";
     console.log(
-      `${shape.padEnd(8)}  ${usPer(engine, n).toFixed(2).padStart(16)}  ${usPer(floor, n).toFixed(2).padStart(15)}  ${overhead.toFixed(2).padStart(18)}  ${(engine / floor).toFixed(1).padStart(11)}×${goal}`,
+      `${shape.padEnd(8)}  ${usPer(engine, n).toFixed(2).padStart(16)}  ${usPer(floor, n).toFixed(2).padStart(15)}  ${overhead.toFixed(2).padStart(18)}  ${(engine / floor).toFixed(1).padStart(11)}×  ${usPer(parse, n).toFixed(2).padStart(14)}  | ${usPer(engineCpu, n).toFixed(2).padStart(11)}  ${usPer(parseCpu, n).toFixed(2).padStart(5)}${goal}`,
     );
   }
 }
@@ -66,16 +74,19 @@ async function main(): Promise<void> {
   const mem = side<{ heapPeakBytes: number; rssPeakBytes: number; retainedBytes: number; events: number }>("memory", String(n));
   const worst = Math.max(mem.heapPeakBytes, mem.rssPeakBytes) / n;
   console.log(
-    `\nMemory, async fan-out of ${n} in its own process: peak heap ${(mem.heapPeakBytes / n).toFixed(0)} B/action, peak RSS ${(mem.rssPeakBytes / n).toFixed(0)} B/action above baseline; retained after GC ${(mem.retainedBytes / n).toFixed(0)} B/action (results + ${mem.events} events)  ${verdict(worst <= GOAL_BYTES_PER_ACTION)} (≤ 1.5 KB, larger of the two)`,
+    `\nMemory, async fan-out of ${n} in its own process: peak heap ${(mem.heapPeakBytes / n).toFixed(0)} B/action, peak RSS ${(mem.rssPeakBytes / n).toFixed(0)} B/action above baseline  ${verdict(worst <= GOAL_BYTES_PER_ACTION)} (≤ 1.5 KB, larger of the two)`,
+  );
+  console.log(
+    `  floor: retained after GC ${(mem.retainedBytes / n).toFixed(0)} B/action — what the finished run must keep: its results, its ${mem.events} events and the parsed proposal that proposal_received records`,
   );
 
   console.log("\nLangGraph.js vs engine, async nodes, 1k, each side in its own process (best of 5 after warm-up)");
   for (const shape of ["fan-out", "chain"] as const) {
-    const lg = side<{ ms: number }>("langgraph", shape, "1000").ms;
-    const engine = side<{ ms: number }>("engine", shape, "1000").ms;
-    const ratio = lg / engine;
+    const lg = side<{ ms: number; cpuMs: number }>("langgraph", shape, "1000");
+    const engine = side<{ ms: number; cpuMs: number }>("engine", shape, "1000");
+    const ratio = lg.ms / engine.ms;
     console.log(
-      `${shape.padEnd(8)}  langgraph ${usPer(lg, 1_000).toFixed(1)} µs/node, engine ${usPer(engine, 1_000).toFixed(2)} µs/action: engine ${ratio.toFixed(0)}× faster  ${verdict(ratio >= GOAL_LANGGRAPH_RATIO)} (≥ ${GOAL_LANGGRAPH_RATIO}×)`,
+      `${shape.padEnd(8)}  langgraph ${usPer(lg.ms, 1_000).toFixed(1)} µs/node, engine ${usPer(engine.ms, 1_000).toFixed(2)} µs/action: engine ${ratio.toFixed(0)}× faster (CPU time: ${(lg.cpuMs / engine.cpuMs).toFixed(0)}×)  ${verdict(ratio >= GOAL_LANGGRAPH_RATIO)} (≥ ${GOAL_LANGGRAPH_RATIO}×)`,
     );
   }
 }

@@ -6,7 +6,7 @@
  * Prints one JSON line.
  */
 import { langGraphOf } from "./langgraph.ts";
-import { engineMs, gc, runtime, timeIt } from "./measure.ts";
+import { cpuTimeIt, engineMs, gc, runOnce, runtime, timeIt } from "./measure.ts";
 import { proposalOf } from "./shapes.ts";
 import type { Shape } from "./shapes.ts";
 
@@ -47,12 +47,14 @@ async function main(): Promise<unknown> {
   const n = Number(b);
   if (side === "langgraph") {
     const graph = langGraphOf(shape as "fan-out" | "chain", n);
-    await timeIt(() => graph.invoke({ n: 0 }, { recursionLimit: 5_000 }), 2);
-    return { ms: await timeIt(() => graph.invoke({ n: 0 }, { recursionLimit: 5_000 }), 5) };
+    const invoke = () => graph.invoke({ n: 0 }, { recursionLimit: 5_000 });
+    await timeIt(invoke, 2);
+    return { ms: await timeIt(invoke, 5), cpuMs: await cpuTimeIt(invoke, 5) };
   }
   if (side === "engine") {
     await engineMs(shape, n, "async", 3);
-    return { ms: await engineMs(shape, n, "async", 5) };
+    const proposal = proposalOf(shape, n);
+    return { ms: await engineMs(shape, n, "async", 5), cpuMs: await cpuTimeIt(() => runOnce(shape, proposal, "async"), 5) };
   }
   throw new Error(`unknown side '${side}'`);
 }

@@ -30,6 +30,21 @@ describe("paramsDigest", () => {
     expect(paramsDigest({})).toBe("44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
   });
 
+  it("gives every empty record the digest of {} and leaves what only looks empty to the full path", () => {
+    const empty = "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+    expect(paramsDigest(Object.create(null) as Record<string, never>)).toBe(empty);
+    expect(paramsDigest({})).toBe(empty);
+    // An array, an object with only inherited members, and one that serialises through toJSON are not `{}`.
+    expect(paramsDigest([])).toBe(createHash("sha256").update("[]", "utf8").digest("hex"));
+    const withToJson = Object.defineProperty({}, "toJSON", { value: () => ({ a: 1 }), enumerable: false });
+    expect(paramsDigest(withToJson as Record<string, never>)).toBe(
+      createHash("sha256")
+        .update(canonicalJson(withToJson as never), "utf8")
+        .digest("hex"),
+    );
+    expect(paramsDigest(withToJson as Record<string, never>)).not.toBe(empty);
+  });
+
   it("ignores key order and notices any value change", () => {
     expect(paramsDigest({ x: 1, y: [1, 2] })).toBe(paramsDigest({ y: [1, 2], x: 1 }));
     expect(paramsDigest({ x: 1, y: [2, 1] })).not.toBe(paramsDigest({ x: 1, y: [1, 2] }));

@@ -132,8 +132,21 @@ const RECENT_DIGESTS = 256;
 /** Longer canonical forms are hashed every time: caching them would keep large strings alive. */
 const CACHED_DIGEST_MAX_CHARS = 256;
 
+/** The digest of `{}`, the most common parameters of all, known without building its canonical form. */
+let emptyDigest: string | undefined;
+
+/** A plain object with no enumerable members and no `toJSON`: JSON and its canonical form are `{}`. */
+function isEmptyRecord(value: JsonValue): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  if ((proto !== null && proto !== Object.prototype) || typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+  for (const _ in value) return false;
+  return true;
+}
+
 /** Lowercase hex SHA-256 of the canonical form of an action's `parameters`. */
 export function paramsDigest(params: JsonValue): string {
+  if (isEmptyRecord(params)) return (emptyDigest ??= createHash("sha256").update("{}", "utf8").digest("hex"));
   const canonical = canonicalJson(params);
   if (canonical.length > CACHED_DIGEST_MAX_CHARS) return createHash("sha256").update(canonical, "utf8").digest("hex");
   let digest = recentDigests.get(canonical);

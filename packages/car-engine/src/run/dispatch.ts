@@ -4,11 +4,12 @@
  * detached start of streaming and long-running calls, and the set of calls
  * and sleeps in flight that an abort cancels.
  *
- * The common case — no rate limit, a synchronous tool, first attempt — runs
- * without a single promise; timers and abort controllers exist only for
- * calls that are actually asynchronous.
+ * The common case — no rate limit, first attempt, no tracing — runs without
+ * a single promise of the engine's own: a synchronous tool settles inline,
+ * and an asynchronous one costs one `PendingCall` record that settles
+ * straight into the caller's `CallListener` (no chain of `.then` hops).
+ * Timers and abort controllers exist only for calls that need them.
  */
-import { CarError } from "@car/ir";
 import type { Action, Clock, IdGenerator, JsonObject, Timers } from "@car/ir";
 import { context } from "@opentelemetry/api";
 import type { RunTracer } from "../telemetry/run-tracer.ts";
@@ -26,6 +27,9 @@ import type { CostMeter } from "./cost-meter.ts";
 import type { Called, Outcome } from "./outcomes.ts";
 import type { RunEvents } from "./run-events.ts";
 import { EVENT_KINDS } from "../events/event.ts";
+import { InFlight, InFlightList } from "./in-flight.ts";
+import { PendingCall } from "./pending-call.ts";
+import type { CallEnd } from "./pending-call.ts";
 import type { Scheduler } from "./schedule.ts";
 
 /** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
@@ -42,12 +46,24 @@ export interface DispatchEnvironment {
   readonly maxOutputBytes: number;
 }
 
-interface CallPlan {
+/** How one call is carried out: decided once, before its first attempt. */
+export interface CallPlan {
   tool: RegisteredTool;
   detached: boolean;
   cacheKey: string | undefined;
   ttl: number | undefined;
   attempts: number;
+}
+
+/**
+ * Hears how a call that did not settle at once ended. `token` is the
+ * caller's own number for the call (the pipeline's action index), so one
+ * listener serves every call without a closure per call.
+ */
+export interface CallListener {
+  callEnded(token: number, called: Called): void;
+  /** An engine bug while finishing the call (the caller must not hang). */
+  callCrashed(token: number, error: unknown): void;
 }
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -68,8 +84,20 @@ export class Dispatcher {
   readonly #tracer: RunTracer | undefined;
   /** The run's events: retries and rate-limit waits as they happen, failed attempts, dispatch intents. */
   readonly #events: RunEvents;
-  /** Cancels every call or sleep in flight; each entry removes itself when it settles. */
-  readonly #inflight = new Set<(reason: string) => void>();
+  /** Every call or sleep in flight, for an abort to cancel; each entry removes itself when it settles. */
+  readonly #inflight = new InFlightList();
+  /** Finishes an asynchronous first attempt: output check, the attempt's record, retries if any remain, then its listener. */
+  readonly #firstEnded: CallEnd = (call, failure, output) => {
+    let called: Called | Promise<Called>;
+    try {
+      called = this.#afterFirst(call.action, call.params, call.plan!, failure ?? this.#output(output), call.startMs);
+    } catch (error) {
+      call.listener!.callCrashed(call.token, error);
+      return;
+    }
+    if (isThenable(called)) this.#later(called, call.listener!, call.token);
+    else call.listener!.callEnded(call.token, called);
+  };
 
   constructor(
     env: DispatchEnvironment,
@@ -91,11 +119,23 @@ export class Dispatcher {
 
   /** Cancels every call and backoff sleep in flight (the run aborted). */
   cancelAll(reason: string): void {
-    for (const cancel of [...this.#inflight]) cancel(`the proposal aborted (${reason})`);
+    this.#inflight.cancelAll(`the proposal aborted (${reason})`);
   }
 
-  /** Dispatches a tool call with caching, rate limiting, timeouts and retries. */
-  call(action: Action, tool: RegisteredTool, params: JsonObject): Called | Promise<Called> {
+  /** Dispatches a tool call with caching, rate limiting, timeouts and retries; always settles through a promise. */
+  call(action: Action, tool: RegisteredTool, params: JsonObject): Promise<Called> {
+    return new Promise((resolve, reject) => {
+      const now = this.dispatch(action, tool, params, { callEnded: (_, called) => resolve(called), callCrashed: (_, error) => reject(error) }, 0);
+      if (now !== undefined) resolve(now);
+    });
+  }
+
+  /**
+   * Dispatches a tool call with caching, rate limiting, timeouts and
+   * retries. Returns what it came to when that is known at once; otherwise
+   * `undefined`, and `listener` hears it later under `token`.
+   */
+  dispatch(action: Action, tool: RegisteredTool, params: JsonObject, listener: CallListener, token: number): Called | undefined {
     const detached = action.invocation_mode !== "one_shot";
     const ttl = tool.schema.cache_ttl_secs;
     const plan: CallPlan = { tool, detached, cacheKey: undefined, ttl, attempts: action.failure_behavior === "retry" ? 1 + action.max_retries : 1 };
@@ -104,12 +144,45 @@ export class Dispatcher {
       const hit = this.#env.cache.get(plan.cacheKey, this.#env.clock.now());
       if (hit !== undefined) return { outcome: hit, cached: true };
     }
-    if (tool.schema.rate_limit !== undefined || this.#scheduler.abortReason !== undefined) return this.#attempts(action, params, plan, 1);
+    if (tool.schema.rate_limit !== undefined || this.#scheduler.abortReason !== undefined)
+      return this.#later(this.#attempts(action, params, plan, 1), listener, token);
     this.#meter.toolCalls++;
     const startMs = this.#env.clock.now();
-    const first = this.#invoke(action, tool, params, 1, detached);
-    if (!isThenable(first)) return this.#afterFirst(action, params, plan, first, startMs);
-    return first.then((outcome) => this.#afterFirst(action, params, plan, outcome, startMs));
+    // Traced, detached and durable calls (whose intent must be on disk first) take the general path.
+    if (this.#tracer !== undefined || detached || this.#events.durable) {
+      const first = this.#invoke(action, tool, params, 1, detached);
+      if (!isThenable(first)) return this.#now(this.#afterFirst(action, params, plan, first, startMs), listener, token);
+      return this.#later(
+        first.then((outcome) => this.#afterFirst(action, params, plan, outcome, startMs)),
+        listener,
+        token,
+      );
+    }
+    // The common path, as #attempt without its span or promise: an asynchronous call becomes one PendingCall.
+    const ctx = this.#context(action, 1);
+    let raw: unknown;
+    try {
+      raw = this.#run(action, tool, params, ctx);
+    } catch (error) {
+      return this.#now(this.#afterFirst(action, params, plan, failureFrom(error), startMs), listener, token);
+    }
+    if (!isThenable(raw)) return this.#now(this.#afterFirst(action, params, plan, this.#output(raw), startMs), listener, token);
+    new PendingCall(this.#inflight, this.#env.timers, ctx, this.#firstEnded, action, params, startMs, plan, listener, token).watch(raw);
+    return undefined;
+  }
+
+  /** A result known now, unless it is still a promise (a retry after a failed first attempt). */
+  #now(called: Called | Promise<Called>, listener: CallListener, token: number): Called | undefined {
+    return isThenable(called) ? this.#later(called, listener, token) : called;
+  }
+
+  /** Hands a promised result to `listener` when it settles. */
+  #later(called: Promise<Called>, listener: CallListener, token: number): undefined {
+    called.then(
+      (c) => listener.callEnded(token, c),
+      (error: unknown) => listener.callCrashed(token, error),
+    );
+    return undefined;
   }
 
   #afterFirst(action: Action, params: JsonObject, plan: CallPlan, outcome: Outcome, startMs: number): Called | Promise<Called> {
@@ -225,85 +298,56 @@ export class Dispatcher {
     detached: boolean,
     traceparent: string | undefined,
   ): Outcome | Promise<Outcome> {
-    const timeout = action.timeout_ms;
-    const ctx = new CallContext(action.id, attempt, timeout ?? null, this.#sessionId, this.#env.ids);
+    const ctx = this.#context(action, attempt);
     if (traceparent !== undefined) ctx.traceparent = traceparent;
-    const caller = this.#caller;
     let raw: unknown;
     try {
-      if (tool.handler !== undefined) raw = tool.handler(params, ctx);
-      else if (caller !== undefined) {
-        if (action.invocation_mode === "streaming") {
-          return new ActionFailure(
-            `tool '${tool.schema.name}' has no handler, and the JSON callback contract cannot stream: register a streaming handler or use long_running`,
-            "tool_error",
-          );
-        }
-        raw = caller(toolCallOf(tool.schema.name, params, ctx), ctx.signal);
-      } else return new ActionFailure(`tool '${tool.schema.name}' has no handler and no dispatch callback was given`, "tool_error");
+      raw = this.#run(action, tool, params, ctx);
     } catch (error) {
       return failureFrom(error);
     }
     if (detached) return this.#startDetached(action, tool, ctx, raw);
     if (!isThenable(raw)) return this.#output(raw);
-    return this.#race(raw, ctx, timeout).then((settled) => (settled instanceof ActionFailure ? settled : this.#output(settled.output)));
+    return this.#race(raw, ctx, action, this.#output);
   }
 
-  #output(value: unknown): Outcome {
+  /** The attempt's `ctx` (its dispatch intent, on a durable log, is `#invoke`'s). */
+  #context(action: Action, attempt: number): CallContext {
+    return new CallContext(action.id, attempt, action.timeout_ms ?? null, this.#sessionId, this.#env.ids);
+  }
+
+  /** Calls the tool's handler, or the caller for tools without one; throws what failed (an ActionFailure when there is nothing to call). */
+  #run(action: Action, tool: RegisteredTool, params: JsonObject, ctx: CallContext): unknown {
+    if (tool.handler !== undefined) return tool.handler(params, ctx);
+    const caller = this.#caller;
+    if (caller === undefined) throw new ActionFailure(`tool '${tool.schema.name}' has no handler and no dispatch callback was given`, "tool_error");
+    if (action.invocation_mode === "streaming") {
+      throw new ActionFailure(
+        `tool '${tool.schema.name}' has no handler, and the JSON callback contract cannot stream: register a streaming handler or use long_running`,
+        "tool_error",
+      );
+    }
+    return caller(toolCallOf(tool.schema.name, params, ctx), ctx.signal);
+  }
+
+  /** The tool's answer as an outcome (checked, detached JSON); shared, so passing it makes no closure. */
+  readonly #output = (value: unknown): Outcome => {
     const json = toJsonOutput(value, this.#env.maxOutputBytes);
     return json instanceof ActionFailure ? json : { output: json };
-  }
+  };
 
-  /**
-   * Settles with the call's result, its timeout, or the proposal's abort —
-   * whichever comes first. The tool's signal is aborted on timeout and on
-   * abort; a result that arrives later is discarded (never applied).
-   */
-  #race(call: PromiseLike<unknown>, ctx: CallContext, timeout: number | undefined): Promise<{ output: unknown } | ActionFailure> {
+  /** Races `call` (see PendingCall) and settles with `map` of its output, or with why it failed. */
+  #race(call: PromiseLike<unknown>, ctx: CallContext, action: Action, map: (output: unknown) => Outcome): Promise<Outcome> {
     return new Promise((resolve) => {
-      let settled = false;
-      let timer: unknown;
-      const finish = (value: { output: unknown } | ActionFailure): void => {
-        if (settled) return;
-        settled = true;
-        if (timer !== undefined) this.#env.timers.clearTimeout(timer);
-        this.#inflight.delete(cancel);
-        resolve(value);
-      };
-      const cancel = (reason: string): void => {
-        ctx.abort(new CarError("cancelled", reason));
-        finish(new ActionFailure(`cancelled: ${reason}`, "tool_error"));
-      };
-      this.#inflight.add(cancel);
-      if (timeout !== undefined) {
-        timer = this.#env.timers.setTimeout(() => {
-          const message = `timed out after ${timeout} ms`;
-          ctx.abort(new CarError("timeout", message));
-          finish(new ActionFailure(message, "timeout"));
-        }, timeout);
-      }
-      call.then(
-        (output) => finish({ output }),
-        (error: unknown) => finish(failureFrom(error)),
-      );
+      const end: CallEnd = (_, failure, output) => resolve(failure ?? map(output));
+      new PendingCall(this.#inflight, this.#env.timers, ctx, end, action, action.parameters, 0, undefined, undefined, 0).watch(call);
     });
   }
 
   /** Sleeps on the injected timers; false when the proposal aborted meanwhile. */
   #sleep(ms: number): Promise<boolean> {
     if (this.#scheduler.abortReason !== undefined) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const cancel = (): void => {
-        this.#env.timers.clearTimeout(timer);
-        this.#inflight.delete(cancel);
-        resolve(false);
-      };
-      const timer = this.#env.timers.setTimeout(() => {
-        this.#inflight.delete(cancel);
-        resolve(true);
-      }, ms);
-      this.#inflight.add(cancel);
-    });
+    return new Promise((resolve) => this.#inflight.add(new Sleep(this.#inflight, this.#env.timers, ms, resolve)));
   }
 
   /**
@@ -330,6 +374,31 @@ export class Dispatcher {
       return running();
     };
     if (!isThenable(raw)) return begin(raw);
-    return this.#race(raw, ctx, action.timeout_ms).then((settled) => (settled instanceof ActionFailure ? settled : begin(settled.output)));
+    return this.#race(raw, ctx, action, begin);
+  }
+}
+
+/** A backoff or rate-limit sleep: resolves true when it ran out, false when cancelled. */
+class Sleep extends InFlight {
+  readonly #list: InFlightList;
+  readonly #timers: Timers;
+  readonly #timer: unknown;
+  readonly #resolve: (ran: boolean) => void;
+
+  constructor(list: InFlightList, timers: Timers, ms: number, resolve: (ran: boolean) => void) {
+    super();
+    this.#list = list;
+    this.#timers = timers;
+    this.#resolve = resolve;
+    this.#timer = timers.setTimeout(() => {
+      this.#list.remove(this);
+      resolve(true);
+    }, ms);
+  }
+
+  cancel(): void {
+    this.#timers.clearTimeout(this.#timer);
+    this.#list.remove(this);
+    this.#resolve(false);
   }
 }

@@ -91,9 +91,8 @@ export class Outcomes {
     this.status[i] = RUNNING;
   }
 
-  /** Records a finished action; `undefined` means it was already rejected before dispatch. */
-  conclude(i: number, startMs: number, called: Called | undefined): void {
-    if (called === undefined) return;
+  /** Records a finished action. */
+  conclude(i: number, startMs: number, called: Called): void {
     this.#durations[i] = this.#clock.now() - startMs;
     if (called.outcome instanceof ActionFailure) this.fail(i, called.outcome);
     else this.succeed(i, called.outcome.output, called.cached);
@@ -138,14 +137,13 @@ export class Outcomes {
     const action = this.#actions[i]!;
     this.outputs[i] = output;
     let changes: Record<string, StateMutation> | undefined;
-    const write = (key: string, value: JsonValue): void => {
-      changes ??= emptyMap<StateMutation>();
-      setOwn(changes, key, this.#working.set(key, value, action.id));
-    };
-    if (action.type === "state_write") write(getOwn(action.parameters, "key") as string, output);
-    for (const key of Object.keys(action.expected_effects)) {
-      if (action.type === "state_write" && key === getOwn(action.parameters, "key")) continue;
-      write(key, action.expected_effects[key]!);
+    const ownKey = action.type === "state_write" ? (getOwn(action.parameters, "key") as string) : undefined;
+    if (ownKey !== undefined) changes = this.#write(changes, action, ownKey, output);
+    const effects = action.expected_effects;
+    // for…in rather than Object.keys: most actions declare no effects, and this runs once per action.
+    for (const key in effects) {
+      if (!Object.hasOwn(effects, key) || key === ownKey) continue;
+      changes = this.#write(changes, action, key, effects[key]!);
     }
     this.#changes[i] = changes;
     this.settle(i, SUCCEEDED, null);
@@ -153,6 +151,13 @@ export class Outcomes {
     const data = this.#digestData(action);
     if (cached) data["cached"] = true;
     this.#events.emit(EVENT_KINDS.actionSucceeded, action.id, data);
+  }
+
+  /** Writes `key` into the working state; the action's change record is made on its first write. */
+  #write(changes: Record<string, StateMutation> | undefined, action: Action, key: string, value: JsonValue): Record<string, StateMutation> {
+    const into = changes ?? emptyMap<StateMutation>();
+    setOwn(into, key, this.#working.set(key, value, action.id));
+    return into;
   }
 
   #digestData(action: Action): JsonObject {

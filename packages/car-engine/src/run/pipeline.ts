@@ -14,8 +14,7 @@ import type { WorkingState } from "../store/working-state.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
 import type { CostMeter } from "./cost-meter.ts";
-import { isThenable } from "./dispatch.ts";
-import type { Dispatcher } from "./dispatch.ts";
+import type { CallListener, Dispatcher } from "./dispatch.ts";
 import { FAILED, STATUS_NAMES, SUCCEEDED } from "./outcomes.ts";
 import type { Called, Outcomes } from "./outcomes.ts";
 import type { RunEvents } from "./run-events.ts";
@@ -56,7 +55,7 @@ export interface RunParts {
   readonly dispatcher: Dispatcher;
 }
 
-export class ActionPipeline implements ScheduledWork {
+export class ActionPipeline implements ScheduledWork, CallListener {
   /** The assumptions the started actions declared, for the commit to check. */
   readonly assumptions: AssumptionRecord[] = [];
   readonly #env: PipelineEnvironment;
@@ -75,6 +74,8 @@ export class ActionPipeline implements ScheduledWork {
   /** What this proposal's references have interpolated so far (made on the first reference). */
   #interpolated: InterpolationBudget | undefined;
   readonly #startedCache = new Map<string, JsonObject>();
+  /** Per action: when it started (its duration is measured from here when its call ends later). */
+  readonly #startMs: Float64Array;
 
   constructor(env: PipelineEnvironment, parts: RunParts) {
     this.#env = env;
@@ -90,6 +91,7 @@ export class ActionPipeline implements ScheduledWork {
     this.#scheduler = parts.scheduler;
     this.#meter = parts.meter;
     this.#dispatcher = parts.dispatcher;
+    this.#startMs = new Float64Array(parts.actions.length);
   }
 
   crashed(i: number, error: unknown): void {
@@ -98,41 +100,60 @@ export class ActionPipeline implements ScheduledWork {
     this.#scheduler.abort(`internal error in action '${this.#actions[i]!.id}'`);
   }
 
-  /** Runs one action; returns a promise only when something on its path is asynchronous. */
-  run(i: number): Promise<void> | void {
+  /** The call of action i ended after `run` returned (see `Dispatcher.dispatch`). */
+  callEnded(i: number, called: Called): void {
+    try {
+      this.#concludeCall(i, called);
+    } catch (error) {
+      this.crashed(i, error);
+    }
+    this.#scheduler.done(i);
+  }
+
+  callCrashed(i: number, error: unknown): void {
+    this.crashed(i, error);
+    this.#scheduler.done(i);
+  }
+
+  /** Runs one action: true when it finished now, false when it goes on asynchronously and tells the scheduler when done. */
+  run(i: number): boolean {
     const action = this.#actions[i]!;
     const outcomes = this.#outcomes;
     if (this.#compensations.has(i)) {
       outcomes.skipCompensationAction(i);
-      return;
+      return true;
     }
     const overBudget = this.#meter.exceeded(action);
     if (overBudget !== undefined) {
       this.#scheduler.stopForBudget(overBudget);
-      return;
+      return true;
     }
     const status = outcomes.status;
-    for (const p of this.#graph.preds[i]!) {
+    const preds = this.#graph.preds[i]!;
+    for (let k = 0; k < preds.length; k++) {
+      const p = preds[k]!;
       if (status[p] !== SUCCEEDED) {
         outcomes.reject(i, `unsatisfied dependency: '${this.#actions[p]!.id}' ${STATUS_NAMES[status[p]!]}`, "dependency");
-        return;
+        return true;
       }
     }
     // DECISIONS §13: a state dependency must be present in the state the action sees, or it is rejected before dispatch.
-    for (const key of action.state_dependencies) {
+    const stateDependencies = action.state_dependencies;
+    for (let k = 0; k < stateDependencies.length; k++) {
+      const key = stateDependencies[k]!;
       if (!this.#working.exists(key)) {
         outcomes.reject(i, `state dependency '${key}' is not available at this point: no value for it in the state the action sees`, "state_dependency");
-        return;
+        return true;
       }
     }
     outcomes.started(i);
-    const startMs = this.#env.clock.now();
+    this.#startMs[i] = this.#env.clock.now();
 
     if (action.type !== "assertion" && action.preconditions.length > 0) {
       const checked = evaluatePreconditions(action.preconditions, stateFor(action.preconditions, this.#working));
       if (!checked.ok) {
         outcomes.reject(i, checked.message, "precondition");
-        return;
+        return true;
       }
     }
     let params = action.parameters;
@@ -149,7 +170,7 @@ export class ActionPipeline implements ScheduledWork {
         );
       } catch (error) {
         outcomes.reject(i, reasonText(error), "reference");
-        return;
+        return true;
       }
     }
     if (this.#env.policies.size > 0) {
@@ -158,30 +179,33 @@ export class ActionPipeline implements ScheduledWork {
       if (violations.length > 0) {
         for (const v of violations) this.#events.emit(EVENT_KINDS.policyViolation, action.id, { policy_name: v.policy_name, reason: v.reason });
         outcomes.reject(i, `denied by policy: ${violations.map((v) => `${v.policy_name}: ${v.reason}`).join("; ")}`, "policy");
-        return;
+        return true;
       }
     }
 
     // Admission evaluated the gate on the declared parameters; only resolved references are new here.
     const gate = this.#hasRefs[i] === 1 ? this.#env.approvalGate : undefined;
-    if (gate === undefined) return this.#traced(i, action, params) ? this.#start(i, action, params, startMs) : undefined;
+    if (gate === undefined) return !this.#traced(i, action, params) || this.#start(i, action, params);
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     const subject = params === action.parameters ? action : { ...action, parameters: params };
     const emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
-    return decideOnRecord(gate, subject, schema, emit, {
-      ask: true,
-      everyDecision: true,
-      context: {},
-      admitted: this.#approvals.get(action.id),
-    }).then((decision) => {
-      if (decision.decision !== "allow") {
-        outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
-        return;
-      }
-      if (action.tool !== undefined) traceApproval(this.#env.traceGate, this.#proposalId, action.tool, decision);
-      if (this.#scheduler.abortReason !== undefined) return; // aborted while waiting: never started, so skipped
-      return this.#traced(i, action, params) ? this.#start(i, action, params, startMs) : undefined;
-    });
+    decideOnRecord(gate, subject, schema, emit, { ask: true, everyDecision: true, context: {}, admitted: this.#approvals.get(action.id) })
+      .then((decision) => {
+        if (decision.decision !== "allow") {
+          outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
+          return true;
+        }
+        if (action.tool !== undefined) traceApproval(this.#env.traceGate, this.#proposalId, action.tool, decision);
+        if (this.#scheduler.abortReason !== undefined) return true; // aborted while waiting: never started, so skipped
+        return !this.#traced(i, action, params) || this.#start(i, action, params);
+      })
+      .then(
+        (now) => {
+          if (now) this.#scheduler.done(i);
+        },
+        (error: unknown) => this.callCrashed(i, error),
+      );
+    return false;
   }
 
   /**
@@ -198,39 +222,39 @@ export class ActionPipeline implements ScheduledWork {
     return false;
   }
 
-  /** From `action_started` on: state actions run inline, tool calls dispatch. */
-  #start(i: number, action: Action, params: JsonObject, startMs: number): Promise<void> | void {
+  /**
+   * From `action_started` on: state actions run inline; a tool call passes
+   * the checks only dispatch time can make, then dispatches. True when the
+   * action finished now; false when its call ends later (`callEnded`).
+   */
+  #start(i: number, action: Action, params: JsonObject): boolean {
     this.#noteReads(action);
     this.#events.emit(EVENT_KINDS.actionStarted, action.id, this.#startedData(action));
     if (action.type !== "tool_call") {
-      this.#outcomes.conclude(i, startMs, { outcome: runStateAction(action, params, this.#working), cached: false });
-      return;
+      this.#outcomes.conclude(i, this.#startMs[i]!, { outcome: runStateAction(action, params, this.#working), cached: false });
+      return true;
     }
-    const called = this.#callTool(i, action, params);
-    if (isThenable(called)) return called.then((c) => this.#concludeCall(i, startMs, c));
-    this.#concludeCall(i, startMs, called);
-  }
-
-  #concludeCall(i: number, startMs: number, called: Called | undefined): void {
-    this.#outcomes.conclude(i, startMs, called);
-    if (this.#outcomes.status[i] === SUCCEEDED) traceSuccess(this.#env.traceGate, this.#proposalId, this.#actions[i]!.tool!);
-  }
-
-  /** The checks only dispatch time can make, then the call; `undefined` when the call was rejected before dispatch. */
-  #callTool(i: number, action: Action, params: JsonObject): Called | undefined | Promise<Called> {
     const tool = this.#env.tools.get(action.tool!);
     if (tool === undefined) {
       this.#outcomes.reject(i, unknownToolMessage(action.tool!), "admission");
-      return undefined;
+      return true;
     }
     if (this.#hasRefs[i] === 1 && tool.validateParams !== undefined) {
       const checked = tool.validateParams(params);
       if (!checked.ok) {
         this.#outcomes.reject(i, schemaMismatchMessage(tool.schema.name, checked.errors), "schema");
-        return undefined;
+        return true;
       }
     }
-    return this.#dispatcher.call(action, tool, params);
+    const called = this.#dispatcher.dispatch(action, tool, params, this, i);
+    if (called === undefined) return false;
+    this.#concludeCall(i, called);
+    return true;
+  }
+
+  #concludeCall(i: number, called: Called): void {
+    this.#outcomes.conclude(i, this.#startMs[i]!, called);
+    if (this.#outcomes.status[i] === SUCCEEDED) traceSuccess(this.#env.traceGate, this.#proposalId, this.#actions[i]!.tool!);
   }
 
   /** `action_started` data, shared between actions of one type and tool (it never changes). */

@@ -5,7 +5,7 @@
  */
 import { rfc3339 } from "@car/ir";
 import type { Clock, JsonObject } from "@car/ir";
-import type { CarEvent, EventKind } from "../events/event.ts";
+import type { CarEvent, EventKind, NewEvent } from "../events/event.ts";
 import type { EventLog } from "../events/event-log.ts";
 
 export class RunEvents {
@@ -58,10 +58,11 @@ export class RunEvents {
   }
 
   emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {
-    const event =
+    // `seq` is the log's to set; it is in the literal (last, where the log would add it) so setting it does not grow the object.
+    const event: NewEvent & { seq: number } =
       action_id === undefined
-        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data }
-        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data };
+        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data, seq: 0 }
+        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data, seq: 0 };
     const appended = this.#log.append(event);
     this.appended.push(appended);
     if (this.#observer !== undefined) this.#observer(appended);

@@ -11,8 +11,12 @@ import type { DependencyGraph } from "@car/ir";
 
 /** The work the scheduler drives, one action index at a time. */
 export interface ScheduledWork {
-  /** Runs action i; returns a promise only when something on its path is asynchronous. */
-  run(i: number): Promise<void> | void;
+  /**
+   * Runs action i: true when it finished now; false when something on its
+   * path is asynchronous, and the work then calls `Scheduler.done(i)` once
+   * it has (no promise per action).
+   */
+  run(i: number): boolean;
   /** Records an engine bug thrown while running action i (the run must not hang). */
   crashed(i: number, error: unknown): void;
 }
@@ -25,6 +29,17 @@ export class Scheduler {
   readonly #graph: DependencyGraph;
   readonly #limit: number;
   readonly #onAbort: (reason: string) => void;
+  /** The state of the run in progress (see `run`). */
+  #work: ScheduledWork | undefined;
+  #signal: AbortSignal | undefined;
+  #pending = new Int32Array(0);
+  #ready: number[] = [];
+  #head = 0;
+  #running = 0;
+  #finished = 0;
+  #pumping = false;
+  #resolve: (() => void) | undefined;
+  readonly #signalled = (): void => this.abort(`cancelled: ${reasonText(this.#signal!.reason)}`);
 
   /** `onAbort` runs once, on the first abort: it cancels whatever is in flight. */
   constructor(graph: DependencyGraph, maxConcurrency: number, onAbort: (reason: string) => void) {
@@ -52,65 +67,63 @@ export class Scheduler {
   run(work: ScheduledWork, signal: AbortSignal | undefined): Promise<void> {
     const graph = this.#graph;
     const n = graph.preds.length;
+    this.#work = work;
+    this.#signal = signal;
     if (signal?.aborted) this.abort(`cancelled: ${reasonText(signal.reason)}`);
-    const onAbort = (): void => this.abort(`cancelled: ${reasonText(signal!.reason)}`);
-    signal?.addEventListener("abort", onAbort, { once: true });
-
+    signal?.addEventListener("abort", this.#signalled, { once: true });
     const pending = new Int32Array(n);
     const ready: number[] = [];
     for (let i = 0; i < n; i++) {
       pending[i] = graph.preds[i]!.length;
       if (pending[i] === 0) ready.push(i);
     }
-    const limit = this.#limit;
-    let head = 0;
-    let running = 0;
-    let finished = 0;
-    let pumping = false;
+    this.#pending = pending;
+    this.#ready = ready;
     return new Promise<void>((resolve) => {
-      let resolved = false;
-      const complete = (i: number): void => {
-        running--;
-        finished++;
-        for (const s of graph.succs[i]!) if (--pending[s]! === 0) ready.push(s);
-      };
-      // Synchronous completions loop here instead of recursing, so a 100k chain of sync tools never grows the stack.
-      const pump = (): void => {
-        if (pumping) return;
-        pumping = true;
-        while (head < ready.length && (limit <= 0 || running < limit) && !this.stopped) {
-          const i = ready[head++]!;
-          running++;
-          let pendingRun: Promise<void> | void = undefined;
-          try {
-            pendingRun = work.run(i);
-          } catch (error) {
-            work.crashed(i, error);
-          }
-          if (pendingRun === undefined) complete(i);
-          else {
-            pendingRun.then(
-              () => {
-                complete(i);
-                pump();
-              },
-              (error: unknown) => {
-                work.crashed(i, error);
-                complete(i);
-                pump();
-              },
-            );
-          }
-        }
-        pumping = false;
-        if (!resolved && running === 0 && (finished === n || this.stopped || head >= ready.length)) {
-          resolved = true;
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        }
-      };
-      pump();
+      this.#resolve = resolve;
+      this.#pump();
     });
+  }
+
+  /** Action i, which `run` left going asynchronously, has finished: its successors may become ready. */
+  done(i: number): void {
+    this.#complete(i);
+    this.#pump();
+  }
+
+  #complete(i: number): void {
+    this.#running--;
+    this.#finished++;
+    const pending = this.#pending;
+    const succs = this.#graph.succs[i]!;
+    for (let k = 0; k < succs.length; k++) if (--pending[succs[k]!]! === 0) this.#ready.push(succs[k]!);
+  }
+
+  // Synchronous completions loop here instead of recursing, so a 100k chain of sync tools never grows the stack.
+  #pump(): void {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    const work = this.#work!;
+    const ready = this.#ready;
+    const limit = this.#limit;
+    while (this.#head < ready.length && (limit <= 0 || this.#running < limit) && !this.stopped) {
+      const i = ready[this.#head++]!;
+      this.#running++;
+      let now = true;
+      try {
+        now = work.run(i);
+      } catch (error) {
+        work.crashed(i, error);
+      }
+      if (now) this.#complete(i);
+    }
+    this.#pumping = false;
+    const resolve = this.#resolve;
+    if (resolve !== undefined && this.#running === 0 && (this.#finished === this.#pending.length || this.stopped || this.#head >= ready.length)) {
+      this.#resolve = undefined;
+      this.#signal?.removeEventListener("abort", this.#signalled);
+      resolve();
+    }
   }
 }
 

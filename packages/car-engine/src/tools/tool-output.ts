@@ -25,6 +25,8 @@ export function toJsonOutput(value: unknown, maxBytes: number): JsonValue | Acti
   }
   let text: string | undefined;
   try {
+    const flat = flatRecordCopy(value as object, maxBytes);
+    if (flat !== undefined) return flat;
     text = JSON.stringify(value);
   } catch (error) {
     return new ActionFailure(`tool output is not valid JSON: ${(error as Error).message}`, "validation");
@@ -32,6 +34,55 @@ export function toJsonOutput(value: unknown, maxBytes: number): JsonValue | Acti
   if (text === undefined) return new ActionFailure("tool output is not valid JSON", "validation");
   if (text.length > maxBytes) return tooLarge(text.length, maxBytes);
   return checkedIJson(JSON.parse(text) as JsonValue);
+}
+
+/** An upper bound on the JSON length of a string: every code unit escaped as \uXXXX, plus the quotes. */
+const jsonLengthBound = (s: string): number => 6 * s.length + 2;
+/** The longest JSON a finite number can take (`-1.2345678901234567e-308`). */
+const NUMBER_JSON_MAX = 25;
+
+/**
+ * What the JSON round trip gives for the common output — a plain object
+ * whose members are all strings, finite numbers, booleans or null, surely
+ * under `maxBytes` — built directly: the same members in the same order, -0
+ * as 0. `undefined` for anything else (nested values, `toJSON`, a
+ * `__proto__` member, a bound that might exceed the limit), which takes the
+ * round trip.
+ */
+function flatRecordCopy(value: object, maxBytes: number): Record<string, JsonValue> | undefined {
+  if (Array.isArray(value)) return undefined;
+  const proto = Object.getPrototypeOf(value);
+  if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === "function") return undefined;
+  const source = value as Record<string, unknown>;
+  const copy: Record<string, JsonValue> = {};
+  let bound = 2;
+  for (const key in source) {
+    if (!Object.hasOwn(source, key)) return undefined;
+    if (key === "__proto__" || !key.isWellFormed()) return undefined;
+    const member = source[key];
+    bound += jsonLengthBound(key) + 2;
+    switch (typeof member) {
+      case "string":
+        if (!member.isWellFormed()) return undefined;
+        bound += jsonLengthBound(member);
+        copy[key] = member;
+        break;
+      case "number":
+        if (!Number.isFinite(member)) return undefined;
+        bound += NUMBER_JSON_MAX;
+        copy[key] = member === 0 ? 0 : member;
+        break;
+      case "boolean":
+        bound += 5;
+        copy[key] = member;
+        break;
+      default:
+        if (member !== null) return undefined;
+        bound += 4;
+        copy[key] = null;
+    }
+  }
+  return bound <= maxBytes ? copy : undefined;
 }
 
 /** Parses a callback's JSON-string answer; anything that is not JSON is a validation failure. */

@@ -1,0 +1,93 @@
+/**
+ * One asynchronous tool call raced against its timeout and the proposal's
+ * abort: whichever comes first settles it, and a result that arrives later
+ * is discarded (never applied). The tool's signal is aborted on timeout and
+ * on abort.
+ *
+ * It is the only record an asynchronous call costs: no promise of its own
+ * and no closures beyond the two handed to the tool's promise. Where the
+ * outcome goes is `end`, shared by every call of a dispatcher, and the
+ * fields `end` needs to finish the call travel on the record itself.
+ */
+import { CarError } from "@car/ir";
+import type { Action, JsonObject, Timers } from "@car/ir";
+import { ActionFailure, failureFrom } from "../tools/action-failure.ts";
+import type { CallContext } from "../tools/call-context.ts";
+import { InFlight } from "./in-flight.ts";
+import type { InFlightList } from "./in-flight.ts";
+import type { CallListener, CallPlan } from "./dispatch.ts";
+
+/** Receives a settled call: `failure` when it failed, timed out or was cancelled, else the tool's raw `output`. */
+export type CallEnd = (call: PendingCall, failure: ActionFailure | undefined, output: unknown) => void;
+
+export class PendingCall extends InFlight {
+  #settled = false;
+  #timer: unknown = undefined;
+  readonly #list: InFlightList;
+  readonly #timers: Timers;
+  readonly #ctx: CallContext;
+  readonly #end: CallEnd;
+  /** What `end` needs to finish the call; set by whoever started it (unused fields stay as given). */
+  readonly action: Action;
+  readonly params: JsonObject;
+  readonly startMs: number;
+  readonly plan: CallPlan | undefined;
+  /** Who hears how a first attempt ended, and the caller's own number for the call (the pipeline's action index). */
+  readonly listener: CallListener | undefined;
+  readonly token: number;
+
+  constructor(
+    list: InFlightList,
+    timers: Timers,
+    ctx: CallContext,
+    end: CallEnd,
+    action: Action,
+    params: JsonObject,
+    startMs: number,
+    plan: CallPlan | undefined,
+    listener: CallListener | undefined,
+    token: number,
+  ) {
+    super();
+    this.#list = list;
+    this.#timers = timers;
+    this.#ctx = ctx;
+    this.#end = end;
+    this.action = action;
+    this.params = params;
+    this.startMs = startMs;
+    this.plan = plan;
+    this.listener = listener;
+    this.token = token;
+  }
+
+  /** Starts the race: the call's own settlement, its timeout (if the action has one), and `cancel`. */
+  watch(call: PromiseLike<unknown>): void {
+    this.#list.add(this);
+    const timeout = this.action.timeout_ms;
+    if (timeout !== undefined) this.#timer = this.#timers.setTimeout(() => this.#timedOut(timeout), timeout);
+    call.then(
+      (output) => this.#finish(undefined, output),
+      (error: unknown) => this.#finish(failureFrom(error), undefined),
+    );
+  }
+
+  cancel(reason: string): void {
+    this.#ctx.abort(new CarError("cancelled", reason));
+    this.#finish(new ActionFailure(`cancelled: ${reason}`, "tool_error"), undefined);
+  }
+
+  #timedOut(timeout: number): void {
+    const message = `timed out after ${timeout} ms`;
+    this.#ctx.abort(new CarError("timeout", message));
+    this.#finish(new ActionFailure(message, "timeout"), undefined);
+  }
+
+  #finish(failure: ActionFailure | undefined, output: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
+    this.#list.remove(this);
+    this.#end(this, failure, output);
+  }
+}
