@@ -153,7 +153,9 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
     const byAction = emptyMap<JsonValue>();
     const actions = isJsonObject(proposal) ? proposal["actions"] : undefined;
     if (Array.isArray(actions)) for (const a of actions) if (isJsonObject(a) && typeof a["id"] === "string") setOwn(byAction, a["id"], a);
-    return { proposal, by_action: byAction };
+    // With a `state`, the optimized proposal is simulated from it too: an optimization must not change what the plan does.
+    if (step.state === undefined) return { proposal, by_action: byAction };
+    return { proposal, by_action: byAction, simulated: await runtime.simulate(proposal, step.state) };
   }
   if (step.poll !== undefined) {
     const handle = handleOf(lastSubmit, step.poll.handle_of);

@@ -81,7 +81,7 @@ export interface ScenarioStep {
   approve?: JsonValue;
   /** Wait before the next step (lets a rate-limit window or a cache TTL lapse). */
   wait_ms?: number;
-  /** The state `verify` / `simulate` start from. */
+  /** The state `verify` / `simulate` start from; on an `optimize` step, the state the optimized proposal is simulated from (its view gains `simulated`). */
   state?: JsonObject;
   /** What must be observed for this step (matched with the rules in `match.ts`). */
   expect?: JsonValue;
