@@ -24,8 +24,8 @@ const METHODS = [
   "approve",
 ] as const;
 
-/** A factory whose runtimes are the engine's, with some methods replaced. */
-function broken(patch: (rt: ConformanceRuntime) => Partial<ConformanceRuntime>): RuntimeFactory {
+/** A factory whose runtimes are the engine's, with some methods replaced and the `omit`ted (optional) ones left out. */
+function broken(patch: (rt: ConformanceRuntime) => Partial<ConformanceRuntime>, omit: readonly (typeof METHODS)[number][] = []): RuntimeFactory {
   const real = engineAdapter();
   const originals = new WeakMap<object, ConformanceRuntime>();
   return {
@@ -34,7 +34,7 @@ function broken(patch: (rt: ConformanceRuntime) => Partial<ConformanceRuntime>):
     createRuntime: async () => {
       const rt = await real.createRuntime();
       const delegate = Object.fromEntries(
-        METHODS.map((m) => [m, (rt[m] as ((...args: unknown[]) => unknown) | undefined)?.bind(rt)]),
+        METHODS.filter((m) => !omit.includes(m)).map((m) => [m, (rt[m] as ((...args: unknown[]) => unknown) | undefined)?.bind(rt)]),
       ) as unknown as ConformanceRuntime;
       const wrapped: ConformanceRuntime = { ...delegate, ...patch(rt) };
       originals.set(wrapped, rt);
@@ -58,7 +58,7 @@ describe("the runner detects a non-conforming runtime", () => {
   });
 
   it("an adapter claiming approvals without setTier fails them; unclaimed, they are not checked", async () => {
-    const claimed = broken(() => ({ setTier: undefined, approve: undefined }));
+    const claimed = broken(() => ({}), ["setTier", "approve"]);
     const failed = await runConformance({ ...claimed, capabilities: ["approvals"] });
     expect(statusOf(failed).get("approvals.within-tier-runs")).toBe("failed");
     const unclaimed = await runConformance({ ...claimed, features: (claimed.features ?? []).filter((f) => f !== "approvals") });
