@@ -19,8 +19,10 @@ const config = {
   // Paths are relative to the repository root, where the `mutation` script starts Stryker.
   mutate: [
     // @car/engine: the executor — scheduling, the per-action pipeline (preconditions, policies, references),
-    // dispatch (cache, retries, timeouts), outcomes and rollback — and the result cache. Admission's tier and
-    // approval gate is left out: the adapter contract has no way to grant a tier (see the README).
+    // dispatch (cache, retries, timeouts), outcomes and rollback, the tier gate (reached through the optional
+    // `approvals` capability) — and the result cache. admission.ts is left out: it checks a CostBudget, which the
+    // adapter contract cannot set. Survivors no scenario may kill are judged in mutation/classified.json, and
+    // `pnpm --filter @car/conformance mutation:score` computes the goal's score from the JSON report (see the README).
     "packages/car-engine/src/run/*.ts",
     "!packages/car-engine/src/run/admission.ts",
     "packages/car-engine/src/tools/result-cache.ts",

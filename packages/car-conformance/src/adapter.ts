@@ -39,6 +39,15 @@ export interface ConformanceRuntime {
   getState(): Promise<JsonObject>;
   /** The whole event log, oldest first (`{ kind, proposal_id, action_id?, data, … }`). */
   getEvents(): Promise<JsonObject[]>;
+  /**
+   * The `approvals` capability (DECISIONS §16), optional: gate this session at
+   * `tier` (`read_only`, `sandbox_edit`, `full_access`) from now on — every
+   * later proposal is admitted against it as a whole. Called before the first
+   * `submit`. A runtime that does not claim `approvals` need not have it.
+   */
+  setTier?(tier: string): Promise<void>;
+  /** The `approvals` capability: record a human approval of this action (its operation, at the tier it needs). */
+  approve?(action: JsonValue): Promise<void>;
 }
 
 /** How the runner gets runtimes: everything `runConformance` needs besides the scenarios. */

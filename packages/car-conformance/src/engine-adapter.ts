@@ -4,8 +4,9 @@
  * suite exercises the same contract a foreign host would implement.
  * Static checks come from `@car/verify`, as the engine's own callers use them.
  */
-import { isCarError, serializeProposal, type JsonObject, type JsonValue, type ProposalInput } from "@car/ir";
-import { Runtime, type RuntimeOptions } from "@car/engine";
+import { CarError, isCarError, parseAction, serializeProposal, type JsonObject, type JsonValue, type ProposalInput } from "@car/ir";
+import { borrowedStore, Runtime, type RuntimeOptions } from "@car/engine";
+import { ApprovalGate, classifyAction, isPermissionTier, operationFingerprint } from "@car/policy";
 import { equivalent, optimize, simulate, verify } from "@car/verify";
 import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome } from "./adapter.ts";
 import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
@@ -17,7 +18,7 @@ export interface EngineAdapterOptions {
 }
 
 /** What `@car/engine` declares: tools may answer with raw text, and every optional capability is offered. */
-export const ENGINE_FEATURES: readonly string[] = ["detached-tools", "rate-limits", "raw_output", "reference"];
+export const ENGINE_FEATURES: readonly string[] = ["approvals", "detached-tools", "rate-limits", "raw_output", "reference"];
 
 /** A fresh `@car/engine` Runtime per scenario. */
 export function engineAdapter(options: EngineAdapterOptions = {}): RuntimeFactory {
@@ -26,26 +27,79 @@ export function engineAdapter(options: EngineAdapterOptions = {}): RuntimeFactor
     name: "@car/engine (in process)",
     // Every optional capability and ability the suite knows (the in-process engine has them all).
     features: ENGINE_FEATURES,
-    createRuntime: () => new EngineRuntime(new Runtime(options.runtimeOptions?.() ?? {}), `conformance-${++sessions}`),
+    createRuntime: () => new EngineRuntime(new Runtime(options.runtimeOptions?.() ?? {}), `conformance-${++sessions}`, options),
     destroyRuntime: (rt) => (rt as EngineRuntime).close(),
   };
 }
 
 class EngineRuntime implements ConformanceRuntime {
   #behaviours: ToolBehaviours | undefined;
+  /** The session's runtime; replaced by a gated one on the same store when a tier is set. */
+  runtime: Runtime;
+  /** The ungated runtime that owns the store, once `setTier` has replaced it. */
+  #owner: Runtime | undefined;
+  #gate: ApprovalGate | undefined;
+  readonly #tools: ScenarioTool[] = [];
+  readonly #policies: ScenarioPolicy[] = [];
+  #submitted = false;
 
   constructor(
-    readonly runtime: Runtime,
+    runtime: Runtime,
     readonly sessionId: string,
-  ) {}
+    readonly options: EngineAdapterOptions,
+  ) {
+    this.runtime = runtime;
+  }
 
   async registerTools(tools: readonly ScenarioTool[], behaviours: ToolBehaviours): Promise<void> {
     this.#behaviours = behaviours;
-    for (const t of tools) this.runtime.registerTool({ ...(t.schema ?? {}), name: t.name });
+    for (const t of tools) {
+      this.runtime.registerTool({ ...(t.schema ?? {}), name: t.name });
+      this.#tools.push(t);
+    }
   }
 
   async registerPolicy(policy: ScenarioPolicy): Promise<void> {
     this.runtime.registerPolicy({ ...policy });
+    this.#policies.push(policy);
+  }
+
+  /**
+   * The library's Runtime gates once an approval gate is configured on it
+   * (DECISIONS §16), and that is a constructor option: the first tier makes
+   * a gated Runtime on the same store (state, events, ledger carry over) and
+   * registers the scenario's tools and policies on it again.
+   */
+  async setTier(tier: string): Promise<void> {
+    if (!isPermissionTier(tier)) throw new CarError("invalid_params", `unknown permission tier '${tier}'`);
+    if (this.#gate !== undefined) {
+      this.#gate.setTier(tier);
+      return;
+    }
+    if (this.#submitted) throw new CarError("invalid_params", "the engine adapter sets a tier only before the first submit");
+    const owner = this.runtime;
+    this.#gate = new ApprovalGate({ ledger: owner.approvals, sessionId: this.sessionId, grantedTier: tier });
+    this.runtime = new Runtime({ ...(this.options.runtimeOptions?.() ?? {}), store: borrowedStore(owner.store), approvalGate: this.#gate });
+    this.#owner = owner;
+    for (const t of this.#tools) this.runtime.registerTool({ ...(t.schema ?? {}), name: t.name });
+    for (const p of this.#policies) this.runtime.registerPolicy({ ...p });
+  }
+
+  /** Records what a human approving the action through `car approvals approve` would record. */
+  async approve(actionJson: JsonValue): Promise<void> {
+    const action = parseAction(actionJson);
+    const schema = action.tool === undefined ? undefined : this.runtime.listTools().find((t) => t.name === action.tool);
+    await this.runtime.approvals.record({
+      fingerprint: operationFingerprint(action),
+      decision: "approved",
+      required_tier: classifyAction(action, schema).tier,
+      reviewer: "runtimebench",
+      decided_at: Date.now(),
+      expires_at: null,
+      session_id: this.sessionId,
+      action_id: action.id,
+      ...(action.tool === undefined ? {} : { tool: action.tool }),
+    });
   }
 
   async setState(state: JsonObject): Promise<void> {
@@ -53,6 +107,7 @@ class EngineRuntime implements ConformanceRuntime {
   }
 
   async submit(proposal: JsonValue): Promise<SubmitOutcome> {
+    this.#submitted = true;
     try {
       // Scenario data as written, malformed on purpose in some scenarios: the runtime validates it as it does any caller's.
       const result = await this.runtime.executeProposal(proposal as ProposalInput, (callJson, signal) => this.#dispatch(callJson, signal), {
@@ -115,8 +170,9 @@ class EngineRuntime implements ConformanceRuntime {
     return wireForm<JsonObject[]>(this.runtime.events.query({}));
   }
 
-  close(): Promise<void> {
-    return this.runtime.close();
+  async close(): Promise<void> {
+    await this.runtime.close();
+    await this.#owner?.close();
   }
 }
 

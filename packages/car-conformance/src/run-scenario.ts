@@ -48,7 +48,9 @@ function submitView(outcome: SubmitOutcome): JsonObject {
 }
 
 function stepName(step: ScenarioStep, i: number): string {
-  const op = ["submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "set_state", "wait_ms"].find((k) => k in step) ?? "step";
+  const op =
+    ["submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "set_state", "set_tier", "approve", "wait_ms"].find((k) => k in step) ??
+    "step";
   return `step ${i + 1} (${op})`;
 }
 
@@ -151,7 +153,9 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
     const byAction = emptyMap<JsonValue>();
     const actions = isJsonObject(proposal) ? proposal["actions"] : undefined;
     if (Array.isArray(actions)) for (const a of actions) if (isJsonObject(a) && typeof a["id"] === "string") setOwn(byAction, a["id"], a);
-    return { proposal, by_action: byAction };
+    // With a `state`, the optimized proposal is simulated from it too: an optimization must not change what the plan does.
+    if (step.state === undefined) return { proposal, by_action: byAction };
+    return { proposal, by_action: byAction, simulated: await runtime.simulate(proposal, step.state) };
   }
   if (step.poll !== undefined) {
     const handle = handleOf(lastSubmit, step.poll.handle_of);
@@ -161,6 +165,16 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
   if (step.cancel !== undefined) return runtime.cancel(handleOf(lastSubmit, step.cancel.handle_of));
   if (step.set_state !== undefined) {
     await runtime.setState(step.set_state);
+    return null;
+  }
+  if (step.set_tier !== undefined) {
+    if (runtime.setTier === undefined) throw new Error("the runtime claims `approvals` but its adapter has no setTier");
+    await runtime.setTier(step.set_tier);
+    return null;
+  }
+  if (step.approve !== undefined) {
+    if (runtime.approve === undefined) throw new Error("the runtime claims `approvals` but its adapter has no approve");
+    await runtime.approve(step.approve);
     return null;
   }
   if (step.wait_ms !== undefined) {

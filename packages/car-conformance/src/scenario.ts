@@ -75,9 +75,13 @@ export interface ScenarioStep {
   cancel?: { handle_of: string };
   /** Write state directly between steps. */
   set_state?: JsonObject;
+  /** Gate the session at this permission tier (the `approvals` capability, DECISIONS §16). */
+  set_tier?: string;
+  /** Record a human approval of this action (the `approvals` capability). */
+  approve?: JsonValue;
   /** Wait before the next step (lets a rate-limit window or a cache TTL lapse). */
   wait_ms?: number;
-  /** The state `verify` / `simulate` start from. */
+  /** The state `verify` / `simulate` start from; on an `optimize` step, the state the optimized proposal is simulated from (its view gains `simulated`). */
   state?: JsonObject;
   /** What must be observed for this step (matched with the rules in `match.ts`). */
   expect?: JsonValue;

@@ -212,6 +212,16 @@ class WsRuntime implements ConformanceRuntime {
     return (await this.#peer.call("tools.cancel", { handle })) as JsonValue;
   }
 
+  /** `permission.set_tier` (the reference protocol's standing tier). */
+  async setTier(tier: string): Promise<void> {
+    await this.#peer.call("permission.set_tier", { tier });
+  }
+
+  /** `permission.approve` with the action, which the server fingerprints and classifies. */
+  async approve(action: JsonValue): Promise<void> {
+    await this.#peer.call("permission.approve", { action });
+  }
+
   async getState(): Promise<JsonObject> {
     const snapshot = await this.#peer.call("state.snapshot", {});
     if (!isJsonObject(snapshot)) throw new Error(`state.snapshot answered ${JSON.stringify(snapshot)}`);

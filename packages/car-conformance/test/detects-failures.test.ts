@@ -20,10 +20,12 @@ const METHODS = [
   "cancel",
   "getState",
   "getEvents",
+  "setTier",
+  "approve",
 ] as const;
 
-/** A factory whose runtimes are the engine's, with some methods replaced. */
-function broken(patch: (rt: ConformanceRuntime) => Partial<ConformanceRuntime>): RuntimeFactory {
+/** A factory whose runtimes are the engine's, with some methods replaced and the `omit`ted (optional) ones left out. */
+function broken(patch: (rt: ConformanceRuntime) => Partial<ConformanceRuntime>, omit: readonly (typeof METHODS)[number][] = []): RuntimeFactory {
   const real = engineAdapter();
   const originals = new WeakMap<object, ConformanceRuntime>();
   return {
@@ -31,7 +33,9 @@ function broken(patch: (rt: ConformanceRuntime) => Partial<ConformanceRuntime>):
     features: real.features ?? [],
     createRuntime: async () => {
       const rt = await real.createRuntime();
-      const delegate = Object.fromEntries(METHODS.map((m) => [m, (rt[m] as (...args: unknown[]) => unknown).bind(rt)])) as unknown as ConformanceRuntime;
+      const delegate = Object.fromEntries(
+        METHODS.filter((m) => !omit.includes(m)).map((m) => [m, (rt[m] as ((...args: unknown[]) => unknown) | undefined)?.bind(rt)]),
+      ) as unknown as ConformanceRuntime;
       const wrapped: ConformanceRuntime = { ...delegate, ...patch(rt) };
       originals.set(wrapped, rt);
       return wrapped;
@@ -45,6 +49,25 @@ function statusOf(report: ConformanceReport): Map<string, string> {
 }
 
 describe("the runner detects a non-conforming runtime", () => {
+  it("a runtime that accepts a tier but never gates fails the admission scenarios (DECISIONS §16)", async () => {
+    const factory = broken(() => ({ setTier: async () => {} }));
+    const status = statusOf(await runConformance({ ...factory, capabilities: ["approvals"] }));
+    expect(status.get("approvals.third-action-above-tier-rejects-whole-proposal")).toBe("failed");
+    expect(status.get("approvals.full-access-always-needs-approval")).toBe("failed");
+    expect(status.get("approvals.within-tier-runs")).toBe("passed");
+  });
+
+  it("an adapter claiming approvals without setTier fails them; unclaimed, they are not checked", async () => {
+    const claimed = broken(() => ({}), ["setTier", "approve"]);
+    const failed = await runConformance({ ...claimed, capabilities: ["approvals"] });
+    expect(statusOf(failed).get("approvals.within-tier-runs")).toBe("failed");
+    const unclaimed = await runConformance({ ...claimed, features: (claimed.features ?? []).filter((f) => f !== "approvals") });
+    expect(unclaimed.not_checked).toContain("approvals");
+    const approvals = unclaimed.capabilities.find((c) => c.capability === "approvals")!;
+    expect(approvals.scenarios.map((s) => s.status)).toEqual(approvals.scenarios.map(() => "skipped"));
+    expect(unclaimed.failed).toBe(0);
+  });
+
   it("a runtime that ignores the declared tool behaviours fails the retry and terminal scenarios", async () => {
     const factory = broken((rt) => ({
       // Every tool just succeeds with {"ok": true}, whatever the scenario declared.

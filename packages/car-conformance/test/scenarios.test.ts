@@ -41,6 +41,7 @@ describe("the bundled scenarios", () => {
   it("cover every capability of the issue, each tagged required or optional", () => {
     expect(suite.map((c) => c.capability).sort()).toEqual(
       [
+        "approvals",
         "cost",
         "detached-tools",
         "equivalent",
