@@ -81,7 +81,7 @@ for (const shape of SHAPE_LIST) {
     rows.push(row);
     const b = base.cpu;
     console.log(
-      `${shape.padEnd(9)} ${String(n).padStart(8)}  ${f0(parse.cpu)}  ${f0(b)}         | ${f0(verifyTs.cpu)} (${r2(verifyTs.cpu / b)})     ${f0(verifyNative.cpu)} (${r2(verifyNative.cpu / b)}, ${r2(verifyTs.cpu / verifyNative.cpu)}) | ` +
+      `${shape.padEnd(9)} ${String(n).padStart(8)}  ${f0(parse.cpu)}  ${f0(b)}         | ${f0(verifyTs.cpu)} (${r2(verifyTs.cpu / b)})     ${WITH_NATIVE ? `${f0(verifyNative.cpu)} (${r2(verifyNative.cpu / b)}, ${r2(verifyTs.cpu / verifyNative.cpu)})` : "     — (BENCH_NATIVE=0)     "} | ` +
         `${f0(sim.cpu)} (${r2(sim.cpu / b)}) | ${f0(tx.cpu)} (${r2(tx.cpu / b)}) | ${(heap.after / 1024).toFixed(2)} / ${(heap.retained / 1024).toFixed(2)}` +
         ` | ${row.load}   [${verifyTs.value.issues.length} issues, ${verifyTs.value.conflicts.length} conflicts, ${verifyTs.value.execution_levels.length} levels]`,
     );
