@@ -99,7 +99,7 @@ for (const shape of SHAPE_LIST) {
     const g = (f: (r: Row) => Timing) => f(b).cpu / f(a).cpu;
     const goal = (f: (r: Row) => Timing) => `${r2(g(f)).padStart(7)} ${mark(g(f) <= GOAL.growth)}`;
     console.log(
-      `${shape.padEnd(9)} ${`${SIZES[k - 1]} -> ${SIZES[k]}`.padEnd(19)} ${r2(g((r) => r.base)).padStart(7)}  ${goal((r) => r.verifyTs)}  ${r2(g((r) => r.verifyNative)).padStart(7)}        ${goal((r) => r.simulate)}  ${goal((r) => r.tx)}`,
+      `${shape.padEnd(9)} ${`${SIZES[k - 1]} -> ${SIZES[k]}`.padEnd(19)} ${r2(g((r) => r.base)).padStart(7)}  ${goal((r) => r.verifyTs)}  ${(WITH_NATIVE ? r2(g((r) => r.verifyNative)) : "—").padStart(7)}        ${goal((r) => r.simulate)}  ${goal((r) => r.tx)}`,
     );
   }
 }
