@@ -133,8 +133,8 @@ const ENTRY_POINTS: Record<string, (input: unknown, other: unknown) => unknown> 
   "equivalentDetailed(_, _, [state])": (x) => equivalentDetailed(proposal, proposal, [x as never]),
   "transactionCheck(proposals, store)": (x, y) => transactionCheck(x as never, y as never),
 
-  "Runtime.executeProposal": (x) => new Runtime().executeProposal(x),
-  "Runtime.verifyProposal": (x, y) => new Runtime().verifyProposal(x, y as never),
+  "Runtime.executeProposal": (x) => new Runtime().executeProposal(x as never),
+  "Runtime.verifyProposal": (x, y) => new Runtime().verifyProposal(x as never, y as never),
   "Runtime.registerTool": (x) => new Runtime().registerTool(x as never),
   "Runtime.registerPolicy": (x) => new Runtime().registerPolicy(x as never),
   "Runtime.state.set": (x, y) => new Runtime().state.set(typeof x === "string" ? x : "k", y as never),

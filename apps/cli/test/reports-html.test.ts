@@ -2,14 +2,18 @@
  * The reviewer's and the operator's HTML views in headless Chromium: the
  * plan's per-action details on selection, blocked actions, a 1,000-action
  * plan, and the run report (`car run --report`, `car audit report`) with
- * its timeline of statuses, retries, waits, denials, rollback and cost.
+ * its timeline of statuses, retries, waits (rate limit and approval),
+ * denials, rollback and cost.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { borrowedStore, Runtime } from "@car/engine";
+import { type ApprovalAnswer, ApprovalGate } from "@car/policy";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openCarDatabase } from "../src/car-database.ts";
 import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "./chromium.ts";
 import { runCar } from "./run-car.ts";
 
@@ -184,5 +188,95 @@ describe.skipIf(!haveChromium)("the run report", () => {
       await page.close();
     }
     expect(seen[0]).toEqual(seen[1]);
+  });
+
+  it("draws approval waits (car audit report): the span from the question to the answer, who decided and the decision", async () => {
+    // `car run` has no approver to wait for; a library runtime with one writes the database the report reads.
+    const db = join(tmp, "approvals.db");
+    const answers: Record<string, { answer: ApprovalAnswer; ms: number }> = {
+      edit: { answer: { decision: "approve", reviewer: "alice" }, ms: 600 },
+      send: { answer: { decision: "deny", reviewer: "bob" }, ms: 300 },
+    };
+    const store = await openCarDatabase(db, { env: { CAR_HOME: tmp } });
+    try {
+      const gate = new ApprovalGate({
+        ledger: store.approvals,
+        sessionId: "report",
+        grantedTier: "read_only",
+        approver: (req) => new Promise((resolve) => setTimeout(() => resolve(answers[req.action.id]!.answer), answers[req.action.id]!.ms)),
+      });
+      const rt = new Runtime({ store: borrowedStore(store), approvalGate: gate });
+      rt.registerTool({ name: "read_file" }, () => "text");
+      rt.registerTool({ name: "write_file" }, () => "written");
+      rt.registerTool({ name: "send_email" }, () => "sent");
+      const ran = await rt.executeProposal({
+        id: "approved01",
+        actions: [
+          { id: "look", type: "tool_call", tool: "read_file", parameters: { path: "a.txt" } },
+          { id: "edit", type: "tool_call", tool: "write_file", parameters: { path: "a.txt", content: "x" }, dependencies: ["look"] },
+        ],
+      });
+      expect(ran.results.map((r) => r.status)).toEqual(["succeeded", "succeeded"]);
+      const refused = await rt.executeProposal({
+        id: "refused01",
+        actions: [{ id: "send", type: "tool_call", tool: "send_email", parameters: { to: "a@b.c" } }],
+      });
+      expect(refused.results.map((r) => r.status)).toEqual(["rejected"]);
+      await rt.close();
+    } finally {
+      await store.close();
+    }
+
+    const page = await browser.newPage({ viewport: { width: 1200, height: 700 } });
+    const open = async (id: string) => {
+      const out = join(tmp, `${id}.html`);
+      const a = await runCar(["audit", "report", id, "--db", db, "-o", out], { env: { CAR_HOME: tmp } });
+      expect(a.stderr).toBe("");
+      expect(a.code).toBe(0);
+      await page.goto(pathToFileURL(out).href);
+    };
+    const waitOf = (id: string) =>
+      page.locator(`g.row[data-action-id="${id}"] rect.wait.approval`).evaluateAll((rs) =>
+        rs.map((r) => ({
+          ms: Number(r.getAttribute("data-wait-ms")),
+          decision: r.getAttribute("data-decision"),
+          reviewer: r.getAttribute("data-reviewer"),
+          x: Number(r.getAttribute("x")),
+          width: Number(r.getAttribute("width")),
+          title: r.querySelector("title")?.textContent ?? "",
+        })),
+      );
+
+    await open("approved01");
+    // Only the action that needed a human waited; the read ran within the standing tier.
+    expect(await page.locator('g.row[data-action-id="look"] rect.wait').count()).toBe(0);
+    const [edit, ...more] = await waitOf("edit");
+    expect(more).toEqual([]);
+    expect(edit).toMatchObject({ decision: "allow", reviewer: "alice" });
+    expect(edit!.ms).toBeGreaterThanOrEqual(590);
+    expect(edit!.title).toBe(`waited ${edit!.ms} ms for approval: allow, decided by alice`);
+    // Drawn to the run's scale: its width is its share of the axis (760 px for the whole run).
+    const span = Number((await page.locator("svg text.axis").last().textContent())!.replace(" ms", ""));
+    expect(Math.abs(edit!.width - (edit!.ms / span) * 760)).toBeLessThan(2);
+    expect(edit!.width).toBeGreaterThan(50);
+    // The tool ran after the answer: its bar starts where the wait ends.
+    const bar = Number(await page.locator('g.row[data-action-id="edit"] rect.bar').getAttribute("x"));
+    expect(bar).toBeGreaterThanOrEqual(edit!.x + edit!.width - 1);
+    expect(await page.locator('g.row[data-action-id="edit"]').getAttribute("data-status")).toBe("succeeded");
+    expect(await page.locator('g.row[data-action-id="edit"] text.wait-label').textContent()).toBe("allow · alice");
+    expect(await page.locator('table.actions tr[data-action-id="edit"] td.approval').innerText()).toBe(edit!.title);
+    expect(await page.locator("p.legend").innerText()).toContain("approval wait");
+    const px = await pixels(page, "div.timeline");
+    expect(px.colors).toBeGreaterThan(10);
+    expect(px.inked / (px.width * px.height)).toBeGreaterThan(0.02);
+
+    await open("refused01");
+    const [send] = await waitOf("send");
+    expect(send).toMatchObject({ decision: "deny", reviewer: "bob" });
+    expect(send!.ms).toBeGreaterThanOrEqual(290);
+    expect(await page.locator('g.row[data-action-id="send"]').getAttribute("data-status")).toBe("rejected");
+    expect(await page.locator('g.row[data-action-id="send"] text.denial').count()).toBe(1);
+    expect(await page.locator('table.actions tr[data-action-id="send"] td.approval').innerText()).toContain("deny, decided by bob");
+    await page.close();
   });
 });

@@ -4,7 +4,7 @@
  * suite exercises the same contract a foreign host would implement.
  * Static checks come from `@car/verify`, as the engine's own callers use them.
  */
-import { isCarError, serializeProposal, type JsonObject, type JsonValue } from "@car/ir";
+import { isCarError, serializeProposal, type JsonObject, type JsonValue, type ProposalInput } from "@car/ir";
 import { Runtime, type RuntimeOptions } from "@car/engine";
 import { equivalent, optimize, simulate, verify } from "@car/verify";
 import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome } from "./adapter.ts";
@@ -54,7 +54,10 @@ class EngineRuntime implements ConformanceRuntime {
 
   async submit(proposal: JsonValue): Promise<SubmitOutcome> {
     try {
-      const result = await this.runtime.executeProposal(proposal, (callJson, signal) => this.#dispatch(callJson, signal), { session_id: this.sessionId });
+      // Scenario data as written, malformed on purpose in some scenarios: the runtime validates it as it does any caller's.
+      const result = await this.runtime.executeProposal(proposal as ProposalInput, (callJson, signal) => this.#dispatch(callJson, signal), {
+        session_id: this.sessionId,
+      });
       return { result: wireForm<JsonValue>(result) };
     } catch (err) {
       if (isCarError(err)) return { error: { code: err.code, message: err.message } };

@@ -1,6 +1,7 @@
 /** The three benchmark shapes as proposals of no-op tool calls, the two tool shapes, and their raw-Promise floors. */
+import type { ActionInput } from "@car/ir";
 
-export interface ShapeAction {
+export interface ShapeAction extends ActionInput {
   id: string;
   type: "tool_call";
   tool: "noop";

@@ -12,17 +12,20 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Runtime } from "../src/index.ts";
+import type { ActionInput, ActionProposalInput } from "@car/ir";
 import type { RuntimeStore } from "../src/index.ts";
 import { sqlite } from "../src/backends/sqlite/index.ts";
 
 const TOTAL = 10_000;
 type Kind = "noop" | "write";
 
-function proposal(kind: Kind, size: number, p: number) {
-  const actions = Array.from({ length: size }, (_, i) =>
-    kind === "noop"
-      ? { id: `a${i}`, type: "tool_call", tool: "noop", parameters: {} }
-      : { id: `a${i}`, type: "state_write", parameters: { key: `k${p}_${i}`, value: { n: i } } },
+function proposal(kind: Kind, size: number, p: number): ActionProposalInput {
+  const actions = Array.from(
+    { length: size },
+    (_, i): ActionInput =>
+      kind === "noop"
+        ? { id: `a${i}`, type: "tool_call", tool: "noop", parameters: {} }
+        : { id: `a${i}`, type: "state_write", parameters: { key: `k${p}_${i}`, value: { n: i } } },
   );
   return { id: `p${p}`, actions };
 }

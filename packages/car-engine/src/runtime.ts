@@ -12,6 +12,7 @@ import type {
   CostBudget,
   IdGenerator,
   JsonObject,
+  ParsedProposal,
   ProposalInput,
   ProposalResult,
   ToolSchema,
@@ -284,7 +285,7 @@ export class Runtime {
    * against every order the plan permits). Pure: nothing runs, and policies
    * are not evaluated (they are enforced at execution).
    */
-  verifyProposal(proposal: ProposalInput | unknown, options: { maxActions?: number } = {}): VerificationResult {
+  verifyProposal(proposal: ProposalInput | ParsedProposal, options: { maxActions?: number } = {}): VerificationResult {
     const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools(), traceRules: this.traceGate.rules() };
     // `?.`: a null or non-object `options` is "none given", not a TypeError.
     const maxActions = (options as { maxActions?: number } | null)?.maxActions;
@@ -293,9 +294,12 @@ export class Runtime {
   }
 
   /**
-   * Admits and executes a proposal (JSON text, a plain object, an
-   * ActionProposal, or the pair `parseProposalWithGraph` returned, which is
-   * used as it is: neither parsed nor graphed again). A proposal that does not parse — bad shape, duplicate
+   * Admits and executes a proposal: JSON text, a proposal as a producer
+   * writes it (`ActionProposalInput`; a parsed `ActionProposal` is one), or
+   * the pair `parseProposalWithGraph` returned, which is used as it is:
+   * neither parsed nor graphed again. The type guides TypeScript callers
+   * only; whatever arrives is validated (from JavaScript or through a cast,
+   * anything can). A proposal that does not parse — bad shape, duplicate
    * ids, unknown dependencies, cycles, bad `$id.output` references — throws
    * `invalid_proposal`; one that fails the static gate or its budget comes
    * back with every action `rejected` and nothing run.
@@ -303,7 +307,7 @@ export class Runtime {
    * Tools are dispatched to their registered handler, else to `dispatch`
    * (the single JSON-string callback contract) or `options.toolCaller`.
    */
-  async executeProposal(proposal: ProposalInput | unknown, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
+  async executeProposal(proposal: ProposalInput | ParsedProposal, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
     const rollback = options.rollback ?? this.#options.rollback ?? "state";

@@ -7,6 +7,7 @@
 import { mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ActionInput } from "@car/ir";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { COMPENSATED_WARNING, ROLLBACK_WARNING, Runtime, TerminalToolError } from "../src/index.ts";
 import type { RuntimeOptions } from "../src/index.ts";
@@ -172,7 +173,7 @@ describe("rollback: compensate", () => {
 
   it("a compensation that hangs times out (its action's timeout_ms, else the runtime's compensation timeout)", async () => {
     const { rt } = sagaRuntime({ compensationTimeoutMs: 50 });
-    const hang = { reversibility: "compensable", compensation: { type: "tool", tool: "fault", parameters: { mode: "hang" } } };
+    const hang: Partial<ActionInput> = { reversibility: "compensable", compensation: { type: "tool", tool: "fault", parameters: { mode: "hang" } } };
     const r = await rt.executeProposal(
       { actions: [writes("a"), tc("x", "send_email", { ...hang, dependencies: ["w_a"] }), tc("fail", "boom", { dependencies: ["x"] })] },
       undefined,

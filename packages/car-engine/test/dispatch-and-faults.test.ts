@@ -1,3 +1,4 @@
+import type { ActionInput } from "@car/ir";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TerminalToolError, sleep } from "../src/index.ts";
@@ -164,13 +165,13 @@ describe("rollback property", () => {
           });
           rt.registerPolicy({ name: "deny_forbidden", rule: "deny_tool", target: "forbidden" });
           rt.registerTool("forbidden", () => 1);
-          const actions: Record<string, unknown>[] = steps.map((s, i) => {
+          const actions: ActionInput[] = steps.map((s, i) => {
             const deps = s.dependsOnPrevious && i > 0 ? [`s${i - 1}`] : [];
             if (s.kind === "write") return { id: `s${i}`, type: "state_write", parameters: { key: s.key, value: s.value }, dependencies: deps };
             if (s.kind === "read") return { id: `s${i}`, type: "state_read", parameters: { key: s.key }, dependencies: deps, failure_behavior: "skip" };
             return tc(`s${i}`, "t", { parameters: { async: s.async }, expected_effects: { [s.key]: s.value }, dependencies: deps });
           });
-          const failing =
+          const failing: ActionInput =
             fault === "policy"
               ? tc("bad", "forbidden")
               : fault === "assertion"

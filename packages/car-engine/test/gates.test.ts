@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseProposal } from "@car/ir";
-import { ApprovalGate } from "@car/policy";
+import { ApprovalGate, type ApprovalGateOptions } from "@car/policy";
 import { describe, expect, it } from "vitest";
-import { Runtime, manualTimers } from "../src/index.ts";
+import { type ManualTimers, Runtime, manualTimers } from "../src/index.ts";
 import { fakeRuntime, tc } from "./helpers.ts";
 
 describe("project policy discovery", () => {
@@ -32,23 +32,24 @@ describe("project policy discovery", () => {
   });
 });
 
+/** A runtime on fake time whose approval gate (on the runtime's own ledger) is built from `options`. */
+function gatedRuntime(options: Omit<ApprovalGateOptions, "ledger" | "sessionId">): { rt: Runtime; timers: ManualTimers; gate: ApprovalGate } {
+  const timers = manualTimers(1_700_000_000_000);
+  const rt0 = new Runtime({ clock: timers, timers });
+  const gate = new ApprovalGate({ ledger: rt0.approvals, sessionId: "s", clock: timers, timers, ...options });
+  return { rt: new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate }), timers, gate };
+}
+
 describe("approval gate", () => {
   it("asks the approver for actions above the granted tier, records the decision and rejects on deny", async () => {
-    const timers = manualTimers();
-    const rt0 = new Runtime({ clock: timers, timers });
     const asked: string[] = [];
-    const gate = new ApprovalGate({
-      ledger: rt0.approvals,
-      sessionId: "s",
+    const { rt, timers } = gatedRuntime({
       grantedTier: "read_only",
-      clock: timers,
-      timers,
       approver: async (req) => {
         asked.push(req.action.id);
         return req.action.id === "ok" ? "approve" : "deny";
       },
     });
-    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
     rt.registerTool({ name: "write_file" }, () => "written");
     const r = await timers.settle(
       rt.executeProposal({
@@ -61,14 +62,84 @@ describe("approval gate", () => {
     expect(r.results[1]!.error).toMatch(/^denied by approval gate: fingerprint [0-9a-f]+ requires sandbox_edit, granted read_only/);
     expect(rt.events.query({ kinds: ["action_started"] })).toHaveLength(0);
     expect((await rt.approvals.list()).map((a) => a.decision).sort()).toEqual(["approved", "rejected"]);
-    expect(rt.events.query({ kinds: ["approval_decided"] })).toHaveLength(1);
+    // Both waits are closed on the record: the approval as well as the refusal.
+    expect(rt.events.query({ kinds: ["approval_decided"] }).map((e) => [e.action_id, e.data["decision"], e.data["reviewer"]])).toEqual([
+      ["ok", "allow", "approver"],
+      ["no", "deny", "approver"],
+    ]);
+  });
+
+  it("puts each wait for the approver on the record: approval_requested before asking, approval_decided closing it, before anything runs", async () => {
+    const delays: Record<string, number> = { w: 1_500, s: 250 };
+    const { rt, timers } = gatedRuntime({
+      grantedTier: "read_only",
+      approver: (req) =>
+        new Promise((resolve) => timers.setTimeout(() => resolve({ decision: "approve", reviewer: `alice:${req.action.id}` }), delays[req.action.id]!)),
+    });
+    rt.registerTool({ name: "read_file" }, () => "text");
+    rt.registerTool({ name: "write_file" }, () => "ok");
+    rt.registerTool({ name: "send_email" }, () => "sent");
+    const r = await timers.settle(
+      rt.executeProposal({
+        id: "waits",
+        actions: [
+          tc("r", "read_file", { parameters: { path: "a" } }),
+          tc("w", "write_file", { parameters: { path: "secret-path.txt" } }),
+          tc("s", "send_email", { parameters: { to: "someone@example.com" } }),
+        ],
+      }),
+    );
+    expect(r.results.map((x) => x.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    const log = rt.events.query({ proposal_id: "waits" });
+    const trail = log.filter((e) => e.kind.startsWith("approval_") || e.kind === "action_started").map((e) => `${e.kind} ${e.action_id}`);
+    // Asked one at a time at admission, each wait closed before the next opens, and nothing starts before the last answer.
+    expect(trail.slice(0, 4)).toEqual(["approval_requested w", "approval_decided w", "approval_requested s", "approval_decided s"]);
+    expect(trail.slice(4).sort()).toEqual(["action_started r", "action_started s", "action_started w"]);
+    const requested = log.filter((e) => e.kind === "approval_requested");
+    const decided = log.filter((e) => e.kind === "approval_decided");
+    const fp = (id: string) => decided.find((e) => e.action_id === id)!.data["fingerprint"];
+    expect(requested.map((e) => e.data)).toEqual([
+      { fingerprint: fp("w"), required: "sandbox_edit", granted: "read_only", stage: "admission", tool: "write_file" },
+      { fingerprint: fp("s"), required: "full_access", granted: "read_only", stage: "admission", tool: "send_email" },
+    ]);
+    // Never a parameter value in the wait's events.
+    expect(JSON.stringify([...requested, ...decided])).not.toMatch(/secret-path|someone@example/);
+    expect(decided.map((e) => [e.action_id, e.data["decision"], e.data["reviewer"], e.data["wait_ms"]])).toEqual([
+      ["w", "allow", "alice:w", 1_500],
+      ["s", "allow", "alice:s", 250],
+    ]);
+    // The events' own timestamps span the same wait.
+    for (const [i, id] of ["w", "s"].entries()) expect(Date.parse(decided[i]!.timestamp) - Date.parse(requested[i]!.timestamp)).toBe(delays[id]);
+  });
+
+  it("a wait at dispatch (parameters with references) is on the record too, before the action starts", async () => {
+    const { rt, timers } = gatedRuntime({
+      // Approved at admission (declared parameters), refused at dispatch (resolved ones: another operation).
+      approver: (req) => new Promise((resolve) => timers.setTimeout(() => resolve(req.action.parameters["to"] === "$r.output" ? "approve" : "deny"), 700)),
+    });
+    rt.registerTool({ name: "read_file" }, () => "someone@example.com");
+    rt.registerTool({ name: "send_email" }, () => "sent");
+    const r = await timers.settle(
+      rt.executeProposal({
+        id: "later",
+        actions: [tc("r", "read_file", { parameters: { path: "a" } }), tc("s", "send_email", { parameters: { to: "$r.output" }, dependencies: ["r"] })],
+      }),
+    );
+    expect(r.results.map((x) => x.status)).toEqual(["succeeded", "rejected"]);
+    const trail = rt.events
+      .query({ proposal_id: "later" })
+      .filter((e) => e.action_id === "s")
+      .map((e) => e.kind);
+    // Asked at admission on the declared parameters, then again at dispatch on the resolved ones.
+    expect(trail.filter((k) => k.startsWith("approval_")).slice(-2)).toEqual(["approval_requested", "approval_decided"]);
+    expect(trail).not.toContain("action_started");
+    const last = rt.events.query({ proposal_id: "later", kinds: ["approval_decided"] }).at(-1)!;
+    expect(last.data).toMatchObject({ decision: "deny", reviewer: "approver", wait_ms: 700 });
+    expect(JSON.stringify(rt.events.query({ proposal_id: "later", kinds: ["approval_requested", "approval_decided"] }))).not.toContain("someone@example.com");
   });
 
   it("a third action that needs approval blocks the whole proposal; after approval the same proposal runs", async () => {
-    const timers = manualTimers();
-    const rt0 = new Runtime({ clock: timers, timers });
-    const gate = new ApprovalGate({ ledger: rt0.approvals, sessionId: "s", clock: timers, timers });
-    const rt = new Runtime({ clock: timers, timers, store: rt0.store, approvalGate: gate });
+    const { rt, timers, gate } = gatedRuntime({});
     const called: string[] = [];
     rt.registerTool({ name: "read_file" }, (p) => (called.push(`read ${p["path"]}`), "text"));
     rt.registerTool({ name: "write_file" }, (p) => (called.push(`write ${p["path"]}`), "ok"));

@@ -1,4 +1,4 @@
-import { sequentialIds } from "@car/ir";
+import { type ActionInput, sequentialIds } from "@car/ir";
 import { Runtime, manualTimers } from "../src/index.ts";
 import type { ManualTimers, RuntimeOptions } from "../src/index.ts";
 
@@ -9,7 +9,8 @@ export function fakeRuntime(options: RuntimeOptions = {}): { rt: Runtime; timers
   return { rt, timers };
 }
 
-export const tc = (id: string, tool: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+/** A tool_call action as a producer writes it; `extra` adds or overrides fields. */
+export const tc = (id: string, tool: string, extra: Partial<ActionInput> = {}): ActionInput => ({
   id,
   type: "tool_call",
   tool,

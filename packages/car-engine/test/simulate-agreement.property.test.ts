@@ -15,7 +15,7 @@
  * writes of one key never carries a rejection.
  */
 import fc from "fast-check";
-import type { JsonValue } from "@car/ir";
+import type { ActionInput, JsonValue } from "@car/ir";
 import { simulate, verify } from "@car/verify";
 import { describe, expect, it } from "vitest";
 import { fakeRuntime } from "./helpers.ts";
@@ -46,7 +46,7 @@ const proposalArb = fc
   )
   .map((specs) => ({
     id: "p",
-    actions: specs.map((s, i) => {
+    actions: specs.map((s, i): ActionInput => {
       const id = `x${i}`;
       if (s.kind === "write")
         return { id, type: "state_write", parameters: { key: s.key, value: s.value }, expected_effects: s.effects, failure_behavior: "skip" };

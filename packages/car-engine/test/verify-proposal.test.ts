@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseProposalWithGraph } from "@car/ir";
+import { type ActionProposalInput, parseProposalWithGraph } from "@car/ir";
 import { Runtime } from "../src/index.ts";
 
 describe("Runtime.verifyProposal", () => {
@@ -11,7 +11,7 @@ describe("Runtime.verifyProposal", () => {
       return { ok: true };
     });
     rt.state.set("tests_passed", true);
-    const proposal = {
+    const proposal: ActionProposalInput = {
       actions: [
         { id: "d", type: "tool_call", tool: "deploy", parameters: { env: "staging" }, preconditions: [{ key: "tests_passed", value: true }] },
         { id: "x", type: "tool_call", tool: "nope", parameters: {} },
@@ -27,7 +27,7 @@ describe("Runtime.verifyProposal", () => {
     expect(calls).toBe(0);
 
     rt.state.set("tests_passed", false);
-    const gated = rt.verifyProposal({ actions: [proposal.actions[0]] });
+    const gated = rt.verifyProposal({ actions: [proposal.actions[0]!] });
     expect(gated.valid).toBe(false);
     expect(gated.issues[0]?.message).toContain("tests_passed");
   });
@@ -37,7 +37,7 @@ describe("one static gate", () => {
   it("verify reports, and admission rejects with, the same findings in the same words", async () => {
     const rt = new Runtime();
     rt.registerTool({ name: "deploy", parameters: { type: "object", properties: { env: { type: "string" } }, required: ["env"] } }, () => ({ ok: true }));
-    const proposal = {
+    const proposal: ActionProposalInput = {
       id: "p",
       actions: [
         { id: "x", type: "tool_call", tool: "nope", parameters: {} },

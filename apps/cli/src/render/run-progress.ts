@@ -31,10 +31,14 @@ export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap
       return `${c.dim("⏸")} ${name} waiting ${text(event.data["wait_ms"])} ms (${String(event.data["reason"]).replace("_", " ")})`;
     case "policy_violation":
       return `${c.red("⛔")} ${name} denied by policy ${c.bold(text(event.data["policy_name"]))}: ${text(event.data["reason"])}`;
-    case "approval_decided":
-      return event.data["decision"] === "allow"
-        ? undefined
-        : `${c.red("⛔")} ${name} not approved (requires ${text(event.data["required"])}, granted ${text(event.data["granted"])})`;
+    case "approval_requested":
+      return `${c.dim("⏸")} ${name} waiting for approval (requires ${text(event.data["required"])}, granted ${text(event.data["granted"])})`;
+    case "approval_decided": {
+      // After a wait (`approval_requested`), the answer closes it, whatever it is.
+      const after = event.data["wait_ms"] === undefined ? "" : ` by ${text(event.data["reviewer"])} after ${text(event.data["wait_ms"])} ms`;
+      if (event.data["decision"] === "allow") return after === "" ? undefined : `${c.green("✔")} ${name} approved${after}`;
+      return `${c.red("⛔")} ${name} not approved${after} (requires ${text(event.data["required"])}, granted ${text(event.data["granted"])})`;
+    }
     case "action_succeeded":
       return `${c.green("✓")} ${name}${event.data["cached"] === true ? c.dim(" (cached)") : ""}`;
     case "action_failed":

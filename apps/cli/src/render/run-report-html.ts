@@ -3,7 +3,9 @@
  * --report` and `car audit report` (a proposal read back from the database)
  * draw the same page. One row per action on a shared time axis: a bar from
  * start to finish coloured by final status, ticks for retries, a pale
- * segment for waits (rate limit), a ⛔ for a policy or approval denial, the
+ * segment for each wait (blue: rate limit; violet: the approval gate waiting
+ * for its approver, from `approval_requested` to the `approval_decided` that
+ * closes it, with who decided), a ⛔ for a policy or approval denial, the
  * rollback as a banner and hatched bars, and the cost summary. One
  * self-contained page: inline CSS and SVG, no scripts, nothing fetched.
  */
@@ -28,9 +30,20 @@ export interface TimelineRow {
   start: number | undefined;
   end: number | undefined;
   retries: { at: number; attempt: number; error: string }[];
-  waits: { at: number; ms: number; reason: string }[];
+  waits: Wait[];
   denials: string[];
   error: string | undefined;
+}
+
+/** A wait before dispatch: a rate limit (`rate_limit`), or the approval gate asking its approver (`approval`). */
+export interface Wait {
+  at: number;
+  ms: number;
+  reason: string;
+  /** Approval waits: the decision (`allow`, `deny`, …), or `pending` when the log holds no answer. */
+  decision?: string;
+  /** Approval waits: who decided (a reviewer, `timeout`, `approver`). */
+  reviewer?: string;
 }
 
 export interface RunTimeline {
@@ -52,6 +65,19 @@ const FINAL: Readonly<Record<string, RowStatus>> = {
 
 const str = (v: JsonValue | undefined): string => (typeof v === "string" ? v : v === undefined ? "" : JSON.stringify(v));
 
+/** One row per action of the received proposal, in its order (approval waits at admission come before any action starts). */
+function rowsInPlanOrder(proposal: JsonValue | undefined, row: (id: string) => TimelineRow): void {
+  const actions = proposal !== null && typeof proposal === "object" && !Array.isArray(proposal) ? getOwn(proposal, "actions") : undefined;
+  if (!Array.isArray(actions)) return;
+  for (const a of actions) {
+    if (a === null || typeof a !== "object" || Array.isArray(a)) continue;
+    const id = getOwn(a, "id");
+    if (typeof id !== "string") continue;
+    const label = getOwn(a, "tool") ?? getOwn(a, "type");
+    row(id).label = typeof label === "string" ? label : id;
+  }
+}
+
 /** The timeline of one proposal's events (in log order). */
 export function runTimeline(proposalId: string, events: readonly ReportEvent[]): RunTimeline {
   const t0 = events.length > 0 ? Date.parse(events[0]!.timestamp) : 0;
@@ -67,8 +93,11 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[]):
   let outcome: string | undefined;
   let cost: JsonObject | undefined;
   let span = 0;
+  /** Approval waits opened by `approval_requested` and not yet closed, by action. */
+  const asking = new Map<string, Wait>();
   for (const e of events) {
     span = Math.max(span, at(e));
+    if (e.kind === "proposal_received") rowsInPlanOrder(getOwn(e.data, "proposal"), row);
     if (e.kind === "proposal_rolled_back") rolledBack = str(getOwn(e.data, "reason"));
     if (e.kind === "proposal_completed") {
       outcome = str(getOwn(e.data, "outcome"));
@@ -94,10 +123,25 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[]):
       case "policy_violation":
         r.denials.push(`policy ${str(getOwn(e.data, "policy_name"))}: ${str(getOwn(e.data, "reason"))}`);
         break;
-      case "approval_decided":
+      case "approval_requested": {
+        const wait: Wait = { at: at(e), ms: 0, reason: "approval", decision: "pending" };
+        r.waits.push(wait);
+        asking.set(r.id, wait);
+        break;
+      }
+      case "approval_decided": {
+        const wait = asking.get(r.id);
+        if (wait !== undefined) {
+          asking.delete(r.id);
+          const waited = getOwn(e.data, "wait_ms");
+          wait.ms = typeof waited === "number" ? waited : at(e) - wait.at;
+          wait.decision = str(getOwn(e.data, "decision"));
+          wait.reviewer = str(getOwn(e.data, "reviewer"));
+        }
         if (getOwn(e.data, "decision") !== "allow")
           r.denials.push(`approval: requires ${str(getOwn(e.data, "required"))}, granted ${str(getOwn(e.data, "granted"))}`);
         break;
+      }
       default: {
         const status = FINAL[e.kind];
         if (status === undefined) break;
@@ -108,10 +152,20 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[]):
       }
     }
   }
+  // A question the log holds no answer to was still open when the log ends.
+  for (const wait of asking.values()) wait.ms = span - wait.at;
   return { proposalId, rows: [...rows.values()], span: Math.max(span, 1), rolledBack, outcome, cost };
 }
 
 const COLOR: Record<RowStatus, string> = { succeeded: "#16a34a", failed: "#dc2626", rejected: "#7f1d1d", skipped: "#d97706", running: "#6b7280" };
+const WAIT_COLOR = { rate_limit: "#93c5fd", approval: "#c4b5fd" };
+
+/** What a wait was and how it ended, in words. */
+function waitText(w: Wait): string {
+  if (w.reason !== "approval") return `waited ${w.ms} ms (${w.reason})`;
+  if (w.decision === "pending") return `waiting for approval: no answer recorded (${w.ms} ms so far)`;
+  return `waited ${w.ms} ms for approval: ${w.decision}, decided by ${w.reviewer}`;
+}
 const LEFT = 220;
 const WIDTH = 760;
 const ROW_H = 28;
@@ -134,10 +188,18 @@ function rowSvg(r: TimelineRow, i: number, scale: (ms: number) => number, rolled
   parts.push(
     `<rect class="bar" x="${x1}" y="${y + 5}" width="${x2 - x1}" height="${ROW_H - 10}" rx="3" fill="${COLOR[r.status]}"${rolledBack && r.status === "succeeded" ? ' fill-opacity="0.45" stroke="#111827" stroke-dasharray="4 3"' : ""}><title>${escapeHtml(tip)}</title></rect>`,
   );
-  for (const w of r.waits)
+  for (const w of r.waits) {
+    const approval = w.reason === "approval";
+    const about = approval ? ` data-decision="${escapeHtml(w.decision ?? "")}" data-reviewer="${escapeHtml(w.reviewer ?? "")}"` : "";
+    const x = scale(w.at);
+    const width = Math.max(2, scale(w.at + w.ms) - x);
     parts.push(
-      `<rect class="wait" x="${scale(w.at)}" y="${y + 9}" width="${Math.max(2, scale(w.at + w.ms) - scale(w.at))}" height="${ROW_H - 18}" fill="#93c5fd"><title>waited ${w.ms} ms (${escapeHtml(w.reason)})</title></rect>`,
+      `<rect class="wait${approval ? " approval" : ""}" data-reason="${escapeHtml(w.reason)}" data-wait-ms="${w.ms}"${about} x="${x}" y="${y + (approval ? 7 : 9)}" width="${width}" height="${ROW_H - (approval ? 14 : 18)}" fill="${approval ? WAIT_COLOR.approval : WAIT_COLOR.rate_limit}"${approval && w.decision !== "allow" ? ' stroke="#7f1d1d"' : ""}><title>${escapeHtml(waitText(w))}</title></rect>`,
     );
+    // Who decided, written in the wait when it is wide enough to hold it.
+    const label = approval ? `${w.decision}${w.reviewer === undefined ? "" : ` · ${w.reviewer}`}` : "";
+    if (label !== "" && width >= 7 * label.length) parts.push(`<text class="wait-label" x="${x + 4}" y="${y + 17}">${escapeHtml(label)}</text>`);
+  }
   for (const t of r.retries)
     parts.push(
       `<line class="retry" x1="${scale(t.at)}" x2="${scale(t.at)}" y1="${y + 2}" y2="${y + ROW_H - 2}" stroke="#111827" stroke-width="2"><title>retry ${t.attempt}: ${escapeHtml(t.error)}</title></line>`,
@@ -169,7 +231,12 @@ export function runReportHtml(timeline: RunTimeline): string {
   const details = timeline.rows
     .map(
       (r) =>
-        `<tr class="${r.status}" data-action-id="${escapeHtml(r.id)}"><td><code>${escapeHtml(r.id)}</code></td><td>${escapeHtml(r.label)}</td><td class="status">${r.status}${rolledBack && r.status === "succeeded" ? " (rolled back)" : ""}</td><td>${r.start !== undefined && r.end !== undefined ? `${r.end - r.start} ms` : "—"}</td><td>${r.retries.length}</td><td>${r.waits.reduce((n, w) => n + w.ms, 0)} ms</td><td>${escapeHtml([...r.denials, r.error ?? ""].filter((s) => s !== "").join("; "))}</td></tr>`,
+        `<tr class="${r.status}" data-action-id="${escapeHtml(r.id)}"><td><code>${escapeHtml(r.id)}</code></td><td>${escapeHtml(r.label)}</td><td class="status">${r.status}${rolledBack && r.status === "succeeded" ? " (rolled back)" : ""}</td><td>${r.start !== undefined && r.end !== undefined ? `${r.end - r.start} ms` : "—"}</td><td>${r.retries.length}</td><td>${r.waits.reduce((n, w) => n + w.ms, 0)} ms</td><td class="approval">${escapeHtml(
+          r.waits
+            .filter((w) => w.reason === "approval")
+            .map(waitText)
+            .join("; "),
+        )}</td><td>${escapeHtml([...r.denials, r.error ?? ""].filter((s) => s !== "").join("; "))}</td></tr>`,
     )
     .join("");
   const title = `Run of proposal ${timeline.proposalId}`;
@@ -191,6 +258,7 @@ svg text.name { font: 600 12px ui-monospace, SFMono-Regular, Menlo, monospace; f
 svg tspan.tool { font-weight: 400; fill: #6b7280; }
 svg text.ms, svg text.axis { font-size: 11px; fill: #4b5563; }
 svg text.denial { font-size: 13px; }
+svg text.wait-label { font-size: 10px; fill: #3b0764; }
 svg line.tick { stroke: #e5e7eb; }
 table { border-collapse: collapse; background: #fff; margin-bottom: 16px; }
 th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
@@ -206,7 +274,7 @@ tr.skipped td.status { color: #b45309; }
 <p><span class="outcome ${escapeHtml(timeline.outcome ?? "unknown")}">${escapeHtml(timeline.outcome ?? "unfinished")}</span>
  ${timeline.rows.length} action${timeline.rows.length === 1 ? "" : "s"}: ${count("succeeded")} succeeded, ${count("failed")} failed, ${count("rejected")} rejected, ${count("skipped")} skipped; ${timeline.span} ms</p>
 ${rolledBack ? `<p class="banner rollback">Rolled back: ${escapeHtml(timeline.rolledBack!)}. State writes were undone; what tools did outside CAR's state was not.</p>` : ""}
-<p class="legend">${(["succeeded", "failed", "rejected", "skipped"] as const).map((s) => `<span><i class="swatch" style="background:${COLOR[s]}"></i>${s}</span>`).join("")}<span>| retry</span><span><i class="swatch" style="background:#93c5fd"></i>wait</span><span>⛔ denied</span></p>
+<p class="legend">${(["succeeded", "failed", "rejected", "skipped"] as const).map((s) => `<span><i class="swatch" style="background:${COLOR[s]}"></i>${s}</span>`).join("")}<span>| retry</span><span><i class="swatch" style="background:${WAIT_COLOR.rate_limit}"></i>rate-limit wait</span><span><i class="swatch" style="background:${WAIT_COLOR.approval}"></i>approval wait</span><span>⛔ denied</span></p>
 <div class="timeline">
 <svg xmlns="http://www.w3.org/2000/svg" width="${LEFT + WIDTH + 90}" height="${height}" viewBox="0 0 ${LEFT + WIDTH + 90} ${height}" role="img" aria-label="${escapeHtml(title)} timeline">
 ${ticks}
@@ -214,7 +282,7 @@ ${rows}
 </svg>
 </div>
 <h2>Actions</h2>
-<table class="actions"><thead><tr><th>action</th><th>tool</th><th>status</th><th>duration</th><th>retries</th><th>waited</th><th>denials / error</th></tr></thead><tbody>${details}</tbody></table>
+<table class="actions"><thead><tr><th>action</th><th>tool</th><th>status</th><th>duration</th><th>retries</th><th>waited</th><th>approval</th><th>denials / error</th></tr></thead><tbody>${details}</tbody></table>
 <h2>Cost</h2>
 ${costRows === "" ? "<p>No cost summary: the run did not complete.</p>" : `<table class="cost"><tbody>${costRows}</tbody></table>`}
 </body>

@@ -5,7 +5,8 @@
  * is abandoned when the engine gives up on it (the action's `timeout_ms`, a
  * proposal abort, a shutdown) or when our own wait runs out, and in every
  * such case the client is told with a `tools.cancel` notification so it can
- * kill whatever it started.
+ * kill whatever it started. `received` learns the size of each answer's
+ * frame as it came off the socket (a per-proposal byte budget counts it).
  */
 import { CarError, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import { readToolAnswer, TerminalToolError, type ToolCall } from "@car/engine";
@@ -15,7 +16,7 @@ import type { Session } from "./session.ts";
 /** Extra time past a declared `timeout_ms` before we stop waiting ourselves (the engine's deadline fires first). */
 export const CALLBACK_GRACE_MS = 5_000;
 
-export async function callClientTool(session: Session, call: ToolCall, engineSignal: AbortSignal): Promise<JsonValue> {
+export async function callClientTool(session: Session, call: ToolCall, engineSignal: AbortSignal, received?: (bytes: number) => void): Promise<JsonValue> {
   const requestId = session.peer.has(call.request_id) ? session.nextCallbackId("cb") : call.request_id;
   const declared = call.timeout_ms ?? undefined;
   const waitMs = declared === undefined ? session.options.toolTimeoutMs : declared + CALLBACK_GRACE_MS;
@@ -38,7 +39,7 @@ export async function callClientTool(session: Session, call: ToolCall, engineSig
   const signal = stop.signal;
   let answer: JsonValue | undefined;
   try {
-    answer = await session.peer.call("tools.execute", params, requestId, signal);
+    answer = await session.peer.call("tools.execute", params, requestId, signal, received);
   } catch (err) {
     if (signal.aborted && err === signal.reason) {
       session.peer.notify("tools.cancel", { request_id: requestId, action_id: actionId, reason: describe(signal.reason) });

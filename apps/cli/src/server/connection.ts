@@ -142,6 +142,7 @@ export class Connection {
 
   private onFrame(data: RawData): void {
     const text = frameText(data);
+    const bytes = frameBytes(data);
     let decoded: unknown;
     try {
       decoded = JSON.parse(text);
@@ -150,14 +151,14 @@ export class Connection {
       return;
     }
     if (nestsDeeperThan(decoded, MAX_FRAME_DEPTH)) {
-      this.refuseDeepFrame(decoded);
+      this.refuseDeepFrame(decoded, bytes);
       return;
     }
     if (Array.isArray(decoded)) {
-      this.onBatch(decoded);
+      this.onBatch(decoded, bytes);
       return;
     }
-    const work = this.handle(classifyMessage(decoded));
+    const work = this.handle(classifyMessage(decoded), bytes);
     this.track(work.then((frame) => frame !== undefined && this.send(frame)));
   }
 
@@ -166,11 +167,11 @@ export class Connection {
    * refusal under its own id; an answer to one of our calls fails that call
    * (rather than leaving it to time out).
    */
-  private refuseDeepFrame(decoded: unknown): void {
+  private refuseDeepFrame(decoded: unknown, bytes: number): void {
     const error = { code: RPC_INVALID_REQUEST, message: `invalid request: the frame nests more than ${MAX_FRAME_DEPTH} levels deep` };
     const message = Array.isArray(decoded) ? undefined : classifyMessage(decoded);
     if (message?.kind === "response") {
-      this.session.peer.settle(message.id, undefined, error);
+      this.session.peer.settle(message.id, undefined, error, bytes);
       return;
     }
     if (message?.kind === "notification") return;
@@ -181,9 +182,11 @@ export class Connection {
    * A JSON-RPC batch: every element is handled, and the replies go back as
    * one array. A batch over the limit is refused whole; one within it is
    * admitted in slices with a turn of the event loop between them, so a
-   * long batch cannot hold another client's calls.
+   * long batch cannot hold another client's calls. An answer inside a batch
+   * is charged the whole batch's size: the socket tells no finer, and a
+   * byte budget must not undercount.
    */
-  private onBatch(items: unknown[]): void {
+  private onBatch(items: unknown[], bytes: number): void {
     if (items.length === 0) {
       this.send(errorFrame(null, { code: RPC_INVALID_REQUEST, message: "invalid request: an empty batch" }));
       return;
@@ -199,7 +202,7 @@ export class Connection {
       const pending: Promise<Frame | undefined>[] = [];
       for (let i = 0; i < items.length; i++) {
         if (i > 0 && i % BATCH_SLICE === 0) await yieldToEventLoop();
-        pending.push(this.handle(classifyMessage(items[i])));
+        pending.push(this.handle(classifyMessage(items[i]), bytes));
       }
       const replies = (await Promise.all(pending)).filter((f): f is Frame => f !== undefined);
       if (replies.length > 0) this.send(replies);
@@ -215,12 +218,13 @@ export class Connection {
   /**
    * Handles one message. The auth decision is taken synchronously, before any
    * await, so frames are admitted in arrival order: a `session.auth` followed
-   * immediately by another call cannot race the gate.
+   * immediately by another call cannot race the gate. `bytes` is the size of
+   * the frame the message arrived in.
    */
-  private handle(message: Incoming): Promise<Frame | undefined> {
+  private handle(message: Incoming, bytes: number): Promise<Frame | undefined> {
     switch (message.kind) {
       case "response":
-        this.session.peer.settle(message.id, message.result, message.error);
+        this.session.peer.settle(message.id, message.result, message.error, bytes);
         return Promise.resolve(undefined);
       case "invalid":
         return Promise.resolve(errorFrame(message.id, { code: RPC_INVALID_REQUEST, message: `invalid request: ${message.message}` }));
@@ -314,6 +318,11 @@ function methodOutcome(outcome: { result: JsonValue } | { error: ReturnType<type
 }
 
 /** Text and binary frames are both read as UTF-8 JSON; invalid JSON is a -32700, not a hang-up. */
+function frameBytes(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.byteLength, 0);
+  return data.byteLength;
+}
+
 function frameText(data: RawData): string {
   if (Buffer.isBuffer(data)) return data.toString("utf8");
   if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");

@@ -141,6 +141,20 @@ describe("server limits", () => {
     expect(await c.result("state.exists", { key: "out" })).toBe(false);
   });
 
+  it("counts tool output as the bytes its frames had on the socket, not as characters", async () => {
+    const c = await open();
+    // 300 two-byte characters: about 650 bytes per answer frame, though each answer is only ~300 characters long.
+    c.handle("tools.execute", () => ({ result: "é".repeat(300) }));
+    await c.result("tools.register", [{ name: "wide" }]);
+    const r = await c.result("proposal.submit", {
+      proposal: { actions: [call("a", "wide"), call("b", "wide", {}, { dependencies: ["a"] })] },
+    });
+    expect(r.results.map((x: { status: string }) => x.status)).toEqual(["succeeded", "failed"]);
+    expect(r.results[1].error).toMatch(/reached (\d+) bytes/);
+    const counted = Number(/reached (\d+) bytes/.exec(r.results[1].error)![1]);
+    expect(counted).toBeGreaterThan(2 * 600);
+  });
+
   it("caps the bytes references interpolate into one proposal (--max-interpolated-bytes)", async () => {
     const c = await open();
     const seen: unknown[] = [];

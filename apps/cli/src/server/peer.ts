@@ -19,6 +19,8 @@ export class ClientCallError extends Error {
 interface Pending {
   resolve(value: JsonValue): void;
   reject(reason: unknown): void;
+  /** Told the size of the frame that carried the answer, as it came off the socket. */
+  received: ((bytes: number) => void) | undefined;
 }
 
 export class RpcPeer {
@@ -40,8 +42,9 @@ export class RpcPeer {
    * Sends a request to the client and resolves with its `result`. Rejects with
    * `ClientCallError` on an error response, with `signal.reason` when the
    * signal fires first, or with the close reason when the connection ends.
+   * `received` learns how many bytes the answer's frame had on the socket.
    */
-  call(method: string, params: JsonValue, id: string, signal?: AbortSignal): Promise<JsonValue> {
+  call(method: string, params: JsonValue, id: string, signal?: AbortSignal, received?: (bytes: number) => void): Promise<JsonValue> {
     if (this.closedReason !== undefined) return Promise.reject(this.closedReason);
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<JsonValue>((resolve, reject) => {
@@ -59,17 +62,22 @@ export class RpcPeer {
           signal?.removeEventListener("abort", onAbort);
           reject(reason);
         },
+        received,
       });
       this.write({ jsonrpc: "2.0", method, params, id });
     });
   }
 
-  /** Routes a client response; false when no request of ours carries that id (it is dropped). */
-  settle(id: RpcId, result: JsonValue | undefined, error: RpcErrorObject | undefined): boolean {
+  /**
+   * Routes a client response; false when no request of ours carries that id
+   * (it is dropped). `frameBytes` is the size of the frame it arrived in.
+   */
+  settle(id: RpcId, result: JsonValue | undefined, error: RpcErrorObject | undefined, frameBytes = 0): boolean {
     const key = id === null ? undefined : String(id);
     const entry = key === undefined ? undefined : this.pending.get(key);
     if (key === undefined || entry === undefined) return false;
     this.pending.delete(key);
+    entry.received?.(frameBytes);
     if (error !== undefined) entry.reject(new ClientCallError(error));
     else entry.resolve(result ?? null);
     return true;

@@ -20,7 +20,7 @@ import type { SkillOptions } from "../skills/record-version.ts";
 import type { SkillStore } from "../skills/skill-store.ts";
 import type { DistilledSkillInput } from "../skills/types.ts";
 import { currentToolHandler } from "./tool-handler.ts";
-import { jsonArg, jsonResult } from "./json-args.ts";
+import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
 
 export interface CarRuntimeOptions extends RuntimeOptions {
   /** Where skills live; in memory unless given (e.g. a `JsonFileSkillStore`). */
@@ -128,13 +128,13 @@ export class CarRuntime {
   // --- verify and execute -------------------------------------------------
 
   async verifyProposal(proposalJson: string): Promise<string> {
-    return jsonResult(this.runtime.verifyProposal(jsonArg(proposalJson, "proposalJson")));
+    return jsonResult(this.runtime.verifyProposal(proposalArg(proposalJson, "proposalJson")));
   }
 
   /** Runs a proposal through the tool handler set with `registerToolHandler`. */
   async submitProposal(proposalJson: string, sessionId?: string | null): Promise<string> {
     const handler = currentToolHandler();
-    const result = await this.runtime.executeProposal(jsonArg(proposalJson, "proposalJson"), handler, { session_id: sessionId ?? null });
+    const result = await this.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), handler, { session_id: sessionId ?? null });
     return jsonResult(result);
   }
 

@@ -12,7 +12,7 @@ import { runSwarm as swarm, type SwarmMode } from "../multi/swarm.ts";
 import type { AgentFn, BudgetLimits, MultiOptions } from "../multi/types.ts";
 import { runVote as vote } from "../multi/vote.ts";
 import type { CarRuntime } from "./car-runtime.ts";
-import { jsonArg, jsonResult } from "./json-args.ts";
+import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
 import { currentAgentRunner, type JsonCallback } from "./tool-handler.ts";
 
 /** Runs `proposalJson` on `rt`, dispatching every tool without a handler of its own to `toolFn`. */
@@ -24,7 +24,7 @@ export async function executeProposal(
   scopeJson?: string | null,
 ): Promise<string> {
   if (scopeJson !== undefined && scopeJson !== null) throw new CarError("invalid_params", "per-call policy scopes (scopeJson) are not offered");
-  const result = await rt.runtime.executeProposal(jsonArg(proposalJson, "proposalJson"), (callJson) => toolFn(callJson), { session_id: sessionId ?? null });
+  const result = await rt.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), (callJson) => toolFn(callJson), { session_id: sessionId ?? null });
   return jsonResult(result);
 }
 
@@ -41,16 +41,16 @@ export function verify(
   if (toolSchemasJson !== undefined && toolSchemasJson !== null) tools.push(...(jsonArg(toolSchemasJson, "toolSchemasJson") as ToolSchema[]));
   if ((toolNames !== undefined && toolNames !== null) || tools.length > 0) options.tools = tools;
   if (maxActions !== undefined && maxActions !== null) options.maxActions = maxActions;
-  return jsonResult(verifyOf(jsonArg(proposalJson, "proposalJson"), options));
+  return jsonResult(verifyOf(proposalArg(proposalJson, "proposalJson"), options));
 }
 
 export function simulate(proposalJson: string, initialStateJson?: string | null): string {
   const state = initialStateJson === undefined || initialStateJson === null ? undefined : (jsonArg(initialStateJson, "initialStateJson") as JsonObject);
-  return jsonResult(simulateOf(jsonArg(proposalJson, "proposalJson"), state));
+  return jsonResult(simulateOf(proposalArg(proposalJson, "proposalJson"), state));
 }
 
 export function optimize(proposalJson: string): string {
-  return jsonResult(optimizeOf(jsonArg(proposalJson, "proposalJson")));
+  return jsonResult(optimizeOf(proposalArg(proposalJson, "proposalJson")));
 }
 
 export function equivalent(proposal1Json: string, proposal2Json: string): boolean {

@@ -1,10 +1,10 @@
 /**
  * The original binding's convention: structured arguments and results cross
- * the API as JSON strings. These two helpers are the only place the compat
+ * the API as JSON strings. These helpers are the only place the compat
  * layer parses or prints them, so a malformed argument is always an
  * `invalid_params` naming the argument, never a bare `SyntaxError`.
  */
-import { CarError } from "@car/ir";
+import { CarError, type ProposalInput } from "@car/ir";
 
 /** `text` parsed as JSON; `what` names the argument in the error. */
 export function jsonArg(text: unknown, what: string): unknown {
@@ -14,6 +14,15 @@ export function jsonArg(text: unknown, what: string): unknown {
   } catch (error) {
     throw new CarError("invalid_params", `${what} is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/**
+ * A proposal argument, parsed. Typed as input without checking: the data came
+ * off the wire, and the runtime validates its shape (`invalid_proposal`)
+ * when it parses it, as it does for any caller.
+ */
+export function proposalArg(text: unknown, what: string): ProposalInput {
+  return jsonArg(text, what) as ProposalInput;
 }
 
 /** A result as the original returns it: JSON text. */

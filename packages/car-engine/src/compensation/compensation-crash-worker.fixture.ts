@@ -7,6 +7,7 @@
  */
 import { unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ActionInput } from "@car/ir";
 import { sqlite } from "../backends/sqlite/sqlite-store.ts";
 import { Runtime } from "../runtime.ts";
 
@@ -28,7 +29,7 @@ rt.registerTool("remove_file", (p) => {
 rt.registerTool("boom", () => {
   throw new Error("the deploy broke");
 });
-const writes = (name: string, after?: string) => ({
+const writes = (name: string, after?: string): ActionInput => ({
   id: `w_${name}`,
   type: "tool_call",
   tool: "write_file",

@@ -4,7 +4,7 @@
  * policies, the approval gate, the TraceGate, then the call itself with its
  * timeout and retries (the runtime's dispatcher). Each refusal is the same
  * event a forward action would produce (`policy_violation`,
- * `approval_decided`), and a refused or failed step is a failed compensation,
+ * `approval_requested` / `approval_decided`), and a refused or failed step is a failed compensation,
  * never a crash.
  *
  * A step with no `timeout_ms` gets the runtime's compensation timeout: a
@@ -14,6 +14,7 @@ import type { JsonObject, JsonValue } from "@car/ir";
 import type { Action } from "@car/ir";
 import type { ApprovalGate, PolicyEngine, PolicyState, TraceGate } from "@car/policy";
 import { EVENT_KINDS } from "../events/event.ts";
+import { type ApprovalEmit, decideOnRecord } from "../run/approval-events.ts";
 import type { RegisteredTool } from "../tools/tool-registry.ts";
 import { admitToTrace, deniedByPolicy, traceApproval, traceSuccess } from "../trace/trace-steps.ts";
 import type { CompensationStep } from "./compensation-plan.ts";
@@ -55,16 +56,8 @@ export async function dispatchStep(path: CompensationPath, step: CompensationSte
   if (violations.length > 0) return refuse(path, step, violations, fail);
   const gate = path.approvalGate;
   if (gate !== undefined) {
-    const decision = await gate.authorize(action, tool.schema);
-    const data: JsonObject = {
-      decision: decision.decision,
-      required: decision.required,
-      granted: decision.granted,
-      fingerprint: decision.fingerprint,
-      compensation: true,
-    };
-    if (decision.reason !== undefined) data["reason"] = decision.reason;
-    path.emit(EVENT_KINDS.approvalDecided, step.action_id, data);
+    const emit: ApprovalEmit = (kind, _id, data) => path.emit(kind, step.action_id, data);
+    const decision = await decideOnRecord(gate, action, tool.schema, emit, { ask: true, everyDecision: true, context: { compensation: true } });
     if (decision.decision !== "allow") return fail(`denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`);
     traceApproval(path.traceGate, path.proposal_id, action.tool!, decision);
   }

@@ -27,7 +27,16 @@ export const EVENT_KINDS = {
   /** One dispatched attempt of a tool call failed: attempt number, error class, duration (never the parameters). */
   attemptFailed: "attempt_failed",
   policyViolation: "policy_violation",
-  /** The approval gate's verdict on an action (allow / deny), with the tiers. */
+  /**
+   * The approval gate asks its approver about an action and waits: fingerprint,
+   * `required` / `granted` tier, `tool` (never parameter values). The
+   * `approval_decided` that follows closes the wait.
+   */
+  approvalRequested: "approval_requested",
+  /**
+   * The approval gate's verdict on an action (allow / needs_approval / deny),
+   * with the tiers; after an `approval_requested`, also `wait_ms` and `reviewer`.
+   */
   approvalDecided: "approval_decided",
   stateChanged: "state_changed",
   proposalRolledBack: "proposal_rolled_back",

@@ -9,20 +9,21 @@
  * re-submission pass. Actions whose parameters hold `$<id>.output`
  * references are evaluated again at dispatch, on their resolved parameters.
  * Each allowed decision goes to `allowed`, so the TraceGate learns of the
- * approvals its `requires_approval` rules look for.
+ * approvals its `requires_approval` rules look for. A wait for the approver
+ * is on the record (`approval_requested` … `approval_decided`), whatever
+ * the answer.
  */
-import type { Action, ActionProposal, JsonObject } from "@car/ir";
+import type { Action, ActionProposal } from "@car/ir";
 import type { ApprovalDecision, ApprovalGate } from "@car/policy";
-import { EVENT_KINDS } from "../events/event.ts";
-import type { EventKind } from "../events/event.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import type { AdmissionFinding } from "./admission.ts";
+import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
 
 export async function approvalFindings(
   proposal: ActionProposal,
   gate: ApprovalGate,
   tools: ToolRegistry,
-  emit: (kind: EventKind, action_id: string, data: JsonObject) => void,
+  emit: ApprovalEmit,
   allowed: (action: Action, decision: ApprovalDecision) => void,
 ): Promise<AdmissionFinding[]> {
   const findings: AdmissionFinding[] = [];
@@ -30,14 +31,11 @@ export async function approvalFindings(
     const action = proposal.actions[i]!;
     const schema = action.tool === undefined ? undefined : tools.get(action.tool)?.schema;
     // With an approver the question is put now, before anything runs; without one the ledger answers.
-    const d = gate.canAsk ? await gate.authorize(action, schema) : await gate.evaluate(action, schema);
+    const d = await decideOnRecord(gate, action, schema, emit, { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" } });
     if (d.decision === "allow") {
       allowed(action, d);
       continue;
     }
-    const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, stage: "admission" };
-    if (d.reason !== undefined) data["reason"] = d.reason;
-    emit(EVENT_KINDS.approvalDecided, action.id, data);
     const verdict = d.decision === "deny" ? "denied by approval gate" : "needs approval";
     findings.push({
       index: i,

@@ -12,6 +12,7 @@ import { EVENT_KINDS } from "../events/event.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
+import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import { isThenable } from "./dispatch.ts";
 import type { Dispatcher } from "./dispatch.ts";
@@ -161,10 +162,9 @@ export class ActionPipeline implements ScheduledWork {
     const gate = this.#hasRefs[i] === 1 ? this.#env.approvalGate : undefined;
     if (gate === undefined) return this.#traced(i, action, params) ? this.#start(i, action, params, startMs) : undefined;
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
-    return gate.authorize(params === action.parameters ? action : { ...action, parameters: params }, schema).then((decision) => {
-      const data: JsonObject = { decision: decision.decision, required: decision.required, granted: decision.granted, fingerprint: decision.fingerprint };
-      if (decision.reason !== undefined) data["reason"] = decision.reason;
-      this.#events.emit(EVENT_KINDS.approvalDecided, action.id, data);
+    const subject = params === action.parameters ? action : { ...action, parameters: params };
+    const emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
+    return decideOnRecord(gate, subject, schema, emit, { ask: true, everyDecision: true, context: {} }).then((decision) => {
       if (decision.decision !== "allow") {
         outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
         return;

@@ -1,7 +1,7 @@
 import { manualClock, manualTimers } from "@car/ir";
 import { describe, expect, it } from "vitest";
 import { toolAction } from "../test-helpers.ts";
-import { type ApprovalCallback, ApprovalGate } from "./approval-gate.ts";
+import { type ApprovalCallback, ApprovalGate, type ApprovalRequest } from "./approval-gate.ts";
 import { InMemoryApprovalLedger } from "./approval-ledger.ts";
 import { operationFingerprint } from "./operation-fingerprint.ts";
 
@@ -55,6 +55,36 @@ describe("ApprovalGate", () => {
     const again = toolAction("write_file", { content: "x", path: "a.txt" }, "w2");
     expect((await gate.authorize(again)).decision).toBe("allow");
     expect(asked).toBe(1);
+  });
+
+  it("tells the caller just before the approver is asked, and says how long the answer took", async () => {
+    const clock = manualClock(5_000);
+    const order: string[] = [];
+    const gate = new ApprovalGate({
+      ledger: new InMemoryApprovalLedger(),
+      sessionId: "s",
+      clock,
+      approver: async (req) => {
+        order.push(`asked ${req.action.id}`);
+        clock.advance(1_250);
+        return { decision: "approve", reviewer: "alice" };
+      },
+    });
+    const asking = (req: ApprovalRequest) => order.push(`asking ${req.fingerprint} ${req.required_tier}/${req.granted_tier}`);
+    const decided = await gate.authorize(send, undefined, asking);
+    expect(order).toEqual([`asking ${operationFingerprint(send)} full_access/sandbox_edit`, "asked s1"]);
+    expect(decided).toMatchObject({ decision: "allow", waited_ms: 1_250, record: { reviewer: "alice" } });
+    // Nobody is asked (the ledger answers, or the action is within the tier): no wait to tell of.
+    order.length = 0;
+    expect(await gate.authorize(send, undefined, asking)).not.toHaveProperty("waited_ms");
+    expect(await gate.authorize(edit, undefined, asking)).not.toHaveProperty("waited_ms");
+    expect(order).toEqual([]);
+    // No approver configured: refused at once, nobody was asked.
+    const alone = new ApprovalGate({ ledger: new InMemoryApprovalLedger(), sessionId: "s" });
+    const refused = await alone.authorize(send, undefined, asking);
+    expect(refused.decision).toBe("deny");
+    expect(refused).not.toHaveProperty("waited_ms");
+    expect(order).toEqual([]);
   });
 
   it("full_access always needs a human, even with a full_access grant", async () => {

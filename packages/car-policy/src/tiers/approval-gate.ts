@@ -68,6 +68,8 @@ export interface GateDecision {
   reason?: string;
   /** The ledger record that decided, when one did. */
   record?: ApprovalRecord;
+  /** When `authorize` asked the approver: how long the answer took (a timeout included), ms. */
+  waited_ms?: number;
 }
 
 export class ApprovalGate {
@@ -120,8 +122,12 @@ export class ApprovalGate {
     return { ...base, decision: "needs_approval", reason: reasons.join("; ") || `requires ${tier}` };
   }
 
-  /** `evaluate`, then asks the approver for anything that needs approval, recording the outcome. */
-  async authorize(action: Action, schema?: ToolSchema): Promise<GateDecision> {
+  /**
+   * `evaluate`, then asks the approver for anything that needs approval,
+   * recording the outcome. `asking` is told just before the approver is
+   * asked, so a caller can put the start of the wait on its own record.
+   */
+  async authorize(action: Action, schema?: ToolSchema, asking?: (request: ApprovalRequest) => void): Promise<GateDecision> {
     const classification = classifyAction(action, schema);
     const evaluated = await this.#evaluate(action, classification);
     if (evaluated.decision !== "needs_approval") return evaluated;
@@ -134,10 +140,14 @@ export class ApprovalGate {
       reasons,
       session_id: this.#options.sessionId,
     };
+    const asks = this.canAsk;
+    if (asks) asking?.(request);
+    const askedAt = this.#clock.now();
     const answer = await this.#ask(request);
-    // Not a decision: refused this time, and nothing goes on the record.
-    if ("invalid" in answer) return { ...evaluated, decision: "deny", reason: answer.invalid };
     const now = this.#clock.now();
+    const waited = asks ? { waited_ms: now - askedAt } : {};
+    // Not a decision: refused this time, and nothing goes on the record.
+    if ("invalid" in answer) return { ...evaluated, decision: "deny", reason: answer.invalid, ...waited };
     const ttl = this.#options.decisionTtlMs ?? null;
     const record: ApprovalRecord = {
       fingerprint: evaluated.fingerprint,
@@ -157,6 +167,7 @@ export class ApprovalGate {
       decision: answer.approved ? "allow" : "deny",
       ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
       record,
+      ...waited,
     };
   }
 

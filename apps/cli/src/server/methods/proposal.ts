@@ -10,6 +10,7 @@
 import { CarError, isJsonObject, type JsonValue, type ProposalResult, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
 import { TerminalToolError, type ToolCaller } from "@car/engine";
 import type { MethodContext, MethodTable } from "../method.ts";
+import { callClientTool } from "../client-tool.ts";
 import { invalidParams, paramsObject, requireValue } from "../params.ts";
 import type { Session } from "../session.ts";
 import { checkProposalTenancy } from "../tenancy.ts";
@@ -28,16 +29,19 @@ function checkActionCount(proposal: JsonValue, max: number): void {
 
 /**
  * The session's dispatch, counting the bytes of tool output this proposal
- * receives: past the limit the call fails terminally, so the proposal
- * aborts and rolls back instead of the server holding ever more output.
+ * receives, as the answers' frames measured on the socket (nothing is
+ * serialised again to count): past the limit the call fails terminally, so
+ * the proposal aborts and rolls back instead of the server holding ever
+ * more output.
  */
 function meteredCaller(session: Session): ToolCaller {
   const max = session.options.limits.maxOutputBytesPerProposal;
   let received = 0;
+  const count = (bytes: number): void => {
+    received += bytes;
+  };
   return async (call, signal) => {
-    const answer = await session.toolCaller(call, signal);
-    // The answer arrived as JSON text on the socket; its length there is what this counts.
-    received += JSON.stringify(answer ?? null).length;
+    const answer = await callClientTool(session, call, signal, count);
     if (received > max) {
       throw new TerminalToolError(`budget_exceeded: the proposal's tool outputs reached ${received} bytes, over the ${max}-byte limit (--max-output-bytes)`);
     }

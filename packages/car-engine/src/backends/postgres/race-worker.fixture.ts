@@ -17,6 +17,7 @@
  *   there (the parent kills it with SIGKILL).
  */
 import { createInterface } from "node:readline";
+import type { ActionInput } from "@car/ir";
 import type { TransactionMode } from "@car/verify";
 import { Runtime } from "../../runtime.ts";
 import { sqlite } from "../sqlite/index.ts";
@@ -53,7 +54,7 @@ function pickKeys(): [string, string] {
   }
 }
 
-function increments(keys: readonly string[]): Record<string, unknown>[] {
+function increments(keys: readonly string[]): ActionInput[] {
   return keys.flatMap((key, i) => [
     { id: `r${i}`, type: "state_read", parameters: { key } },
     { id: `i${i}`, type: "tool_call", tool: "inc", parameters: { n: `$r${i}.output` }, dependencies: [`r${i}`] },

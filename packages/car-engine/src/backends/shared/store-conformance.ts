@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { jsonEquals, manualClock } from "@car/ir";
-import type { Clock, JsonValue } from "@car/ir";
+import type { ActionInput, Clock, JsonValue } from "@car/ir";
 import type { ApprovalRecord } from "@car/policy";
 import type { CarEvent } from "../../events/event.ts";
 import { Runtime } from "../../runtime.ts";
@@ -75,7 +75,7 @@ export interface StoreConformanceReport {
 
 const START = Date.parse("2026-01-01T00:00:00.000Z");
 
-const write = (id: string, key: string, value: JsonValue, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+const write = (id: string, key: string, value: JsonValue, extra: Partial<ActionInput> = {}): ActionInput => ({
   id,
   type: "state_write",
   parameters: { key, value },

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import type { JsonValue } from "@car/ir";
+import type { ActionInput, ActionProposalInput, JsonValue } from "@car/ir";
 import { Runtime } from "../../runtime.ts";
 import { replayStateChanges } from "../shared/state-replay.ts";
 import { sqlite } from "./sqlite-store.ts";
@@ -21,15 +21,16 @@ const action = fc.oneof(
 );
 const proposal = fc.array(action, { minLength: 1, maxLength: 4 });
 
-function toProposal(id: string, steps: { kind: string; key?: string; value?: JsonValue }[]) {
+type Step = { kind: "write" | "effect"; key: string; value: JsonValue } | { kind: "fail" };
+
+function toProposal(id: string, steps: Step[]): ActionProposalInput {
   return {
     id,
-    actions: steps.map((s, i) => {
+    actions: steps.map((s, i): ActionInput => {
       const deps = i === 0 ? [] : [`s${i - 1}`];
+      if (s.kind === "fail") return { id: `s${i}`, type: "tool_call", tool: "boom", parameters: {}, dependencies: deps };
       if (s.kind === "write") return { id: `s${i}`, type: "state_write", parameters: { key: s.key, value: s.value }, dependencies: deps };
-      if (s.kind === "effect")
-        return { id: `s${i}`, type: "tool_call", tool: "ok", parameters: {}, expected_effects: { [s.key!]: s.value }, dependencies: deps };
-      return { id: `s${i}`, type: "tool_call", tool: "boom", parameters: {}, dependencies: deps };
+      return { id: `s${i}`, type: "tool_call", tool: "ok", parameters: {}, expected_effects: { [s.key]: s.value }, dependencies: deps };
     }),
   };
 }

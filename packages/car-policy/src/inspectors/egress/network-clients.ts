@@ -113,11 +113,9 @@ const CURL_UPLOAD_LONG: Record<string, string> = {
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 const WGET_VALUED_SHORT = "OoaPUeiBtTwQlARDIX";
+// Every routing option takes a value too.
 const WGET_VALUED_LONG = new Set([
-  "--execute",
-  "--config",
-  "--base",
-  "--bind-address",
+  ...WGET_ROUTING,
   "--header",
   "--user",
   "--password",

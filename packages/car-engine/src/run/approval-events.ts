@@ -1,0 +1,48 @@
+/**
+ * The approval gate's verdict on the record. When the gate asks its
+ * approver, `approval_requested` is written just before (fingerprint, the
+ * required and granted tier, the tool — never a parameter value) and the
+ * `approval_decided` that closes the wait says how long the answer took
+ * (`wait_ms`) and who gave it (`reviewer`), so a report can draw the wait as
+ * it draws a rate-limit wait. A decision nobody was asked for is recorded
+ * only when it refuses, unless the caller records every decision.
+ */
+import type { Action, JsonObject, ToolSchema } from "@car/ir";
+import type { ApprovalDecision, ApprovalGate, ApprovalRequest } from "@car/policy";
+import { EVENT_KINDS } from "../events/event.ts";
+import type { EventKind } from "../events/event.ts";
+
+export type ApprovalEmit = (kind: EventKind, action_id: string, data: JsonObject) => void;
+
+export interface ApprovalOnRecord {
+  /** Ask the approver (`authorize`); otherwise the ledger and the tiers answer alone (`evaluate`). */
+  ask: boolean;
+  /** Record `allow` decisions nobody was asked for too. */
+  everyDecision: boolean;
+  /** Fields every event of this decision carries (e.g. `stage`, `compensation`). */
+  context: JsonObject;
+}
+
+export async function decideOnRecord(
+  gate: ApprovalGate,
+  action: Action,
+  schema: ToolSchema | undefined,
+  emit: ApprovalEmit,
+  how: ApprovalOnRecord,
+): Promise<ApprovalDecision> {
+  const asking = (request: ApprovalRequest): void => {
+    const data: JsonObject = { fingerprint: request.fingerprint, required: request.required_tier, granted: request.granted_tier, ...how.context };
+    if (action.tool !== undefined) data["tool"] = action.tool;
+    emit(EVENT_KINDS.approvalRequested, action.id, data);
+  };
+  const d = how.ask ? await gate.authorize(action, schema, asking) : await gate.evaluate(action, schema);
+  if (d.decision === "allow" && d.waited_ms === undefined && !how.everyDecision) return d;
+  const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, ...how.context };
+  if (d.reason !== undefined) data["reason"] = d.reason;
+  if (d.waited_ms !== undefined) {
+    data["wait_ms"] = d.waited_ms;
+    data["reviewer"] = d.record?.reviewer ?? "approver";
+  }
+  emit(EVENT_KINDS.approvalDecided, action.id, data);
+  return d;
+}
