@@ -44,9 +44,16 @@ function indexIds(actions: readonly Action[]): Map<string, number> {
   return indexOf;
 }
 
-function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): number[][] {
+/**
+ * The one array every action without predecessors (or successors) shares: at
+ * 100k+ actions an empty array each is garbage the collector copies and
+ * promotes for nothing. Frozen, so no caller can push into everyone's list.
+ */
+const NONE: readonly number[] = Object.freeze([]);
+
+function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): (readonly number[])[] {
   const n = actions.length;
-  const preds: number[][] = new Array(n);
+  const preds: (readonly number[])[] = new Array(n);
   const lastWriter = new Map<string, number>();
   const lastStateWrite = new Map<string, number>();
   const unknown: { pointer: string; message: string }[] = [];
@@ -56,7 +63,7 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
   const writes: string[] = [];
   for (let i = 0; i < n; i++) {
     const action = actions[i]!;
-    const mine: number[] = [];
+    let mine: number[] | undefined;
     const stamp = i + 1;
     const deps = action.dependencies;
     for (let d = 0; d < deps.length; d++) {
@@ -65,14 +72,14 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
         unknown.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${deps[d]}'` });
       } else if (seen[j] !== stamp) {
         seen[j] = stamp;
-        mine.push(j);
+        (mine ??= []).push(j);
       }
     }
     for (const key of action.state_dependencies) {
       const j = lastWriter.get(key);
       if (j !== undefined && seen[j] !== stamp) {
         seen[j] = stamp;
-        mine.push(j);
+        (mine ??= []).push(j);
       }
     }
     writes.length = 0;
@@ -82,13 +89,13 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
         const j = lastStateWrite.get(key);
         if (j !== undefined && j !== i && seen[j] !== stamp) {
           seen[j] = stamp;
-          mine.push(j);
+          (mine ??= []).push(j);
         }
         lastStateWrite.set(key, i);
       }
     }
     for (const key of writes) lastWriter.set(key, i);
-    preds[i] = mine;
+    preds[i] = mine ?? NONE;
   }
   if (unknown.length > 0) {
     throw new CarError("invalid_proposal", `dependencies name unknown actions: ${unknown.map((u) => u.message).join("; ")}`, { problems: unknown });
@@ -131,11 +138,15 @@ function findCycle(preds: readonly (readonly number[])[], remaining: ReadonlySet
 }
 
 /** `succs[p]`: the actions listing `p` among their predecessors, in declaration order. */
-function successors(preds: readonly (readonly number[])[]): number[][] {
+function successors(preds: readonly (readonly number[])[]): (readonly number[])[] {
   const n = preds.length;
-  const succs: number[][] = new Array(n);
-  for (let i = 0; i < n; i++) succs[i] = [];
-  for (let i = 0; i < n; i++) for (const p of preds[i]!) succs[p]!.push(i);
+  const succs: (readonly number[])[] = new Array(n).fill(NONE);
+  for (let i = 0; i < n; i++) {
+    for (const p of preds[i]!) {
+      if (succs[p] === NONE) succs[p] = [i];
+      else (succs[p] as number[]).push(i);
+    }
+  }
   return succs;
 }
 
@@ -144,7 +155,7 @@ interface Ordering {
   order: number[];
   level: number[];
   /** Successors, when the ordering had to build them. */
-  succs?: number[][];
+  succs?: (readonly number[])[];
 }
 
 /** Kahn's algorithm: a FIFO queue seeded in declaration order. The reference for the native kernel. */

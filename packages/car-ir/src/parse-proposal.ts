@@ -5,6 +5,7 @@
  * references to non-dependencies) are checked here, and ALL of them are
  * reported together, each with its JSON pointer.
  */
+import { Ancestry } from "./ancestry.ts";
 import { randomIds, rfc3339, shortId, systemClock, type Clock, type IdGenerator } from "./clock.ts";
 import { dependencyEdges, type DependencyGraph } from "./dag.ts";
 import { ACTION_DEFAULTS } from "./defaults.ts";
@@ -154,31 +155,10 @@ function idProblems(rawActions: readonly unknown[]): { explicit: Set<string>; pr
   return { explicit, problems };
 }
 
-/** Whether action `ancestor` must finish before action `of` (a path of edges), using levels to prune. */
-function isTransitiveDependency(graph: DependencyGraph, ancestor: number, of: number, mark: Int32Array, stamp: number): boolean {
-  const target = graph.level[ancestor]!;
-  if (target >= graph.level[of]!) return false;
-  // The usual case: the referenced action is a direct dependency.
-  if (graph.preds[of]!.includes(ancestor)) return true;
-  const stack = [of];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    for (const p of graph.preds[node]!) {
-      if (p === ancestor) return true;
-      // An action at or below the target's level cannot have it as an ancestor.
-      if (mark[p] === stamp || graph.level[p]! <= target) continue;
-      mark[p] = stamp;
-      stack.push(p);
-    }
-  }
-  return false;
-}
-
 /** `$<id>.output` references whose id is not a transitive dependency (DECISIONS.md §2). */
 function refProblems(actions: readonly Action[], graph: DependencyGraph): ErrorProblem[] {
   const problems: ErrorProblem[] = [];
-  let mark: Int32Array | undefined;
-  let stamp = 0;
+  let ancestry: Ancestry | undefined; // built on the first reference that is not a direct dependency
   const ids: string[] = [];
   for (let i = 0; i < actions.length; i++) {
     const action = actions[i]!;
@@ -188,8 +168,8 @@ function refProblems(actions: readonly Action[], graph: DependencyGraph): ErrorP
     let bad: Set<string> | undefined;
     for (const id of ids) {
       const j = graph.indexOf.get(id);
-      mark ??= new Int32Array(actions.length);
-      if (j === undefined || !isTransitiveDependency(graph, j, i, mark, ++stamp)) (bad ??= new Set()).add(id);
+      if (j !== undefined && graph.preds[i]!.includes(j)) continue;
+      if (j === undefined || !(ancestry ??= new Ancestry(graph)).has(j, i)) (bad ??= new Set()).add(id);
     }
     if (bad === undefined) continue;
     // Only now pay for pointers: walk again, locating each bad reference.

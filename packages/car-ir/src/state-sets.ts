@@ -51,13 +51,19 @@ export function stateActionKeys(action: Action): string[] | undefined {
   return undefined;
 }
 
+/** Appends every key an action reads to `out`, possibly more than once (the buffer form of `effectiveReadSet`). */
+export function pushReadKeys(action: Action, out: string[]): void {
+  for (const k of action.read_set) out.push(k);
+  for (const k of action.state_dependencies) out.push(k);
+  for (const a of action.assumptions) out.push(a.key);
+  if (action.type === "state_read") for (const k of stateActionKeys(action) ?? []) out.push(k);
+}
+
 /** Explicit `read_set` ∪ `state_dependencies` ∪ assumption keys ∪ the keys a `state_read` names. */
 export function effectiveReadSet(action: Action): string[] {
-  const keys = new Set(action.read_set);
-  for (const k of action.state_dependencies) keys.add(k);
-  for (const a of action.assumptions) keys.add(a.key);
-  if (action.type === "state_read") for (const k of stateActionKeys(action) ?? []) keys.add(k);
-  return [...keys];
+  const keys: string[] = [];
+  pushReadKeys(action, keys);
+  return [...new Set(keys)];
 }
 
 /** `compensable` with no `compensation`: the one incoherent pairing the types allow. */

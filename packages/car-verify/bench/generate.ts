@@ -11,7 +11,8 @@
  * - conflict: independent writers over ten keys (n/10 writers per key), each
  *   also reading the next key — many writers of few keys.
  * - outputs: a chain whose parameters pass `$<id>.output` of the previous
- *   two actions along (parameter references checked against the graph).
+ *   two actions along, and reach far back: the first action's output and a
+ *   random earlier action's (every reference is checked against the graph).
  */
 
 function rng(seed: number): (m: number) => number {
@@ -89,12 +90,16 @@ export function conflictProposalJson(n: number): string {
   }));
 }
 
-export function outputsProposalJson(n: number): string {
+export function outputsProposalJson(n: number, seed = 1): string {
+  const rand = rng(seed);
   return proposalJson(n, "outputs", (i) => ({
     id: `a${i}`,
     type: "tool_call",
     tool: `tool${i % 16}`,
-    parameters: i === 0 ? { n: 0 } : { input: `$a${i - 1}.output`, earlier: `$a${Math.max(0, i - 2)}.output.value` },
+    parameters:
+      i === 0
+        ? { n: 0 }
+        : { input: `$a${i - 1}.output`, earlier: `$a${Math.max(0, i - 2)}.output.value`, first: "$a0.output", far: `$a${rand(i)}.output.value` },
     dependencies: i === 0 ? [] : [`a${i - 1}`],
     expected_effects: { [`k${i}`]: i },
   }));

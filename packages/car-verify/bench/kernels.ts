@@ -4,13 +4,14 @@
  * interning keys): the path a caller would take.
  * - levels: `dependencyEdges` whole (edge collection is shared TS work).
  * - reach: `reachBatch` on the write-conflict candidate pairs verify asks about.
- * - group: writers grouped by key; native = intern keys + CSR + kernel
- *   (output left as CSR), TS = `groupByKey` (a Map of arrays).
+ * - group: writers grouped by key; native = intern keys + CSR + kernel,
+ *   TS = `groupByKey` (interned keys, CSR filled in topological order).
  */
 import type { Action } from "@car/ir";
-import { dependencyEdges, effectiveWriteSet, parseProposal } from "@car/ir";
+import { dependencyEdges, effectiveWriteSet, parseProposal, pushWrittenKeys } from "@car/ir";
 import { nativeKernels, setNativeMode } from "@car/native";
-import { emptyPairs, groupByKey, pairsWithin } from "../src/pairs.ts";
+import { groupByKey, membersOf } from "../src/key-groups.ts";
+import { emptyPairs, pairsWithin } from "../src/pairs.ts";
 import { reachBatch } from "../src/reach.ts";
 import { topoPositions } from "../src/topo-orders.ts";
 import { randomProposalJson } from "./generate.ts";
@@ -67,9 +68,9 @@ export function runKernelBench(sizes: readonly number[]): void {
     const graph = levels.tsValue;
     const pos = topoPositions(graph);
     const writeSets = actions.map(effectiveWriteSet);
-    const writers = groupByKey(n, (i) => writeSets[i]!, pos);
+    const writers = groupByKey(n, (i, out) => pushWrittenKeys(actions[i]!, out), graph.order);
     const pairs = emptyPairs();
-    for (const members of writers.values()) if (members.length > 1) pairsWithin(members, pairs);
+    for (let k = 0; k < writers.table.keys.length; k++) if (membersOf(writers, k).length > 1) pairsWithin(membersOf(writers, k), pairs);
     const from: number[] = [];
     const to: number[] = [];
     pairs.a.forEach((x, k) => {
@@ -81,7 +82,7 @@ export function runKernelBench(sizes: readonly number[]): void {
     if (reach.tsValue.some((v, k) => v !== reach.nativeValue[k])) throw new Error("reach: native and TS answers differ");
     line("reach", n, reach.ts, reach.native);
 
-    const ts = time(runs, () => groupByKey(n, (i) => writeSets[i]!, pos));
+    const ts = time(runs, () => groupByKey(n, (i, out) => pushWrittenKeys(actions[i]!, out), graph.order));
     const native = time(runs, () => internedGroups(actions, writeSets, graph.order));
     line("group", n, ts.cpu, native.cpu);
   }

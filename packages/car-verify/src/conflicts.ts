@@ -1,43 +1,81 @@
 /**
  * Write conflicts: two actions writing the same key with no dependency path
  * between them, so the key's final value depends on scheduling. Grouped by
- * key; reachability is batched (see `reach.ts`).
+ * key; reachability is batched (see `reach.ts`). The result is sorted with
+ * counting sorts over action indices, not a comparator sort of pair objects:
+ * a conflict-heavy plan has as many pairs as actions.
  */
 import type { DependencyGraph } from "@car/ir";
+import { groupSize, type KeyGroups, membersOf } from "./key-groups.ts";
 import { emptyPairs, pairsWithin, unorderedPairs } from "./pairs.ts";
 
 export interface WriteConflicts {
-  /** `[earlier-declared, later-declared, key]` as action indices, sorted. */
-  readonly pairs: [number, number, string][];
   /**
-   * Keys whose writers were too many for every pair to be checked and which
-   * do have a conflict, so the listed pairs may not be all of them. (When
-   * every neighbouring pair is ordered, all pairs are, and the check is complete.)
+   * Pair `k` is actions `earlier[k] < later[k]` (declaration indices) both
+   * writing key id `key[k]`; sorted by `later`, then `earlier`, then key.
    */
-  readonly partialKeys: string[];
+  readonly earlier: Int32Array;
+  readonly later: Int32Array;
+  readonly key: Int32Array;
+  /**
+   * Key ids whose writers were too many for every pair to be checked and
+   * which do have a conflict, so the listed pairs may not be all of them.
+   * (When every neighbouring pair is ordered, all pairs are, and the check is complete.)
+   */
+  readonly partialKeys: number[];
 }
 
-/** `writers`: action indices per key, each list in topological order. */
-export function findWriteConflicts(graph: DependencyGraph, pos: Int32Array, writers: ReadonlyMap<string, readonly number[]>): WriteConflicts {
+/** A stable counting sort of `items` by `by[item]`, each value in `[0, range)`. */
+function countingSort(items: Int32Array, by: Int32Array, range: number): Int32Array {
+  const start = new Int32Array(range + 1);
+  for (let k = 0; k < items.length; k++) start[by[items[k]!]! + 1]!++;
+  for (let v = 0; v < range; v++) start[v + 1]! += start[v]!;
+  const out = new Int32Array(items.length);
+  for (let k = 0; k < items.length; k++) out[start[by[items[k]!]!]!++] = items[k]!;
+  return out;
+}
+
+/** `writers`: the actions writing each key, each run in topological order. */
+export function findWriteConflicts(graph: DependencyGraph, pos: Int32Array, writers: KeyGroups): WriteConflicts {
+  const keys = writers.table.keys;
+  // Keys in string order, so pairs equal in both actions come out ordered by key.
+  const shared: number[] = [];
+  for (let k = 0; k < writers.start.length - 1; k++) if (groupSize(writers, k) > 1) shared.push(k);
+  shared.sort((x, y) => (keys[x]! < keys[y]! ? -1 : keys[x]! > keys[y]! ? 1 : 0));
+
   const candidates = emptyPairs();
-  const keys: string[] = [];
-  const busyKeys = new Set<string>();
-  for (const [key, members] of writers) {
-    if (members.length < 2) continue;
+  const keyOf: number[] = [];
+  const busy = new Set<number>();
+  for (const k of shared) {
     const before = candidates.a.length;
-    if (!pairsWithin(members, candidates)) busyKeys.add(key);
-    for (let k = before; k < candidates.a.length; k++) keys.push(key);
+    if (!pairsWithin(membersOf(writers, k), candidates)) busy.add(k);
+    for (let c = before; c < candidates.a.length; c++) keyOf.push(k);
   }
   const unordered = unorderedPairs(graph, pos, candidates);
-  const pairs: [number, number, string][] = [];
-  const partialKeys = new Set<string>();
-  for (let k = 0; k < unordered.length; k++) {
-    if (unordered[k] !== 1) continue;
-    const x = candidates.a[k]!;
-    const y = candidates.b[k]!;
-    if (busyKeys.has(keys[k]!)) partialKeys.add(keys[k]!);
-    pairs.push(x < y ? [x, y, keys[k]!] : [y, x, keys[k]!]);
+  let count = 0;
+  for (let c = 0; c < unordered.length; c++) count += unordered[c]!;
+  const earlier = new Int32Array(candidates.a.length);
+  const later = new Int32Array(candidates.a.length);
+  let found: Int32Array = new Int32Array(count);
+  const partial = new Set<number>();
+  for (let c = 0, f = 0; c < unordered.length; c++) {
+    const x = candidates.a[c]!;
+    const y = candidates.b[c]!;
+    earlier[c] = Math.min(x, y);
+    later[c] = Math.max(x, y);
+    if (unordered[c] !== 1) continue;
+    found[f++] = c;
+    if (busy.has(keyOf[c]!)) partial.add(keyOf[c]!);
   }
-  pairs.sort((p, q) => p[1] - q[1] || p[0] - q[0] || (p[2] < q[2] ? -1 : p[2] > q[2] ? 1 : 0));
-  return { pairs, partialKeys: [...partialKeys] };
+  // Candidates are in key order; sorting stably by earlier, then by later, gives (later, earlier, key).
+  const n = graph.level.length;
+  found = countingSort(countingSort(found, earlier, n), later, n);
+  const out = { earlier: new Int32Array(count), later: new Int32Array(count), key: new Int32Array(count) };
+  for (let f = 0; f < count; f++) {
+    const c = found[f]!;
+    out.earlier[f] = earlier[c]!;
+    out.later[f] = later[c]!;
+    out.key[f] = keyOf[c]!;
+  }
+  return { ...out, partialKeys: [...partial] };
 }

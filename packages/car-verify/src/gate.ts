@@ -9,7 +9,7 @@
  * references resolve, so their schema check is left to dispatch (which uses
  * the same message). Linear in the number of actions.
  */
-import { findOutputRefs, stateActionKeys } from "@car/ir";
+import { outputRefsOf, stateActionKeys } from "@car/ir";
 import type { Action, SchemaError, SchemaValidator } from "@car/ir";
 
 /** What the gate needs to know of a registered tool: its parameter check, if it has one. */
@@ -40,7 +40,7 @@ export function staticGate(actions: readonly Action[], tools: GateTools | undefi
   const hasRefs = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     const action = actions[i]!;
-    if (findOutputRefs(action.parameters).length > 0) hasRefs[i] = 1;
+    if (outputRefsOf(action.parameters).length > 0) hasRefs[i] = 1;
     if (stateActionKeys(action) === undefined) {
       findings.push({ index: i, message: missingKeyMessage(action) });
       continue;

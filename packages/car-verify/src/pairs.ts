@@ -26,7 +26,7 @@ export function emptyPairs(): PairList {
  * Candidate pairs among one key's actions (`members` in topological order).
  * Returns `false` when the key was too busy for every pair to be listed.
  */
-export function pairsWithin(members: readonly number[], out: PairList): boolean {
+export function pairsWithin(members: ArrayLike<number>, out: PairList): boolean {
   const m = members.length;
   if (m <= ALL_PAIRS_LIMIT) {
     for (let i = 0; i < m; i++) {
@@ -49,10 +49,12 @@ export function pairsWithin(members: readonly number[], out: PairList): boolean 
  * order), skipping an action paired with itself. Returns `false` when only
  * neighbouring pairs were listed.
  */
-export function pairsAcross(readers: readonly number[], writers: readonly number[], pos: Int32Array, out: PairList): boolean {
+export function pairsAcross(readers: ArrayLike<number>, writers: ArrayLike<number>, pos: Int32Array, out: PairList): boolean {
   if (readers.length <= ALL_PAIRS_LIMIT && writers.length <= ALL_PAIRS_LIMIT) {
-    for (const r of readers) {
-      for (const w of writers) {
+    for (let x = 0; x < readers.length; x++) {
+      const r = readers[x]!;
+      for (let y = 0; y < writers.length; y++) {
+        const w = writers[y]!;
         if (r === w) continue;
         out.a.push(r);
         out.b.push(w);
@@ -62,12 +64,18 @@ export function pairsAcross(readers: readonly number[], writers: readonly number
   }
   // Each reader against the nearest writer on either side in topological order.
   let j = 0;
-  for (const r of readers) {
+  for (let x = 0; x < readers.length; x++) {
+    const r = readers[x]!;
     while (j < writers.length && pos[writers[j]!]! < pos[r]!) j++;
-    for (const w of [writers[j - 1], writers[j] === r ? writers[j + 1] : writers[j]]) {
-      if (w === undefined || w === r) continue;
+    const before = j > 0 ? writers[j - 1]! : -1;
+    const after = j < writers.length ? (writers[j] === r ? (j + 1 < writers.length ? writers[j + 1]! : -1) : writers[j]!) : -1;
+    if (before !== -1 && before !== r) {
       out.a.push(r);
-      out.b.push(w);
+      out.b.push(before);
+    }
+    if (after !== -1 && after !== r) {
+      out.a.push(r);
+      out.b.push(after);
     }
   }
   return false;
@@ -80,13 +88,13 @@ export function pairsAcross(readers: readonly number[], writers: readonly number
  * other of `ys` with the first of `xs` — so every action still appears in a
  * reported conflict, in linear rather than quadratic work.
  */
-export function pairsBetween(xs: readonly number[], ys: readonly number[], add: (x: number, y: number) => void): void {
+export function pairsBetween(xs: ArrayLike<number>, ys: ArrayLike<number>, add: (x: number, y: number) => void): void {
   if (xs.length === 0 || ys.length === 0) return;
   if (xs.length <= ALL_PAIRS_LIMIT && ys.length <= ALL_PAIRS_LIMIT) {
-    for (const x of xs) for (const y of ys) add(x, y);
+    for (let i = 0; i < xs.length; i++) for (let j = 0; j < ys.length; j++) add(xs[i]!, ys[j]!);
     return;
   }
-  for (const x of xs) add(x, ys[0]!);
+  for (let i = 0; i < xs.length; i++) add(xs[i]!, ys[0]!);
   for (let k = 1; k < ys.length; k++) add(xs[0]!, ys[k]!);
 }
 
@@ -110,18 +118,4 @@ export function unorderedPairs(graph: DependencyGraph, pos: Int32Array, pairs: P
   const out = new Uint8Array(pairs.a.length);
   for (let k = 0; k < out.length; k++) out[k] = reached[k] === 1 ? 0 : 1;
   return out;
-}
-
-/** Action indices grouped by key, each group sorted by topological position. */
-export function groupByKey(count: number, keysOf: (i: number) => readonly string[], pos: Int32Array): Map<string, number[]> {
-  const groups = new Map<string, number[]>();
-  for (let i = 0; i < count; i++) {
-    for (const key of keysOf(i)) {
-      const list = groups.get(key);
-      if (list === undefined) groups.set(key, [i]);
-      else list.push(i);
-    }
-  }
-  for (const list of groups.values()) if (list.length > 1) list.sort((x, y) => pos[x]! - pos[y]!);
-  return groups;
 }

@@ -13,10 +13,11 @@
  * with more than `ALL_PAIRS_LIMIT` actions on one side gets a linear set of
  * pairs instead of all of them, within a proposal and across proposals alike.
  */
-import type { ActionProposal, DependencyGraph, JsonValue } from "@car/ir";
-import { dependencyEdges, effectiveReadSet, effectiveWriteSet, getOwn, jsonEquals } from "@car/ir";
+import type { Action, ActionProposal, DependencyGraph, JsonValue } from "@car/ir";
+import { dependencyEdges, getOwn, jsonEquals, pushReadKeys, pushWrittenKeys } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
+import { groupByKey, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
 import type { PairList } from "./pairs.ts";
 import { emptyPairs, pairsAcross, pairsBetween, pairsWithin, unorderedPairs } from "./pairs.ts";
 import { topoPositions } from "./topo-orders.ts";
@@ -58,92 +59,108 @@ interface Prepared {
   proposal: ActionProposal;
   graph: DependencyGraph;
   pos: Int32Array;
-  reads: string[][];
-  writes: string[][];
+  reads: KeyGroups;
+  writes: KeyGroups;
 }
 
-function prepare({ proposal, graph = dependencyEdges(proposal.actions) }: { proposal: ActionProposal; graph?: DependencyGraph }): Prepared {
-  return {
-    proposal,
-    graph,
-    pos: topoPositions(graph),
-    reads: proposal.actions.map(effectiveReadSet),
-    writes: proposal.actions.map(effectiveWriteSet),
-  };
-}
-
-/** Refs per key, grouped by proposal, each group in topological order. */
-function refsByKey(prepared: readonly Prepared[], setsOf: (x: Prepared) => string[][]): Map<string, number[][]> {
-  const byKey = new Map<string, number[][]>();
-  prepared.forEach((x, p) => {
-    setsOf(x).forEach((keys, i) => {
-      for (const key of keys) {
-        let groups = byKey.get(key);
-        if (groups === undefined) byKey.set(key, (groups = prepared.map(() => [])));
-        groups[p]!.push(i);
+/**
+ * Groups every proposal's writers, then readers, by key over one key table,
+ * and lists the keys each side names in first-seen order (proposal by
+ * proposal, in declaration order).
+ */
+function prepareAll(list: readonly { proposal: ActionProposal; graph?: DependencyGraph }[]) {
+  const table = new KeyTable();
+  const graphs = list.map(({ proposal, graph }) => graph ?? dependencyEdges(proposal.actions));
+  const side = (push: (action: Action, out: string[]) => void) => {
+    const groups = list.map(({ proposal }, p) => groupByKey(proposal.actions.length, (i, out) => push(proposal.actions[i]!, out), graphs[p]!.order, table));
+    const listed = new Uint8Array(table.keys.length);
+    const keys: number[] = [];
+    for (const g of groups) {
+      for (const k of g.firstSeen) {
+        if (listed[k] === 1) continue;
+        listed[k] = 1;
+        keys.push(k);
       }
-    });
-  });
-  for (const groups of byKey.values()) groups.forEach((g, p) => g.sort((a, b) => prepared[p]!.pos[a]! - prepared[p]!.pos[b]!));
-  return byKey;
+    }
+    return { groups, keys };
+  };
+  const writes = side(pushWrittenKeys);
+  const reads = side(pushReadKeys);
+  const prepared: Prepared[] = list.map(({ proposal }, p) => ({
+    proposal,
+    graph: graphs[p]!,
+    pos: topoPositions(graphs[p]!),
+    reads: reads.groups[p]!,
+    writes: writes.groups[p]!,
+  }));
+  return { table, prepared, writeKeys: writes.keys, readKeys: reads.keys };
 }
 
-interface Candidate {
-  kind: "write_write" | "read_write";
-  key: string;
-  a: Ref;
-  b: Ref;
+/**
+ * Candidate pairs as parallel arrays (no object per pair): pair `c` is
+ * `(ap[c], ai[c])` against `(bp[c], bi[c])` on key id `key[c]`.
+ */
+interface Candidates {
+  readWrite: number[]; // 1 for read_write, 0 for write_write
+  key: number[];
+  ap: number[];
+  ai: number[];
+  bp: number[];
+  bi: number[];
 }
 
 export function transactionCheck(proposals: ProposalInput | readonly ProposalInput[], store: VersionedStore = {}): TransactionReport {
   const list = Array.isArray(proposals) ? proposals.map(toParsed) : [toParsed(proposals)];
-  const prepared = list.map(prepare);
+  const { table, prepared, writeKeys, readKeys } = prepareAll(list);
   const several = prepared.length > 1;
-  const writers = refsByKey(prepared, (x) => x.writes);
-  const readers = refsByKey(prepared, (x) => x.reads);
 
   // Same-proposal candidates need a reachability answer; cross-proposal ones are conflicts outright.
-  const candidates: Candidate[] = [];
+  const cand: Candidates = { readWrite: [], key: [], ap: [], ai: [], bp: [], bi: [] };
   const within: { pairs: PairList; slots: number[] }[] = prepared.map(() => ({ pairs: emptyPairs(), slots: [] }));
   // Called once per same-proposal pair, in the pair list's order, so `slots[k]` answers pair `k`.
-  const add = (kind: Candidate["kind"], key: string, a: Ref, b: Ref) => {
-    candidates.push({ kind, key, a, b });
-    if (a.p === b.p) within[a.p]!.slots.push(candidates.length - 1);
+  const add = (readWrite: number, key: number, ap: number, ai: number, bp: number, bi: number) => {
+    cand.readWrite.push(readWrite);
+    cand.key.push(key);
+    cand.ap.push(ap);
+    cand.ai.push(ai);
+    cand.bp.push(bp);
+    cand.bi.push(bi);
+    if (ap === bp) within[ap]!.slots.push(cand.key.length - 1);
   };
 
-  for (const [key, groups] of writers) {
+  for (const k of writeKeys) {
+    const groups = prepared.map((x) => membersOf(x.writes, k));
     groups.forEach((g, p) => {
       const w = within[p]!;
       const before = w.pairs.a.length;
       pairsWithin(g, w.pairs);
-      for (let k = before; k < w.pairs.a.length; k++) add("write_write", key, { p, i: w.pairs.a[k]! }, { p, i: w.pairs.b[k]! });
+      for (let c = before; c < w.pairs.a.length; c++) add(0, k, p, w.pairs.a[c]!, p, w.pairs.b[c]!);
     });
     for (let p = 0; p < groups.length; p++) {
-      for (let q = p + 1; q < groups.length; q++) {
-        pairsBetween(groups[p]!, groups[q]!, (i, j) => add("write_write", key, { p, i }, { p: q, i: j }));
-      }
+      for (let q = p + 1; q < groups.length; q++) pairsBetween(groups[p]!, groups[q]!, (i, j) => add(0, k, p, i, q, j));
     }
   }
-  for (const [key, rgroups] of readers) {
-    const wgroups = writers.get(key);
-    if (wgroups === undefined) continue;
-    rgroups.forEach((rg, p) => {
+  for (const k of readKeys) {
+    const wgroups = prepared.map((x) => membersOf(x.writes, k));
+    if (wgroups.every((g) => g.length === 0)) continue;
+    prepared.forEach((x, p) => {
+      const rg = membersOf(x.reads, k);
       const w = within[p]!;
       const before = w.pairs.a.length;
-      pairsAcross(rg, wgroups[p]!, prepared[p]!.pos, w.pairs);
-      for (let k = before; k < w.pairs.a.length; k++) add("read_write", key, { p, i: w.pairs.a[k]! }, { p, i: w.pairs.b[k]! });
+      pairsAcross(rg, wgroups[p]!, x.pos, w.pairs);
+      for (let c = before; c < w.pairs.a.length; c++) add(1, k, p, w.pairs.a[c]!, p, w.pairs.b[c]!);
       wgroups.forEach((wg, q) => {
         if (q === p) return;
-        pairsBetween(rg, wg, (i, j) => add("read_write", key, { p, i }, { p: q, i: j }));
+        pairsBetween(rg, wg, (i, j) => add(1, k, p, i, q, j));
       });
     });
   }
 
-  const ordered = new Uint8Array(candidates.length);
+  const ordered = new Uint8Array(cand.key.length);
   within.forEach((w, p) => {
     const unordered = unorderedPairs(prepared[p]!.graph, prepared[p]!.pos, w.pairs);
-    w.slots.forEach((slot, k) => {
-      if (unordered[k] === 0) ordered[slot] = 1;
+    w.slots.forEach((slot, c) => {
+      if (unordered[c] === 0) ordered[slot] = 1;
     });
   });
 
@@ -152,45 +169,55 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
   const withRefs = (c: Omit<TransactionConflict, "proposal_ids">, refs: Ref[]): TransactionConflict =>
     several ? { ...c, proposal_ids: refs.map((r) => prepared[r.p]!.proposal.id) } : c;
   const name = (r: Ref) => (several ? `'${idOf(r)}' (proposal '${prepared[r.p]!.proposal.id}')` : `'${idOf(r)}'`);
-  const writeWrite = new Set<string>();
-  const pairKey = (key: string, x: Ref, y: Ref) => {
-    const [s, t] = [`${x.p}:${x.i}`, `${y.p}:${y.i}`].sort();
-    return `${key}\u0000${s}\u0000${t}`;
+  // Write-write pairs already reported, per key: the pair's two global action numbers as one number.
+  const offset: number[] = [0];
+  for (const x of prepared) offset.push(offset[offset.length - 1]! + x.proposal.actions.length);
+  const total = offset[offset.length - 1]!;
+  const writeWrite = new Map<number, Set<number>>();
+  const pairCode = (c: number) => {
+    const x = offset[cand.ap[c]!]! + cand.ai[c]!;
+    const y = offset[cand.bp[c]!]! + cand.bi[c]!;
+    return Math.min(x, y) * total + Math.max(x, y);
   };
 
-  candidates.forEach((c, k) => {
-    if (ordered[k] === 1) return;
-    if (c.kind === "write_write") {
-      writeWrite.add(pairKey(c.key, c.a, c.b));
+  for (let c = 0; c < cand.key.length; c++) {
+    if (ordered[c] === 1) continue;
+    const key = table.keys[cand.key[c]!]!;
+    const a = { p: cand.ap[c]!, i: cand.ai[c]! };
+    const b = { p: cand.bp[c]!, i: cand.bi[c]! };
+    if (cand.readWrite[c] === 0) {
+      let seen = writeWrite.get(cand.key[c]!);
+      if (seen === undefined) writeWrite.set(cand.key[c]!, (seen = new Set()));
+      seen.add(pairCode(c));
       conflicts.push(
         withRefs(
           {
             kind: "write_write",
-            key: c.key,
-            actions: [idOf(c.a), idOf(c.b)],
-            explanation: `${name(c.a)} and ${name(c.b)} both write '${c.key}' and neither is ordered before the other`,
-            resolution: `order one after the other (a dependency), or have only one of them write '${c.key}'`,
+            key,
+            actions: [idOf(a), idOf(b)],
+            explanation: `${name(a)} and ${name(b)} both write '${key}' and neither is ordered before the other`,
+            resolution: `order one after the other (a dependency), or have only one of them write '${key}'`,
           },
-          [c.a, c.b],
+          [a, b],
         ),
       );
-      return;
+      continue;
     }
     // A pair that already races as two writers is reported once, as the stronger write_write.
-    if (writeWrite.has(pairKey(c.key, c.a, c.b))) return;
+    if (writeWrite.get(cand.key[c]!)?.has(pairCode(c)) === true) continue;
     conflicts.push(
       withRefs(
         {
           kind: "read_write",
-          key: c.key,
-          actions: [idOf(c.a), idOf(c.b)],
-          explanation: `${name(c.a)} reads '${c.key}' while ${name(c.b)}, not ordered with it, writes it: the value read depends on scheduling`,
+          key,
+          actions: [idOf(a), idOf(b)],
+          explanation: `${name(a)} reads '${key}' while ${name(b)}, not ordered with it, writes it: the value read depends on scheduling`,
           resolution: `add a dependency between them so the read happens strictly before or after the write`,
         },
-        [c.a, c.b],
+        [a, b],
       ),
     );
-  });
+  }
 
   prepared.forEach((x, p) => {
     x.proposal.actions.forEach((action, i) => {

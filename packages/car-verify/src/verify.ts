@@ -5,16 +5,16 @@
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
 import type { TraceRule } from "@car/ir";
-import { CarError, compensationActionIndices, dependencyEdges, effectiveWriteSet, isCarError, levelsOf } from "@car/ir";
+import { CarError, compensationActionIndices, dependencyEdges, isCarError, levelsOf, pushWrittenKeys } from "@car/ir";
 import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
 import { traceRuleIssues } from "./trace-rules.ts";
-import { findWriteConflicts } from "./conflicts.ts";
+import { findWriteConflicts, type WriteConflicts } from "./conflicts.ts";
 import { GROUP_SAMPLE, groupBy, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
-import { groupByKey } from "./pairs.ts";
+import { groupByKey, groupSize, type KeyGroups, membersOf } from "./key-groups.ts";
 import { topoPositions } from "./topo-orders.ts";
 import { repeatedCallIssues } from "./repeated-calls.ts";
 import type { StateInput } from "./state.ts";
@@ -43,8 +43,9 @@ export interface VerifyOptions {
 }
 
 /** Up to three writers of `key` other than action `i`, quoted, and how many there are. */
-function otherWriters(actions: readonly Action[], key: string, writers: ReadonlyMap<string, readonly number[]>, skip: number): string {
-  const all = writers.get(key) ?? [];
+function otherWriters(actions: readonly Action[], key: string, writers: KeyGroups, skip: number): string {
+  const k = writers.table.idOf(key);
+  const all = k === undefined ? [] : membersOf(writers, k);
   const shown: string[] = [];
   let total = 0;
   for (const w of all) {
@@ -64,11 +65,7 @@ interface Blocked {
  * Blocked actions, one issue each while few block on one key, else one issue
  * per key and kind with the count and a sample of the actions.
  */
-function blockedIssues(
-  actions: readonly Action[],
-  blocked: readonly (BlockReason[] | undefined)[],
-  writers: ReadonlyMap<string, readonly number[]>,
-): VerificationIssue[] {
+function blockedIssues(actions: readonly Action[], blocked: readonly (BlockReason[] | undefined)[], writers: KeyGroups): VerificationIssue[] {
   const all: Blocked[] = [];
   for (let i = 0; i < blocked.length; i++) for (const reason of blocked[i] ?? []) all.push({ i, reason });
   const issues: VerificationIssue[] = [];
@@ -123,13 +120,24 @@ function blockedIssues(
 }
 
 /** Write conflicts, one issue per pair while a key has few, else one issue per key with a sample of pairs. */
-function conflictIssues(actions: readonly Action[], pairs: readonly (readonly [number, number, string])[]): VerificationIssue[] {
+function conflictIssues(actions: readonly Action[], found: WriteConflicts, keys: readonly string[]): VerificationIssue[] {
+  // Pairs by key (a stable counting sort), keys in first-seen order.
+  const count = new Int32Array(keys.length + 1);
+  const firstSeen: number[] = [];
+  for (let f = 0; f < found.key.length; f++) if (count[found.key[f]! + 1]!++ === 0) firstSeen.push(found.key[f]!);
+  for (let k = 0; k < keys.length; k++) count[k + 1]! += count[k]!;
+  const start = count.slice();
+  const byKey = new Int32Array(found.key.length);
+  for (let f = 0; f < found.key.length; f++) byKey[count[found.key[f]!]!++] = f;
+
   const issues: VerificationIssue[] = [];
-  for (const [key, group] of groupBy(pairs, (p) => p[2])) {
+  const names = (f: number) => [actions[found.earlier[f]!]!, actions[found.later[f]!]!] as const;
+  for (const k of firstSeen) {
+    const key = keys[k]!;
+    const group = byKey.subarray(start[k]!, start[k + 1]!);
     if (group.length <= GROUP_SAMPLE) {
-      for (const [a, b] of group) {
-        const first = actions[a]!;
-        const second = actions[b]!;
+      for (const f of group) {
+        const [first, second] = names(f);
         issues.push(
           issue(
             second,
@@ -141,12 +149,12 @@ function conflictIssues(actions: readonly Action[], pairs: readonly (readonly [n
       continue;
     }
     const sample = sampleList(
-      group.slice(0, GROUP_SAMPLE).map(([a, b]) => `'${actions[a]!.id}' and '${actions[b]!.id}'`),
+      Array.from(group.subarray(0, GROUP_SAMPLE), (f) => `'${names(f)[0].id}' and '${names(f)[1].id}'`),
       group.length,
     );
     issues.push(
       issue(
-        actions[group[0]![1]]!,
+        names(group[0]!)[1],
         "warning",
         `${group.length} pairs of actions write '${key}' with no dependency path between them (${sample}); the final value depends on scheduling; every pair is listed in conflicts`,
       ),
@@ -219,20 +227,17 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
 
   const walk = forwardWalk(actions, graph, initial);
   const pos = topoPositions(graph);
-  const writeSets = actions.map(effectiveWriteSet);
-  const writers = groupByKey(actions.length, (i) => writeSets[i]!, pos);
+  const writers = groupByKey(actions.length, (i, out) => pushWrittenKeys(actions[i]!, out), graph.order);
   append(issues, blockedIssues(actions, walk.blocked, writers));
 
-  const { pairs, partialKeys } = findWriteConflicts(graph, pos, writers);
-  const conflicts: [string, string, string][] = new Array(pairs.length);
-  for (let k = 0; k < pairs.length; k++) {
-    const [a, b, key] = pairs[k]!;
-    conflicts[k] = [actions[a]!.id, actions[b]!.id, key];
-  }
-  append(issues, conflictIssues(actions, pairs));
-  for (const key of partialKeys) {
+  const found = findWriteConflicts(graph, pos, writers);
+  const keys = writers.table.keys;
+  const conflicts: [string, string, string][] = new Array(found.key.length);
+  for (let f = 0; f < conflicts.length; f++) conflicts[f] = [actions[found.earlier[f]!]!.id, actions[found.later[f]!]!.id, keys[found.key[f]!]!];
+  append(issues, conflictIssues(actions, found, keys));
+  for (const k of found.partialKeys) {
     issues.push(
-      issue(null, "info", `key '${key}' has ${writers.get(key)!.length} writers; only neighbours in topological order were checked for write conflicts`),
+      issue(null, "info", `key '${keys[k]}' has ${groupSize(writers, k)} writers; only neighbours in topological order were checked for write conflicts`),
     );
   }
 

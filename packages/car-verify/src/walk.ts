@@ -32,11 +32,18 @@ export interface WalkResult {
   readonly skipped: Uint8Array | undefined;
 }
 
-/** Action indices per level, declaration order inside a level. */
-function levelBuckets(graph: DependencyGraph): number[][] {
-  const buckets: number[][] = [];
-  for (let i = 0; i < graph.level.length; i++) (buckets[graph.level[i]!] ??= []).push(i);
-  return buckets;
+/** Action indices per level, declaration order inside a level, flat: level l is `members[start[l] .. start[l + 1])`. */
+function levelBuckets(graph: DependencyGraph): { start: Int32Array; members: Int32Array } {
+  const n = graph.level.length;
+  let levels = 0;
+  for (let i = 0; i < n; i++) levels = Math.max(levels, graph.level[i]! + 1);
+  const start = new Int32Array(levels + 1);
+  for (let i = 0; i < n; i++) start[graph.level[i]! + 1]!++;
+  for (let l = 0; l < levels; l++) start[l + 1]! += start[l]!;
+  const fill = start.slice(0, levels);
+  const members = new Int32Array(n);
+  for (let i = 0; i < n; i++) members[fill[graph.level[i]!]!++] = i;
+  return { start, members };
 }
 
 /** Why `action` cannot run against `state`, or `undefined`. */
@@ -52,17 +59,25 @@ function gate(action: Action, state: ReadonlyMap<string, JsonValue>): BlockReaso
   return reasons;
 }
 
+/** Every action's data predecessors, flat: action i takes data from `preds[start[i] .. start[i + 1])`. */
+export interface DataPredecessors {
+  readonly start: Int32Array;
+  readonly preds: readonly number[];
+}
+
 /**
  * The actions each action takes data from: its explicit `dependencies` and,
  * per `state_dependencies` key, the latest earlier-declared writer (the same
  * rule `dependencyEdges` orders by). Ordering-only edges between same-key
  * `state_write`s carry no data and are left out.
  */
-export function dataPredecessors(actions: readonly Action[], graph: DependencyGraph): number[][] {
+export function dataPredecessors(actions: readonly Action[], graph: DependencyGraph): DataPredecessors {
   const lastWriter = new Map<string, number>();
   const writes: string[] = []; // one buffer, not a set per action
-  return actions.map((action, i) => {
-    const preds: number[] = [];
+  const start = new Int32Array(actions.length + 1);
+  const preds: number[] = [];
+  for (let i = 0; i < actions.length; i++) {
+    const action = actions[i]!;
     for (const dep of action.dependencies) {
       const j = graph.indexOf.get(dep);
       if (j !== undefined) preds.push(j);
@@ -71,11 +86,12 @@ export function dataPredecessors(actions: readonly Action[], graph: DependencyGr
       const j = lastWriter.get(key);
       if (j !== undefined) preds.push(j);
     }
+    start[i + 1] = preds.length;
     writes.length = 0;
     pushWrittenKeys(action, writes);
     for (const key of writes) lastWriter.set(key, i);
-    return preds;
-  });
+  }
+  return { start, preds };
 }
 
 /**
@@ -98,23 +114,29 @@ export function forwardWalk(
   actions: readonly Action[],
   graph: DependencyGraph,
   initial: ReadonlyMap<string, JsonValue>,
-  dataPreds?: readonly (readonly number[])[],
+  dataPreds?: DataPredecessors,
 ): WalkResult {
   const declared = new Map(initial);
   const blocked: (BlockReason[] | undefined)[] = new Array(actions.length);
   const simulated = dataPreds !== undefined ? new Map(initial) : undefined;
   const skipped = dataPreds !== undefined ? new Uint8Array(actions.length) : undefined;
 
-  for (const level of levelBuckets(graph)) {
-    for (const i of level) {
+  const levels = levelBuckets(graph);
+  for (let l = 0; l + 1 < levels.start.length; l++) {
+    const from = levels.start[l]!;
+    const to = levels.start[l + 1]!;
+    for (let m = from; m < to; m++) {
+      const i = levels.members[m]!;
       const action = actions[i]!;
       blocked[i] = gate(action, declared);
       if (simulated !== undefined && skipped !== undefined && dataPreds !== undefined) {
-        const lands = blocked[i] === undefined && dataPreds[i]!.every((p) => skipped[p] === 0) && gate(action, simulated) === undefined;
-        if (!lands) skipped[i] = 1;
+        let lands = blocked[i] === undefined;
+        for (let e = dataPreds.start[i]!; lands && e < dataPreds.start[i + 1]!; e++) if (skipped[dataPreds.preds[e]!] !== 0) lands = false;
+        if (!lands || gate(action, simulated) !== undefined) skipped[i] = 1;
       }
     }
-    for (const i of level) {
+    for (let m = from; m < to; m++) {
+      const i = levels.members[m]!;
       applyEffects(actions[i]!, declared);
       if (simulated !== undefined && skipped![i] === 0) applyEffects(actions[i]!, simulated);
     }
