@@ -57,6 +57,11 @@ describe("transactionCheck", () => {
     expect(report.conflicts[0]!.explanation).toContain("proposal 'alice'");
   });
 
+  it("refuses a sparse list of proposals with a typed error, like a missing proposal (never a TypeError)", () => {
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the input under test
+    expect(() => transactionCheck([, { actions: [] }] as never)).toThrow(expect.objectContaining({ code: "invalid_proposal" }));
+  });
+
   it("a proposal alone is consistent when its writers and readers are ordered", () => {
     expect(transactionCheck({ actions: [tool("w", { write_set: ["k"] }), tool("r", { read_set: ["k"], dependencies: ["w"] })] })).toEqual({
       consistent: true,

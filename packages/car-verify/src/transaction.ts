@@ -110,7 +110,8 @@ interface Candidates {
 }
 
 export function transactionCheck(proposals: ProposalInput | readonly ProposalInput[], store: VersionedStore = {}): TransactionReport {
-  const list = Array.isArray(proposals) ? proposals.map(toParsed) : [toParsed(proposals)];
+  // Array.from visits holes too (map skips them): a sparse list is refused like any missing proposal.
+  const list = Array.isArray(proposals) ? Array.from(proposals as readonly ProposalInput[], (p) => toParsed(p)) : [toParsed(proposals)];
   const { table, prepared, writeKeys, readKeys } = prepareAll(list);
   const several = prepared.length > 1;
 
