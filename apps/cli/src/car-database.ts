@@ -10,7 +10,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { CarError } from "@car/ir";
-import type { RuntimeStore } from "@car/engine";
+import type { CarEvent, EventQuery, RuntimeStore } from "@car/engine";
 import type { SqliteStore } from "@car/engine/sqlite";
 import type { PostgresStore } from "@car/engine/postgres";
 import { resolveCarHome } from "./car-home.ts";
@@ -109,6 +109,17 @@ export async function openPostgres(url: string, options: { readonlyKey?: boolean
     throw error;
   }
   return store;
+}
+
+/** A store's event log; a shared (PostgreSQL) one also answers from the database itself (`queryShared`). */
+export interface StoredEventLog {
+  query(filter: EventQuery): CarEvent[];
+  queryShared?(filter: EventQuery): Promise<CarEvent[]>;
+}
+
+/** The events as the database holds them: read from the database where the log is shared, as a runtime's local copy may lag. */
+export async function storedEvents(log: StoredEventLog, filter: EventQuery): Promise<CarEvent[]> {
+  return log.queryShared !== undefined ? log.queryShared(filter) : log.query(filter);
 }
 
 /**

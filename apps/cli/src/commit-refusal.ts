@@ -6,21 +6,17 @@
  */
 import { CarError, type CarErrorCode } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
-
-/** An event log; a shared (PostgreSQL) one also answers from the database itself (`queryShared`). */
-interface ReadableLog {
-  query(filter: EventQuery): CarEvent[];
-  queryShared?(filter: EventQuery): Promise<CarEvent[]>;
-}
+import { type StoredEventLog, storedEvents } from "./car-database.ts";
 
 /**
  * The `commit_refused` event of the proposal's latest run (an earlier run
  * may have used the same id), if there is one. Read from the database where
  * the log is shared: a runtime's local copy may not hold its own rollback yet.
  */
-export async function commitRefusalOf(log: ReadableLog, proposalId: string): Promise<CarEvent | undefined> {
-  const filter = { proposal_id: proposalId };
-  const events = log.queryShared !== undefined ? await log.queryShared(filter) : log.query(filter);
+export async function commitRefusalOf(log: StoredEventLog, proposalId: string): Promise<CarEvent | undefined> {
+  // Only the two kinds that answer: a run's start and its refusal (not every event of a large proposal).
+  const filter: EventQuery = { proposal_id: proposalId, kinds: ["proposal_received", "commit_refused"] };
+  const events = await storedEvents(log, filter);
   const from = events.findLastIndex((e) => e.kind === "proposal_received");
   return events.slice(Math.max(from, 0)).find((e) => e.kind === "commit_refused");
 }

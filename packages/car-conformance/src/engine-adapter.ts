@@ -6,7 +6,7 @@
  */
 import { CarError, isCarError, parseAction, serializeProposal, type JsonObject, type JsonValue, type ProposalInput } from "@car/ir";
 import { borrowedStore, Runtime, type RuntimeOptions } from "@car/engine";
-import { ApprovalGate, classifyAction, isPermissionTier, operationFingerprint } from "@car/policy";
+import { ApprovalGate, approvalSubject, isPermissionTier } from "@car/policy";
 import { equivalent, optimize, simulate, verify } from "@car/verify";
 import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome } from "./adapter.ts";
 import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
@@ -90,15 +90,12 @@ class EngineRuntime implements ConformanceRuntime {
     const action = parseAction(actionJson);
     const schema = action.tool === undefined ? undefined : this.runtime.listTools().find((t) => t.name === action.tool);
     await this.runtime.approvals.record({
-      fingerprint: operationFingerprint(action),
+      ...approvalSubject(action, schema),
       decision: "approved",
-      required_tier: classifyAction(action, schema).tier,
       reviewer: "runtimebench",
       decided_at: Date.now(),
       expires_at: null,
       session_id: this.sessionId,
-      action_id: action.id,
-      ...(action.tool === undefined ? {} : { tool: action.tool }),
     });
   }
 

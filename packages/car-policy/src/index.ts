@@ -25,6 +25,7 @@ export { RepetitionInspector, type RepetitionOptions } from "./inspectors/repeti
 export { isPermissionTier, maxTier, PERMISSION_TIERS, type PermissionTier, tierRank } from "./tiers/permission-tier.ts";
 export { type ActionClassification, classifyAction, classifyProposal, type ProposalClassification } from "./tiers/classify-action.ts";
 export { operationFingerprint } from "./tiers/operation-fingerprint.ts";
+export { type ApprovalSubject, approvalSubject } from "./tiers/approval-subject.ts";
 export { APPROVE_WORDS, type ApprovalWord, approvalOutcome, REJECT_WORDS } from "./tiers/approval-answer.ts";
 export { type ApprovalLedger, type ApprovalOutcome, type ApprovalRecord, InMemoryApprovalLedger } from "./tiers/approval-ledger.ts";
 export {

@@ -9,9 +9,9 @@
  */
 import { CarError, ERROR_CODES, type CarErrorCode } from "@car/ir";
 import { type ApprovalOutcome, type ApprovalRecord, isPermissionTier, type PermissionTier, type Posture, tierRank } from "@car/policy";
-import type { CarEvent, EventQuery, LedgerEntry, PostureEntry } from "@car/engine";
+import type { LedgerEntry, PostureEntry } from "@car/engine";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { databasePath, isPostgresUrl, openCarDatabase, openPostgres } from "../car-database.ts";
+import { databasePath, openCarDatabase, openRuntimeStore, type StoredEventLog, storedEvents } from "../car-database.ts";
 import { println } from "../io.ts";
 
 export const usage = `Usage: car approvals approve <FINGERPRINT> [--tier TIER] [--by WHO] [--ttl SECONDS] [--reason TEXT] [--db PATH|URL]
@@ -132,28 +132,12 @@ async function revoke(args: string[]): Promise<number> {
   }
 }
 
-/** The ledger and log `approve` / `reject` work on, on either backend. */
-interface DecisionStore {
-  record(record: ApprovalRecord): Promise<void>;
-  query(filter: EventQuery): Promise<CarEvent[]>;
-  close(): Promise<void>;
-}
-
-async function openDecisionStore(db: string | undefined): Promise<DecisionStore> {
-  if (isPostgresUrl(db)) {
-    const store = await openPostgres(db);
-    return { record: (r) => store.approvals.record(r), query: (f) => store.events.queryShared(f), close: () => store.close() };
-  }
-  const store = await openCarDatabase(databasePath(db));
-  return { record: (r) => store.approvals.record(r), query: async (f) => store.events.query(f), close: () => store.close() };
-}
-
 /** What the gate asked about this fingerprint last (its `approval_decided` event), with the action's tool. */
-async function lastRequest(store: DecisionStore, fingerprint: string): Promise<{ tier: PermissionTier; action_id?: string; tool?: string } | undefined> {
-  const [asked] = await store.query({ kinds: ["approval_decided"], data_matches: { fingerprint }, order: "desc", limit: 1 });
+async function lastRequest(log: StoredEventLog, fingerprint: string): Promise<{ tier: PermissionTier; action_id?: string; tool?: string } | undefined> {
+  const [asked] = await storedEvents(log, { kinds: ["approval_decided"], data_matches: { fingerprint }, order: "desc", limit: 1 });
   const required = asked?.data["required"];
   if (asked === undefined || typeof required !== "string" || !isPermissionTier(required)) return undefined;
-  const [received] = await store.query({ kinds: ["proposal_received"], proposal_id: asked.proposal_id ?? "", order: "desc", limit: 1 });
+  const [received] = await storedEvents(log, { kinds: ["proposal_received"], proposal_id: asked.proposal_id ?? "", order: "desc", limit: 1 });
   const actions = (received?.data["proposal"] as { actions?: { id: string; tool?: string }[] } | undefined)?.actions;
   const tool = actions?.find((a) => a.id === asked.action_id)?.tool;
   return { tier: required, ...(asked.action_id !== undefined ? { action_id: asked.action_id } : {}), ...(tool !== undefined ? { tool } : {}) };
@@ -171,9 +155,9 @@ async function decide(decision: ApprovalOutcome, args: string[]): Promise<number
   if (!/^[0-9a-f]{64}$/.test(fingerprint!)) throw usageError(`FINGERPRINT must be 64 hex digits (as car run prints it), got '${fingerprint}'`);
   const tier = tierOption(options.tier);
   const ttlSeconds = options.ttl === undefined ? undefined : positiveInteger(options.ttl, "--ttl");
-  const store = await openDecisionStore(options.db);
+  const store = await openRuntimeStore(options.db);
   try {
-    const asked = await lastRequest(store, fingerprint!);
+    const asked = await lastRequest(store.events, fingerprint!);
     if (asked === undefined && tier === null) {
       throw new CarError("not_found", `no gated action with fingerprint ${fingerprint} in the audit log: pass --tier to decide on it anyway`);
     }
@@ -192,13 +176,13 @@ async function decide(decision: ApprovalOutcome, args: string[]): Promise<number
       ...(asked?.action_id !== undefined ? { action_id: asked.action_id } : {}),
       ...(asked?.tool !== undefined ? { tool: asked.tool } : {}),
     };
-    await store.record(record);
+    await store.approvals.record(record);
     const subject = asked?.tool ?? asked?.action_id ?? `${fingerprint!.slice(0, 16)}…`;
     const expiry = record.expires_at === null ? "" : `, until ${new Date(record.expires_at).toISOString()}`;
     println(`${decision} ${subject} up to ${record.required_tier} (fingerprint ${fingerprint}) by ${record.reviewer}${expiry}`);
     return 0;
   } finally {
-    await store.close();
+    await store.close?.();
   }
 }
 

@@ -11,9 +11,10 @@ import { type Action, CarError, type JsonValue, parseAction } from "@car/ir";
 import {
   type ApprovalOutcome,
   type ApprovalRecord,
+  type ApprovalSubject,
+  approvalSubject,
   classifyAction,
   isPermissionTier,
-  operationFingerprint,
   type PermissionTier,
   PERMISSION_TIERS,
   tierRank,
@@ -82,15 +83,10 @@ function decide(decision: ApprovalOutcome) {
     requireOperator(ctx, decision === "approved" ? "permission.approve" : "permission.reject");
     const session = ctx.session;
     const actionParam = optionalObject(p, "action");
-    let subject: Pick<ApprovalRecord, "fingerprint" | "required_tier" | "action_id" | "tool">;
+    let subject: ApprovalSubject;
     if (actionParam !== undefined) {
       const action = parseAction(actionParam);
-      subject = {
-        fingerprint: operationFingerprint(action),
-        required_tier: classifyAction(action, schemaOf(session, action)).tier,
-        action_id: action.id,
-        ...(action.tool !== undefined ? { tool: action.tool } : {}),
-      };
+      subject = approvalSubject(action, schemaOf(session, action));
     } else {
       subject = { fingerprint: requireString(p, "fingerprint"), required_tier: readTier(requireString(p, "required_tier"), "required_tier") };
     }
