@@ -150,7 +150,7 @@ export async function main(args: string[]): Promise<number> {
           `warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`,
         ),
       );
-    const gated = approvalFindings(events);
+    const gated = gatedAtAdmission(events);
     for (const line of gatedLines(gated, options.db)) eprintln(c.red(line));
     // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
     const refusal = await commitRefusalOf(runtime.events, proposal.id);
@@ -178,7 +178,7 @@ function approvalGate(store: RuntimeStore, tier: PermissionTier, agent: string |
 }
 
 /** The gate's refusals at admission, from this run's `approval_decided` events. */
-function approvalFindings(events: readonly CarEvent[]): CarEvent[] {
+function gatedAtAdmission(events: readonly CarEvent[]): CarEvent[] {
   return events.filter((e) => e.kind === "approval_decided" && e.data["stage"] === "admission");
 }
 
