@@ -33,7 +33,7 @@ import { firstStateDifference, replayStateChanges } from "../shared/state-replay
 import type { JsonValue } from "@car/ir";
 import { emptyMap, setOwn } from "@car/ir";
 import type { UnhashedEvent } from "../shared/event-hash.ts";
-import { eventFromRow } from "./event-sql.ts";
+import { eventFromRow, sqlLiteral } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
 
 const PREV = '"prev_hash":"';
@@ -69,7 +69,7 @@ function appendArguments(events: readonly CarEvent[]): (string | null)[][] {
 }
 
 function textArray(values: readonly (string | null)[]): string {
-  return `ARRAY[${values.map((v) => (v === null ? "NULL" : pg.escapeLiteral(v))).join(",")}]::text[]`;
+  return `ARRAY[${values.map((v) => (v === null ? "NULL" : sqlLiteral(v))).join(",")}]::text[]`;
 }
 
 /** The `car_append_events` call for `events` with its arguments inlined (for a multi-statement query). */
