@@ -19,7 +19,6 @@
  * whole log, against the recorded head (a removed tail is found too), then
  * the anchors and the replayed state.
  */
-import pg from "pg";
 import type { Pool, PoolClient } from "pg";
 import type { CarEvent } from "../../events/event.ts";
 import { anchorBreak, anchorSummary } from "../shared/anchor.ts";

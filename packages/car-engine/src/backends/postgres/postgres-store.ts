@@ -577,9 +577,7 @@ function stateUpdate(commit: ProposalCommit, before: ReadonlyMap<string, number>
     rows.set(m.key, { value: m.mutation.op === "set" ? JSON.stringify(m.mutation.value) : null, version });
   }
   if (rows.size === 0) return "";
-  const values = [...rows]
-    .map(([key, r]) => `(${sqlLiteral(key)}, ${r.value === null ? "NULL" : sqlLiteral(r.value)}::text, ${r.version}::bigint)`)
-    .join(", ");
+  const values = [...rows].map(([key, r]) => `(${sqlLiteral(key)}, ${r.value === null ? "NULL" : sqlLiteral(r.value)}::text, ${r.version}::bigint)`).join(", ");
   return `UPDATE car_state AS s SET value = u.value, present = u.value IS NOT NULL, version = u.version, txid = pg_current_xact_id()
     FROM (VALUES ${values}) AS u(key, value, version) WHERE s.key = u.key`;
 }
