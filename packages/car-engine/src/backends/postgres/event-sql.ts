@@ -3,6 +3,7 @@
  * `CarEvent`. The row's `body` is the event's canonical text (everything but
  * `hash`), so parsing it gives the event exactly as it was hashed.
  */
+import pg from "pg";
 import type { CarEvent, EventQuery } from "../../events/event.ts";
 
 export interface EventRow {
@@ -10,6 +11,16 @@ export interface EventRow {
   hash: string;
   /** The event's MAC under the audit key; null when written without it. */
   mac?: string | null;
+}
+
+/**
+ * A string as an SQL literal: `pg.escapeLiteral`'s result, without its
+ * character-by-character copy when there is nothing to escape (event texts
+ * rarely hold a quote or a backslash, and a large proposal inlines
+ * megabytes of them).
+ */
+export function sqlLiteral(value: string): string {
+  return value.includes("'") || value.includes("\\") ? pg.escapeLiteral(value) : `'${value}'`;
 }
 
 export function eventFromRow(row: EventRow): CarEvent {

@@ -19,57 +19,53 @@
  * whole log, against the recorded head (a removed tail is found too), then
  * the anchors and the replayed state.
  */
-import pg from "pg";
 import type { Pool, PoolClient } from "pg";
 import type { CarEvent } from "../../events/event.ts";
 import { anchorBreak, anchorSummary } from "../shared/anchor.ts";
 import type { Anchor } from "../shared/anchor.ts";
 import { ChainVerifier } from "../shared/chain-verify.ts";
 import type { ChainReport } from "../shared/chain-verify.ts";
-import { canonicalEventText } from "../shared/event-hash.ts";
+import { canonicalEventParts } from "../shared/event-hash.ts";
 import { eventMac } from "../shared/event-mac.ts";
 import type { AuditKey } from "../shared/event-mac.ts";
 import { firstStateDifference, replayStateChanges } from "../shared/state-replay.ts";
 import type { JsonValue } from "@car/ir";
 import { emptyMap, setOwn } from "@car/ir";
-import type { UnhashedEvent } from "../shared/event-hash.ts";
-import { eventFromRow } from "./event-sql.ts";
+import { eventFromRow, sqlLiteral } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";
 
-const PREV = '"prev_hash":"';
-const SEQ = '"seq":';
-
 /**
- * The arguments of `car_append_events` for `events`. In the canonical text
- * `prev_hash` and `seq` follow `data`, and every later member is a JSON
- * string (no raw quotes inside), so their last occurrences are the
- * envelope's own.
+ * The arguments of `car_append_events` for `events`: each event's canonical
+ * text in three parts around the `prev_hash` and `seq` values, which the
+ * function writes between them (`head`, the previous hash in quotes, `mid`,
+ * the seq, `tail`).
  */
 function appendArguments(events: readonly CarEvent[]): (string | null)[][] {
-  const proposals: (string | null)[] = [];
-  const actions: (string | null)[] = [];
-  const kinds: string[] = [];
-  const stamps: string[] = [];
-  const heads: string[] = [];
-  const mids: string[] = [];
-  const tails: string[] = [];
-  for (const event of events) {
-    const text = canonicalEventText({ ...event, seq: 0, prev_hash: "" } as UnhashedEvent);
-    const p = text.lastIndexOf(PREV) + PREV.length;
-    const q = text.lastIndexOf(SEQ) + SEQ.length;
-    heads.push(text.slice(0, p));
-    mids.push(text.slice(p, q));
-    tails.push(text.slice(q + 1));
-    proposals.push(event.proposal_id);
-    actions.push(event.action_id ?? null);
-    kinds.push(event.kind);
-    stamps.push(event.timestamp);
+  const n = events.length;
+  const proposals = new Array<string | null>(n);
+  const actions = new Array<string | null>(n);
+  const kinds = new Array<string>(n);
+  const stamps = new Array<string>(n);
+  const heads = new Array<string>(n);
+  const mids = new Array<string>(n);
+  const tails = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const event = events[i]!;
+    const [head, mid, tail] = canonicalEventParts(event);
+    // The function quotes neither value: the parts carry the quotes around the hash.
+    heads[i] = `${head}"`;
+    mids[i] = `"${mid}`;
+    tails[i] = tail;
+    proposals[i] = event.proposal_id;
+    actions[i] = event.action_id ?? null;
+    kinds[i] = event.kind;
+    stamps[i] = event.timestamp;
   }
   return [proposals, actions, kinds, stamps, heads, mids, tails];
 }
 
 function textArray(values: readonly (string | null)[]): string {
-  return `ARRAY[${values.map((v) => (v === null ? "NULL" : pg.escapeLiteral(v))).join(",")}]::text[]`;
+  return `ARRAY[${values.map((v) => (v === null ? "NULL" : sqlLiteral(v))).join(",")}]::text[]`;
 }
 
 /** The `car_append_events` call for `events` with its arguments inlined (for a multi-statement query). */

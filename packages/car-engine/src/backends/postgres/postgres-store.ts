@@ -44,6 +44,7 @@ import type { Appended } from "./log-chain.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
 import { PostgresEventLog } from "./event-log.ts";
+import { sqlLiteral } from "./event-sql.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
 import { PostgresPostureStore } from "./posture-store.ts";
@@ -291,7 +292,7 @@ export class PostgresStore implements RuntimeStore {
       for (const r of commit.reads) keySet.add(r.key);
       for (const a of commit.assumptions) keySet.add(a.key);
     }
-    const keys = `ARRAY[${[...keySet].sort().map(pg.escapeLiteral).join(",")}]::text[]`;
+    const keys = `ARRAY[${[...keySet].sort().map(sqlLiteral).join(",")}]::text[]`;
     const placeholders =
       writeBase.size > 0
         ? `INSERT INTO car_state (key, present, version) SELECT k, false, 0 FROM unnest(${keys}) AS k ORDER BY k ON CONFLICT (key) DO NOTHING;\n`
@@ -576,9 +577,7 @@ function stateUpdate(commit: ProposalCommit, before: ReadonlyMap<string, number>
     rows.set(m.key, { value: m.mutation.op === "set" ? JSON.stringify(m.mutation.value) : null, version });
   }
   if (rows.size === 0) return "";
-  const values = [...rows]
-    .map(([key, r]) => `(${pg.escapeLiteral(key)}, ${r.value === null ? "NULL" : pg.escapeLiteral(r.value)}::text, ${r.version}::bigint)`)
-    .join(", ");
+  const values = [...rows].map(([key, r]) => `(${sqlLiteral(key)}, ${r.value === null ? "NULL" : sqlLiteral(r.value)}::text, ${r.version}::bigint)`).join(", ");
   return `UPDATE car_state AS s SET value = u.value, present = u.value IS NOT NULL, version = u.version, txid = pg_current_xact_id()
     FROM (VALUES ${values}) AS u(key, value, version) WHERE s.key = u.key`;
 }

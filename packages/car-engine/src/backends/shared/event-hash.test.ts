@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { canonicalJson } from "@car/ir";
 import type { JsonObject, JsonValue } from "@car/ir";
 import { expect, it } from "vitest";
-import { GENESIS_HASH, canonicalEventText, linkEvent, sha256Hex } from "./event-hash.ts";
+import { GENESIS_HASH, canonicalEventParts, canonicalEventText, linkEvent, sha256Hex } from "./event-hash.ts";
 import type { UnhashedEvent } from "./event-hash.ts";
 
 const text = fc.string({ unit: "grapheme", maxLength: 12 });
@@ -27,6 +27,18 @@ it("writes the same text as canonicalJson of the whole event", () => {
       expect(canonicalEventText(e)).toBe(canonicalJson(e as unknown as JsonObject));
     }),
     { numRuns: 500 },
+  );
+});
+
+it("splits the canonical text around the JSON values of prev_hash and seq", () => {
+  fc.assert(
+    fc.property(event, (e) => {
+      const [head, mid, tail] = canonicalEventParts(e);
+      expect(`${head}"${e.prev_hash}"${mid}${e.seq}${tail}`).toBe(canonicalJson(e as unknown as JsonObject));
+      expect(head.endsWith('"prev_hash":')).toBe(true);
+      expect(mid.endsWith('"seq":')).toBe(true);
+    }),
+    { numRuns: 300 },
   );
 });
 

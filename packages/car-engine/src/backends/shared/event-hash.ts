@@ -37,10 +37,24 @@ function jcsString(value: string): string {
  * pins it to `canonicalJson` of the event.
  */
 export function canonicalEventText(event: UnhashedEvent): string {
+  const [head, mid, tail] = canonicalEventParts(event);
+  return `${head}${jcsString(event.prev_hash)}${mid}${event.seq}${tail}`;
+}
+
+/**
+ * The JCS text of an event without `hash`, in the three parts around the
+ * JSON values of `prev_hash` and `seq`: what PostgreSQL fills in under its
+ * log lock (log-chain.ts). `canonicalEventText` joins them.
+ */
+export function canonicalEventParts(event: Omit<CarEvent, "seq" | "hash" | "prev_hash">): [head: string, mid: string, tail: string] {
   const data = canonicalJson(event.data);
   const action = event.action_id === undefined ? "" : `"action_id":${jcsString(event.action_id)},`;
   const proposal = event.proposal_id === null ? "null" : jcsString(event.proposal_id);
-  return `{${action}"data":${data},"kind":${jcsString(event.kind)},"prev_hash":${jcsString(event.prev_hash)},"proposal_id":${proposal},"seq":${event.seq},"timestamp":${jcsString(event.timestamp)}}`;
+  return [
+    `{${action}"data":${data},"kind":${jcsString(event.kind)},"prev_hash":`,
+    `,"proposal_id":${proposal},"seq":`,
+    `,"timestamp":${jcsString(event.timestamp)}}`,
+  ];
 }
 
 /** Lowercase hex SHA-256 of a canonical event text. */
