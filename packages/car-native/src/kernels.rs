@@ -73,26 +73,53 @@ pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]
 const CHUNK_WORDS: usize = 32;
 const CHUNK_SOURCES: usize = CHUNK_WORDS * 32;
 
-/// `reachBatch`'s exact phase (@car/verify reach.ts): queries grouped by
-/// source position, sources in chunks of 1024, bitsets of the chunk's sources
-/// propagated along the topological order across the span the chunk asks
-/// about. `start`/`preds`: predecessors of each position, as positions.
-pub fn reach(start: &[i32], preds: &[i32], from: &[i32], to: &[i32], answers: &mut [u8]) -> Result<(), &'static str> {
-    let n = check_csr(start, preds, "reach: predStart/predPos are not a valid index")?;
+/// `reachBatch` (@car/verify reach.ts), whole: for each query, 1 in
+/// `answers[k]` when action `from[k]` reaches action `to[k]` along the
+/// dependency edges. The graph comes as @car/ir's `DependencyGraph.flat`:
+/// predecessors by declaration index (CSR), a topological `order`, `level`s.
+/// Level and position answer "no" outright; the rest are answered by
+/// propagating bitsets of 1,024 query sources at a time along the order,
+/// across the slice of it the chunk's queries span.
+pub fn reach(start: &[i32], preds: &[i32], order: &[i32], level: &[i32], from: &[i32], to: &[i32], answers: &mut [u8]) -> Result<(), &'static str> {
+    let n = check_csr(start, preds, "reach: predStart/preds are not a valid index")?;
     let q = from.len();
-    if to.len() != q || answers.len() != q {
-        return Err("reach: from, to and answers must have one entry per query");
+    if order.len() != n || level.len() != n || to.len() != q || answers.len() != q {
+        return Err("reach: order and level need one entry per action; from, to and answers one per query");
     }
     if from.iter().chain(to.iter()).any(|&x| x < 0 || x as usize >= n) {
-        return Err("reach: a query names a position outside the graph");
+        return Err("reach: a query names an action outside the graph");
+    }
+    let mut pos = vec![u32::MAX; n];
+    for (p, &i) in order.iter().enumerate() {
+        if i < 0 || i as usize >= n || pos[i as usize] != u32::MAX {
+            return Err("reach: order is not a permutation of the actions");
+        }
+        pos[i as usize] = p as u32;
+    }
+    // Predecessors by position; each must come earlier in the order (the sweep relies on it).
+    let mut pred_start = vec![0u32; n + 1];
+    let mut pred_pos = vec![0u32; preds.len()];
+    let mut e = 0;
+    for (p, &i) in order.iter().enumerate() {
+        for &j in &preds[start[i as usize] as usize..start[i as usize + 1] as usize] {
+            let pj = pos[j as usize];
+            if pj as usize >= p {
+                return Err("reach: order is not topological");
+            }
+            pred_pos[e] = pj;
+            e += 1;
+        }
+        pred_start[p + 1] = e as u32;
     }
     answers.fill(0);
-    // Only a later position can be reached: other queries are answered 0 here.
-    let asks = |k: usize| to[k] > from[k];
-    // Queries bucketed by source position (counting sort), sources ascending.
+    // Queries left after the O(1) answers, bucketed by source position (counting sort).
+    let asks = |k: usize| {
+        let (u, v) = (from[k] as usize, to[k] as usize);
+        pos[v] > pos[u] && level[v] > level[u]
+    };
     let mut by_start = vec![0u32; n + 1];
     for k in (0..q).filter(|&k| asks(k)) {
-        by_start[from[k] as usize + 1] += 1;
+        by_start[pos[from[k] as usize] as usize + 1] += 1;
     }
     for i in 0..n {
         by_start[i + 1] += by_start[i];
@@ -100,13 +127,13 @@ pub fn reach(start: &[i32], preds: &[i32], from: &[i32], to: &[i32], answers: &m
     let mut fill: Vec<u32> = by_start[..n].to_vec();
     let mut by_source = vec![0u32; by_start[n] as usize];
     for k in (0..q).filter(|&k| asks(k)) {
-        let slot = &mut fill[from[k] as usize];
+        let slot = &mut fill[pos[from[k] as usize] as usize];
         by_source[*slot as usize] = k as u32;
         *slot += 1;
     }
     let sources: Vec<usize> = (0..n).filter(|&u| by_start[u + 1] > by_start[u]).collect();
 
-    let mut rows: Vec<u32> = Vec::new();
+    let mut rows: Vec<[u32; CHUNK_WORDS]> = Vec::new();
     let mut live: Vec<u8> = Vec::new();
     for chunk in sources.chunks(CHUNK_SOURCES) {
         let words = (chunk.len() + 31) / 32;
@@ -114,36 +141,40 @@ pub fn reach(start: &[i32], preds: &[i32], from: &[i32], to: &[i32], answers: &m
         let mut hi = lo;
         for &u in chunk {
             for &k in &by_source[by_start[u] as usize..by_start[u + 1] as usize] {
-                hi = hi.max(to[k as usize] as usize);
+                hi = hi.max(pos[to[k as usize] as usize] as usize);
             }
         }
         let span = hi - lo + 1;
-        if rows.len() < span * words {
-            rows.resize(span * words, 0);
-        }
-        if live.len() < span {
+        if rows.len() < span {
+            rows.resize(span, [0; CHUNK_WORDS]);
             live.resize(span, 0);
         }
-        rows[..span * words].fill(0);
+        for row in &mut rows[..span] {
+            row[..words].fill(0);
+        }
         live[..span].fill(0);
         for (slot, &u) in chunk.iter().enumerate() {
-            let r = u - lo;
-            rows[r * words + (slot >> 5)] |= 1 << (slot & 31);
-            live[r] = 1;
+            rows[u - lo][slot >> 5] |= 1 << (slot & 31);
+            live[u - lo] = 1;
         }
         for r in 0..span {
             let p = lo + r;
-            let base = r * words;
-            for &pp in &preds[start[p] as usize..start[p + 1] as usize] {
+            for &pp in &pred_pos[pred_start[p] as usize..pred_start[p + 1] as usize] {
                 let pp = pp as usize;
                 if pp < lo || live[pp - lo] == 0 {
                     continue;
                 }
-                let pbase = (pp - lo) * words;
-                // Rows of a predecessor come earlier in the span: split so both can be borrowed.
-                let (before, after) = rows.split_at_mut(base);
-                for (dst, src) in after[..words].iter_mut().zip(&before[pbase..pbase + words]) {
-                    *dst |= *src;
+                // pp < p: the predecessor's row comes earlier, so both can be borrowed.
+                let (before, after) = rows.split_at_mut(r);
+                let (dst, src) = (&mut after[0], &before[pp - lo]);
+                if words == CHUNK_WORDS {
+                    for w in 0..CHUNK_WORDS {
+                        dst[w] |= src[w];
+                    }
+                } else {
+                    for w in 0..words {
+                        dst[w] |= src[w];
+                    }
                 }
                 live[r] = 1;
             }
@@ -151,8 +182,7 @@ pub fn reach(start: &[i32], preds: &[i32], from: &[i32], to: &[i32], answers: &m
         for (slot, &u) in chunk.iter().enumerate() {
             let (word, bit) = (slot >> 5, 1u32 << (slot & 31));
             for &k in &by_source[by_start[u] as usize..by_start[u + 1] as usize] {
-                let r = to[k as usize] as usize - lo;
-                if rows[r * words + word] & bit != 0 {
+                if rows[pos[to[k as usize] as usize] as usize - lo][word] & bit != 0 {
                     answers[k as usize] = 1;
                 }
             }
