@@ -15,7 +15,12 @@ function binaryStale(): boolean {
   const built = readdirSync(PACKAGE_DIR).filter((f) => f.endsWith(".node"));
   if (built.length === 0) return false;
   const binary = Math.min(...built.map((f) => statSync(join(PACKAGE_DIR, f)).mtimeMs));
-  const sources = ["Cargo.toml", ...readdirSync(join(PACKAGE_DIR, "src")).filter((f) => f.endsWith(".rs")).map((f) => join("src", f))];
+  const sources = [
+    "Cargo.toml",
+    ...readdirSync(join(PACKAGE_DIR, "src"))
+      .filter((f) => f.endsWith(".rs"))
+      .map((f) => join("src", f)),
+  ];
   return sources.some((f) => statSync(join(PACKAGE_DIR, f)).mtimeMs > binary);
 }
 

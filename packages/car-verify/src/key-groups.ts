@@ -7,6 +7,15 @@
  * a large share of verify's garbage-collection time.
  */
 
+import { nativeKernels } from "@car/native";
+
+/**
+ * From how many (action, key) entries `auto` mode buckets them in
+ * @car/native's `group` kernel (when `order` is an Int32Array, such as
+ * `DependencyGraph.flat.order`). Measured in bench/kernels.ts.
+ */
+export const NATIVE_GROUP_MIN_ENTRIES = 0;
+
 /** State keys ↔ dense integer ids, shared by every grouping of one check. */
 export class KeyTable {
   readonly keys: string[] = [];
@@ -57,7 +66,22 @@ export function groupSize(groups: KeyGroups, k: number): number {
  * `i` (repeats allowed). `order` is a topological order of all the actions.
  */
 export function groupByKey(count: number, pushKeys: (i: number, out: string[]) => void, order: ArrayLike<number>, table = new KeyTable()): KeyGroups {
-  // Each action's distinct key ids, flat: action i's are ids[at[i] .. at[i + 1]).
+  const { at, ids, firstSeen } = internKeys(count, pushKeys, table);
+  const keyCount = table.keys.length;
+  const native = order instanceof Int32Array ? nativeKernels(ids.length, NATIVE_GROUP_MIN_ENTRIES) : undefined;
+  if (native === undefined) return { table, ...bucketByKey(order, at, ids, keyCount), firstSeen };
+  const start = new Int32Array(keyCount + 1);
+  const members = new Int32Array(ids.length);
+  native.group(order as Int32Array, at, Int32Array.from(ids), start, members);
+  return { table, start, members, firstSeen };
+}
+
+/** Each action's distinct key ids, flat: action `i`'s are `ids[at[i] .. at[i + 1])`; `firstSeen` as in `KeyGroups`. */
+export function internKeys(
+  count: number,
+  pushKeys: (i: number, out: string[]) => void,
+  table: KeyTable,
+): { at: Int32Array; ids: number[]; firstSeen: number[] } {
   const at = new Int32Array(count + 1);
   const ids: number[] = [];
   const seenBy: number[] = []; // seenBy[k] === i + 1: action i already listed key k
@@ -75,9 +99,18 @@ export function groupByKey(count: number, pushKeys: (i: number, out: string[]) =
     }
     at[i + 1] = ids.length;
   }
-  const keyCount = table.keys.length;
+  return { at, ids, firstSeen };
+}
+
+/**
+ * The grouping proper, on interned ids: action `i`'s key ids are
+ * `ids[at[i] .. at[i + 1])`; a stable counting sort over `order` puts each
+ * key's actions in one run of `members`, runs indexed by `start`. The
+ * reference for @car/native's `group`, which takes the same arrays.
+ */
+export function bucketByKey(order: ArrayLike<number>, at: Int32Array, ids: ArrayLike<number>, keyCount: number): { start: Int32Array; members: Int32Array } {
   const start = new Int32Array(keyCount + 1);
-  for (const k of ids) start[k + 1]!++;
+  for (let e = 0; e < ids.length; e++) start[ids[e]! + 1]!++;
   for (let k = 0; k < keyCount; k++) start[k + 1]! += start[k]!;
   const fill = start.slice(0, keyCount);
   const members = new Int32Array(ids.length);
@@ -85,5 +118,5 @@ export function groupByKey(count: number, pushKeys: (i: number, out: string[]) =
     const i = order[p]!;
     for (let e = at[i]!; e < at[i + 1]!; e++) members[fill[ids[e]!]!++] = i;
   }
-  return { table, start, members, firstSeen };
+  return { start, members };
 }
