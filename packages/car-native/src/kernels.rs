@@ -112,10 +112,12 @@ pub fn reach(start: &[i32], preds: &[i32], order: &[i32], level: &[i32], from: &
         pred_start[p + 1] = e as u32;
     }
     answers.fill(0);
-    // Queries left after the O(1) answers, bucketed by source position (counting sort).
+    let opposite = depth_first_positions(start, preds);
+    // Queries left after the O(1) answers (a path raises level and position in
+    // both orders), bucketed by source position (counting sort).
     let asks = |k: usize| {
         let (u, v) = (from[k] as usize, to[k] as usize);
-        pos[v] > pos[u] && level[v] > level[u]
+        pos[v] > pos[u] && level[v] > level[u] && opposite[v] > opposite[u]
     };
     let mut by_start = vec![0u32; n + 1];
     for k in (0..q).filter(|&k| asks(k)) {
@@ -189,6 +191,49 @@ pub fn reach(start: &[i32], preds: &[i32], order: &[i32], level: &[i32], from: &
         }
     }
     Ok(())
+}
+
+/// `oppositePositions` (@car/verify topo-orders.ts): positions in the
+/// topological order Kahn's algorithm gives with a stack, successors pushed
+/// in declaration order. Only called on a graph already known to be acyclic.
+fn depth_first_positions(start: &[i32], preds: &[i32]) -> Vec<u32> {
+    let n = start.len() - 1;
+    let mut succ_start = vec![0u32; n + 1];
+    for &p in preds {
+        succ_start[p as usize + 1] += 1;
+    }
+    for i in 0..n {
+        succ_start[i + 1] += succ_start[i];
+    }
+    let mut fill: Vec<u32> = succ_start[..n].to_vec();
+    let mut succs = vec![0u32; preds.len()];
+    let mut pending = vec![0u32; n];
+    let mut stack: Vec<u32> = Vec::with_capacity(n);
+    for i in 0..n {
+        let (lo, hi) = (start[i] as usize, start[i + 1] as usize);
+        pending[i] = (hi - lo) as u32;
+        if lo == hi {
+            stack.push(i as u32);
+        }
+        for &p in &preds[lo..hi] {
+            let slot = &mut fill[p as usize];
+            succs[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+    }
+    let mut out = vec![0u32; n];
+    let mut p = 0;
+    while let Some(node) = stack.pop() {
+        out[node as usize] = p;
+        p += 1;
+        for &s in &succs[succ_start[node as usize] as usize..succ_start[node as usize + 1] as usize] {
+            pending[s as usize] -= 1;
+            if pending[s as usize] == 0 {
+                stack.push(s);
+            }
+        }
+    }
+    out
 }
 
 /// `groupByKey` (@car/verify pairs.ts) on interned key ids: action indices
