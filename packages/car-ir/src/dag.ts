@@ -229,11 +229,12 @@ export function levelsFromPreds(predStart: Int32Array, preds: Int32Array, order:
 }
 
 /**
- * From how many actions `auto` mode orders natively. Infinite: the kernel
- * alone is ~10× the TypeScript ordering, but `dependencyEdges` as a whole
- * gains only ~1.1× (edge collection, string-keyed, dominates), short of the
- * 3× a native path must earn (README, @car/verify bench). `CAR_NATIVE=always`
- * still runs it, and the differential tests keep it identical.
+ * From how many actions `auto` mode orders natively. Infinite: on the flat
+ * predecessors both paths run the same Kahn's algorithm, memory-bound, and
+ * the kernel measured 1.3–1.8× `levelsFromPreds` from 1k to 100k actions
+ * (@car/verify `bench:kernels`), short of the 3× a native path must earn.
+ * `CAR_NATIVE=always` still runs it, and the differential tests keep it
+ * identical.
  */
 export const NATIVE_LEVELS_MIN_ACTIONS = Number.POSITIVE_INFINITY;
 

@@ -23,23 +23,28 @@ pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]
         return Err("levels: order and level must hold one entry per action");
     }
     // Successors as CSR, filled in ascending action order like `succs[p].push(i)`.
-    let mut succ_start = vec![0i32; n + 1];
+    // Every index below was range-checked by check_csr, so the hot loops read unchecked.
+    let mut succ_start = vec![0u32; n + 1];
     for &p in preds {
         succ_start[p as usize + 1] += 1;
     }
     for i in 0..n {
         succ_start[i + 1] += succ_start[i];
     }
-    let mut fill: Vec<i32> = succ_start[..n].to_vec();
-    let mut succs = vec![0i32; preds.len()];
-    let mut pending = vec![0i32; n];
-    for i in 0..n {
-        let (lo, hi) = (start[i] as usize, start[i + 1] as usize);
-        pending[i] = (hi - lo) as i32;
-        for &p in &preds[lo..hi] {
-            let slot = &mut fill[p as usize];
-            succs[*slot as usize] = i as i32;
-            *slot += 1;
+    let mut fill: Vec<u32> = succ_start[..n].to_vec();
+    let mut succs = vec![0u32; preds.len()];
+    let mut pending = vec![0u32; n];
+    // SAFETY: check_csr proved start is n+1 non-decreasing offsets within preds and every pred < n;
+    // fill[p] stays below succ_start[p + 1] <= preds.len(); order gets at most n entries (each index once).
+    unsafe {
+        for i in 0..n {
+            let (lo, hi) = (*start.get_unchecked(i) as usize, *start.get_unchecked(i + 1) as usize);
+            *pending.get_unchecked_mut(i) = (hi - lo) as u32;
+            for &p in preds.get_unchecked(lo..hi) {
+                let slot = fill.get_unchecked_mut(p as usize);
+                *succs.get_unchecked_mut(*slot as usize) = i as u32;
+                *slot += 1;
+            }
         }
     }
     level.fill(0);
@@ -51,19 +56,23 @@ pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]
         }
     }
     let mut head = 0;
-    while head < tail {
-        let i = order[head] as usize;
-        head += 1;
-        let next = level[i] + 1;
-        for &s in &succs[succ_start[i] as usize..succ_start[i + 1] as usize] {
-            let s = s as usize;
-            if level[s] < next {
-                level[s] = next;
-            }
-            pending[s] -= 1;
-            if pending[s] == 0 {
-                order[tail] = s as i32;
-                tail += 1;
+    unsafe {
+        while head < tail {
+            let i = *order.get_unchecked(head) as usize;
+            head += 1;
+            let next = *level.get_unchecked(i) + 1;
+            for &s in succs.get_unchecked(*succ_start.get_unchecked(i) as usize..*succ_start.get_unchecked(i + 1) as usize) {
+                let s = s as usize;
+                let l = level.get_unchecked_mut(s);
+                if *l < next {
+                    *l = next;
+                }
+                let left = pending.get_unchecked_mut(s);
+                *left -= 1;
+                if *left == 0 {
+                    *order.get_unchecked_mut(tail) = s as i32;
+                    tail += 1;
+                }
             }
         }
     }
@@ -254,11 +263,16 @@ pub fn group(order: &[i32], key_start: &[i32], key_ids: &[i32], group_start: &mu
     if key_ids.iter().any(|&k| k < 0 || k as usize >= keys) {
         return Err("group: a key id is out of range");
     }
-    let mut seen = vec![false; n];
+    let mut seen = vec![0u64; (n + 63) / 64];
     for &i in order {
-        if i < 0 || i as usize >= n || std::mem::replace(&mut seen[i as usize], true) {
+        if i < 0 || i as usize >= n {
             return Err("group: order is not a permutation of the actions");
         }
+        let (word, bit) = (i as usize >> 6, 1u64 << (i & 63));
+        if seen[word] & bit != 0 {
+            return Err("group: order is not a permutation of the actions");
+        }
+        seen[word] |= bit;
     }
     group_start.fill(0);
     for &k in key_ids {
@@ -268,12 +282,16 @@ pub fn group(order: &[i32], key_start: &[i32], key_ids: &[i32], group_start: &mu
         group_start[k + 1] += group_start[k];
     }
     let mut fill: Vec<i32> = group_start[..keys].to_vec();
-    for &i in order {
-        let i = i as usize;
-        for &k in &key_ids[key_start[i] as usize..key_start[i + 1] as usize] {
-            let slot = &mut fill[k as usize];
-            members[*slot as usize] = i as i32;
-            *slot += 1;
+    // SAFETY: order is a permutation of 0..n and key_start a valid index into key_ids, whose ids are
+    // all < keys; each key's slots are filled once per occurrence, so fill[k] < group_start[k + 1] <= members.len().
+    unsafe {
+        for &i in order {
+            let i = i as usize;
+            for &k in key_ids.get_unchecked(*key_start.get_unchecked(i) as usize..*key_start.get_unchecked(i + 1) as usize) {
+                let slot = fill.get_unchecked_mut(k as usize);
+                *members.get_unchecked_mut(*slot as usize) = i as i32;
+                *slot += 1;
+            }
         }
     }
     Ok(())

@@ -6,5 +6,5 @@
 import { runKernelBench } from "./kernels.ts";
 
 const sizes = process.env["BENCH_SIZES"]?.split(",").map(Number) ?? [100_000, 1_000_000];
-console.log("native kernels against their TypeScript reference, marshalling included (goal >= 3x; fastest wall time):");
+console.log("native kernels against their TypeScript reference, marshalling included (goal >= 3x; fastest CPU time of alternating runs):");
 runKernelBench(sizes);

@@ -8,7 +8,7 @@
  * - reach: `reachBatch` whole on the write-conflict pairs verify asks about;
  *   native copies the queries into Int32Arrays and runs filters and sweep.
  * - group: the bucketing of interned key ids (`bucketByKey` vs the kernel,
- *   the ids copied into an Int32Array for it); the `groupByKey` row adds the
+ *   both on `internKeys`' Int32Arrays); the `groupByKey` row adds the
  *   interning of the key strings, which stays in TS on both paths (the
  *   order is `DependencyGraph.flat.order` on both).
  * Each cell is the fastest of several runs' CPU time, the two paths run
@@ -24,6 +24,9 @@ import { reachBatch } from "../src/reach.ts";
 import { topoPositions } from "../src/topo-orders.ts";
 import { randomProposalJson } from "./generate.ts";
 import { time } from "./timing.ts";
+
+/** `BENCH_KERNEL=levels,group` picks kernels (reach at 1M takes minutes on the TS path). */
+const picked = (name: string) => process.env["BENCH_KERNEL"]?.split(",").includes(name) ?? true;
 
 export function runKernelBench(sizes: readonly number[]): void {
   setNativeMode("always");
@@ -55,68 +58,74 @@ export function runKernelBench(sizes: readonly number[]): void {
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) throw new Error(`${what}: native and TS differ at ${i}`);
   };
   for (const n of sizes) {
-    const runs = n >= 1_000_000 ? 5 : 11;
+    const runs = n >= 1_000_000 ? 3 : 11;
     const actions = parseProposal(randomProposalJson(n)).actions;
 
-    const edges = pair(
-      runs,
-      () => dependencyEdges(actions),
-      () => dependencyEdges(actions),
-    );
-    same("dependencyEdges order", edges.ts.value.order, edges.native.value.order);
-    const graph = edges.ts.value;
+    const graph = dependencyEdges(actions);
     const { predStart, preds } = graph.flat;
-    const levels = pair(
-      runs,
-      () => {
-        const [order, level] = [new Int32Array(n), new Int32Array(n)];
-        levelsFromPreds(predStart, preds, order, level);
-        return level;
-      },
-      () => {
-        const [order, level] = [new Int32Array(n), new Int32Array(n)];
-        native.levels(predStart, preds, order, level);
-        return level;
-      },
-    );
-    same("levels", levels.ts.value, levels.native.value);
-    line("levels", n, levels.ts.cpu, levels.native.cpu, true);
-    line("dependencyEdges", n, edges.ts.cpu, edges.native.cpu, false);
+    if (picked("levels")) {
+      const edges = pair(
+        runs,
+        () => dependencyEdges(actions),
+        () => dependencyEdges(actions),
+      );
+      same("dependencyEdges order", edges.ts.value.order, edges.native.value.order);
+      const levels = pair(
+        runs,
+        () => {
+          const [order, level] = [new Int32Array(n), new Int32Array(n)];
+          levelsFromPreds(predStart, preds, order, level);
+          return level;
+        },
+        () => {
+          const [order, level] = [new Int32Array(n), new Int32Array(n)];
+          native.levels(predStart, preds, order, level);
+          return level;
+        },
+      );
+      same("levels", levels.ts.value, levels.native.value);
+      line("levels", n, levels.ts.cpu, levels.native.cpu, true);
+      line("dependencyEdges", n, edges.ts.cpu, edges.native.cpu, false);
+    }
 
-    const pos = topoPositions(graph);
-    const writers = groupByKey(n, (i, out) => pushWrittenKeys(actions[i]!, out), graph.order);
-    const pairs = emptyPairs();
-    for (let k = 0; k < writers.table.keys.length; k++) if (membersOf(writers, k).length > 1) pairsWithin(membersOf(writers, k), pairs);
-    const from: number[] = [];
-    const to: number[] = [];
-    pairs.a.forEach((x, k) => {
-      const y = pairs.b[k]!;
-      from.push(pos[x]! <= pos[y]! ? x : y);
-      to.push(pos[x]! <= pos[y]! ? y : x);
-    });
-    const reachRun = () => reachBatch(graph, pos, from, to);
-    const reach = pair(runs, reachRun, reachRun);
-    same("reach", reach.ts.value, reach.native.value);
-    line(`reach (${from.length} q)`, n, reach.ts.cpu, reach.native.cpu, true);
+    if (picked("reach")) {
+      const pos = topoPositions(graph);
+      const writers = groupByKey(n, (i, out) => pushWrittenKeys(actions[i]!, out), graph.order);
+      const pairs = emptyPairs();
+      for (let k = 0; k < writers.table.keys.length; k++) if (membersOf(writers, k).length > 1) pairsWithin(membersOf(writers, k), pairs);
+      const from: number[] = [];
+      const to: number[] = [];
+      pairs.a.forEach((x, k) => {
+        const y = pairs.b[k]!;
+        from.push(pos[x]! <= pos[y]! ? x : y);
+        to.push(pos[x]! <= pos[y]! ? y : x);
+      });
+      const reachRun = () => reachBatch(graph, pos, from, to);
+      const reach = pair(runs, reachRun, reachRun);
+      same("reach", reach.ts.value, reach.native.value);
+      line(`reach (${from.length} q)`, n, reach.ts.cpu, reach.native.cpu, true);
+    }
 
-    const writes = (i: number, out: string[]) => pushWrittenKeys(actions[i]!, out);
-    const table = new KeyTable();
-    const { at, ids } = internKeys(n, writes, table);
-    const keyCount = table.keys.length;
-    const group = pair(
-      runs,
-      () => bucketByKey(graph.flat.order, at, ids, keyCount),
-      () => {
-        const start = new Int32Array(keyCount + 1);
-        const members = new Int32Array(ids.length);
-        native.group(graph.flat.order, at, Int32Array.from(ids), start, members);
-        return { start, members };
-      },
-    );
-    same("group", group.ts.value.members, group.native.value.members);
-    line("group", n, group.ts.cpu, group.native.cpu, true);
-    const groupRun = () => groupByKey(n, writes, graph.flat.order);
-    const grouped = pair(runs, groupRun, groupRun);
-    line("groupByKey", n, grouped.ts.cpu, grouped.native.cpu, false);
+    if (picked("group")) {
+      const writes = (i: number, out: string[]) => pushWrittenKeys(actions[i]!, out);
+      const table = new KeyTable();
+      const { at, ids } = internKeys(n, writes, table);
+      const keyCount = table.keys.length;
+      const group = pair(
+        runs,
+        () => bucketByKey(graph.flat.order, at, ids, keyCount),
+        () => {
+          const start = new Int32Array(keyCount + 1);
+          const members = new Int32Array(ids.length);
+          native.group(graph.flat.order, at, ids, start, members);
+          return { start, members };
+        },
+      );
+      same("group", group.ts.value.members, group.native.value.members);
+      line("group", n, group.ts.cpu, group.native.cpu, true);
+      const groupRun = () => groupByKey(n, writes, graph.flat.order);
+      const grouped = pair(runs, groupRun, groupRun);
+      line("groupByKey", n, grouped.ts.cpu, grouped.native.cpu, false);
+    }
   }
 }

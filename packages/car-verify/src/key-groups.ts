@@ -12,9 +12,13 @@ import { nativeKernels } from "@car/native";
 /**
  * From how many (action, key) entries `auto` mode buckets them in
  * @car/native's `group` kernel (when `order` is an Int32Array, such as
- * `DependencyGraph.flat.order`). Measured in bench/kernels.ts.
+ * `DependencyGraph.flat.order`). Infinite: measured at 2.2–2.8× the
+ * `bucketByKey` below from 10k to 100k actions (bench:kernels), short of
+ * the 3× a native path must earn, and the interning around it is most of
+ * `groupByKey` anyway. `CAR_NATIVE=always` runs it; the differential tests
+ * keep it identical.
  */
-export const NATIVE_GROUP_MIN_ENTRIES = 0;
+export const NATIVE_GROUP_MIN_ENTRIES = Number.POSITIVE_INFINITY;
 
 /** State keys ↔ dense integer ids, shared by every grouping of one check. */
 export class KeyTable {
@@ -72,18 +76,22 @@ export function groupByKey(count: number, pushKeys: (i: number, out: string[]) =
   if (native === undefined) return { table, ...bucketByKey(order, at, ids, keyCount), firstSeen };
   const start = new Int32Array(keyCount + 1);
   const members = new Int32Array(ids.length);
-  native.group(order as Int32Array, at, Int32Array.from(ids), start, members);
+  native.group(order as Int32Array, at, ids, start, members);
   return { table, start, members, firstSeen };
 }
 
-/** Each action's distinct key ids, flat: action `i`'s are `ids[at[i] .. at[i + 1])`; `firstSeen` as in `KeyGroups`. */
+/**
+ * Each action's distinct key ids, flat: action `i`'s are `ids[at[i] .. at[i + 1])`;
+ * `firstSeen` as in `KeyGroups`. `ids` is an Int32Array so the native kernel takes it as is.
+ */
 export function internKeys(
   count: number,
   pushKeys: (i: number, out: string[]) => void,
   table: KeyTable,
-): { at: Int32Array; ids: number[]; firstSeen: number[] } {
+): { at: Int32Array; ids: Int32Array; firstSeen: number[] } {
   const at = new Int32Array(count + 1);
-  const ids: number[] = [];
+  let ids = new Int32Array(Math.max(16, count));
+  let length = 0;
   const seenBy: number[] = []; // seenBy[k] === i + 1: action i already listed key k
   const firstSeen: number[] = [];
   const buffer: string[] = [];
@@ -95,11 +103,16 @@ export function internKeys(
       if (seenBy[k] === i + 1) continue;
       if (seenBy[k] === undefined) firstSeen.push(k);
       seenBy[k] = i + 1;
-      ids.push(k);
+      if (length === ids.length) {
+        const grown = new Int32Array(2 * length);
+        grown.set(ids);
+        ids = grown;
+      }
+      ids[length++] = k;
     }
-    at[i + 1] = ids.length;
+    at[i + 1] = length;
   }
-  return { at, ids, firstSeen };
+  return { at, ids: ids.subarray(0, length), firstSeen };
 }
 
 /**
@@ -108,7 +121,7 @@ export function internKeys(
  * key's actions in one run of `members`, runs indexed by `start`. The
  * reference for @car/native's `group`, which takes the same arrays.
  */
-export function bucketByKey(order: ArrayLike<number>, at: Int32Array, ids: ArrayLike<number>, keyCount: number): { start: Int32Array; members: Int32Array } {
+export function bucketByKey(order: ArrayLike<number>, at: Int32Array, ids: Int32Array, keyCount: number): { start: Int32Array; members: Int32Array } {
   const start = new Int32Array(keyCount + 1);
   for (let e = 0; e < ids.length; e++) start[ids[e]! + 1]!++;
   for (let k = 0; k < keyCount; k++) start[k + 1]! += start[k]!;

@@ -19,13 +19,14 @@ import { nativeKernels } from "@car/native";
 import { oppositePositions } from "./topo-orders.ts";
 
 /**
- * From how many queries left after the O(1) filters `auto` mode answers them
- * natively. Infinite: `reachBatch` as a whole gains only ~1.3× from the
- * kernel (the filters and the second topological order stay in TypeScript),
- * short of the 3× a native path must earn (README, bench/kernels.ts).
- * `CAR_NATIVE=always` still runs it; the differential tests keep it identical.
+ * From how many queries `auto` mode hands the whole batch to @car/native's
+ * `reach` kernel (filters and sweep, on `DependencyGraph.flat`). Measured by
+ * `pnpm --filter @car/verify bench:kernels`, marshalling included: 3.2–4.5×
+ * at ~500 queries, 5–10× from ~1,500, 7× at 100k actions (52k queries);
+ * see the @car/native README for the table. Below this the call is cheap
+ * either way. `CAR_NATIVE=0` keeps the TypeScript below.
  */
-export const NATIVE_REACH_MIN_QUERIES = Number.POSITIVE_INFINITY;
+export const NATIVE_REACH_MIN_QUERIES = 1_000;
 
 /** Bits per chunk of sources: 32 words of 32 bits. */
 const CHUNK_WORDS = 32;
