@@ -13,17 +13,17 @@ fn check_csr(start: &[i32], flat: &[i32], what: &'static str) -> Result<usize, &
     Ok(n)
 }
 
-/// `dependencyEdges`' ordering (@car/ir dag.ts): Kahn's algorithm with a FIFO
-/// queue seeded in declaration order, successors in declaration order, and
-/// `level[i]` the longest chain ending at `i`. Returns how many were ordered
-/// (fewer than n means a cycle).
-pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]) -> Result<usize, &'static str> {
-    let n = check_csr(start, preds, "levels: predStart/preds are not a valid index")?;
-    if order.len() != n || level.len() != n {
-        return Err("levels: order and level must hold one entry per action");
-    }
-    // Successors as CSR, filled in ascending action order like `succs[p].push(i)`.
-    // Every index below was range-checked by check_csr, so the hot loops read unchecked.
+/// Successors as CSR, filled in ascending action order like `succs[p].push(i)`,
+/// and each action's count of predecessors.
+struct Successors {
+    start: Vec<u32>,
+    succs: Vec<u32>,
+    pending: Vec<u32>,
+}
+
+/// `start`/`preds` must have passed `check_csr`.
+fn successors(start: &[i32], preds: &[i32]) -> Successors {
+    let n = start.len() - 1;
     let mut succ_start = vec![0u32; n + 1];
     for &p in preds {
         succ_start[p as usize + 1] += 1;
@@ -35,7 +35,7 @@ pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]
     let mut succs = vec![0u32; preds.len()];
     let mut pending = vec![0u32; n];
     // SAFETY: check_csr proved start is n+1 non-decreasing offsets within preds and every pred < n;
-    // fill[p] stays below succ_start[p + 1] <= preds.len(); order gets at most n entries (each index once).
+    // fill[p] stays below succ_start[p + 1] <= preds.len().
     unsafe {
         for i in 0..n {
             let (lo, hi) = (*start.get_unchecked(i) as usize, *start.get_unchecked(i + 1) as usize);
@@ -47,6 +47,19 @@ pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]
             }
         }
     }
+    Successors { start: succ_start, succs, pending }
+}
+
+/// `dependencyEdges`' ordering (@car/ir dag.ts): Kahn's algorithm with a FIFO
+/// queue seeded in declaration order, successors in declaration order, and
+/// `level[i]` the longest chain ending at `i`. Returns how many were ordered
+/// (fewer than n means a cycle).
+pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]) -> Result<usize, &'static str> {
+    let n = check_csr(start, preds, "levels: predStart/preds are not a valid index")?;
+    if order.len() != n || level.len() != n {
+        return Err("levels: order and level must hold one entry per action");
+    }
+    let Successors { start: succ_start, succs, mut pending } = successors(start, preds);
     level.fill(0);
     let mut tail = 0;
     for i in 0..n {
@@ -56,6 +69,8 @@ pub fn levels(start: &[i32], preds: &[i32], order: &mut [i32], level: &mut [i32]
         }
     }
     let mut head = 0;
+    // SAFETY: succs holds indices < n within succ_start's runs; each action reaches pending 0
+    // once (one decrement per predecessor entry), so order gets at most n entries.
     unsafe {
         while head < tail {
             let i = *order.get_unchecked(head) as usize;
@@ -207,29 +222,8 @@ pub fn reach(start: &[i32], preds: &[i32], order: &[i32], level: &[i32], from: &
 /// in declaration order. Only called on a graph already known to be acyclic.
 fn depth_first_positions(start: &[i32], preds: &[i32]) -> Vec<u32> {
     let n = start.len() - 1;
-    let mut succ_start = vec![0u32; n + 1];
-    for &p in preds {
-        succ_start[p as usize + 1] += 1;
-    }
-    for i in 0..n {
-        succ_start[i + 1] += succ_start[i];
-    }
-    let mut fill: Vec<u32> = succ_start[..n].to_vec();
-    let mut succs = vec![0u32; preds.len()];
-    let mut pending = vec![0u32; n];
-    let mut stack: Vec<u32> = Vec::with_capacity(n);
-    for i in 0..n {
-        let (lo, hi) = (start[i] as usize, start[i + 1] as usize);
-        pending[i] = (hi - lo) as u32;
-        if lo == hi {
-            stack.push(i as u32);
-        }
-        for &p in &preds[lo..hi] {
-            let slot = &mut fill[p as usize];
-            succs[*slot as usize] = i as u32;
-            *slot += 1;
-        }
-    }
+    let Successors { start: succ_start, succs, mut pending } = successors(start, preds);
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&i| pending[i as usize] == 0).collect();
     let mut out = vec![0u32; n];
     let mut p = 0;
     while let Some(node) = stack.pop() {
