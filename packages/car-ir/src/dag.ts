@@ -232,7 +232,8 @@ export function levelsFromPreds(predStart: Int32Array, preds: Int32Array, order:
  * From how many actions `auto` mode orders natively. Infinite: on the flat
  * predecessors both paths run the same Kahn's algorithm, memory-bound, and
  * the kernel measured 1.3–1.8× `levelsFromPreds` from 1k to 100k actions
- * (@car/verify `bench:kernels`), short of the 3× a native path must earn.
+ * and 2.5× at 1M (@car/verify `bench:kernels`), short of the 3× a native
+ * path must earn.
  * `CAR_NATIVE=always` still runs it, and the differential tests keep it
  * identical.
  */

@@ -12,11 +12,11 @@ import { nativeKernels } from "@car/native";
 /**
  * From how many (action, key) entries `auto` mode buckets them in
  * @car/native's `group` kernel (when `order` is an Int32Array, such as
- * `DependencyGraph.flat.order`). Infinite: measured at 2.2–2.8× the
- * `bucketByKey` below from 10k to 100k actions (bench:kernels), short of
- * the 3× a native path must earn, and the interning around it is most of
- * `groupByKey` anyway. `CAR_NATIVE=always` runs it; the differential tests
- * keep it identical.
+ * `DependencyGraph.flat.order`). Infinite: measured at 2.5–2.8× the
+ * `bucketByKey` below from 100k to 400k actions (5.4× at 1M), short of the
+ * 3× a native path must earn at 100k (bench:kernels); the interning around
+ * it is most of `groupByKey` anyway. `CAR_NATIVE=always` runs it; the
+ * differential tests keep it identical.
  */
 export const NATIVE_GROUP_MIN_ENTRIES = Number.POSITIVE_INFINITY;
 
