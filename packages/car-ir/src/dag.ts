@@ -7,13 +7,16 @@
  *
  * Everything is index-based arrays: this runs on every proposal, at up to
  * a million actions, so no per-edge objects and no graph library on this
- * path. The ordering can run in @car/native's kernel (see
- * `NATIVE_LEVELS_MIN_ACTIONS`); the TypeScript here is the reference.
+ * path. The predecessors are also kept flat (`FlatEdges`, CSR over
+ * declaration indices), written where each id is resolved, so kernels take
+ * them without a conversion pass. The ordering can run in @car/native's
+ * kernel (see `NATIVE_LEVELS_MIN_ACTIONS`); `levelsFromPreds` here is the
+ * reference.
  */
 import type { Action } from "./types.ts";
 import { CarError } from "./errors.ts";
 import { pushWrittenKeys } from "./state-sets.ts";
-import { type NativeKernels, nativeKernels } from "@car/native";
+import { nativeKernels } from "@car/native";
 
 export interface DependencyGraph {
   /** Action ids in declaration order. */
@@ -28,6 +31,20 @@ export interface DependencyGraph {
   readonly order: readonly number[];
   /** `level[i]`: length of the longest dependency chain ending at `i`. */
   readonly level: readonly number[];
+  /** The same predecessors, order and levels as flat typed arrays (for kernels, native or not). */
+  readonly flat: FlatEdges;
+}
+
+/**
+ * A graph's edges in compressed sparse rows: action `i`'s predecessors are
+ * `preds[predStart[i] .. predStart[i + 1])`, in the order of `graph.preds[i]`.
+ * `order` and `level` are the graph's, as `Int32Array`s.
+ */
+export interface FlatEdges {
+  readonly predStart: Int32Array;
+  readonly preds: Int32Array;
+  readonly order: Int32Array;
+  readonly level: Int32Array;
 }
 
 function indexIds(actions: readonly Action[]): Map<string, number> {
@@ -51,9 +68,29 @@ function indexIds(actions: readonly Action[]): Map<string, number> {
  */
 const NONE: readonly number[] = Object.freeze([]);
 
-function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): (readonly number[])[] {
+/** Growable flat predecessor list, filled as `collectPreds` resolves each edge. */
+class EdgeBuffer {
+  readonly start: Int32Array;
+  data: Int32Array;
+  length = 0;
+  constructor(n: number) {
+    this.start = new Int32Array(n + 1);
+    this.data = new Int32Array(Math.max(16, 2 * n));
+  }
+  push(j: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Int32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = j;
+  }
+}
+
+function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): { preds: (readonly number[])[]; flat: EdgeBuffer } {
   const n = actions.length;
   const preds: (readonly number[])[] = new Array(n);
+  const flat = new EdgeBuffer(n);
   const lastWriter = new Map<string, number>();
   const lastStateWrite = new Map<string, number>();
   const unknown: { pointer: string; message: string }[] = [];
@@ -73,6 +110,7 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
       } else if (seen[j] !== stamp) {
         seen[j] = stamp;
         (mine ??= []).push(j);
+        flat.push(j);
       }
     }
     for (const key of action.state_dependencies) {
@@ -80,6 +118,7 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
       if (j !== undefined && seen[j] !== stamp) {
         seen[j] = stamp;
         (mine ??= []).push(j);
+        flat.push(j);
       }
     }
     writes.length = 0;
@@ -90,17 +129,19 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
         if (j !== undefined && j !== i && seen[j] !== stamp) {
           seen[j] = stamp;
           (mine ??= []).push(j);
+          flat.push(j);
         }
         lastStateWrite.set(key, i);
       }
     }
     for (const key of writes) lastWriter.set(key, i);
     preds[i] = mine ?? NONE;
+    flat.start[i + 1] = flat.length;
   }
   if (unknown.length > 0) {
     throw new CarError("invalid_proposal", `dependencies name unknown actions: ${unknown.map((u) => u.message).join("; ")}`, { problems: unknown });
   }
-  return preds;
+  return { preds, flat };
 }
 
 /** Finds one cycle among nodes Kahn's algorithm could not order, as action ids. */
@@ -150,53 +191,51 @@ function successors(preds: readonly (readonly number[])[]): (readonly number[])[
   return succs;
 }
 
-interface Ordering {
-  /** Topological order; shorter than the graph when there is a cycle. */
-  order: number[];
-  level: number[];
-  /** Successors, when the ordering had to build them. */
-  succs?: (readonly number[])[];
-}
-
-/** Kahn's algorithm: a FIFO queue seeded in declaration order. The reference for the native kernel. */
-function orderInTs(preds: readonly (readonly number[])[]): Ordering {
-  const n = preds.length;
-  const succs = successors(preds);
+/**
+ * Kahn's algorithm over predecessors in CSR form: a FIFO queue seeded in
+ * declaration order, successors visited in declaration order; fills `order`
+ * (a topological order) and `level` (longest chain ending at each action)
+ * and returns how many actions it ordered — fewer than all means a cycle.
+ * The reference for @car/native's `levels`, with the same signature.
+ */
+export function levelsFromPreds(predStart: Int32Array, preds: Int32Array, order: Int32Array, level: Int32Array): number {
+  const n = predStart.length - 1;
+  // Successors as CSR, in ascending action order.
+  const succStart = new Int32Array(n + 1);
+  for (let e = 0; e < preds.length; e++) succStart[preds[e]! + 1]!++;
+  for (let i = 0; i < n; i++) succStart[i + 1]! += succStart[i]!;
+  const fill = succStart.slice(0, n);
+  const succs = new Int32Array(preds.length);
   const pending = new Int32Array(n);
-  for (let i = 0; i < n; i++) pending[i] = preds[i]!.length;
-  const level = new Array<number>(n).fill(0);
-  const order: number[] = [];
-  for (let i = 0; i < n; i++) if (pending[i] === 0) order.push(i);
-  for (let head = 0; head < order.length; head++) {
+  for (let i = 0; i < n; i++) {
+    const end = predStart[i + 1]!;
+    pending[i] = end - predStart[i]!;
+    for (let e = predStart[i]!; e < end; e++) succs[fill[preds[e]!]!++] = i;
+  }
+  level.fill(0);
+  let tail = 0;
+  for (let i = 0; i < n; i++) if (pending[i] === 0) order[tail++] = i;
+  for (let head = 0; head < tail; head++) {
     const i = order[head]!;
     const next = level[i]! + 1;
-    for (const s of succs[i]!) {
+    const end = succStart[i + 1]!;
+    for (let e = succStart[i]!; e < end; e++) {
+      const s = succs[e]!;
       if (level[s]! < next) level[s] = next;
-      if (--pending[s]! === 0) order.push(s);
+      if (--pending[s]! === 0) order[tail++] = s;
     }
   }
-  return { order, level, succs };
-}
-
-/** The same ordering from the native kernel, predecessors handed over as one flat Int32Array. */
-function orderNatively(preds: readonly (readonly number[])[], native: NativeKernels): Ordering {
-  const n = preds.length;
-  const start = new Int32Array(n + 1);
-  for (let i = 0; i < n; i++) start[i + 1] = start[i]! + preds[i]!.length;
-  const flat = new Int32Array(start[n]!);
-  for (let i = 0, k = 0; i < n; i++) for (const p of preds[i]!) flat[k++] = p;
-  const order = new Int32Array(n);
-  const level = new Int32Array(n);
-  const count = native.levels(start, flat, order, level);
-  return { order: Array.from(order.subarray(0, count)), level: Array.from(level) };
+  return tail;
 }
 
 /**
- * From how many actions `auto` mode orders natively. Infinite: the kernel
- * alone is ~10× the TypeScript ordering, but `dependencyEdges` as a whole
- * gains only ~1.1× (edge collection, string-keyed, dominates), short of the
- * 3× a native path must earn (README, @car/verify bench). `CAR_NATIVE=always`
- * still runs it, and the differential tests keep it identical.
+ * From how many actions `auto` mode orders natively. Infinite: on the flat
+ * predecessors both paths run the same Kahn's algorithm, memory-bound, and
+ * the kernel measured 1.3–1.8× `levelsFromPreds` from 1k to 100k actions
+ * and 2.5× at 1M (@car/verify `bench:kernels`), short of the 3× a native
+ * path must earn.
+ * `CAR_NATIVE=always` still runs it, and the differential tests keep it
+ * identical.
  */
 export const NATIVE_LEVELS_MIN_ACTIONS = Number.POSITIVE_INFINITY;
 
@@ -208,13 +247,17 @@ export const NATIVE_LEVELS_MIN_ACTIONS = Number.POSITIVE_INFINITY;
 export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
   const n = actions.length;
   const indexOf = indexIds(actions);
-  const preds = collectPreds(actions, indexOf);
+  const { preds, flat: edges } = collectPreds(actions, indexOf);
+  const predStart = edges.start;
+  const flatPreds = edges.data.subarray(0, edges.length);
+  const orderFlat = new Int32Array(n);
+  const levelFlat = new Int32Array(n);
   const native = nativeKernels(n, NATIVE_LEVELS_MIN_ACTIONS);
-  const { order, level, succs: built } = native === undefined ? orderInTs(preds) : orderNatively(preds, native);
+  const count = (native?.levels ?? levelsFromPreds)(predStart, flatPreds, orderFlat, levelFlat);
   const ids: string[] = new Array(n);
   for (let i = 0; i < n; i++) ids[i] = actions[i]!.id;
-  if (order.length < n) {
-    const ordered = new Set(order);
+  if (count < n) {
+    const ordered = new Set(orderFlat.subarray(0, count));
     const remaining = new Set<number>();
     for (let i = 0; i < n; i++) if (!ordered.has(i)) remaining.add(i);
     const cycle = findCycle(preds, remaining, ids);
@@ -223,8 +266,14 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
       problems: [{ pointer: `/actions/${indexOf.get(cycle[0]!)}/dependencies`, message: `dependency cycle through ${cycle.join(", ")}` }],
     });
   }
-  // Successors are built on first use when the ordering did not need them.
-  let succs = built;
+  const order: number[] = new Array(n);
+  const level: number[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    order[i] = orderFlat[i]!;
+    level[i] = levelFlat[i]!;
+  }
+  // Successors are built on first use: only some callers need them.
+  let succs: (readonly number[])[] | undefined;
   return {
     ids,
     indexOf,
@@ -234,6 +283,7 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
     },
     order,
     level,
+    flat: { predStart, preds: flatPreds, order: orderFlat, level: levelFlat },
   };
 }
 

@@ -13,11 +13,17 @@ import { PACKAGE_DIR } from "./paths.ts";
 
 export { buildNative, cargoAvailable } from "./build.ts";
 
+/** The kernels' signatures this loader expects; src/lib.rs exports the same number as `abi`. */
+const ABI = 2;
+
 export interface NativeKernels {
   /** Kahn's algorithm over predecessors in CSR form; fills `order`/`level`, returns how many were ordered. */
   levels(predStart: Int32Array, preds: Int32Array, order: Int32Array, level: Int32Array): number;
-  /** For each query, 1 in `answers` when position `from[k]` reaches position `to[k]` (predecessors by position, CSR). */
-  reach(predStart: Int32Array, predPos: Int32Array, from: Int32Array, to: Int32Array, answers: Uint8Array): number;
+  /**
+   * For each query, 1 in `answers` when action `from[k]` reaches action `to[k]`; the graph as
+   * @car/ir's `DependencyGraph.flat` (predecessors by declaration index, CSR; order; levels).
+   */
+  reach(predStart: Int32Array, preds: Int32Array, order: Int32Array, level: Int32Array, from: Int32Array, to: Int32Array, answers: Uint8Array): number;
   /** Actions bucketed by interned key id (`keyStart`/`keyIds`, CSR), each bucket in `order`. */
   group(order: Int32Array, keyStart: Int32Array, keyIds: Int32Array, groupStart: Int32Array, members: Int32Array): number;
 }
@@ -51,11 +57,9 @@ function load(): { kernels: NativeKernels | undefined; reason: string } {
   const errors: string[] = [];
   for (const file of files) {
     try {
-      const kernels = require(`${PACKAGE_DIR}${file}`) as NativeKernels;
-      if (typeof kernels.levels === "function" && typeof kernels.reach === "function" && typeof kernels.group === "function") {
-        return { kernels, reason: `loaded ${file}` };
-      }
-      errors.push(`${file}: missing kernels`);
+      const kernels = require(`${PACKAGE_DIR}${file}`) as NativeKernels & { abi?: number };
+      if (kernels.abi === ABI) return { kernels, reason: `loaded ${file}` };
+      errors.push(`${file}: built from other sources (abi ${kernels.abi ?? "none"}, this loader needs ${ABI}); rebuild it`);
     } catch (error) {
       errors.push(`${file}: ${(error as Error).message}`);
     }

@@ -8,6 +8,9 @@
 //! @car/verify are the reference; these must give identical answers.
 
 mod kernels;
+
+/// Bumped whenever a kernel's signature changes; the loader refuses a binary built from older source.
+const ABI: i32 = 2;
 mod napi;
 
 use napi::*;
@@ -91,13 +94,15 @@ unsafe extern "C" fn levels(env: napi_env, info: napi_callback_info) -> napi_val
     }
 }
 
-/// `reach(predStart, predPos, from, to, answers)`: for each query, 1 when position `from` reaches position `to`.
+/// `reach(predStart, preds, order, level, from, to, answers)`: for each query, 1 when action `from` reaches action `to`.
 unsafe extern "C" fn reach(env: napi_env, info: napi_callback_info) -> napi_value {
-    let Some([a, b, c, d, e]) = args::<5>(env, info) else { return fail(env, "reach(predStart, predPos, from, to, answers): five typed arrays expected") };
-    let (Some(start), Some(preds), Some(from), Some(to), Some(answers)) = (a.i32s(), b.i32s(), c.i32s(), d.i32s(), e.u8s()) else {
+    let Some([a, b, c, d, e, f, g]) = args::<7>(env, info) else {
+        return fail(env, "reach(predStart, preds, order, level, from, to, answers): seven typed arrays expected");
+    };
+    let (Some(start), Some(preds), Some(order), Some(level), Some(from), Some(to), Some(answers)) = (a.i32s(), b.i32s(), c.i32s(), d.i32s(), e.i32s(), f.i32s(), g.u8s()) else {
         return fail(env, "reach: Int32Array arguments and a Uint8Array of answers expected");
     };
-    match kernels::reach(start, preds, from, to, answers) {
+    match kernels::reach(start, preds, order, level, from, to, answers) {
         Ok(()) => int(env, 0),
         Err(message) => fail(env, message),
     }
@@ -128,5 +133,8 @@ pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_va
     export(env, exports, "levels", levels);
     export(env, exports, "reach", reach);
     export(env, exports, "group", group);
+    let mut abi = ptr::null_mut();
+    napi_create_int32(env, ABI, &mut abi);
+    napi_set_named_property(env, exports, "abi\0".as_ptr() as *const c_char, abi);
     exports
 }

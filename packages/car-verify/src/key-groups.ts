@@ -7,6 +7,19 @@
  * a large share of verify's garbage-collection time.
  */
 
+import { nativeKernels } from "@car/native";
+
+/**
+ * From how many (action, key) entries `auto` mode buckets them in
+ * @car/native's `group` kernel (when `order` is an Int32Array, such as
+ * `DependencyGraph.flat.order`). Infinite: measured at 2.5–2.8× the
+ * `bucketByKey` below from 100k to 400k actions (5.4× at 1M), short of the
+ * 3× a native path must earn at 100k (bench:kernels); the interning around
+ * it is most of `groupByKey` anyway. `CAR_NATIVE=always` runs it; the
+ * differential tests keep it identical.
+ */
+export const NATIVE_GROUP_MIN_ENTRIES = Number.POSITIVE_INFINITY;
+
 /** State keys ↔ dense integer ids, shared by every grouping of one check. */
 export class KeyTable {
   readonly keys: string[] = [];
@@ -57,9 +70,28 @@ export function groupSize(groups: KeyGroups, k: number): number {
  * `i` (repeats allowed). `order` is a topological order of all the actions.
  */
 export function groupByKey(count: number, pushKeys: (i: number, out: string[]) => void, order: ArrayLike<number>, table = new KeyTable()): KeyGroups {
-  // Each action's distinct key ids, flat: action i's are ids[at[i] .. at[i + 1]).
+  const { at, ids, firstSeen } = internKeys(count, pushKeys, table);
+  const keyCount = table.keys.length;
+  const native = order instanceof Int32Array ? nativeKernels(ids.length, NATIVE_GROUP_MIN_ENTRIES) : undefined;
+  if (native === undefined) return { table, ...bucketByKey(order, at, ids, keyCount), firstSeen };
+  const start = new Int32Array(keyCount + 1);
+  const members = new Int32Array(ids.length);
+  native.group(order as Int32Array, at, ids, start, members);
+  return { table, start, members, firstSeen };
+}
+
+/**
+ * Each action's distinct key ids, flat: action `i`'s are `ids[at[i] .. at[i + 1])`;
+ * `firstSeen` as in `KeyGroups`. `ids` is an Int32Array so the native kernel takes it as is.
+ */
+export function internKeys(
+  count: number,
+  pushKeys: (i: number, out: string[]) => void,
+  table: KeyTable,
+): { at: Int32Array; ids: Int32Array; firstSeen: number[] } {
   const at = new Int32Array(count + 1);
-  const ids: number[] = [];
+  let ids = new Int32Array(Math.max(16, count));
+  let length = 0;
   const seenBy: number[] = []; // seenBy[k] === i + 1: action i already listed key k
   const firstSeen: number[] = [];
   const buffer: string[] = [];
@@ -71,13 +103,27 @@ export function groupByKey(count: number, pushKeys: (i: number, out: string[]) =
       if (seenBy[k] === i + 1) continue;
       if (seenBy[k] === undefined) firstSeen.push(k);
       seenBy[k] = i + 1;
-      ids.push(k);
+      if (length === ids.length) {
+        const grown = new Int32Array(2 * length);
+        grown.set(ids);
+        ids = grown;
+      }
+      ids[length++] = k;
     }
-    at[i + 1] = ids.length;
+    at[i + 1] = length;
   }
-  const keyCount = table.keys.length;
+  return { at, ids: ids.subarray(0, length), firstSeen };
+}
+
+/**
+ * The grouping proper, on interned ids: action `i`'s key ids are
+ * `ids[at[i] .. at[i + 1])`; a stable counting sort over `order` puts each
+ * key's actions in one run of `members`, runs indexed by `start`. The
+ * reference for @car/native's `group`, which takes the same arrays.
+ */
+export function bucketByKey(order: ArrayLike<number>, at: Int32Array, ids: Int32Array, keyCount: number): { start: Int32Array; members: Int32Array } {
   const start = new Int32Array(keyCount + 1);
-  for (const k of ids) start[k + 1]!++;
+  for (let e = 0; e < ids.length; e++) start[ids[e]! + 1]!++;
   for (let k = 0; k < keyCount; k++) start[k + 1]! += start[k]!;
   const fill = start.slice(0, keyCount);
   const members = new Int32Array(ids.length);
@@ -85,5 +131,5 @@ export function groupByKey(count: number, pushKeys: (i: number, out: string[]) =
     const i = order[p]!;
     for (let e = at[i]!; e < at[i + 1]!; e++) members[fill[ids[e]!]!++] = i;
   }
-  return { table, start, members, firstSeen };
+  return { start, members };
 }

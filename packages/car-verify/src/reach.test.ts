@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { dependencyEdges, toolCall } from "@car/ir";
+import { setNativeMode } from "@car/native";
 import { reachBatch } from "./reach.ts";
 import { topoPositions } from "./topo-orders.ts";
 
@@ -47,12 +48,18 @@ describe("reachBatch", () => {
     );
   });
 
-  it("stays exact when the sources span several bitset chunks", () => {
+  it.each(["off", "always"] as const)("stays exact when the sources span several bitset chunks (CAR_NATIVE=%s)", (mode) => {
     const n = 4000;
     const { graph, rand } = randomGraph(n, 7);
     const from = Array.from({ length: 3000 }, () => rand(n));
     const to = Array.from({ length: 3000 }, () => rand(n));
-    const answers = reachBatch(graph, topoPositions(graph), from, to);
+    const previous = setNativeMode(mode);
+    let answers: Uint8Array;
+    try {
+      answers = reachBatch(graph, topoPositions(graph), from, to);
+    } finally {
+      setNativeMode(previous);
+    }
     expect(new Set(from).size).toBeGreaterThan(1024);
     let positives = 0;
     from.forEach((u, k) => {

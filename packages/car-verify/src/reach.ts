@@ -19,13 +19,14 @@ import { nativeKernels } from "@car/native";
 import { oppositePositions } from "./topo-orders.ts";
 
 /**
- * From how many queries left after the O(1) filters `auto` mode answers them
- * natively. Infinite: `reachBatch` as a whole gains only ~1.3× from the
- * kernel (the filters and the second topological order stay in TypeScript),
- * short of the 3× a native path must earn (README, bench/kernels.ts).
- * `CAR_NATIVE=always` still runs it; the differential tests keep it identical.
+ * From how many queries `auto` mode hands the whole batch to @car/native's
+ * `reach` kernel (filters and sweep, on `DependencyGraph.flat`). Measured by
+ * `pnpm --filter @car/verify bench:kernels`, marshalling included: 3.2–4.5×
+ * at ~500 queries, 5–10× from ~1,500, 7× at 100k actions (52k queries);
+ * see the @car/native README for the table. Below this the call is cheap
+ * either way. `CAR_NATIVE=0` keeps the TypeScript below.
  */
-export const NATIVE_REACH_MIN_QUERIES = Number.POSITIVE_INFINITY;
+export const NATIVE_REACH_MIN_QUERIES = 1_000;
 
 /** Bits per chunk of sources: 32 words of 32 bits. */
 const CHUNK_WORDS = 32;
@@ -37,6 +38,13 @@ const CHUNK_SOURCES = CHUNK_WORDS * 32;
  */
 export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readonly number[], to: readonly number[]): Uint8Array {
   const answers = new Uint8Array(from.length);
+  const native = nativeKernels(from.length, NATIVE_REACH_MIN_QUERIES);
+  if (native !== undefined) {
+    // The kernel does all of it, filters included, on the graph's flat arrays: only the queries are copied.
+    const { predStart, preds, order, level } = graph.flat;
+    native.reach(predStart, preds, order, level, Int32Array.from(from), Int32Array.from(to), answers);
+    return answers;
+  }
   let pending: number[] = [];
   for (let k = 0; k < from.length; k++) {
     const u = from[k]!;
@@ -51,22 +59,6 @@ export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readon
   if (pending.length === 0) return answers;
 
   const preds = predIndex(graph, pos);
-  const native = nativeKernels(pending.length, NATIVE_REACH_MIN_QUERIES);
-  if (native !== undefined) {
-    const fromPos = new Int32Array(pending.length);
-    const toPos = new Int32Array(pending.length);
-    pending.forEach((k, j) => {
-      fromPos[j] = pos[from[k]!]!;
-      toPos[j] = pos[to[k]!]!;
-    });
-    const reached = new Uint8Array(pending.length);
-    native.reach(preds.start, preds.pos, fromPos, toPos, reached);
-    pending.forEach((k, j) => {
-      answers[k] = reached[j]!;
-    });
-    return answers;
-  }
-
   // Group pending queries by source, sources in topological order.
   const bySource = new Map<number, number[]>();
   for (const k of pending) {
@@ -93,13 +85,15 @@ interface PredIndex {
 }
 
 function predIndex(graph: DependencyGraph, pos: Int32Array): PredIndex {
-  const n = graph.order.length;
+  const { predStart, preds, order } = graph.flat;
+  const n = order.length;
   const start = new Int32Array(n + 1);
-  for (let p = 0; p < n; p++) start[p + 1] = start[p]! + graph.preds[graph.order[p]!]!.length;
-  const flat = new Int32Array(start[n]!);
-  for (let p = 0; p < n; p++) {
-    let k = start[p]!;
-    for (const q of graph.preds[graph.order[p]!]!) flat[k++] = pos[q]!;
+  const flat = new Int32Array(preds.length);
+  for (let p = 0, k = 0; p < n; p++) {
+    const i = order[p]!;
+    const end = predStart[i + 1]!;
+    for (let e = predStart[i]!; e < end; e++) flat[k++] = pos[preds[e]!]!;
+    start[p + 1] = k;
   }
   return { start, pos: flat };
 }

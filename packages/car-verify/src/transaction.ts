@@ -72,7 +72,9 @@ function prepareAll(list: readonly { proposal: ActionProposal; graph?: Dependenc
   const table = new KeyTable();
   const graphs = list.map(({ proposal, graph }) => graph ?? dependencyEdges(proposal.actions));
   const side = (push: (action: Action, out: string[]) => void) => {
-    const groups = list.map(({ proposal }, p) => groupByKey(proposal.actions.length, (i, out) => push(proposal.actions[i]!, out), graphs[p]!.order, table));
+    const groups = list.map(({ proposal }, p) =>
+      groupByKey(proposal.actions.length, (i, out) => push(proposal.actions[i]!, out), graphs[p]!.flat.order, table),
+    );
     const listed = new Uint8Array(table.keys.length);
     const keys: number[] = [];
     for (const g of groups) {

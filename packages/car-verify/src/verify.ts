@@ -227,7 +227,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
 
   const walk = forwardWalk(actions, graph, initial);
   const pos = topoPositions(graph);
-  const writers = groupByKey(actions.length, (i, out) => pushWrittenKeys(actions[i]!, out), graph.order);
+  const writers = groupByKey(actions.length, (i, out) => pushWrittenKeys(actions[i]!, out), graph.flat.order);
   append(issues, blockedIssues(actions, walk.blocked, writers));
 
   const found = findWriteConflicts(graph, pos, writers);
