@@ -36,6 +36,7 @@ import type {
   StateAssumption,
   ToolInvocationMode,
 } from "./types.ts";
+import { surelyValidProposal } from "./proposal-shape.ts";
 import { shapeProblems } from "./validate.ts";
 
 export interface ParseOptions {
@@ -68,6 +69,15 @@ function mapField(raw: Raw, name: string, copy: Copy): JsonObject {
 function stringsField(raw: Raw, name: string): string[] {
   const v = field(raw, name);
   return v === undefined ? [] : (v as string[]).slice();
+}
+
+/** A list of records, each normalized; a fresh empty list when absent (no callback made per action). */
+function listField<T>(raw: Raw, name: string, normalize: (item: Raw, copy: Copy) => T, copy: Copy): T[] {
+  const items = field(raw, name) as Raw[] | undefined;
+  if (items === undefined || items.length === 0) return [];
+  const out: T[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) out[i] = normalize(items[i]!, copy);
+  return out;
 }
 
 function normalizePrecondition(raw: Raw, copy: Copy): Precondition {
@@ -108,13 +118,13 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
     id,
     type: raw["type"] as ActionType,
     parameters: mapField(raw, "parameters", copy),
-    preconditions: ((field(raw, "preconditions") as Raw[] | undefined) ?? []).map((p) => normalizePrecondition(p, copy)),
+    preconditions: listField(raw, "preconditions", normalizePrecondition, copy),
     expected_effects: mapField(raw, "expected_effects", copy),
     dependencies: stringsField(raw, "dependencies"),
     state_dependencies: stringsField(raw, "state_dependencies"),
     read_set: stringsField(raw, "read_set"),
     write_set: stringsField(raw, "write_set"),
-    assumptions: ((field(raw, "assumptions") as Raw[] | undefined) ?? []).map((a) => normalizeAssumption(a, copy)),
+    assumptions: listField(raw, "assumptions", normalizeAssumption, copy),
     invocation_mode: (field(raw, "invocation_mode") as ToolInvocationMode | undefined) ?? ACTION_DEFAULTS.invocation_mode,
     reversibility: (field(raw, "reversibility") as Reversibility | undefined) ?? ACTION_DEFAULTS.reversibility,
     idempotent: (field(raw, "idempotent") as boolean | undefined) ?? ACTION_DEFAULTS.idempotent,
@@ -137,21 +147,24 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
 function idProblems(rawActions: readonly unknown[]): { explicit: Set<string>; problems: ErrorProblem[] } {
   const explicit = new Set<string>();
   const problems: ErrorProblem[] = [];
-  rawActions.forEach((raw, i) => {
+  for (let i = 0; i < rawActions.length; i++) {
+    const raw = rawActions[i];
     const id = typeof raw === "object" && raw !== null ? getOwn(raw as Raw, "id") : undefined;
-    if (typeof id !== "string") return;
+    if (typeof id !== "string") continue;
     if (explicit.has(id)) problems.push({ pointer: `/actions/${i}/id`, message: `duplicate action id '${id}'` });
     explicit.add(id);
-  });
-  rawActions.forEach((raw, i) => {
+  }
+  for (let i = 0; i < rawActions.length; i++) {
+    const raw = rawActions[i];
     const deps = typeof raw === "object" && raw !== null ? getOwn(raw as Raw, "dependencies") : undefined;
-    if (!Array.isArray(deps)) return;
-    deps.forEach((dep, d) => {
+    if (!Array.isArray(deps)) continue;
+    for (let d = 0; d < deps.length; d++) {
+      const dep: unknown = deps[d];
       if (typeof dep === "string" && !explicit.has(dep)) {
         problems.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${dep}'` });
       }
-    });
-  });
+    }
+  }
   return { explicit, problems };
 }
 
@@ -234,7 +247,7 @@ export function parseProposalWithGraph(input: unknown, options: ParseOptions = {
     const raw = readJsonInput(input, "invalid_proposal", "proposal");
     const rawActions = typeof raw === "object" && raw !== null && Array.isArray(getOwn(raw as Raw, "actions")) ? ((raw as Raw)["actions"] as unknown[]) : [];
     checkProposalActions(rawActions.length, options.limits);
-    const problems = shapeProblems("actionProposal", raw);
+    const problems = surelyValidProposal(raw) ? [] : shapeProblems("actionProposal", raw);
     const { explicit, problems: idIssues } = idProblems(rawActions);
     for (const issue of idIssues) problems.push(issue);
     if (problems.length > 0) throw invalid(problems);
@@ -243,11 +256,14 @@ export function parseProposalWithGraph(input: unknown, options: ParseOptions = {
     const copy: Copy = typeof input === "string" ? adoptJson : cloneJson;
     const record = raw as Raw;
     const proposalId = (field(record, "id") as string | undefined) ?? shortId(ids);
-    const taken = new Set(explicit);
-    const actions = (rawActions as Raw[]).map((a) => {
+    // Fresh ids avoid every declared one (and each other): they join the declared set.
+    const taken = explicit;
+    const actions: Action[] = new Array(rawActions.length);
+    for (let i = 0; i < rawActions.length; i++) {
+      const a = rawActions[i] as Raw;
       const id = getOwn(a, "id");
-      return normalizeAction(a, typeof id === "string" ? id : freshId(ids, taken), copy);
-    });
+      actions[i] = normalizeAction(a, typeof id === "string" ? id : freshId(ids, taken), copy);
+    }
     let graph: DependencyGraph;
     try {
       graph = dependencyEdges(actions);
