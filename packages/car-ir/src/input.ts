@@ -54,7 +54,8 @@ class Ancestors {
   }
 
   pop(): void {
-    this.#deep?.delete(this.#path.pop()!);
+    const value = this.#path.pop()!;
+    this.#deep?.delete(value);
   }
 }
 
