@@ -10,14 +10,7 @@ import { randomIds, rfc3339, shortId, systemClock, type Clock, type IdGenerator 
 import { dependencyEdges, type DependencyGraph } from "./dag.ts";
 import { ACTION_DEFAULTS } from "./defaults.ts";
 import { CarError, type ErrorProblem } from "./errors.ts";
-import {
-  ASSUMPTION_FIELDS,
-  PRECONDITION_FIELDS,
-  PROPOSAL_FIELDS,
-  REF_COMPENSATION_FIELDS,
-  TOOL_COMPENSATION_FIELDS,
-  copyUnknownFields,
-} from "./fields.ts";
+import { ASSUMPTION_FIELDS, PRECONDITION_FIELDS, PROPOSAL_FIELDS, REF_COMPENSATION_FIELDS, TOOL_COMPENSATION_FIELDS, copyUnknownFields } from "./fields.ts";
 import { guarded, problemsError, readJsonInput } from "./input.ts";
 import { checkProposalActions, checkProposalBytes, type ProposalLimits } from "./limits.ts";
 import { adoptJson, cloneJson, emptyMap, getOwn, hasKey, setOwn } from "./json.ts";
