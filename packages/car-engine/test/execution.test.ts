@@ -427,7 +427,7 @@ describe("events", () => {
     ];
     await rt.executeProposal({ id: "p", actions });
     // In declaration order (a synchronous tool finishes before the asynchronous ones started earlier).
-    const succeeded = actions.map((a) => rt.events.query({ kinds: ["action_succeeded"], action_id: a.id })[0]!);
+    const succeeded = actions.map((a) => rt.events.query({ kinds: ["action_succeeded"], action_id: a.id! })[0]!);
     for (const [i, e] of succeeded.entries()) {
       const action = actions[i]!;
       const plain = {
