@@ -433,4 +433,53 @@ describe("events", () => {
     const withSecret = rt.events.query().filter((e) => JSON.stringify(e).includes("s3"));
     expect(withSecret.map((e) => e.kind)).toEqual(["proposal_received"]);
   });
+
+  it("action_succeeded data is what each action alone would give, however calls of one tool share it", async () => {
+    const { rt } = fakeRuntime();
+    rt.registerTool("t", async () => ({ ok: true }));
+    rt.registerTool("u", () => 1);
+    const actions = [
+      tc("a", "t"),
+      tc("b", "t"),
+      tc("c", "t", { parameters: { x: 1 } }),
+      tc("d", "t", { parameters: { x: 1 } }),
+      tc("e", "t", { expected_effects: { k: 1 } }),
+      tc("f", "t"),
+      tc("g", "u"),
+      tc("h", "t", { parameters: { x: 2 } }),
+    ];
+    await rt.executeProposal({ id: "p", actions });
+    // In declaration order (a synchronous tool finishes before the asynchronous ones started earlier).
+    const succeeded = actions.map((a) => rt.events.query({ kinds: ["action_succeeded"], action_id: a.id! })[0]!);
+    for (const [i, e] of succeeded.entries()) {
+      const action = actions[i]!;
+      const plain = {
+        params_digest: paramsDigest(action.parameters ?? {}),
+        expected_effects: action.expected_effects ?? {},
+        tool: action.tool,
+        tool_source: "user_defined",
+      };
+      expect(JSON.parse(JSON.stringify(e.data))).toEqual(plain);
+    }
+    // Shared only between equal ones, and never open to change through one event.
+    expect(succeeded[1]!.data).toBe(succeeded[0]!.data);
+    expect(succeeded[2]!.data).not.toBe(succeeded[0]!.data);
+    expect(Object.isFrozen(succeeded[0]!.data)).toBe(true);
+  });
+
+  it("a tool registered again mid-run with another source is recorded with its new source", async () => {
+    const { rt } = fakeRuntime();
+    rt.registerTool("t", () => 1);
+    rt.registerTool("swap", () => {
+      rt.registerTool({ name: "t", source: "mcp" }, () => 2);
+      return null;
+    });
+    await rt.executeProposal({ id: "p", actions: [tc("a", "t"), tc("s", "swap", { dependencies: ["a"] }), tc("b", "t", { dependencies: ["s"] })] });
+    const sources = rt.events.query({ kinds: ["action_succeeded"] }).map((e) => [e.action_id, e.data["tool_source"]]);
+    expect(sources).toEqual([
+      ["a", "user_defined"],
+      ["s", "user_defined"],
+      ["b", "mcp"],
+    ]);
+  });
 });

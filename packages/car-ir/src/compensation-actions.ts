@@ -11,7 +11,8 @@ import type { Action, UndoGap } from "./types.ts";
 export function compensationActionIndices(actions: readonly Action[]): Set<number> {
   const out = new Set<number>();
   let index: Map<string, number> | undefined;
-  for (const action of actions) {
+  for (let i = 0; i < actions.length; i++) {
+    const action = actions[i]!;
     const comp = action.compensation;
     if (comp?.type !== "action_ref" || comp.action_id === action.id) continue;
     index ??= new Map(actions.map((a, i) => [a.id, i]));

@@ -70,8 +70,8 @@ function asSet(fields: readonly string[]): ReadonlySet<string> {
 export function copyUnknownFields(from: object, to: object, known: readonly string[], copy: (value: JsonValue) => JsonValue = cloneJson): void {
   const knownSet = asSet(known);
   const source = from as Record<string, JsonValue>;
-  for (const key of Object.keys(source)) {
-    if (knownSet.has(key) || !hasKey(source, key)) continue;
+  for (const key in source) {
+    if (!hasKey(source, key) || knownSet.has(key)) continue;
     const value = source[key];
     if (value === undefined) continue;
     setOwn(to as Record<string, JsonValue>, key, copy(value));

@@ -32,8 +32,35 @@ function describeNonJson(value: unknown): string | undefined {
   }
 }
 
+/**
+ * The objects on the path from the root to the value being checked, to find
+ * a cycle. A short path is searched as an array (no hash table churned by an
+ * add and a delete per object); past `SHORT_PATH` deep a Set takes over, so
+ * a hostile deeply nested value stays linear.
+ */
+class Ancestors {
+  static readonly SHORT_PATH = 32;
+  readonly #path: object[] = [];
+  #deep: Set<object> | undefined;
+
+  has(value: object): boolean {
+    return this.#deep !== undefined ? this.#deep.has(value) : this.#path.includes(value);
+  }
+
+  push(value: object): void {
+    this.#path.push(value);
+    if (this.#deep !== undefined) this.#deep.add(value);
+    else if (this.#path.length > Ancestors.SHORT_PATH) this.#deep = new Set(this.#path);
+  }
+
+  pop(): void {
+    const value = this.#path.pop()!;
+    this.#deep?.delete(value);
+  }
+}
+
 /** Checks a value tree; the path is kept as tokens so pointers are only built for problems. */
-function walk(value: unknown, path: (string | number)[], ancestors: Set<object>, out: ErrorProblem[]): void {
+function walk(value: unknown, path: (string | number)[], ancestors: Ancestors, out: ErrorProblem[]): void {
   if (out.length >= MAX_LISTED) return;
   const problem = describeNonJson(value);
   if (problem !== undefined) {
@@ -45,7 +72,7 @@ function walk(value: unknown, path: (string | number)[], ancestors: Set<object>,
     out.push({ pointer: pointerOf(path), message: "circular reference" });
     return;
   }
-  ancestors.add(value);
+  ancestors.push(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       path.push(i);
@@ -54,13 +81,15 @@ function walk(value: unknown, path: (string | number)[], ancestors: Set<object>,
     }
   } else {
     const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
+    // for…in with an own-key test visits what Object.keys lists, in its order, without allocating the list.
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
       path.push(key);
       walk(record[key], path, ancestors, out);
       path.pop();
     }
   }
-  ancestors.delete(value);
+  ancestors.pop();
 }
 
 /**
@@ -76,7 +105,7 @@ export function readJsonInput(input: unknown, code: CarErrorCode, what: string):
     }
   }
   const problems: ErrorProblem[] = [];
-  walk(input, [], new Set(), problems);
+  walk(input, [], new Ancestors(), problems);
   if (problems.length > 0) throw problemsError(code, what, problems);
   return input;
 }

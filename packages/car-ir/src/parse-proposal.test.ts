@@ -145,6 +145,20 @@ describe("parseProposal errors", () => {
     cyclic["self"] = cyclic;
     expect(problemsOf(cyclic)[0]!.message).toBe("circular reference");
   });
+
+  it("tells a cycle from a value shared by siblings, at any depth", () => {
+    const shared = { n: 1 };
+    const siblings = Array.from({ length: 100 }, () => shared);
+    expect(parseProposal({ actions: [], context: { siblings } }).context["siblings"]).toEqual(siblings);
+    // Past the short path the ancestors are kept in a set: a cycle there is still found, and its pointer is exact.
+    let deep: Record<string, unknown> = { shared };
+    const root = deep;
+    for (let d = 0; d < 80; d++) deep = (deep["c"] = { shared, also: shared }) as Record<string, unknown>;
+    expect(parseProposal({ actions: [], context: { root } }).context["root"]).toEqual(root);
+    deep["loop"] = root;
+    const problems = problemsOf({ actions: [], context: { root } });
+    expect(problems).toEqual([{ pointer: `/context/root${"/c".repeat(80)}/loop`, message: "circular reference" }]);
+  });
 });
 
 describe("parseProposal robustness", () => {

@@ -10,18 +10,10 @@ import { randomIds, rfc3339, shortId, systemClock, type Clock, type IdGenerator 
 import { dependencyEdges, type DependencyGraph } from "./dag.ts";
 import { ACTION_DEFAULTS } from "./defaults.ts";
 import { CarError, type ErrorProblem } from "./errors.ts";
-import {
-  ACTION_FIELDS,
-  ASSUMPTION_FIELDS,
-  PRECONDITION_FIELDS,
-  PROPOSAL_FIELDS,
-  REF_COMPENSATION_FIELDS,
-  TOOL_COMPENSATION_FIELDS,
-  copyUnknownFields,
-} from "./fields.ts";
+import { ASSUMPTION_FIELDS, PRECONDITION_FIELDS, PROPOSAL_FIELDS, REF_COMPENSATION_FIELDS, TOOL_COMPENSATION_FIELDS, copyUnknownFields } from "./fields.ts";
 import { guarded, problemsError, readJsonInput } from "./input.ts";
 import { checkProposalActions, checkProposalBytes, type ProposalLimits } from "./limits.ts";
-import { adoptJson, cloneJson, emptyMap, getOwn } from "./json.ts";
+import { adoptJson, cloneJson, emptyMap, getOwn, hasKey, setOwn } from "./json.ts";
 import { collectOutputRefs, pushOutputRefIds } from "./refs.ts";
 import type {
   Action,
@@ -36,6 +28,7 @@ import type {
   StateAssumption,
   ToolInvocationMode,
 } from "./types.ts";
+import { surelyValidProposal } from "./proposal-shape.ts";
 import { shapeProblems } from "./validate.ts";
 
 export interface ParseOptions {
@@ -61,13 +54,16 @@ function field(raw: Raw, name: string): JsonValue | undefined {
 }
 
 function mapField(raw: Raw, name: string, copy: Copy): JsonObject {
-  const v = field(raw, name);
-  return v === undefined ? emptyMap() : copy(v as JsonObject);
+  return map(field(raw, name), copy);
 }
 
-function stringsField(raw: Raw, name: string): string[] {
-  const v = field(raw, name);
-  return v === undefined ? [] : (v as string[]).slice();
+/** A list of records, each normalized; a fresh empty list when absent (no callback made per action). */
+function records<T>(value: JsonValue | undefined, normalize: (item: Raw, copy: Copy) => T, copy: Copy): T[] {
+  const items = value as Raw[] | undefined;
+  if (items === undefined || items.length === 0) return [];
+  const out: T[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) out[i] = normalize(items[i]!, copy);
+  return out;
 }
 
 function normalizePrecondition(raw: Raw, copy: Copy): Precondition {
@@ -102,34 +98,134 @@ function normalizeCompensation(raw: Raw, copy: Copy): Compensation {
   return out;
 }
 
-/** A schema-valid raw action → an `Action` with defaults; `id` is decided by the caller. */
+/** A field list read from the raw action: a copy, or a fresh empty list when absent. */
+function strings(value: JsonValue | undefined): string[] {
+  return value === undefined ? [] : (value as string[]).slice();
+}
+
+/** A map read from the raw action: copied, or a fresh empty map when absent. */
+function map(value: JsonValue | undefined, copy: Copy): JsonObject {
+  return value === undefined ? emptyMap() : copy(value as JsonObject);
+}
+
+/**
+ * A schema-valid raw action → an `Action` with defaults; `id` is decided by
+ * the caller. The raw fields are read in one pass over its own keys (a
+ * planner's action names five or six of the nineteen), not looked up one by one.
+ */
 function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
+  let type: JsonValue | undefined;
+  let tool: JsonValue | undefined;
+  let parameters: JsonValue | undefined;
+  let preconditions: JsonValue | undefined;
+  let effects: JsonValue | undefined;
+  let dependencies: JsonValue | undefined;
+  let stateDependencies: JsonValue | undefined;
+  let readSet: JsonValue | undefined;
+  let writeSet: JsonValue | undefined;
+  let assumptions: JsonValue | undefined;
+  let mode: JsonValue | undefined;
+  let reversibility: JsonValue | undefined;
+  let compensation: JsonValue | undefined;
+  let idempotent: JsonValue | undefined;
+  let maxRetries: JsonValue | undefined;
+  let failureBehavior: JsonValue | undefined;
+  let timeout: JsonValue | undefined;
+  let metadata: JsonValue | undefined;
+  let unknown: string[] | undefined;
+  for (const key in raw) {
+    if (!hasKey(raw, key)) continue;
+    const value = raw[key];
+    switch (key) {
+      case "id":
+        break;
+      case "type":
+        type = value;
+        break;
+      case "tool":
+        tool = value;
+        break;
+      case "parameters":
+        parameters = value;
+        break;
+      case "preconditions":
+        preconditions = value;
+        break;
+      case "expected_effects":
+        effects = value;
+        break;
+      case "dependencies":
+        dependencies = value;
+        break;
+      case "state_dependencies":
+        stateDependencies = value;
+        break;
+      case "read_set":
+        readSet = value;
+        break;
+      case "write_set":
+        writeSet = value;
+        break;
+      case "assumptions":
+        assumptions = value;
+        break;
+      case "invocation_mode":
+        mode = value;
+        break;
+      case "reversibility":
+        reversibility = value;
+        break;
+      case "compensation":
+        compensation = value;
+        break;
+      case "idempotent":
+        idempotent = value;
+        break;
+      case "max_retries":
+        maxRetries = value;
+        break;
+      case "failure_behavior":
+        failureBehavior = value;
+        break;
+      case "timeout_ms":
+        timeout = value;
+        break;
+      case "metadata":
+        metadata = value;
+        break;
+      default:
+        (unknown ??= []).push(key);
+    }
+  }
   const action: Action = {
     id,
-    type: raw["type"] as ActionType,
-    parameters: mapField(raw, "parameters", copy),
-    preconditions: ((field(raw, "preconditions") as Raw[] | undefined) ?? []).map((p) => normalizePrecondition(p, copy)),
-    expected_effects: mapField(raw, "expected_effects", copy),
-    dependencies: stringsField(raw, "dependencies"),
-    state_dependencies: stringsField(raw, "state_dependencies"),
-    read_set: stringsField(raw, "read_set"),
-    write_set: stringsField(raw, "write_set"),
-    assumptions: ((field(raw, "assumptions") as Raw[] | undefined) ?? []).map((a) => normalizeAssumption(a, copy)),
-    invocation_mode: (field(raw, "invocation_mode") as ToolInvocationMode | undefined) ?? ACTION_DEFAULTS.invocation_mode,
-    reversibility: (field(raw, "reversibility") as Reversibility | undefined) ?? ACTION_DEFAULTS.reversibility,
-    idempotent: (field(raw, "idempotent") as boolean | undefined) ?? ACTION_DEFAULTS.idempotent,
-    max_retries: (field(raw, "max_retries") as number | undefined) ?? ACTION_DEFAULTS.max_retries,
-    failure_behavior: (field(raw, "failure_behavior") as FailureBehavior | undefined) ?? ACTION_DEFAULTS.failure_behavior,
-    metadata: mapField(raw, "metadata", copy),
+    type: type as ActionType,
+    parameters: map(parameters, copy),
+    preconditions: records(preconditions, normalizePrecondition, copy),
+    expected_effects: map(effects, copy),
+    dependencies: strings(dependencies),
+    state_dependencies: strings(stateDependencies),
+    read_set: strings(readSet),
+    write_set: strings(writeSet),
+    assumptions: records(assumptions, normalizeAssumption, copy),
+    invocation_mode: (mode as ToolInvocationMode | undefined) ?? ACTION_DEFAULTS.invocation_mode,
+    reversibility: (reversibility as Reversibility | undefined) ?? ACTION_DEFAULTS.reversibility,
+    idempotent: (idempotent as boolean | undefined) ?? ACTION_DEFAULTS.idempotent,
+    max_retries: (maxRetries as number | undefined) ?? ACTION_DEFAULTS.max_retries,
+    failure_behavior: (failureBehavior as FailureBehavior | undefined) ?? ACTION_DEFAULTS.failure_behavior,
+    metadata: map(metadata, copy),
   };
   // `null` for an optional field means absent, as serde reads an `Option`.
-  const tool = field(raw, "tool");
   if (typeof tool === "string") action.tool = tool;
-  const compensation = field(raw, "compensation");
   if (compensation !== undefined && compensation !== null) action.compensation = normalizeCompensation(compensation as Raw, copy);
-  const timeout = field(raw, "timeout_ms");
   if (typeof timeout === "number") action.timeout_ms = timeout;
-  copyUnknownFields(raw, action, ACTION_FIELDS, copy);
+  // Unknown fields are kept, after the known ones, in their input order (as `copyUnknownFields` does).
+  if (unknown !== undefined) {
+    for (const key of unknown) {
+      const value = raw[key];
+      if (value !== undefined) setOwn(action as unknown as Raw, key, copy(value));
+    }
+  }
   return action;
 }
 
@@ -137,21 +233,24 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
 function idProblems(rawActions: readonly unknown[]): { explicit: Set<string>; problems: ErrorProblem[] } {
   const explicit = new Set<string>();
   const problems: ErrorProblem[] = [];
-  rawActions.forEach((raw, i) => {
+  for (let i = 0; i < rawActions.length; i++) {
+    const raw = rawActions[i];
     const id = typeof raw === "object" && raw !== null ? getOwn(raw as Raw, "id") : undefined;
-    if (typeof id !== "string") return;
+    if (typeof id !== "string") continue;
     if (explicit.has(id)) problems.push({ pointer: `/actions/${i}/id`, message: `duplicate action id '${id}'` });
     explicit.add(id);
-  });
-  rawActions.forEach((raw, i) => {
+  }
+  for (let i = 0; i < rawActions.length; i++) {
+    const raw = rawActions[i];
     const deps = typeof raw === "object" && raw !== null ? getOwn(raw as Raw, "dependencies") : undefined;
-    if (!Array.isArray(deps)) return;
-    deps.forEach((dep, d) => {
+    if (!Array.isArray(deps)) continue;
+    for (let d = 0; d < deps.length; d++) {
+      const dep: unknown = deps[d];
       if (typeof dep === "string" && !explicit.has(dep)) {
         problems.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${dep}'` });
       }
-    });
-  });
+    }
+  }
   return { explicit, problems };
 }
 
@@ -234,7 +333,7 @@ export function parseProposalWithGraph(input: unknown, options: ParseOptions = {
     const raw = readJsonInput(input, "invalid_proposal", "proposal");
     const rawActions = typeof raw === "object" && raw !== null && Array.isArray(getOwn(raw as Raw, "actions")) ? ((raw as Raw)["actions"] as unknown[]) : [];
     checkProposalActions(rawActions.length, options.limits);
-    const problems = shapeProblems("actionProposal", raw);
+    const problems = surelyValidProposal(raw) ? [] : shapeProblems("actionProposal", raw);
     const { explicit, problems: idIssues } = idProblems(rawActions);
     for (const issue of idIssues) problems.push(issue);
     if (problems.length > 0) throw invalid(problems);
@@ -243,11 +342,14 @@ export function parseProposalWithGraph(input: unknown, options: ParseOptions = {
     const copy: Copy = typeof input === "string" ? adoptJson : cloneJson;
     const record = raw as Raw;
     const proposalId = (field(record, "id") as string | undefined) ?? shortId(ids);
-    const taken = new Set(explicit);
-    const actions = (rawActions as Raw[]).map((a) => {
+    // Fresh ids avoid every declared one (and each other): they join the declared set.
+    const taken = explicit;
+    const actions: Action[] = new Array(rawActions.length);
+    for (let i = 0; i < rawActions.length; i++) {
+      const a = rawActions[i] as Raw;
       const id = getOwn(a, "id");
-      return normalizeAction(a, typeof id === "string" ? id : freshId(ids, taken), copy);
-    });
+      actions[i] = normalizeAction(a, typeof id === "string" ? id : freshId(ids, taken), copy);
+    }
     let graph: DependencyGraph;
     try {
       graph = dependencyEdges(actions);

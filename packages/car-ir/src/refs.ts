@@ -74,7 +74,7 @@ export function pushOutputRefIds(value: JsonValue, out: string[]): void {
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) pushOutputRefIds(value[i]!, out);
   } else if (value !== null && typeof value === "object") {
-    for (const key of Object.keys(value)) pushOutputRefIds(value[key]!, out);
+    for (const key in value) if (Object.hasOwn(value, key)) pushOutputRefIds(value[key]!, out);
   }
 }
 
@@ -82,7 +82,7 @@ export function pushOutputRefIds(value: JsonValue, out: string[]): void {
 export function outputRefsOf(params: JsonObject): string[] {
   const ids: string[] = [];
   guarded("invalid_params", "parameters", () => pushOutputRefIds(params, ids));
-  return [...new Set(ids)];
+  return ids.length < 2 ? ids : [...new Set(ids)];
 }
 
 function select(output: JsonValue, path: readonly string[]): { found: boolean; value?: JsonValue } {

@@ -29,7 +29,7 @@ import type { RunEvents } from "./run-events.ts";
 import { EVENT_KINDS } from "../events/event.ts";
 import { InFlight, InFlightList } from "./in-flight.ts";
 import { PendingCall } from "./pending-call.ts";
-import type { CallEnd } from "./pending-call.ts";
+import type { CallEnd, CallSite } from "./pending-call.ts";
 import type { Scheduler } from "./schedule.ts";
 
 /** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
@@ -48,11 +48,11 @@ export interface DispatchEnvironment {
 
 /** How one call is carried out: decided once, before its first attempt. */
 export interface CallPlan {
-  tool: RegisteredTool;
-  detached: boolean;
-  cacheKey: string | undefined;
-  ttl: number | undefined;
-  attempts: number;
+  readonly tool: RegisteredTool;
+  readonly detached: boolean;
+  readonly cacheKey: string | undefined;
+  readonly ttl: number | undefined;
+  readonly attempts: number;
 }
 
 /**
@@ -86,6 +86,10 @@ export class Dispatcher {
   readonly #events: RunEvents;
   /** Every call or sleep in flight, for an abort to cancel; each entry removes itself when it settles. */
   readonly #inflight = new InFlightList();
+  /** Where asynchronous first attempts on the common path end (`#firstEnded`). */
+  readonly #firstCalls: CallSite;
+  /** Per tool: the plan of a plain call (one attempt, attached, not cached), shared by every such call, as nothing in it changes. */
+  readonly #plainPlans = new Map<RegisteredTool, CallPlan>();
   /** Finishes an asynchronous first attempt: output check, the attempt's record, retries if any remain, then its listener. */
   readonly #firstEnded: CallEnd = (call, failure, output) => {
     let called: Called | Promise<Called>;
@@ -115,6 +119,7 @@ export class Dispatcher {
     this.#meter = meter;
     this.#scheduler = scheduler;
     this.#tracer = tracer;
+    this.#firstCalls = { list: this.#inflight, timers: env.timers, end: this.#firstEnded };
   }
 
   /** Cancels every call and backoff sleep in flight (the run aborted). */
@@ -138,12 +143,14 @@ export class Dispatcher {
   dispatch(action: Action, tool: RegisteredTool, params: JsonObject, listener: CallListener, token: number): Called | undefined {
     const detached = action.invocation_mode !== "one_shot";
     const ttl = tool.schema.cache_ttl_secs;
-    const plan: CallPlan = { tool, detached, cacheKey: undefined, ttl, attempts: action.failure_behavior === "retry" ? 1 + action.max_retries : 1 };
+    const attempts = action.failure_behavior === "retry" ? 1 + action.max_retries : 1;
+    let plan: CallPlan;
     if (!detached && (action.idempotent || tool.schema.idempotent || ttl !== undefined)) {
-      plan.cacheKey = ResultCache.key(tool.schema.name, params);
-      const hit = this.#env.cache.get(plan.cacheKey, this.#env.clock.now());
+      plan = { tool, detached, cacheKey: ResultCache.key(tool.schema.name, params), ttl, attempts };
+      const hit = this.#env.cache.get(plan.cacheKey!, this.#env.clock.now());
       if (hit !== undefined) return { outcome: hit, cached: true };
-    }
+    } else if (detached || attempts !== 1) plan = { tool, detached, cacheKey: undefined, ttl, attempts };
+    else plan = this.#plainPlan(tool);
     if (tool.schema.rate_limit !== undefined || this.#scheduler.abortReason !== undefined)
       return this.#later(this.#attempts(action, params, plan, 1), listener, token);
     this.#meter.toolCalls++;
@@ -167,8 +174,17 @@ export class Dispatcher {
       return this.#now(this.#afterFirst(action, params, plan, failureFrom(error), startMs), listener, token);
     }
     if (!isThenable(raw)) return this.#now(this.#afterFirst(action, params, plan, this.#output(raw), startMs), listener, token);
-    new PendingCall(this.#inflight, this.#env.timers, ctx, this.#firstEnded, action, params, startMs, plan, listener, token).watch(raw);
+    new PendingCall(this.#firstCalls, ctx, action, params, startMs, plan, listener, token).watch(raw);
     return undefined;
+  }
+
+  #plainPlan(tool: RegisteredTool): CallPlan {
+    let plan = this.#plainPlans.get(tool);
+    if (plan === undefined) {
+      plan = { tool, detached: false, cacheKey: undefined, ttl: undefined, attempts: 1 };
+      this.#plainPlans.set(tool, plan);
+    }
+    return plan;
   }
 
   /** A result known now, unless it is still a promise (a retry after a failed first attempt). */
@@ -339,8 +355,8 @@ export class Dispatcher {
   /** Races `call` (see PendingCall) and settles with `map` of its output, or with why it failed. */
   #race(call: PromiseLike<unknown>, ctx: CallContext, action: Action, map: (output: unknown) => Outcome): Promise<Outcome> {
     return new Promise((resolve) => {
-      const end: CallEnd = (_, failure, output) => resolve(failure ?? map(output));
-      new PendingCall(this.#inflight, this.#env.timers, ctx, end, action, action.parameters, 0, undefined, undefined, 0).watch(call);
+      const site: CallSite = { list: this.#inflight, timers: this.#env.timers, end: (_, failure, output) => resolve(failure ?? map(output)) };
+      new PendingCall(site, ctx, action, action.parameters, 0, undefined, undefined, 0).watch(call);
     });
   }
 

@@ -38,6 +38,7 @@ export interface Called {
 export type RunOutcome = "committed" | "rolled_back" | "rejected";
 
 const NO_CHANGES: Record<string, StateMutation> = Object.freeze(emptyMap<StateMutation>());
+const NO_EFFECTS: JsonObject = Object.freeze(emptyMap());
 
 export class Outcomes {
   /** Per action: one of the status codes above. */
@@ -58,6 +59,8 @@ export class Outcomes {
   readonly #tools: ToolRegistry;
   readonly #clock: Clock;
   readonly #scheduler: Scheduler;
+  /** Per tool: the last `action_succeeded` data for an action declaring no effects, shared while the digest repeats (it never changes). */
+  readonly #succeededData = new Map<string | undefined, JsonObject>();
 
   constructor(
     proposalId: string,
@@ -148,9 +151,29 @@ export class Outcomes {
     this.#changes[i] = changes;
     this.settle(i, SUCCEEDED, null);
     this.completed.push(i);
-    const data = this.#digestData(action);
-    if (cached) data["cached"] = true;
+    let data: JsonObject;
+    if (cached) {
+      data = this.#digestData(action);
+      data["cached"] = true;
+    } else data = this.#sharedDigestData(action);
     this.#events.emit(EVENT_KINDS.actionSucceeded, action.id, data);
+  }
+
+  /**
+   * `#digestData` for an action that declares no effects, shared (frozen)
+   * with the previous action of the same tool whose parameters had the same
+   * digest: at 100k calls of one tool with the same parameters, one object
+   * instead of 100k equal ones. Equal as JSON to a fresh one.
+   */
+  #sharedDigestData(action: Action): JsonObject {
+    for (const _ in action.expected_effects) return this.#digestData(action);
+    const digest = paramsDigest(action.parameters);
+    const last = this.#succeededData.get(action.tool);
+    if (last !== undefined && last["params_digest"] === digest && last["tool_source"] === this.#toolSource(action)) return last;
+    const data = this.#digestData(action, digest);
+    data["expected_effects"] = NO_EFFECTS;
+    this.#succeededData.set(action.tool, Object.freeze(data));
+    return data;
   }
 
   /** Writes `key` into the working state; the action's change record is made on its first write. */
@@ -160,14 +183,19 @@ export class Outcomes {
     return into;
   }
 
-  #digestData(action: Action): JsonObject {
-    const data: JsonObject = { params_digest: paramsDigest(action.parameters), expected_effects: action.expected_effects };
+  #digestData(action: Action, digest = paramsDigest(action.parameters)): JsonObject {
+    const data: JsonObject = { params_digest: digest, expected_effects: action.expected_effects };
     if (action.tool !== undefined) {
       data["tool"] = action.tool;
-      const tool = this.#tools.get(action.tool);
-      if (tool !== undefined) data["tool_source"] = tool.schema.source;
+      const source = this.#toolSource(action);
+      if (source !== undefined) data["tool_source"] = source;
     }
     return data;
+  }
+
+  /** The source of the action's tool as registered now (a tool may be registered again mid-run). */
+  #toolSource(action: Action): string | undefined {
+    return action.tool === undefined ? undefined : this.#tools.get(action.tool)?.schema.source;
   }
 
   /** Rejects every action at admission: nothing runs. */

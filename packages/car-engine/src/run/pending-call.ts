@@ -20,13 +20,19 @@ import type { CallListener, CallPlan } from "./dispatch.ts";
 /** Receives a settled call: `failure` when it failed, timed out or was cancelled, else the tool's raw `output`. */
 export type CallEnd = (call: PendingCall, failure: ActionFailure | undefined, output: unknown) => void;
 
+/** What the calls of one dispatcher share: the in-flight list they join, the timers, and where they end. */
+export interface CallSite {
+  readonly list: InFlightList;
+  readonly timers: Timers;
+  readonly end: CallEnd;
+}
+
 export class PendingCall extends InFlight {
   #settled = false;
   #timer: unknown = undefined;
-  readonly #list: InFlightList;
-  readonly #timers: Timers;
+  /** Shared by the dispatcher's calls, so each record holds one pointer, not three (100k calls can be in flight at once). */
+  readonly #site: CallSite;
   readonly #ctx: CallContext;
-  readonly #end: CallEnd;
   /** What `end` needs to finish the call; set by whoever started it (unused fields stay as given). */
   readonly action: Action;
   readonly params: JsonObject;
@@ -37,10 +43,8 @@ export class PendingCall extends InFlight {
   readonly token: number;
 
   constructor(
-    list: InFlightList,
-    timers: Timers,
+    site: CallSite,
     ctx: CallContext,
-    end: CallEnd,
     action: Action,
     params: JsonObject,
     startMs: number,
@@ -49,10 +53,8 @@ export class PendingCall extends InFlight {
     token: number,
   ) {
     super();
-    this.#list = list;
-    this.#timers = timers;
+    this.#site = site;
     this.#ctx = ctx;
-    this.#end = end;
     this.action = action;
     this.params = params;
     this.startMs = startMs;
@@ -63,9 +65,9 @@ export class PendingCall extends InFlight {
 
   /** Starts the race: the call's own settlement, its timeout (if the action has one), and `cancel`. */
   watch(call: PromiseLike<unknown>): void {
-    this.#list.add(this);
+    this.#site.list.add(this);
     const timeout = this.action.timeout_ms;
-    if (timeout !== undefined) this.#timer = this.#timers.setTimeout(() => this.#timedOut(timeout), timeout);
+    if (timeout !== undefined) this.#timer = this.#site.timers.setTimeout(() => this.#timedOut(timeout), timeout);
     call.then(
       (output) => this.#finish(undefined, output),
       (error: unknown) => this.#finish(failureFrom(error), undefined),
@@ -86,8 +88,9 @@ export class PendingCall extends InFlight {
   #finish(failure: ActionFailure | undefined, output: unknown): void {
     if (this.#settled) return;
     this.#settled = true;
-    if (this.#timer !== undefined) this.#timers.clearTimeout(this.#timer);
-    this.#list.remove(this);
-    this.#end(this, failure, output);
+    const site = this.#site;
+    if (this.#timer !== undefined) site.timers.clearTimeout(this.#timer);
+    site.list.remove(this);
+    site.end(this, failure, output);
   }
 }

@@ -73,7 +73,8 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   readonly #dispatcher: Dispatcher;
   /** What this proposal's references have interpolated so far (made on the first reference). */
   #interpolated: InterpolationBudget | undefined;
-  readonly #startedCache = new Map<string, JsonObject>();
+  /** By action type, then tool: the shared `action_started` data. */
+  readonly #startedCache = new Map<string, Map<string | undefined, JsonObject>>();
   /** Per action: when it started (its duration is measured from here when its call ends later). */
   readonly #startMs: Float64Array;
 
@@ -259,11 +260,13 @@ export class ActionPipeline implements ScheduledWork, CallListener {
 
   /** `action_started` data, shared between actions of one type and tool (it never changes). */
   #startedData(action: Action): JsonObject {
-    const key = action.tool === undefined ? action.type : `${action.type}\u0000${action.tool}`;
-    let data = this.#startedCache.get(key);
+    // Two lookups instead of a key string built per action.
+    let byTool = this.#startedCache.get(action.type);
+    if (byTool === undefined) this.#startedCache.set(action.type, (byTool = new Map()));
+    let data = byTool.get(action.tool);
     if (data === undefined) {
       data = Object.freeze(action.tool === undefined ? { type: action.type } : { type: action.type, tool: action.tool }) as JsonObject;
-      this.#startedCache.set(key, data);
+      byTool.set(action.tool, data);
     }
     return data;
   }

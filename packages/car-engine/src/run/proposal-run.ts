@@ -137,7 +137,8 @@ export class ProposalRun {
   /** Runs every action; resolves once nothing is running any more. */
   execute(): Promise<void> {
     this.#meter.start();
-    for (const action of this.#proposal.actions) this.#events.emit(EVENT_KINDS.actionValidated, action.id, NO_DATA);
+    const actions = this.#proposal.actions;
+    for (let i = 0; i < actions.length; i++) this.#events.emit(EVENT_KINDS.actionValidated, actions[i]!.id, NO_DATA);
     return this.#scheduler.run(this.#pipeline, this.#signal);
   }
 
