@@ -17,9 +17,15 @@
  *   action verify reports as blocked. `failure_behavior` is not modelled.
  */
 import type { Action, DependencyGraph, JsonValue } from "@car/ir";
-import { evaluatePrecondition, getOwn, pushWrittenKeys } from "@car/ir";
+import type { Precondition, PreconditionMiss } from "@car/ir";
+import { checkPrecondition, getOwn, pushWrittenKeys } from "@car/ir";
 
-export type BlockReason = { kind: "precondition"; key: string; message: string } | { kind: "state_dependency"; key: string };
+/**
+ * Why an action is blocked. A failed precondition keeps what it found, not
+ * its message: verify words only the failures it reports one by one
+ * (`preconditionFailureMessage`), and a conflict-heavy plan has 100k.
+ */
+export type BlockReason = { kind: "precondition"; key: string; precondition: Precondition; miss: PreconditionMiss } | { kind: "state_dependency"; key: string };
 
 export interface WalkResult {
   /** Declared model: state after every action's declared effects. */
@@ -50,8 +56,8 @@ function levelBuckets(graph: DependencyGraph): { start: Int32Array; members: Int
 function gate(action: Action, state: ReadonlyMap<string, JsonValue>): BlockReason[] | undefined {
   let reasons: BlockReason[] | undefined;
   for (const pre of action.preconditions) {
-    const outcome = evaluatePrecondition(pre, state);
-    if (!outcome.ok) (reasons ??= []).push({ kind: "precondition", key: pre.key, message: outcome.message });
+    const miss = checkPrecondition(pre, state);
+    if (miss !== undefined) (reasons ??= []).push({ kind: "precondition", key: pre.key, precondition: pre, miss });
   }
   for (const key of action.state_dependencies) {
     if (!state.has(key)) (reasons ??= []).push({ kind: "state_dependency", key });
