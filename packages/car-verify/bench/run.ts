@@ -116,7 +116,7 @@ function measureInChild(shape: Shape, n: number): Row {
   });
   const line = child.stdout.split("\n").find((l) => l.startsWith("ROW "));
   if (child.status !== 0 || line === undefined) throw new Error(`bench row ${shape} ${n} failed (exit ${child.status}, signal ${child.signal})`);
-  return JSON.parse(line.slice(4)) as Row;
+  return JSON.parse(line.slice(4), (_, v) => (v === "NaN" ? Number.NaN : v)) as Row;
 }
 
 function printRow(row: Row): void {
@@ -131,7 +131,8 @@ function printRow(row: Row): void {
 
 if (ONE_ROW !== undefined) {
   const [shape, n] = ONE_ROW.split(":");
-  console.log(`ROW ${JSON.stringify(measureRow(shape as Shape, Number(n)))}`);
+  // NaN (a column not run) would become null in JSON.
+  console.log(`ROW ${JSON.stringify(measureRow(shape as Shape, Number(n)), (_, v) => (Number.isNaN(v) ? "NaN" : v))}`);
   process.exit(0);
 }
 
