@@ -17,6 +17,7 @@ export {
   parseOutputRef,
   findOutputRefs,
   outputRefsOf,
+  pushOutputRefIds,
   resolveOutputRefs,
   InterpolationBudget,
   DEFAULT_MAX_INTERPOLATED_BYTES,
