@@ -17,6 +17,7 @@ export {
   parseOutputRef,
   findOutputRefs,
   outputRefsOf,
+  hasOutputRefs,
   pushOutputRefIds,
   resolveOutputRefs,
   InterpolationBudget,

@@ -9,7 +9,7 @@
  * references resolve, so their schema check is left to dispatch (which uses
  * the same message). Linear in the number of actions.
  */
-import { pushOutputRefIds, stateActionKeys } from "@car/ir";
+import { hasOutputRefs, stateActionKeys } from "@car/ir";
 import type { Action, SchemaError, SchemaValidator } from "@car/ir";
 
 /** What the gate needs to know of a registered tool: its parameter check, if it has one. */
@@ -38,12 +38,9 @@ export function staticGate(actions: readonly Action[], tools: GateTools | undefi
   const findings: GateFinding[] = [];
   const n = actions.length;
   const hasRefs = new Uint8Array(n);
-  const refs: string[] = []; // one buffer, not a deduplicated list per action
   for (let i = 0; i < n; i++) {
     const action = actions[i]!;
-    refs.length = 0;
-    pushOutputRefIds(action.parameters, refs);
-    if (refs.length > 0) hasRefs[i] = 1;
+    if (hasOutputRefs(action.parameters)) hasRefs[i] = 1;
     if (stateActionKeys(action) === undefined) {
       findings.push({ index: i, message: missingKeyMessage(action) });
       continue;
