@@ -160,7 +160,7 @@ for (const shape of SHAPE_LIST) {
     const [a, b] = [of(SIZES[k - 1]!), of(SIZES[k]!)];
     if (a === undefined || b === undefined || SIZES[k]! !== SIZES[k - 1]! * 10) continue;
     const g = (f: (r: Row) => Timing) => f(b).cpu / f(a).cpu;
-    const goal = (f: (r: Row) => Timing) => `${r2(g(f)).padStart(7)} ${mark(g(f) <= GOAL.growth)}`;
+    const goal = (f: (r: Row) => Timing) => (Number.isNaN(g(f)) ? "      — (not run)" : `${r2(g(f)).padStart(7)} ${mark(g(f) <= GOAL.growth)}`);
     const step = `${SIZES[k - 1]} -> ${SIZES[k]}`;
     console.log(
       `${shape.padEnd(9)} ${step.padEnd(19)} ${r2(g((r) => r.parse)).padStart(10)}  ${r2(g((r) => r.base)).padStart(7)}  ${goal((r) => r.verifyTs)}  ${(Number.isNaN(g((r) => r.verifyNative)) ? "—" : r2(g((r) => r.verifyNative))).padStart(7)}        ${goal((r) => r.simulate)}  ${goal((r) => r.tx)}`,
@@ -176,7 +176,7 @@ if (flagged.length > 0) {
 }
 console.log(`\ngoals at >= 100k: each check <= ${GOAL.ratio}x the baseline, verify's heap <= ${GOAL.heapKb} KB per action above the parsed proposal:`);
 for (const r of rows.filter((x) => x.n >= 100_000)) {
-  const ratio = (t: Timing) => `${r2(t.cpu / r.base.cpu).padStart(6)} ${mark(t.cpu / r.base.cpu <= GOAL.ratio)}`;
+  const ratio = (t: Timing) => (Number.isNaN(t.cpu) ? "     — (not run)" : `${r2(t.cpu / r.base.cpu).padStart(6)} ${mark(t.cpu / r.base.cpu <= GOAL.ratio)}`);
   console.log(
     `  ${r.shape.padEnd(9)} ${String(r.n).padStart(8)}  verify ${ratio(r.verifyTs)}  simulate ${ratio(r.simulate)}  transactionCheck ${ratio(r.tx)}  heap ${(r.heapAfter / 1024).toFixed(2)} KB ${mark(r.heapAfter / 1024 <= GOAL.heapKb)}  (load ${r.load})`,
   );
