@@ -17,6 +17,8 @@ export {
   parseOutputRef,
   findOutputRefs,
   outputRefsOf,
+  hasOutputRefs,
+  pushOutputRefIds,
   resolveOutputRefs,
   InterpolationBudget,
   DEFAULT_MAX_INTERPOLATED_BYTES,

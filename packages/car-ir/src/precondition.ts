@@ -66,14 +66,32 @@ function originalPhrase(pre: Precondition, present: boolean): string {
   return "";
 }
 
+/** What a failed precondition found: whether its key was present, and the value it had. */
+export interface PreconditionMiss {
+  readonly present: boolean;
+  readonly value: JsonValue | undefined;
+}
+
+/**
+ * `undefined` when `pre` holds, else what it found, with no message built:
+ * verify's walk can meet 100k failures and reports only a sample of them
+ * (`preconditionFailureMessage` words one when it is needed).
+ */
+export function checkPrecondition(pre: Precondition, state: StateLookup): PreconditionMiss | undefined {
+  const found = lookup(state, pre.key);
+  return holds(pre.operator, found.present, found.value, pre.value) ? undefined : found;
+}
+
+/** The message `evaluatePrecondition` gives for a failure of `pre` that found `miss`. */
+export function preconditionFailureMessage(pre: Precondition, miss: PreconditionMiss): string {
+  if (!KNOWN_OPERATORS.has(pre.operator)) return `precondition failed: unknown operator '${pre.operator}' on '${pre.key}'`;
+  return describe(pre, miss.present, miss.value);
+}
+
 /** Evaluates one precondition; a failure names the key, the operator and the expectation. */
 export function evaluatePrecondition(pre: Precondition, state: StateLookup): PreconditionOutcome {
-  const { present, value } = lookup(state, pre.key);
-  if (holds(pre.operator, present, value, pre.value)) return OK;
-  if (!KNOWN_OPERATORS.has(pre.operator)) {
-    return { ok: false, message: `precondition failed: unknown operator '${pre.operator}' on '${pre.key}'` };
-  }
-  return { ok: false, message: describe(pre, present, value) };
+  const miss = checkPrecondition(pre, state);
+  return miss === undefined ? OK : { ok: false, message: preconditionFailureMessage(pre, miss) };
 }
 
 /** Every precondition of an action, stopping at the first that fails. */

@@ -1,8 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CarError, findOutputRefs, InterpolationBudget, outputRefsOf, parseOutputRef, resolveOutputRefs, type JsonValue } from "./index.ts";
+import { CarError, findOutputRefs, hasOutputRefs, InterpolationBudget, outputRefsOf, parseOutputRef, resolveOutputRefs, type JsonValue } from "./index.ts";
 
 const outputs: Record<string, JsonValue> = { a1: { content: "hi", list: [10, { deep: true }], "": 0 }, "b.c": 7, n: null };
-const lookup = (id: string) => (Object.prototype.hasOwnProperty.call(outputs, id) ? { found: true, value: outputs[id]! } : { found: false });
+const lookup = (id: string) => (Object.hasOwn(outputs, id) ? { found: true, value: outputs[id]! } : { found: false });
 
 describe("parseOutputRef", () => {
   it.each([
@@ -95,5 +96,31 @@ describe("outputRefsOf / findOutputRefs", () => {
   it("lists referenced ids once each, with escaped pointers", () => {
     expect(outputRefsOf({ a: "$x.output", b: ["$y.output.f", "$x.output"], c: "no $z.output" })).toEqual(["x", "y"]);
     expect(findOutputRefs({ "a/b": { "~": "$x.output" } })).toEqual([{ id: "x", path: [], pointer: "/a~1b/~0" }]);
+  });
+});
+
+describe("hasOutputRefs", () => {
+  it("is true exactly when outputRefsOf finds a reference, on random parameter trees", () => {
+    const text = fc.oneof(
+      fc.constantFrom("$a1.output", "$a1.output.x", "$b.c.output.1", "$.output", "$a1.outputs", "a1.output", "$a1.output.", "$", "x $a1.output"),
+      fc.string(),
+    );
+    const tree = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: "small" },
+        text,
+        fc.integer(),
+        fc.constant(null),
+        fc.array(tie("value"), { maxLength: 3 }),
+        fc.dictionary(fc.string(), tie("value"), { maxKeys: 3 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), tree, { maxKeys: 4 }), (params) => {
+        const p = params as Record<string, JsonValue>;
+        expect(hasOutputRefs(p)).toBe(outputRefsOf(p).length > 0);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -78,6 +78,20 @@ export function pushOutputRefIds(value: JsonValue, out: string[]): void {
   }
 }
 
+/**
+ * Whether the tree holds any reference: a regular-expression test per `$`
+ * string and nothing built, for a caller that needs only yes or no (verify's
+ * static gate asks it of every action).
+ */
+export function hasOutputRefs(value: JsonValue): boolean {
+  if (typeof value === "string") return value.charCodeAt(0) === 36 /* $ */ && REF.test(value);
+  if (Array.isArray(value)) return value.some(hasOutputRefs);
+  if (value !== null && typeof value === "object") {
+    for (const key of Object.keys(value)) if (hasOutputRefs(value[key]!)) return true;
+  }
+  return false;
+}
+
 /** The distinct action ids a parameter tree references, in first-seen order. */
 export function outputRefsOf(params: JsonObject): string[] {
   const ids: string[] = [];

@@ -9,7 +9,15 @@
  * ≤ 5× that; growth ≤ 12× per 10× in size; ≤ 2 KB of heap per action above
  * the parsed proposal). verify runs on both paths: TypeScript (CAR_NATIVE off)
  * and with every @car/native kernel forced on (CAR_NATIVE=always), when loaded.
+ *
+ * Each row (one shape at one size) runs in a fresh child process of its own,
+ * so no row inherits another's heap, old-space growth or JIT state; inside it
+ * every timing is the fastest of several runs, each after a full collection.
+ * The growth table prints verify's growth beside the baseline's measured the
+ * same way, and flags a step where the baseline itself grew far above 10×
+ * (garbage-collection and memory effects the checks pay too).
  */
+import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { parseProposal } from "@car/ir";
 import { nativeStatus, setNativeMode } from "@car/native";
@@ -24,6 +32,8 @@ const SIZES = process.env["BENCH_SIZES"]?.split(",").map(Number) ?? (process.env
 const SHAPE_LIST = (process.env["BENCH_SHAPES"]?.split(",") ?? Object.keys(SHAPES)) as Shape[];
 /** `BENCH_NATIVE=0` leaves out the verify-with-native-kernels column, `BENCH_KERNELS=0` the kernel table (one shape per process at 1M). */
 const WITH_NATIVE = process.env["BENCH_NATIVE"] !== "0";
+/** `BENCH_VERIFY_ONLY=1` leaves out simulate and transactionCheck (their columns print NaN): a 1M sweep in a third of the time. */
+const VERIFY_ONLY = process.env["BENCH_VERIFY_ONLY"] === "1";
 const runsFor = (n: number) => (n >= 1_000_000 ? 1 : n >= 100_000 ? 2 : 7);
 /** The goals the issue sets: growth per 10× in size, time against the baseline, heap per action. */
 const GOAL = { growth: 12, ratio: 5, heapKb: 2 } as const;
@@ -44,68 +54,129 @@ interface Row {
   heapAfter: number;
   heapRetained: number;
   load: string;
+  counts: string;
 }
+
+/** A baseline growth per 10× above this is flagged: the text and its parse alone grew super-linearly there. */
+const BASELINE_FLAG = 13;
+/** Set in a child process: the one row (`shape:n`) it measures and reports as a `ROW {json}` line. */
+const ONE_ROW = process.env["BENCH_ONE_ROW"];
 
 const f0 = (x: number) => x.toFixed(0).padStart(6);
 const r2 = (x: number) => `${x.toFixed(2)}x`;
-const rows: Row[] = [];
 const status = nativeStatus();
+const timing = (t: Timing): Timing => ({ wall: t.wall, cpu: t.cpu });
+
+/** Measures one row in this process. */
+function measureRow(shape: Shape, n: number): Row {
+  let text: string | undefined = SHAPES[shape](n);
+  const runs = runsFor(n);
+  const parse = time(runs, () => JSON.parse(text!) as unknown);
+  const base = time(runs, () => parseProposal(JSON.parse(text!)));
+  text = undefined;
+  const proposal = base.value;
+  setNativeMode("off");
+  // One run is both timed and weighed when a row gets one run (1M): a verify there takes a minute.
+  const heap = heapPer(n, () => time(1, () => verify(proposal)));
+  const verifyTs = runs === 1 ? heap.value : time(runs, () => verify(proposal));
+  setNativeMode("always");
+  const verifyNative = WITH_NATIVE && status.available ? time(runs, () => verify(proposal)) : { wall: Number.NaN, cpu: Number.NaN };
+  setNativeMode("auto");
+  const skipped = { wall: Number.NaN, cpu: Number.NaN };
+  const sim = VERIFY_ONLY ? skipped : time(runs, () => simulate(proposal));
+  const tx = VERIFY_ONLY ? skipped : time(runs, () => transactionCheck(proposal));
+  if (shape === "random" && n === 10_000) {
+    const ref = allPairsConflicts(proposal);
+    if (ref !== verifyTs.value.conflicts.length) throw new Error(`all-pairs found ${ref} conflicts, verify ${verifyTs.value.conflicts.length}`);
+  }
+  const result = verifyTs.value;
+  return {
+    shape,
+    n,
+    parse: timing(parse),
+    base: timing(base),
+    verifyTs: timing(verifyTs),
+    verifyNative: timing(verifyNative),
+    simulate: timing(sim),
+    tx: timing(tx),
+    heapAfter: heap.after,
+    heapRetained: heap.retained,
+    load: loadNow(),
+    counts: `${result.issues.length} issues, ${result.conflicts.length} conflicts, ${result.execution_levels.length} levels`,
+  };
+}
+
+/** Measures one row in a fresh child process (this script with `BENCH_ONE_ROW`), inheriting the heap options. */
+function measureInChild(shape: Shape, n: number): Row {
+  const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!], {
+    env: { ...process.env, BENCH_ONE_ROW: `${shape}:${n}` },
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+    maxBuffer: 1 << 20,
+  });
+  const line = child.stdout.split("\n").find((l) => l.startsWith("ROW "));
+  if (child.status !== 0 || line === undefined) throw new Error(`bench row ${shape} ${n} failed (exit ${child.status}, signal ${child.signal})`);
+  return JSON.parse(line.slice(4), (_, v) => (v === "NaN" ? Number.NaN : v)) as Row;
+}
+
+function printRow(row: Row): void {
+  const b = row.base.cpu;
+  const { verifyTs, verifyNative, simulate: sim, tx } = row;
+  console.log(
+    `${row.shape.padEnd(9)} ${String(row.n).padStart(8)}  ${f0(row.parse.cpu)}  ${f0(b)}         | ${f0(verifyTs.cpu)} (${r2(verifyTs.cpu / b)})     ${Number.isNaN(verifyNative.cpu) ? "     — (not run)              " : `${f0(verifyNative.cpu)} (${r2(verifyNative.cpu / b)}, ${r2(verifyTs.cpu / verifyNative.cpu)})`} | ` +
+      `${f0(sim.cpu)} (${r2(sim.cpu / b)}) | ${f0(tx.cpu)} (${r2(tx.cpu / b)}) | ${(row.heapAfter / 1024).toFixed(2)} / ${(row.heapRetained / 1024).toFixed(2)}` +
+      ` | ${row.load}   [${row.counts}]`,
+  );
+}
+
+if (ONE_ROW !== undefined) {
+  const [shape, n] = ONE_ROW.split(":");
+  // NaN (a column not run) would become null in JSON.
+  console.log(`ROW ${JSON.stringify(measureRow(shape as Shape, Number(n)), (_, v) => (Number.isNaN(v) ? "NaN" : v))}`);
+  process.exit(0);
+}
+
+const rows: Row[] = [];
 console.log(`@car/native: ${status.available ? "loaded" : "not loaded"} (${status.reason}); load ${loadNow()}`);
-console.log("times in ms, CPU time (fastest run); ratios against JSON.parse + parseProposal of the same text\n");
+console.log("times in ms, CPU time (fastest run, each row in its own process); ratios against JSON.parse + parseProposal of the same text\n");
 console.log(
   "shape      n        JSON.parse  +parseProposal | verify TS (ratio)  verify native (ratio, TS/native) | simulate (ratio) | transactionCheck (ratio) | heap KB/action after / retained | load (1/5/15 min)",
 );
-
 for (const shape of SHAPE_LIST) {
   for (const n of SIZES) {
-    let text: string | undefined = SHAPES[shape](n);
-    const runs = runsFor(n);
-    const parse = time(runs, () => JSON.parse(text!) as unknown);
-    const base = time(runs, () => parseProposal(JSON.parse(text!)));
-    text = undefined;
-    const proposal = base.value;
-    setNativeMode("off");
-    // One run is both timed and weighed when a row gets one run (1M): a verify there takes a minute.
-    const heap = heapPer(n, () => time(1, () => verify(proposal)));
-    const verifyTs = runs === 1 ? heap.value : time(runs, () => verify(proposal));
-    setNativeMode("always");
-    const verifyNative = WITH_NATIVE ? time(runs, () => verify(proposal)) : { wall: Number.NaN, cpu: Number.NaN, value: verifyTs.value };
-    setNativeMode("auto");
-    const sim = time(runs, () => simulate(proposal));
-    const tx = time(runs, () => transactionCheck(proposal));
-    if (shape === "random" && n === 10_000) {
-      const ref = allPairsConflicts(proposal);
-      if (ref !== verifyTs.value.conflicts.length) throw new Error(`all-pairs found ${ref} conflicts, verify ${verifyTs.value.conflicts.length}`);
-    }
-    const row: Row = { shape, n, parse, base, verifyTs, verifyNative, simulate: sim, tx, heapAfter: heap.after, heapRetained: heap.retained, load: loadNow() };
+    const row = measureInChild(shape, n);
     rows.push(row);
-    const b = base.cpu;
-    console.log(
-      `${shape.padEnd(9)} ${String(n).padStart(8)}  ${f0(parse.cpu)}  ${f0(b)}         | ${f0(verifyTs.cpu)} (${r2(verifyTs.cpu / b)})     ${WITH_NATIVE ? `${f0(verifyNative.cpu)} (${r2(verifyNative.cpu / b)}, ${r2(verifyTs.cpu / verifyNative.cpu)})` : "     — (BENCH_NATIVE=0)     "} | ` +
-        `${f0(sim.cpu)} (${r2(sim.cpu / b)}) | ${f0(tx.cpu)} (${r2(tx.cpu / b)}) | ${(heap.after / 1024).toFixed(2)} / ${(heap.retained / 1024).toFixed(2)}` +
-        ` | ${row.load}   [${verifyTs.value.issues.length} issues, ${verifyTs.value.conflicts.length} conflicts, ${verifyTs.value.execution_levels.length} levels]`,
-    );
+    printRow(row);
   }
 }
 
 const mark = (ok: boolean) => (ok ? "pass" : "MISS");
 console.log(`\ngrowth per 10x in size, CPU time (goal: each check <= ${GOAL.growth}x); baseline = JSON.parse + parseProposal:`);
-console.log("shape     step                baseline  verify TS       verify native  simulate        transactionCheck");
+console.log("shape     step                JSON.parse  baseline  verify TS       verify native  simulate        transactionCheck");
+const flagged: string[] = [];
 for (const shape of SHAPE_LIST) {
   const of = (n: number) => rows.find((r) => r.shape === shape && r.n === n);
   for (let k = 1; k < SIZES.length; k++) {
     const [a, b] = [of(SIZES[k - 1]!), of(SIZES[k]!)];
     if (a === undefined || b === undefined || SIZES[k]! !== SIZES[k - 1]! * 10) continue;
     const g = (f: (r: Row) => Timing) => f(b).cpu / f(a).cpu;
-    const goal = (f: (r: Row) => Timing) => `${r2(g(f)).padStart(7)} ${mark(g(f) <= GOAL.growth)}`;
+    const goal = (f: (r: Row) => Timing) => (Number.isNaN(g(f)) ? "      — (not run)" : `${r2(g(f)).padStart(7)} ${mark(g(f) <= GOAL.growth)}`);
+    const step = `${SIZES[k - 1]} -> ${SIZES[k]}`;
     console.log(
-      `${shape.padEnd(9)} ${`${SIZES[k - 1]} -> ${SIZES[k]}`.padEnd(19)} ${r2(g((r) => r.base)).padStart(7)}  ${goal((r) => r.verifyTs)}  ${(WITH_NATIVE ? r2(g((r) => r.verifyNative)) : "—").padStart(7)}        ${goal((r) => r.simulate)}  ${goal((r) => r.tx)}`,
+      `${shape.padEnd(9)} ${step.padEnd(19)} ${r2(g((r) => r.parse)).padStart(10)}  ${r2(g((r) => r.base)).padStart(7)}  ${goal((r) => r.verifyTs)}  ${(Number.isNaN(g((r) => r.verifyNative)) ? "—" : r2(g((r) => r.verifyNative))).padStart(7)}        ${goal((r) => r.simulate)}  ${goal((r) => r.tx)}`,
     );
+    for (const [name, f] of [["JSON.parse", (r: Row) => r.parse] as const, ["the baseline", (r: Row) => r.base] as const]) {
+      if (g(f) > BASELINE_FLAG) flagged.push(`${shape} ${step}: ${name} itself grew ${r2(g(f))} (verify ${r2(g((r) => r.verifyTs))})`);
+    }
   }
+}
+if (flagged.length > 0) {
+  console.log(`\nsteps where the baseline itself grew more than ${BASELINE_FLAG}x per 10x (memory and GC effects at that size, not the checks' algorithms):`);
+  for (const line of flagged) console.log(`  ${line}`);
 }
 console.log(`\ngoals at >= 100k: each check <= ${GOAL.ratio}x the baseline, verify's heap <= ${GOAL.heapKb} KB per action above the parsed proposal:`);
 for (const r of rows.filter((x) => x.n >= 100_000)) {
-  const ratio = (t: Timing) => `${r2(t.cpu / r.base.cpu).padStart(6)} ${mark(t.cpu / r.base.cpu <= GOAL.ratio)}`;
+  const ratio = (t: Timing) => (Number.isNaN(t.cpu) ? "     — (not run)" : `${r2(t.cpu / r.base.cpu).padStart(6)} ${mark(t.cpu / r.base.cpu <= GOAL.ratio)}`);
   console.log(
     `  ${r.shape.padEnd(9)} ${String(r.n).padStart(8)}  verify ${ratio(r.verifyTs)}  simulate ${ratio(r.simulate)}  transactionCheck ${ratio(r.tx)}  heap ${(r.heapAfter / 1024).toFixed(2)} KB ${mark(r.heapAfter / 1024 <= GOAL.heapKb)}  (load ${r.load})`,
   );

@@ -1,15 +1,15 @@
 /**
  * The static gate: the state-independent findings that refuse a proposal
  * before anything runs — a state_write / state_read without its keys or
- * with a key that is a `$<id>.output` reference, a tool_call naming no tool or an unregistered one, parameters that fail the
- * tool's schema. `verify` reports them as issues and the engine's admission
+ * with a key that is a `$<id>.output` reference, a tool_call naming no
+ * tool or an unregistered one, parameters that fail the tool's schema. `verify` reports them as issues and the engine's admission
  * enforces them, from this one implementation with one set of messages.
  *
  * Parameters holding `$<id>.output` references cannot be checked until the
  * references resolve, so their schema check is left to dispatch (which uses
  * the same message). Linear in the number of actions.
  */
-import { outputRefsOf, parseOutputRef, stateActionKeys } from "@car/ir";
+import { hasOutputRefs, parseOutputRef, stateActionKeys } from "@car/ir";
 import type { Action, SchemaError, SchemaValidator } from "@car/ir";
 
 /** What the gate needs to know of a registered tool: its parameter check, if it has one. */
@@ -40,7 +40,7 @@ export function staticGate(actions: readonly Action[], tools: GateTools | undefi
   const hasRefs = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     const action = actions[i]!;
-    if (outputRefsOf(action.parameters).length > 0) hasRefs[i] = 1;
+    if (hasOutputRefs(action.parameters)) hasRefs[i] = 1;
     const stateKeys = stateActionKeys(action);
     if (stateKeys === undefined) {
       findings.push({ index: i, message: missingKeyMessage(action) });

@@ -9,18 +9,6 @@
 /** The most findings of one kind on one key reported individually, and the sample size of a group. */
 export const GROUP_SAMPLE = 5;
 
-/** Items grouped by key, keys in first-seen order. */
-export function groupBy<T>(items: Iterable<T>, keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const list = groups.get(key);
-    if (list === undefined) groups.set(key, [item]);
-    else list.push(item);
-  }
-  return groups;
-}
-
 /** `'a', 'b', 'c' and 7 more`: at most `GROUP_SAMPLE` names, then the count of the rest. */
 export function sampleList(names: readonly string[], total = names.length, limit = GROUP_SAMPLE): string {
   const shown = names.slice(0, limit);

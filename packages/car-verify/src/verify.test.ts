@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ActionProposal } from "@car/ir";
-import { isCarError } from "@car/ir";
+import { buildDag, isCarError, parseProposal } from "@car/ir";
 import { verify } from "./verify.ts";
 import { GATED_DEPLOY, proposal, SPEC_ACTION, SPEC_DEPLOY_SCHEMA } from "../test/fixtures.ts";
 
@@ -280,5 +281,34 @@ describe("verify: input and the forward walk", () => {
     expect(result.valid).toBe(true);
     expect(Object.keys(result.simulated_state)).toEqual(["__proto__"]);
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+  });
+});
+
+describe("verify: result built at scale without changing it", () => {
+  it("execution_levels are the DAG's levels (buildDag) on random proposals", () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.nat(), { maxLength: 3 }), { minLength: 1, maxLength: 40 }), (deps) => {
+        const actions = deps.map((ds, i) => ({
+          id: `a${i}`,
+          type: "tool_call",
+          tool: "t",
+          dependencies: i === 0 ? [] : [...new Set(ds.map((d) => `a${d % i}`))],
+        }));
+        expect(verify({ actions }).execution_levels).toEqual(buildDag(parseProposal({ actions }).actions));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("a failed precondition names the value it found when it ran, not the key's final value", () => {
+    const result = verify({
+      actions: [
+        { id: "w1", type: "tool_call", tool: "set", expected_effects: { n: 1 } },
+        { id: "r", type: "tool_call", tool: "read", dependencies: ["w1"], preconditions: [{ key: "n", operator: "gt", value: 5 }] },
+        { id: "w2", type: "tool_call", tool: "reset", dependencies: ["r"], expected_effects: { n: 10 } },
+      ],
+    });
+    expect(result.simulated_state).toEqual({ n: 10 });
+    expect(messages(result)).toEqual(["action 'r': precondition failed: 'n' gt 5; found 1 — the precondition will fail"]);
   });
 });

@@ -5,12 +5,12 @@
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
 import type { TraceRule } from "@car/ir";
-import { CarError, compensationActionIndices, dependencyEdges, isCarError, levelsOf, pushWrittenKeys } from "@car/ir";
+import { CarError, compensationActionIndices, dependencyEdges, isCarError, preconditionFailureMessage, pushWrittenKeys } from "@car/ir";
 import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
 import { traceRuleIssues } from "./trace-rules.ts";
 import { findWriteConflicts, type WriteConflicts } from "./conflicts.ts";
-import { GROUP_SAMPLE, groupBy, sampleList } from "./grouped.ts";
+import { GROUP_SAMPLE, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
@@ -23,7 +23,7 @@ import type { ToolSpec } from "./tools.ts";
 import { toolRegistry } from "./tools.ts";
 import { staticGate } from "./gate.ts";
 import type { BlockReason } from "./walk.ts";
-import { forwardWalk } from "./walk.ts";
+import { forwardWalk, levelIds } from "./walk.ts";
 
 export interface VerifyOptions {
   /** The state the walk starts from; `{}` when absent. */
@@ -56,9 +56,35 @@ function otherWriters(actions: readonly Action[], key: string, writers: KeyGroup
   return total === 0 ? "" : sampleList(shown, total, 3);
 }
 
-interface Blocked {
-  i: number;
-  reason: BlockReason;
+/** The blocked actions of one kind on one key, in declaration order, with their reasons. */
+interface BlockedGroup {
+  readonly actions: number[];
+  readonly reasons: BlockReason[];
+}
+
+/** Blocked actions grouped by kind and key, groups in first-seen order: one map per kind, no string built per action. */
+function groupBlocked(blocked: readonly (BlockReason[] | undefined)[]): BlockedGroup[] {
+  const groups: BlockedGroup[] = [];
+  const byKind = { precondition: new Map<string, BlockedGroup>(), state_dependency: new Map<string, BlockedGroup>() };
+  for (let i = 0; i < blocked.length; i++) {
+    for (const reason of blocked[i] ?? []) {
+      const byKey = byKind[reason.kind];
+      let group = byKey.get(reason.key);
+      if (group === undefined) {
+        group = { actions: [], reasons: [] };
+        byKey.set(reason.key, group);
+        groups.push(group);
+      }
+      group.actions.push(i);
+      group.reasons.push(reason);
+    }
+  }
+  return groups;
+}
+
+/** A failed precondition's message; built only for the failures reported, not for every blocked action. */
+function preconditionMessage(reason: BlockReason): string {
+  return reason.kind === "precondition" ? preconditionFailureMessage(reason.precondition, reason.miss) : "";
 }
 
 /**
@@ -66,24 +92,24 @@ interface Blocked {
  * per key and kind with the count and a sample of the actions.
  */
 function blockedIssues(actions: readonly Action[], blocked: readonly (BlockReason[] | undefined)[], writers: KeyGroups): VerificationIssue[] {
-  const all: Blocked[] = [];
-  for (let i = 0; i < blocked.length; i++) for (const reason of blocked[i] ?? []) all.push({ i, reason });
   const issues: VerificationIssue[] = [];
-  for (const group of groupBy(all, (b) => `${b.reason.kind}\u0000${b.reason.key}`).values()) {
-    const { i: first, reason } = group[0]!;
+  for (const group of groupBlocked(blocked)) {
+    const first = group.actions[0]!;
+    const reason = group.reasons[0]!;
     const action = actions[first]!;
     const key = reason.key;
-    if (group.length > GROUP_SAMPLE) {
+    const size = group.actions.length;
+    if (size > GROUP_SAMPLE) {
       const ids = sampleList(
-        group.slice(0, GROUP_SAMPLE).map((b) => `'${actions[b.i]!.id}'`),
-        group.length,
+        group.actions.slice(0, GROUP_SAMPLE).map((i) => `'${actions[i]!.id}'`),
+        size,
       );
       if (reason.kind === "precondition") {
         issues.push(
           issue(
             action,
             "error",
-            `${group.length} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${reason.message} — the precondition will fail`,
+            `${size} actions have a precondition on '${key}' that cannot hold (${ids}); the first: action '${action.id}': ${preconditionMessage(reason)} — the precondition will fail`,
           ),
         );
       } else {
@@ -93,17 +119,18 @@ function blockedIssues(actions: readonly Action[], blocked: readonly (BlockReaso
           issue(
             action,
             "error",
-            `${group.length} actions depend on state key '${key}', which is not available when they run (not available at this point) (${ids}): the initial state and earlier levels do not provide it; ${hint}`,
+            `${size} actions depend on state key '${key}', which is not available when they run (not available at this point) (${ids}): the initial state and earlier levels do not provide it; ${hint}`,
           ),
         );
       }
       continue;
     }
-    for (const { i, reason: r } of group) {
+    group.actions.forEach((i, m) => {
       const a = actions[i]!;
+      const r = group.reasons[m]!;
       if (r.kind === "precondition") {
-        issues.push(issue(a, "error", `action '${a.id}': ${r.message} — the precondition will fail`));
-        continue;
+        issues.push(issue(a, "error", `action '${a.id}': ${preconditionMessage(r)} — the precondition will fail`));
+        return;
       }
       const others = otherWriters(actions, key, writers, i);
       const hint = others !== "" ? `; it is written by ${others}, not ordered before it` : "; no action writes it";
@@ -114,7 +141,7 @@ function blockedIssues(actions: readonly Action[], blocked: readonly (BlockReaso
           `action '${a.id}' depends on state key '${key}', which is not available when it runs (not available at this point): the initial state and earlier levels do not provide it${hint}`,
         ),
       );
-    }
+    });
   }
   return issues;
 }
@@ -260,7 +287,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
     issues,
     {
       simulated_state: stateRecord(walk.declared),
-      execution_levels: levelsOf(graph),
+      execution_levels: levelIds(walk.levels, graph.ids),
       conflicts,
       rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
     },

@@ -17,9 +17,15 @@
  *   action verify reports as blocked. `failure_behavior` is not modelled.
  */
 import type { Action, DependencyGraph, JsonValue } from "@car/ir";
-import { evaluatePrecondition, getOwn, pushWrittenKeys } from "@car/ir";
+import type { Precondition, PreconditionMiss } from "@car/ir";
+import { checkPrecondition, getOwn, pushWrittenKeys } from "@car/ir";
 
-export type BlockReason = { kind: "precondition"; key: string; message: string } | { kind: "state_dependency"; key: string };
+/**
+ * Why an action is blocked. A failed precondition keeps what it found, not
+ * its message: verify words only the failures it reports one by one
+ * (`preconditionFailureMessage`), and a conflict-heavy plan has 100k.
+ */
+export type BlockReason = { kind: "precondition"; key: string; precondition: Precondition; miss: PreconditionMiss } | { kind: "state_dependency"; key: string };
 
 export interface WalkResult {
   /** Declared model: state after every action's declared effects. */
@@ -30,10 +36,17 @@ export interface WalkResult {
   readonly simulated: Map<string, JsonValue> | undefined;
   /** Simulated model (when requested): 1 for every action whose effects did not land. */
   readonly skipped: Uint8Array | undefined;
+  /** The levels walked, as `levelBuckets` gives them. */
+  readonly levels: LevelBuckets;
 }
 
 /** Action indices per level, declaration order inside a level, flat: level l is `members[start[l] .. start[l + 1])`. */
-function levelBuckets(graph: DependencyGraph): { start: Int32Array; members: Int32Array } {
+export interface LevelBuckets {
+  readonly start: Int32Array;
+  readonly members: Int32Array;
+}
+
+function levelBuckets(graph: DependencyGraph): LevelBuckets {
   const n = graph.level.length;
   let levels = 0;
   for (let i = 0; i < n; i++) levels = Math.max(levels, graph.level[i]! + 1);
@@ -46,12 +59,28 @@ function levelBuckets(graph: DependencyGraph): { start: Int32Array; members: Int
   return { start, members };
 }
 
+/**
+ * The ids of each level (the result's `execution_levels`), every array made
+ * at its exact length: a million-action chain has a million levels, and
+ * growing each by `push` cost several times the memory and time.
+ */
+export function levelIds(levels: LevelBuckets, ids: readonly string[]): string[][] {
+  const out: string[][] = new Array(levels.start.length - 1);
+  for (let l = 0; l < out.length; l++) {
+    const from = levels.start[l]!;
+    const row: string[] = new Array(levels.start[l + 1]! - from);
+    for (let m = 0; m < row.length; m++) row[m] = ids[levels.members[from + m]!]!;
+    out[l] = row;
+  }
+  return out;
+}
+
 /** Why `action` cannot run against `state`, or `undefined`. */
 function gate(action: Action, state: ReadonlyMap<string, JsonValue>): BlockReason[] | undefined {
   let reasons: BlockReason[] | undefined;
   for (const pre of action.preconditions) {
-    const outcome = evaluatePrecondition(pre, state);
-    if (!outcome.ok) (reasons ??= []).push({ kind: "precondition", key: pre.key, message: outcome.message });
+    const miss = checkPrecondition(pre, state);
+    if (miss !== undefined) (reasons ??= []).push({ kind: "precondition", key: pre.key, precondition: pre, miss });
   }
   for (const key of action.state_dependencies) {
     if (!state.has(key)) (reasons ??= []).push({ kind: "state_dependency", key });
@@ -141,5 +170,5 @@ export function forwardWalk(
       if (simulated !== undefined && skipped![i] === 0) applyEffects(actions[i]!, simulated);
     }
   }
-  return { declared, blocked, simulated, skipped };
+  return { declared, blocked, simulated, skipped, levels };
 }
