@@ -34,6 +34,29 @@ describe("admission", () => {
     expect(r.cost).toEqual({ tool_calls: 0, actions_executed: 0, actions_rejected: 3, actions_skipped: 0, total_duration_ms: 0, retries: 0 });
   });
 
+  it("rejects a state key that is an output reference before anything runs, so no write lands under a key verify never saw", async () => {
+    const { rt } = fakeRuntime();
+    const calls: string[] = [];
+    rt.registerTool("t", () => {
+      calls.push("t");
+      return "target";
+    });
+    const r = await rt.executeProposal({
+      actions: [
+        tc("t1", "t"),
+        { id: "w", type: "state_write", parameters: { key: "$t1.output", value: 1 }, dependencies: ["t1"] },
+        { id: "r", type: "state_read", parameters: { keys: ["a", "$t1.output"] }, dependencies: ["t1"] },
+        { id: "ok", type: "state_write", parameters: { key: "k", value: "$t1.output" }, dependencies: ["t1"] },
+      ],
+    });
+    expect(calls).toEqual([]);
+    expect(r.results.map((x) => x.status)).toEqual(["rejected", "rejected", "rejected", "rejected"]);
+    expect(r.results[1]!.error).toMatch(/state_write names the state key '\$t1\.output', an output reference; state keys must be literal/);
+    expect(r.results[2]!.error).toMatch(/state_read names the state key '\$t1\.output'/);
+    expect(r.results[3]!.error).toMatch(/^not run: the proposal was rejected at admission/);
+    expect(rt.state.keys()).toEqual([]);
+  });
+
   it("rejects a state_write or state_read that names no string key before anything runs", async () => {
     const { rt } = fakeRuntime();
     const calls: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * The static gate: the state-independent findings that refuse a proposal
- * before anything runs — a state_write / state_read without its keys, a
- * tool_call naming no tool or an unregistered one, parameters that fail the
+ * before anything runs — a state_write / state_read without its keys or
+ * with a key that is a `$<id>.output` reference, a tool_call naming no tool or an unregistered one, parameters that fail the
  * tool's schema. `verify` reports them as issues and the engine's admission
  * enforces them, from this one implementation with one set of messages.
  *
@@ -9,7 +9,7 @@
  * references resolve, so their schema check is left to dispatch (which uses
  * the same message). Linear in the number of actions.
  */
-import { outputRefsOf, stateActionKeys } from "@car/ir";
+import { outputRefsOf, parseOutputRef, stateActionKeys } from "@car/ir";
 import type { Action, SchemaError, SchemaValidator } from "@car/ir";
 
 /** What the gate needs to know of a registered tool: its parameter check, if it has one. */
@@ -41,8 +41,14 @@ export function staticGate(actions: readonly Action[], tools: GateTools | undefi
   for (let i = 0; i < n; i++) {
     const action = actions[i]!;
     if (outputRefsOf(action.parameters).length > 0) hasRefs[i] = 1;
-    if (stateActionKeys(action) === undefined) {
+    const stateKeys = stateActionKeys(action);
+    if (stateKeys === undefined) {
       findings.push({ index: i, message: missingKeyMessage(action) });
+      continue;
+    }
+    const computed = hasRefs[i] === 1 ? stateKeys.find((key) => parseOutputRef(key) !== undefined) : undefined;
+    if (computed !== undefined) {
+      findings.push({ index: i, message: computedKeyMessage(action, computed) });
       continue;
     }
     if (action.type !== "tool_call" || tools === undefined) continue;
@@ -66,6 +72,18 @@ export function staticGate(actions: readonly Action[], tools: GateTools | undefi
 /** Why a state_write / state_read cannot run: it names no key. */
 export function missingKeyMessage(action: Pick<Action, "type">): string {
   return `a ${action.type} needs a string 'key' parameter${action.type === "state_read" ? " or a string array 'keys'" : ""}`;
+}
+
+/**
+ * Why a state key may not be a `$<id>.output` reference: DECISIONS §15 has
+ * verify, simulate, conflict checks and write ordering model a state_write's
+ * key as written, and a key known only at run time would escape all of them
+ * (and every `require_state` policy). §2 would replace the reference, §15
+ * would keep it as text; the gate refuses the proposal rather than pick one
+ * silently.
+ */
+function computedKeyMessage(action: Pick<Action, "type">, key: string): string {
+  return `a ${action.type} names the state key '${key}', an output reference; state keys must be literal strings`;
 }
 
 export function unknownToolMessage(tool: string): string {

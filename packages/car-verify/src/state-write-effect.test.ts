@@ -29,4 +29,17 @@ describe("a state_write declares its own effect", () => {
     const overridden = simulate({ actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 2 }, expected_effects: { k: 1, other: "x" } }] });
     expect(overridden).toEqual({ k: 2, other: "x" });
   });
+
+  it("a key that is an output reference is an error: verify could not model the write it names", () => {
+    const report = verify({
+      actions: [
+        { id: "t1", type: "tool_call", tool: "t" },
+        { id: "w", type: "state_write", parameters: { key: "$t1.output.name", value: 1 }, dependencies: ["t1"] },
+        { id: "v", type: "state_write", parameters: { key: "v", value: "$t1.output" }, dependencies: ["t1"] },
+      ],
+    });
+    expect(report.valid).toBe(false);
+    const errors = report.issues.filter((i) => i.severity === "error").map((i) => i.message);
+    expect(errors).toEqual(["action 'w': a state_write names the state key '$t1.output.name', an output reference; state keys must be literal strings"]);
+  });
 });
