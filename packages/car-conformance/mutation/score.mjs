@@ -10,6 +10,7 @@
  *
  *   node mutation/score.mjs reports/mutation/mutation.json
  *   node mutation/score.mjs reports/inc-*.json
+ *   node mutation/score.mjs reports/inc-b.json reports/inc-b-rerun.json   (the later report wins, mutant by mutant)
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
@@ -24,11 +25,26 @@ if (reports.length === 0) {
   process.exit(2);
 }
 
-/** @type {Map<string, { source: string; mutants: any[] }>} */
+/**
+ * Later reports win. A report of part of a file (a `--mutate file:lines` re-run after new scenarios) over the same
+ * source replaces only the results it has; over a changed source it replaces the file's results whole.
+ * @type {Map<string, { source: string; mutants: any[] }>}
+ */
 const files = new Map();
+const mutantKey = (/** @type {any} */ m) => `${JSON.stringify(m.location)}:${m.mutatorName}:${m.replacement ?? ""}`;
 for (const path of reports) {
   const report = JSON.parse(readFileSync(path, "utf8"));
-  for (const [file, entry] of Object.entries(report.files)) files.set(file.replace(/^.*?(packages\/)/, "$1"), entry);
+  for (const [name, entry] of Object.entries(report.files)) {
+    const file = name.replace(/^.*?(packages\/)/, "$1");
+    const earlier = files.get(file);
+    if (earlier === undefined || earlier.source !== entry.source) {
+      files.set(file, entry);
+      continue;
+    }
+    const merged = new Map(earlier.mutants.map((m) => [mutantKey(m), m]));
+    for (const m of entry.mutants) merged.set(mutantKey(m), m);
+    files.set(file, { source: entry.source, mutants: [...merged.values()] });
+  }
 }
 
 const stale = new Set();
