@@ -16,6 +16,7 @@
 import type { Action } from "./types.ts";
 import { CarError } from "./errors.ts";
 import { pushWrittenKeys } from "./state-sets.ts";
+import { Int32List } from "./int32-list.ts";
 import { nativeKernels } from "@car/native";
 
 export interface DependencyGraph {
@@ -68,29 +69,12 @@ function indexIds(actions: readonly Action[]): Map<string, number> {
  */
 const NONE: readonly number[] = Object.freeze([]);
 
-/** Growable flat predecessor list, filled as `collectPreds` resolves each edge. */
-class EdgeBuffer {
-  readonly start: Int32Array;
-  data: Int32Array;
-  length = 0;
-  constructor(n: number) {
-    this.start = new Int32Array(n + 1);
-    this.data = new Int32Array(Math.max(16, 2 * n));
-  }
-  push(j: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Int32Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.length++] = j;
-  }
-}
-
-function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): { preds: (readonly number[])[]; flat: EdgeBuffer } {
+/** Predecessors per action, and the same edges flat (CSR: action `i`'s are `flat[start[i] .. start[i + 1])`), filled as each edge resolves. */
+function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): { preds: (readonly number[])[]; start: Int32Array; flat: Int32List } {
   const n = actions.length;
   const preds: (readonly number[])[] = new Array(n);
-  const flat = new EdgeBuffer(n);
+  const start = new Int32Array(n + 1);
+  const flat = new Int32List(2 * n);
   const lastWriter = new Map<string, number>();
   const lastStateWrite = new Map<string, number>();
   const unknown: { pointer: string; message: string }[] = [];
@@ -136,12 +120,12 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
     }
     for (const key of writes) lastWriter.set(key, i);
     preds[i] = mine ?? NONE;
-    flat.start[i + 1] = flat.length;
+    start[i + 1] = flat.length;
   }
   if (unknown.length > 0) {
     throw new CarError("invalid_proposal", `dependencies name unknown actions: ${unknown.map((u) => u.message).join("; ")}`, { problems: unknown });
   }
-  return { preds, flat };
+  return { preds, start, flat };
 }
 
 /** Finds one cycle among nodes Kahn's algorithm could not order, as action ids. */
@@ -247,9 +231,8 @@ export const NATIVE_LEVELS_MIN_ACTIONS = Number.POSITIVE_INFINITY;
 export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
   const n = actions.length;
   const indexOf = indexIds(actions);
-  const { preds, flat: edges } = collectPreds(actions, indexOf);
-  const predStart = edges.start;
-  const flatPreds = edges.data.subarray(0, edges.length);
+  const { preds, start: predStart, flat } = collectPreds(actions, indexOf);
+  const flatPreds = flat.view();
   const orderFlat = new Int32Array(n);
   const levelFlat = new Int32Array(n);
   const native = nativeKernels(n, NATIVE_LEVELS_MIN_ACTIONS);
@@ -287,12 +270,24 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
   };
 }
 
-/** Groups a graph's actions into levels of ids, declaration order inside a level. */
+/**
+ * Groups a graph's actions into levels of ids, declaration order inside a
+ * level. Every array is made at its exact length: a million-action chain has
+ * a million levels, and growing each by `push` costs several times the
+ * memory and time.
+ */
 export function levelsOf(graph: DependencyGraph): string[][] {
-  const levels: string[][] = [];
-  for (let i = 0; i < graph.ids.length; i++) {
+  const n = graph.ids.length;
+  let depth = 0;
+  for (let i = 0; i < n; i++) if (graph.level[i]! >= depth) depth = graph.level[i]! + 1;
+  const fill = new Int32Array(depth);
+  for (let i = 0; i < n; i++) fill[graph.level[i]!]!++;
+  const levels: string[][] = new Array(depth);
+  for (let l = 0; l < depth; l++) levels[l] = new Array(fill[l]!);
+  fill.fill(0);
+  for (let i = 0; i < n; i++) {
     const l = graph.level[i]!;
-    (levels[l] ??= []).push(graph.ids[i]!);
+    levels[l]![fill[l]!++] = graph.ids[i]!;
   }
   return levels;
 }

@@ -7,6 +7,7 @@ export * from "./state-sets.ts";
 export { COST_TARGET_DEFAULTS } from "./defaults.ts";
 export * from "./precondition.ts";
 export * from "./dag.ts";
+export { Int32List } from "./int32-list.ts";
 export * from "./clock.ts";
 export { schemas, type SchemaName } from "./schemas.ts";
 export { proposalInputSchema } from "./proposal-input-schema.ts";

@@ -10,10 +10,18 @@ import { randomIds, rfc3339, shortId, systemClock, type Clock, type IdGenerator 
 import { dependencyEdges, type DependencyGraph } from "./dag.ts";
 import { ACTION_DEFAULTS } from "./defaults.ts";
 import { CarError, type ErrorProblem } from "./errors.ts";
-import { ASSUMPTION_FIELDS, PRECONDITION_FIELDS, PROPOSAL_FIELDS, REF_COMPENSATION_FIELDS, TOOL_COMPENSATION_FIELDS, copyUnknownFields } from "./fields.ts";
+import {
+  ACTION_FIELDS,
+  ASSUMPTION_FIELDS,
+  PRECONDITION_FIELDS,
+  PROPOSAL_FIELDS,
+  REF_COMPENSATION_FIELDS,
+  TOOL_COMPENSATION_FIELDS,
+  copyUnknownFields,
+} from "./fields.ts";
 import { guarded, problemsError, readJsonInput } from "./input.ts";
 import { checkProposalActions, checkProposalBytes, type ProposalLimits } from "./limits.ts";
-import { adoptJson, cloneJson, emptyMap, getOwn, hasKey, setOwn } from "./json.ts";
+import { adoptJson, cloneJson, emptyMap, getOwn, hasKey } from "./json.ts";
 import { collectOutputRefs, pushOutputRefIds } from "./refs.ts";
 import type {
   Action,
@@ -132,7 +140,7 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
   let failureBehavior: JsonValue | undefined;
   let timeout: JsonValue | undefined;
   let metadata: JsonValue | undefined;
-  let unknown: string[] | undefined;
+  let unknown = false;
   for (const key in raw) {
     if (!hasKey(raw, key)) continue;
     const value = raw[key];
@@ -194,7 +202,7 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
         metadata = value;
         break;
       default:
-        (unknown ??= []).push(key);
+        unknown = true;
     }
   }
   const action: Action = {
@@ -219,13 +227,8 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
   if (typeof tool === "string") action.tool = tool;
   if (compensation !== undefined && compensation !== null) action.compensation = normalizeCompensation(compensation as Raw, copy);
   if (typeof timeout === "number") action.timeout_ms = timeout;
-  // Unknown fields are kept, after the known ones, in their input order (as `copyUnknownFields` does).
-  if (unknown !== undefined) {
-    for (const key of unknown) {
-      const value = raw[key];
-      if (value !== undefined) setOwn(action as unknown as Raw, key, copy(value));
-    }
-  }
+  // Unknown fields are kept, after the known ones (a second pass only for an action that has any).
+  if (unknown) copyUnknownFields(raw, action, ACTION_FIELDS, copy);
   return action;
 }
 

@@ -87,7 +87,7 @@ export function hasOutputRefs(value: JsonValue): boolean {
   if (typeof value === "string") return value.charCodeAt(0) === 36 /* $ */ && REF.test(value);
   if (Array.isArray(value)) return value.some(hasOutputRefs);
   if (value !== null && typeof value === "object") {
-    for (const key of Object.keys(value)) if (hasOutputRefs(value[key]!)) return true;
+    for (const key in value) if (Object.hasOwn(value, key) && hasOutputRefs(value[key]!)) return true;
   }
   return false;
 }

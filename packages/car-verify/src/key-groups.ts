@@ -7,6 +7,7 @@
  * a large share of verify's garbage-collection time.
  */
 
+import { Int32List } from "@car/ir";
 import { nativeKernels } from "@car/native";
 
 /**
@@ -90,8 +91,7 @@ export function internKeys(
   table: KeyTable,
 ): { at: Int32Array; ids: Int32Array; firstSeen: number[] } {
   const at = new Int32Array(count + 1);
-  let ids = new Int32Array(Math.max(16, count));
-  let length = 0;
+  const ids = new Int32List(count);
   const seenBy: number[] = []; // seenBy[k] === i + 1: action i already listed key k
   const firstSeen: number[] = [];
   const buffer: string[] = [];
@@ -103,16 +103,11 @@ export function internKeys(
       if (seenBy[k] === i + 1) continue;
       if (seenBy[k] === undefined) firstSeen.push(k);
       seenBy[k] = i + 1;
-      if (length === ids.length) {
-        const grown = new Int32Array(2 * length);
-        grown.set(ids);
-        ids = grown;
-      }
-      ids[length++] = k;
+      ids.push(k);
     }
-    at[i + 1] = length;
+    at[i + 1] = ids.length;
   }
-  return { at, ids: ids.subarray(0, length), firstSeen };
+  return { at, ids: ids.view(), firstSeen };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
 import type { TraceRule } from "@car/ir";
-import { CarError, compensationActionIndices, dependencyEdges, isCarError, preconditionFailureMessage, pushWrittenKeys } from "@car/ir";
+import { CarError, compensationActionIndices, dependencyEdges, isCarError, levelsOf, preconditionFailureMessage, pushWrittenKeys } from "@car/ir";
 import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
 import { traceRuleIssues } from "./trace-rules.ts";
@@ -23,7 +23,7 @@ import type { ToolSpec } from "./tools.ts";
 import { toolRegistry } from "./tools.ts";
 import { staticGate } from "./gate.ts";
 import type { BlockReason } from "./walk.ts";
-import { forwardWalk, levelIds } from "./walk.ts";
+import { forwardWalk } from "./walk.ts";
 
 export interface VerifyOptions {
   /** The state the walk starts from; `{}` when absent. */
@@ -287,7 +287,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
     issues,
     {
       simulated_state: stateRecord(walk.declared),
-      execution_levels: levelIds(walk.levels, graph.ids),
+      execution_levels: levelsOf(graph),
       conflicts,
       rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
     },

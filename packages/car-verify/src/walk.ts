@@ -36,17 +36,10 @@ export interface WalkResult {
   readonly simulated: Map<string, JsonValue> | undefined;
   /** Simulated model (when requested): 1 for every action whose effects did not land. */
   readonly skipped: Uint8Array | undefined;
-  /** The levels walked, as `levelBuckets` gives them. */
-  readonly levels: LevelBuckets;
 }
 
 /** Action indices per level, declaration order inside a level, flat: level l is `members[start[l] .. start[l + 1])`. */
-export interface LevelBuckets {
-  readonly start: Int32Array;
-  readonly members: Int32Array;
-}
-
-function levelBuckets(graph: DependencyGraph): LevelBuckets {
+function levelBuckets(graph: DependencyGraph): { start: Int32Array; members: Int32Array } {
   const n = graph.level.length;
   let levels = 0;
   for (let i = 0; i < n; i++) levels = Math.max(levels, graph.level[i]! + 1);
@@ -57,22 +50,6 @@ function levelBuckets(graph: DependencyGraph): LevelBuckets {
   const members = new Int32Array(n);
   for (let i = 0; i < n; i++) members[fill[graph.level[i]!]!++] = i;
   return { start, members };
-}
-
-/**
- * The ids of each level (the result's `execution_levels`), every array made
- * at its exact length: a million-action chain has a million levels, and
- * growing each by `push` cost several times the memory and time.
- */
-export function levelIds(levels: LevelBuckets, ids: readonly string[]): string[][] {
-  const out: string[][] = new Array(levels.start.length - 1);
-  for (let l = 0; l < out.length; l++) {
-    const from = levels.start[l]!;
-    const row: string[] = new Array(levels.start[l + 1]! - from);
-    for (let m = 0; m < row.length; m++) row[m] = ids[levels.members[from + m]!]!;
-    out[l] = row;
-  }
-  return out;
 }
 
 /** Why `action` cannot run against `state`, or `undefined`. */
@@ -170,5 +147,5 @@ export function forwardWalk(
       if (simulated !== undefined && skipped![i] === 0) applyEffects(actions[i]!, simulated);
     }
   }
-  return { declared, blocked, simulated, skipped, levels };
+  return { declared, blocked, simulated, skipped };
 }
