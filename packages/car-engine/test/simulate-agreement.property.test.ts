@@ -7,15 +7,18 @@
  *
  * Generator limits, so the comparison is well defined: every action is
  * `skip` (a rejection drops the action, as simulate models, instead of
- * aborting the proposal); preconditions look at keys no action writes
- * (an unordered writer would make the outcome depend on scheduling);
- * proposals where two writers of one key are unordered (verify's write
- * conflict: the final value depends on scheduling) are left out; and
+ * aborting the proposal); proposals where two writers of one key are
+ * unordered (verify's write conflict: the final value depends on
+ * scheduling), or where a precondition reads a key some writer is unordered
+ * with, are left out — unless that writer is surely rejected, so a
+ * precondition may read a key a rejected action would have written, the
+ * case where verify's optimistic walk and the engine part ways; and
  * `state_write`s have no checks, so an ordering-only edge between two
  * writes of one key never carries a rejection.
  */
 import fc from "fast-check";
 import type { ActionInput, JsonValue } from "@car/ir";
+import { checkPrecondition, effectiveWriteSet, parseProposalWithGraph } from "@car/ir";
 import { simulate, verify } from "@car/verify";
 import { describe, expect, it } from "vitest";
 import { fakeRuntime } from "./helpers.ts";
@@ -30,7 +33,7 @@ const toolAction = fc.record({
   deps: fc.array(fc.nat(), { maxLength: 2 }),
   stateDeps: fc.subarray([...WRITTEN, ...CHECKED], { maxLength: 2 }),
   pre: fc.option(
-    fc.record({ key: fc.constantFrom(...CHECKED), operator: fc.constantFrom("exists", "not_exists", "eq"), value: fc.integer({ min: 0, max: 1 }) }),
+    fc.record({ key: fc.constantFrom(...CHECKED, ...WRITTEN), operator: fc.constantFrom("exists", "not_exists", "eq"), value: fc.integer({ min: 0, max: 1 }) }),
     { nil: undefined },
   ),
 });
@@ -67,11 +70,35 @@ const proposalArb = fc
 
 const stateArb = fc.dictionary(fc.constantFrom(...WRITTEN, ...CHECKED), fc.integer({ min: 0, max: 1 }), { maxKeys: 4 });
 
+/**
+ * Whether the outcome is fixed whatever the schedule: every precondition's
+ * reader is ordered, one way or the other, with every other writer of its
+ * key — or that writer is surely rejected, by a check on a key no action
+ * writes (so its verdict is the starting state's).
+ */
+function readsAreSettled(input: unknown, state: Readonly<Record<string, JsonValue>>): boolean {
+  const { proposal, graph } = parseProposalWithGraph(input);
+  const ancestors = graph.preds.map(() => new Set<number>());
+  for (const i of graph.order) for (const p of graph.preds[i]!) ancestors[i] = new Set([...ancestors[i]!, ...ancestors[p]!, p]);
+  const initial = new Map(Object.entries(state));
+  const surelyRejected = proposal.actions.map(
+    (a) =>
+      a.preconditions.some((pre) => CHECKED.includes(pre.key) && checkPrecondition(pre, initial) !== undefined) ||
+      a.state_dependencies.some((key) => CHECKED.includes(key) && !initial.has(key)),
+  );
+  const writes = proposal.actions.map(effectiveWriteSet);
+  return proposal.actions.every((reader, r) =>
+    reader.preconditions.every(({ key }) =>
+      writes.every((keys, w) => w === r || !keys.includes(key) || surelyRejected[w] || ancestors[r]!.has(w) || ancestors[w]!.has(r)),
+    ),
+  );
+}
+
 describe("simulate agrees with the engine", () => {
   it("has the engine's post-state whenever every tool succeeds with its declared effects", async () => {
     await fc.assert(
       fc.asyncProperty(proposalArb, stateArb, async (proposal, state) => {
-        fc.pre(!verify(proposal).issues.some((i) => /write '[^']*' with no dependency path/.test(i.message)));
+        fc.pre(!verify(proposal).issues.some((i) => /write '[^']*' with no dependency path/.test(i.message)) && readsAreSettled(proposal, state));
         const { rt } = fakeRuntime();
         rt.registerTool("t", () => "ok");
         for (const [key, value] of Object.entries(state)) rt.state.set(key, value);
@@ -81,5 +108,32 @@ describe("simulate agrees with the engine", () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  it("runs a reader whose precondition fails only under a rejected action's declared write, as simulate predicts", async () => {
+    // verify's optimistic walk applies a1's k := 2, so it reports a3 blocked too; the engine rejects a1 and runs a3.
+    const proposal = {
+      id: "p",
+      actions: [
+        { id: "a1", type: "state_write", parameters: { key: "k", value: 2 }, preconditions: [{ key: "gate", operator: "exists" }], failure_behavior: "skip" },
+        { id: "a2", type: "tool_call", tool: "t", parameters: {}, failure_behavior: "skip" },
+        {
+          id: "a3",
+          type: "state_write",
+          dependencies: ["a2"],
+          parameters: { key: "done", value: true },
+          preconditions: [{ key: "k", value: 1 }],
+          failure_behavior: "skip",
+        },
+      ],
+    } satisfies { id: string; actions: ActionInput[] };
+    expect(verify(proposal, { state: { k: 1 } }).issues.map((i) => i.action_id)).toEqual(["a1", "a3"]);
+    const { rt } = fakeRuntime();
+    rt.registerTool("t", () => "ok");
+    rt.state.set("k", 1);
+    const result = await rt.executeProposal(proposal);
+    expect(result.results.map((r) => r.status)).toEqual(["rejected", "succeeded", "succeeded"]);
+    expect(rt.state.snapshot()).toEqual({ k: 1, done: true });
+    expect(simulate(proposal, { k: 1 })).toEqual(rt.state.snapshot());
   });
 });

@@ -64,9 +64,9 @@ describe("simulate", () => {
     expect(result.state).toEqual({ k: 2 });
   });
 
-  it("skips an action that verify blocks even if the pessimistic state would let it run", () => {
-    // verify's walk applies 'x' := 5 from the blocked first action, so the second is blocked there;
-    // simulate never lands an action verify reports as blocked.
+  it("lands an action that verify blocks only through a blocked action's declared effect, as the engine runs it", () => {
+    // verify's walk applies 'x' := 5 from the blocked first action, so there the second is blocked too;
+    // the engine rejects 'a', so 'x' stays 0 and 'b' runs (DECISIONS §13).
     const p = {
       actions: [
         {
@@ -83,7 +83,18 @@ describe("simulate", () => {
     };
     expect(verify(p, { state: { x: 0 } }).issues.map((i) => i.action_id)).toEqual(["a", "b"]);
     const outcome = simulateDetailed(p, { x: 0 });
-    expect(outcome.skipped).toEqual(["a", "b"]);
-    expect(outcome.state).toEqual({ x: 0, z: 6 });
+    expect(outcome.skipped).toEqual(["a"]);
+    expect(outcome.state).toEqual({ x: 0, z: 6, y: 1 });
+  });
+
+  it("keeps a value a blocked write would have replaced, for the readers after it", () => {
+    const p = {
+      actions: [
+        { id: "a1", type: "state_write", parameters: { key: "k", value: 2 }, preconditions: [{ key: "gate", operator: "exists" }] },
+        { id: "a2", type: "tool_call", tool: "t" },
+        { id: "a3", type: "state_write", dependencies: ["a2"], parameters: { key: "done", value: true }, preconditions: [{ key: "k", value: 1 }] },
+      ],
+    };
+    expect(simulateDetailed(p, { k: 1 })).toEqual({ state: { k: 1, done: true }, skipped: ["a1"] });
   });
 });

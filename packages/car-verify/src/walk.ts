@@ -12,9 +12,11 @@
  * - the *simulated* model (only when asked) withholds a blocked action's
  *   effects, as the executor rejects it before dispatch, and drops its
  *   dependants along data dependencies (explicit `dependencies` and the
- *   writer a `state_dependencies` key is read from). An action the declared
- *   model blocks is skipped here too, so simulate never lands effects of an
- *   action verify reports as blocked. `failure_behavior` is not modelled.
+ *   writer a `state_dependencies` key is read from). Its gates see only the
+ *   simulated state: a precondition the declared model fails only because of
+ *   a blocked action's effect holds here, as it does in the engine (DECISIONS
+ *   §13: simulate predicts what the engine leaves behind).
+ *   `failure_behavior` is not modelled.
  */
 import type { Action, DependencyGraph, JsonValue } from "@car/ir";
 import type { Precondition, PreconditionMiss } from "@car/ir";
@@ -136,7 +138,7 @@ export function forwardWalk(
       const action = actions[i]!;
       blocked[i] = gate(action, declared);
       if (simulated !== undefined && skipped !== undefined && dataPreds !== undefined) {
-        let lands = blocked[i] === undefined;
+        let lands = true;
         for (let e = dataPreds.start[i]!; lands && e < dataPreds.start[i + 1]!; e++) if (skipped[dataPreds.preds[e]!] !== 0) lands = false;
         if (!lands || gate(action, simulated) !== undefined) skipped[i] = 1;
       }
