@@ -194,61 +194,65 @@ fn search(index: &mut ReachIndex, u: usize, v: usize, forward: i32, backward: i3
     bq[0] = v as u32;
     let (mut f_head, mut f_tail, mut b_head, mut b_tail) = (0, 1, 0, 1);
     let mut work = 0u64;
-    while f_head < f_tail && b_head < b_tail {
-        if f_tail - f_head <= b_tail - b_head {
-            let x = fq[f_head] as usize;
-            f_head += 1;
-            for &y in &succs[succ_start[x] as usize..succ_start[x + 1] as usize] {
-                work += 1;
-                if work > budget {
-                    return Found::GaveUp;
-                }
-                let y = y as usize;
-                // Successors are in ascending position: the rest lie past v too.
-                if y >= v {
-                    if y == v {
+    // SAFETY: reach_index built both CSRs over positions < n with n + 1 offsets each and
+    // LABEL_WORDS labels per position; u, v < n. A queue gets one entry per edge scanned
+    // (at most budget) and per position (at most n - 1 besides its start), within its
+    // min(budget, n) + 1 entries.
+    unsafe {
+        while f_head < f_tail && b_head < b_tail {
+            if f_tail - f_head <= b_tail - b_head {
+                let x = *fq.get_unchecked(f_head) as usize;
+                f_head += 1;
+                for &y in succs.get_unchecked(*succ_start.get_unchecked(x) as usize..*succ_start.get_unchecked(x + 1) as usize) {
+                    work += 1;
+                    if work > budget {
+                        return Found::GaveUp;
+                    }
+                    let y = y as usize;
+                    // Successors are in ascending position: the rest lie past v too.
+                    if y >= v {
+                        if y == v {
+                            return Found::Yes;
+                        }
+                        break;
+                    }
+                    let at = labels.get_unchecked_mut(LABEL_WORDS * y..LABEL_WORDS * y + LABEL_WORDS);
+                    if at[STAMP] == backward {
                         return Found::Yes;
                     }
-                    break;
+                    if at[STAMP] == forward || at[LEVEL] >= level_v || at[RANK] >= rank_v || at[HEIGHT] <= height_v {
+                        continue;
+                    }
+                    at[STAMP] = forward;
+                    *fq.get_unchecked_mut(f_tail) = y as u32;
+                    f_tail += 1;
                 }
-                let at = LABEL_WORDS * y;
-                let stamp = labels[at + STAMP];
-                if stamp == backward {
-                    return Found::Yes;
-                }
-                if stamp == forward || labels[at + LEVEL] >= level_v || labels[at + RANK] >= rank_v || labels[at + HEIGHT] <= height_v {
-                    continue;
-                }
-                labels[at + STAMP] = forward;
-                fq[f_tail] = y as u32;
-                f_tail += 1;
-            }
-        } else {
-            let x = bq[b_head] as usize;
-            b_head += 1;
-            for &y in &preds[pred_start[x] as usize..pred_start[x + 1] as usize] {
-                work += 1;
-                if work > budget {
-                    return Found::GaveUp;
-                }
-                let y = y as usize;
-                if y <= u {
-                    if y == u {
+            } else {
+                let x = *bq.get_unchecked(b_head) as usize;
+                b_head += 1;
+                for &y in preds.get_unchecked(*pred_start.get_unchecked(x) as usize..*pred_start.get_unchecked(x + 1) as usize) {
+                    work += 1;
+                    if work > budget {
+                        return Found::GaveUp;
+                    }
+                    let y = y as usize;
+                    if y <= u {
+                        if y == u {
+                            return Found::Yes;
+                        }
+                        continue;
+                    }
+                    let at = labels.get_unchecked_mut(LABEL_WORDS * y..LABEL_WORDS * y + LABEL_WORDS);
+                    if at[STAMP] == forward {
                         return Found::Yes;
                     }
-                    continue;
+                    if at[STAMP] == backward || at[LEVEL] <= level_u || at[RANK] <= rank_u || at[HEIGHT] >= height_u {
+                        continue;
+                    }
+                    at[STAMP] = backward;
+                    *bq.get_unchecked_mut(b_tail) = y as u32;
+                    b_tail += 1;
                 }
-                let at = LABEL_WORDS * y;
-                let stamp = labels[at + STAMP];
-                if stamp == forward {
-                    return Found::Yes;
-                }
-                if stamp == backward || labels[at + LEVEL] <= level_u || labels[at + RANK] <= rank_u || labels[at + HEIGHT] >= height_u {
-                    continue;
-                }
-                labels[at + STAMP] = backward;
-                bq[b_tail] = y as u32;
-                b_tail += 1;
             }
         }
     }
