@@ -14,9 +14,9 @@
  * 3. the queries that exhausted it are answered by propagating bitsets of
  *    their sources along the order, 1,024 sources at a time and only across
  *    the slice of the order the chunk spans.
- * Every stage is exact. The whole batch can run in @car/native's kernel (see
- * `NATIVE_REACH_MIN_QUERIES`), which follows the same stages; this
- * TypeScript is the reference.
+ * Every stage is exact. @car/native's `reach` kernel follows the same stages
+ * (used only when forced, see `NATIVE_REACH_MIN_QUERIES`); this TypeScript
+ * is the reference.
  */
 import type { DependencyGraph } from "@car/ir";
 import { nativeKernels } from "@car/native";
@@ -24,12 +24,15 @@ import { HEIGHT, LABEL_WORDS, LEVEL, RANK, type ReachIndex, reachIndex, STAMP } 
 
 /**
  * From how many queries `auto` mode hands the whole batch to @car/native's
- * `reach` kernel (all three stages, on `DependencyGraph.flat`). Measured by
- * `pnpm --filter @car/verify bench:kernels`, marshalling included; see the
- * @car/native README for the table. Below this the call is cheap either way.
- * `CAR_NATIVE=0` keeps the TypeScript below.
+ * `reach` kernel (all three stages, on `DependencyGraph.flat`). Infinite:
+ * since the search replaced most of the sweep the work is random memory
+ * access, where Rust gains little over V8 — `pnpm --filter @car/verify
+ * bench:kernels`, marshalling included, measured 1.6× at 100k actions and
+ * 2.2× at 1M (load 8–10), short of the 3× a kernel must earn (see the
+ * @car/native README). `CAR_NATIVE=always` still runs it; the TypeScript
+ * below is the reference.
  */
-export const NATIVE_REACH_MIN_QUERIES = 1_000;
+export const NATIVE_REACH_MIN_QUERIES = Number.POSITIVE_INFINITY;
 
 /**
  * Edges one query's search may scan before it is left to the bitset sweep:
