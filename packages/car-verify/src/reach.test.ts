@@ -36,7 +36,11 @@ function naiveReaches(succs: readonly (readonly number[])[], from: number, to: n
 
 describe("reachBatch", () => {
   // Budget 0 leaves every query to the bitset sweep, a small one splits them between search and sweep.
-  it.each([["the default", undefined], ["a small", 3], ["no", 0]] as const)("agrees with a graph search on random DAGs with %s search budget", (_, budget) => {
+  it.each([
+    ["the default", undefined],
+    ["a small", 3],
+    ["no", 0],
+  ] as const)("agrees with a graph search on random DAGs with %s search budget", (_, budget) => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 60 }), fc.integer(), (n, seed) => {
         const { graph, rand } = randomGraph(n, seed);
