@@ -28,9 +28,9 @@ import { HEIGHT, LABEL_WORDS, LEVEL, RANK, type ReachIndex, reachIndex, STAMP } 
  * since the search replaced most of the sweep the work is random memory
  * access, where Rust gains little over V8 — `pnpm --filter @car/verify
  * bench:kernels`, marshalling included, measured 1.55× at 100k actions and
- * 1.66× at 1M (quiet; 1.6× and 2.2× at load 8–10), short of the 3× a kernel must earn (see the
- * @car/native README). `CAR_NATIVE=always` still runs it; the TypeScript
- * below is the reference.
+ * 1.66× at 1M (quiet; 1.6× and 2.2× at load 8–10), short of the 3× a
+ * kernel must earn (see the @car/native README). `CAR_NATIVE=always` still
+ * runs it; the TypeScript below is the reference.
  */
 export const NATIVE_REACH_MIN_QUERIES = Number.POSITIVE_INFINITY;
 
