@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildDag, dependencyEdges, newAction, sequentialIds, stateRead, stateWrite, toolCall, type Action } from "./index.ts";
+import { buildDag, dependencyEdges, newAction, pushWrittenKeys, sequentialIds, stateRead, stateWrite, toolCall, type Action } from "./index.ts";
 import { carErrorOf } from "../test/car-error.ts";
 
 function act(id: string, extra: Partial<Action> = {}): Action {
@@ -141,6 +141,48 @@ describe("buildDag properties", () => {
         g.preds.forEach((ps, i) => {
           for (const p of ps) if (!actions[i]!.dependencies.includes(g.ids[p]!)) expect(p).toBeLessThan(i);
         });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/**
+ * The edges by their definition, one action at a time and with nothing
+ * skipped: explicit dependencies, then per `state_dependencies` key the
+ * latest earlier writer, then for a `state_write` the previous `state_write`
+ * of each key it writes; each predecessor once, first occurrence kept.
+ */
+function referencePreds(actions: readonly Action[]): number[][] {
+  const indexOf = new Map(actions.map((a, i) => [a.id, i]));
+  return actions.map((action, i) => {
+    const out: number[] = [];
+    const add = (j: number | undefined) => {
+      if (j !== undefined && j >= 0 && j !== i && !out.includes(j)) out.push(j);
+    };
+    const writtenBy = (j: number) => {
+      const keys: string[] = [];
+      pushWrittenKeys(actions[j]!, keys);
+      return keys;
+    };
+    for (const d of action.dependencies) add(indexOf.get(d));
+    for (const key of action.state_dependencies) add(actions.findLastIndex((_, j) => j < i && writtenBy(j).includes(key)));
+    if (action.type === "state_write") {
+      for (const key of writtenBy(i)) add(actions.findLastIndex((a, j) => j < i && a.type === "state_write" && writtenBy(j).includes(key)));
+    }
+    return out;
+  });
+}
+
+describe("dependencyEdges properties", () => {
+  it("finds exactly the edges the rules define, and the same edges flat", () => {
+    fc.assert(
+      fc.property(randomDag, (actions) => {
+        const g = dependencyEdges(actions);
+        const expected = referencePreds(actions);
+        expect(g.preds.map((ps) => [...ps])).toEqual(expected);
+        const { predStart, preds } = g.flat;
+        expect(expected.map((_, i) => [...preds.subarray(predStart[i]!, predStart[i + 1]!)])).toEqual(expected);
       }),
       { numRuns: 300 },
     );

@@ -24,7 +24,7 @@ export interface DependencyGraph {
   readonly ids: readonly string[];
   /** Action id → declaration index. */
   readonly indexOf: ReadonlyMap<string, number>;
-  /** `preds[i]`: indices that must finish before action `i` starts (deduplicated). */
+  /** `preds[i]`: indices that must finish before action `i` starts (deduplicated; built from `flat` on first read). */
   readonly preds: readonly (readonly number[])[];
   /** `succs[i]`: indices waiting on action `i`. */
   readonly succs: readonly (readonly number[])[];
@@ -69,12 +69,19 @@ function indexIds(actions: readonly Action[]): Map<string, number> {
  */
 const NONE: readonly number[] = Object.freeze([]);
 
-/** Predecessors per action, and the same edges flat (CSR: action `i`'s are `flat[start[i] .. start[i + 1])`), filled as each edge resolves. */
-function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): { preds: (readonly number[])[]; start: Int32Array; flat: Int32List } {
+/**
+ * Every action's predecessors, flat (CSR: action `i`'s are `flat[start[i] .. start[i + 1])`),
+ * deduplicated and filled as each edge resolves. No array per action: at a
+ * million actions those are a million objects the collector must promote and
+ * mark; `graph.preds` builds them from here only when asked.
+ */
+function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): { start: Int32Array; flat: Int32List } {
   const n = actions.length;
-  const preds: (readonly number[])[] = new Array(n);
   const start = new Int32Array(n + 1);
   const flat = new Int32List(2 * n);
+  // Last writers are tracked only for keys some action lists in `state_dependencies`
+  // (most plans list none): a map of every written key would cost a million sets at 1M actions.
+  const readKeys = stateDependencyKeys(actions);
   const lastWriter = new Map<string, number>();
   const lastStateWrite = new Map<string, number>();
   const unknown: { pointer: string; message: string }[] = [];
@@ -84,7 +91,6 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
   const writes: string[] = [];
   for (let i = 0; i < n; i++) {
     const action = actions[i]!;
-    let mine: number[] | undefined;
     const stamp = i + 1;
     const deps = action.dependencies;
     for (let d = 0; d < deps.length; d++) {
@@ -93,7 +99,6 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
         unknown.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${deps[d]}'` });
       } else if (seen[j] !== stamp) {
         seen[j] = stamp;
-        (mine ??= []).push(j);
         flat.push(j);
       }
     }
@@ -101,9 +106,12 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
       const j = lastWriter.get(key);
       if (j !== undefined && seen[j] !== stamp) {
         seen[j] = stamp;
-        (mine ??= []).push(j);
         flat.push(j);
       }
+    }
+    if (readKeys === undefined && action.type !== "state_write") {
+      start[i + 1] = flat.length;
+      continue;
     }
     writes.length = 0;
     pushWrittenKeys(action, writes);
@@ -112,20 +120,46 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
         const j = lastStateWrite.get(key);
         if (j !== undefined && j !== i && seen[j] !== stamp) {
           seen[j] = stamp;
-          (mine ??= []).push(j);
           flat.push(j);
         }
         lastStateWrite.set(key, i);
       }
     }
-    for (const key of writes) lastWriter.set(key, i);
-    preds[i] = mine ?? NONE;
+    if (readKeys !== undefined) for (const key of writes) if (readKeys.has(key)) lastWriter.set(key, i);
     start[i + 1] = flat.length;
   }
   if (unknown.length > 0) {
     throw new CarError("invalid_proposal", `dependencies name unknown actions: ${unknown.map((u) => u.message).join("; ")}`, { problems: unknown });
   }
-  return { preds, start, flat };
+  return { start, flat };
+}
+
+/** Every key some action lists in `state_dependencies`, or `undefined` when none does. */
+function stateDependencyKeys(actions: readonly Action[]): Set<string> | undefined {
+  let keys: Set<string> | undefined;
+  for (let i = 0; i < actions.length; i++) {
+    const listed = actions[i]!.state_dependencies;
+    for (let k = 0; k < listed.length; k++) (keys ??= new Set()).add(listed[k]!);
+  }
+  return keys;
+}
+
+/** `graph.preds` from the CSR: one exact-length array per action, the shared `NONE` when it has none. */
+function predsFromFlat(predStart: Int32Array, flat: Int32Array): (readonly number[])[] {
+  const n = predStart.length - 1;
+  const preds: (readonly number[])[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const from = predStart[i]!;
+    const count = predStart[i + 1]! - from;
+    if (count === 0) {
+      preds[i] = NONE;
+      continue;
+    }
+    const mine: number[] = new Array(count);
+    for (let k = 0; k < count; k++) mine[k] = flat[from + k]!;
+    preds[i] = mine;
+  }
+  return preds;
 }
 
 /** Finds one cycle among nodes Kahn's algorithm could not order, as action ids. */
@@ -231,7 +265,7 @@ export const NATIVE_LEVELS_MIN_ACTIONS = Number.POSITIVE_INFINITY;
 export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
   const n = actions.length;
   const indexOf = indexIds(actions);
-  const { preds, start: predStart, flat } = collectPreds(actions, indexOf);
+  const { start: predStart, flat } = collectPreds(actions, indexOf);
   const flatPreds = flat.view();
   const orderFlat = new Int32Array(n);
   const levelFlat = new Int32Array(n);
@@ -243,7 +277,7 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
     const ordered = new Set(orderFlat.subarray(0, count));
     const remaining = new Set<number>();
     for (let i = 0; i < n; i++) if (!ordered.has(i)) remaining.add(i);
-    const cycle = findCycle(preds, remaining, ids);
+    const cycle = findCycle(predsFromFlat(predStart, flatPreds), remaining, ids);
     throw new CarError("invalid_proposal", `dependency cycle: ${[...cycle, cycle[0]].join(" -> ")}`, {
       cycle,
       problems: [{ pointer: `/actions/${indexOf.get(cycle[0]!)}/dependencies`, message: `dependency cycle through ${cycle.join(", ")}` }],
@@ -255,14 +289,18 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
     order[i] = orderFlat[i]!;
     level[i] = levelFlat[i]!;
   }
-  // Successors are built on first use: only some callers need them.
+  // Per-action arrays are built on first use: verify reads the flat arrays only.
+  let preds: (readonly number[])[] | undefined;
   let succs: (readonly number[])[] | undefined;
+  const predArrays = () => (preds ??= predsFromFlat(predStart, flatPreds));
   return {
     ids,
     indexOf,
-    preds,
+    get preds() {
+      return predArrays();
+    },
     get succs() {
-      return (succs ??= successors(preds));
+      return (succs ??= successors(predArrays()));
     },
     order,
     level,

@@ -14,7 +14,7 @@ import { PACKAGE_DIR } from "./paths.ts";
 export { buildNative, cargoAvailable } from "./build.ts";
 
 /** The kernels' signatures this loader expects; src/lib.rs exports the same number as `abi`. */
-const ABI = 2;
+const ABI = 3;
 
 export interface NativeKernels {
   /** Kahn's algorithm over predecessors in CSR form; fills `order`/`level`, returns how many were ordered. */
@@ -22,8 +22,18 @@ export interface NativeKernels {
   /**
    * For each query, 1 in `answers` when action `from[k]` reaches action `to[k]`; the graph as
    * @car/ir's `DependencyGraph.flat` (predecessors by declaration index, CSR; order; levels).
+   * `budget`: the edges each query's search may scan before the bitset sweep answers it.
    */
-  reach(predStart: Int32Array, preds: Int32Array, order: Int32Array, level: Int32Array, from: Int32Array, to: Int32Array, answers: Uint8Array): number;
+  reach(
+    predStart: Int32Array,
+    preds: Int32Array,
+    order: Int32Array,
+    level: Int32Array,
+    from: Int32Array,
+    to: Int32Array,
+    answers: Uint8Array,
+    budget: number,
+  ): number;
   /** Actions bucketed by interned key id (`keyStart`/`keyIds`, CSR), each bucket in `order`. */
   group(order: Int32Array, keyStart: Int32Array, keyIds: Int32Array, groupStart: Int32Array, members: Int32Array): number;
 }

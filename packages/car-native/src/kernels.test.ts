@@ -30,9 +30,12 @@ describe.skipIf(nativeTestsSkipped())("the native kernels", () => {
   it("answers reachability between actions, through the order and levels given", () => {
     // 3 -> 1 -> 0, and 2 alone: order 2, 3, 1, 0; levels 2, 1, 0, 0
     const graph = [i32([0, 1, 2, 2, 2]), i32([1, 3]), i32([2, 3, 1, 0]), i32([2, 1, 0, 0])] as const;
-    const answers = new Uint8Array(6);
-    k().reach(...graph, i32([3, 3, 1, 2, 0, 1]), i32([0, 2, 0, 0, 3, 1]), answers);
-    expect([...answers]).toEqual([1, 0, 1, 0, 0, 0]);
+    // Budget 1024 lets the searches answer; budget 0 leaves every query to the bitset sweep.
+    for (const budget of [1024, 0]) {
+      const answers = new Uint8Array(6);
+      k().reach(...graph, i32([3, 3, 1, 2, 0, 1]), i32([0, 2, 0, 0, 3, 1]), answers, budget);
+      expect([...answers]).toEqual([1, 0, 1, 0, 0, 0]);
+    }
   });
 
   it("groups actions by key id in the given order", () => {
@@ -49,9 +52,14 @@ describe.skipIf(nativeTestsSkipped())("the native kernels", () => {
     ["a CSR that does not end at the flat length", () => k().levels(i32([0, 2]), i32([0]), new Int32Array(1), new Int32Array(1))],
     ["outputs of the wrong length", () => k().levels(i32([0, 0]), i32([]), new Int32Array(2), new Int32Array(1))],
     ["plain arrays", () => k().levels([0, 0] as unknown as Int32Array, i32([]), new Int32Array(1), new Int32Array(1))],
-    ["a query outside the graph", () => k().reach(i32([0, 0]), i32([]), i32([0]), i32([0]), i32([0]), i32([7]), new Uint8Array(1))],
-    ["an order that is not topological", () => k().reach(i32([0, 0, 1]), i32([0]), i32([1, 0]), i32([0, 1]), i32([0]), i32([1]), new Uint8Array(1))],
-    ["an order that is not a permutation", () => k().reach(i32([0, 0, 0]), i32([]), i32([1, 1]), i32([0, 0]), i32([0]), i32([1]), new Uint8Array(1))],
+    ["a query outside the graph", () => k().reach(i32([0, 0]), i32([]), i32([0]), i32([0]), i32([0]), i32([7]), new Uint8Array(1), 8)],
+    ["an order that is not topological", () => k().reach(i32([0, 0, 1]), i32([0]), i32([1, 0]), i32([0, 1]), i32([0]), i32([1]), new Uint8Array(1), 8)],
+    ["an order that is not a permutation", () => k().reach(i32([0, 0, 0]), i32([]), i32([1, 1]), i32([0, 0]), i32([0]), i32([1]), new Uint8Array(1), 8)],
+    ["a negative search budget", () => k().reach(i32([0, 0, 1]), i32([0]), i32([0, 1]), i32([0, 1]), i32([0]), i32([1]), new Uint8Array(1), -1)],
+    [
+      "a search budget that is not a number",
+      () => k().reach(i32([0, 0, 1]), i32([0]), i32([0, 1]), i32([0, 1]), i32([0]), i32([1]), new Uint8Array(1), "8" as unknown as number),
+    ],
     ["an order that repeats an action", () => k().group(i32([0, 0]), i32([0, 1, 2]), i32([0, 0]), new Int32Array(2), new Int32Array(2))],
     ["a key id out of range", () => k().group(i32([0]), i32([0, 1]), i32([3]), new Int32Array(2), new Int32Array(1))],
   ])("refuses %s with a TypeError instead of crashing", (_, call) => {

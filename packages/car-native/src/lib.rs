@@ -10,7 +10,7 @@
 mod kernels;
 
 /// Bumped whenever a kernel's signature changes; the loader refuses a binary built from older source.
-const ABI: i32 = 2;
+const ABI: i32 = 3;
 mod napi;
 
 use napi::*;
@@ -57,12 +57,17 @@ impl Arg {
     }
 }
 
-unsafe fn args<const N: usize>(env: napi_env, info: napi_callback_info) -> Option<[Arg; N]> {
+unsafe fn raw_args<const N: usize>(env: napi_env, info: napi_callback_info) -> Option<[napi_value; N]> {
     let mut argc = N;
     let mut argv: [napi_value; N] = [ptr::null_mut(); N];
     if napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) != NAPI_OK || argc < N {
         return None;
     }
+    Some(argv)
+}
+
+unsafe fn args<const N: usize>(env: napi_env, info: napi_callback_info) -> Option<[Arg; N]> {
+    let argv = raw_args::<N>(env, info)?;
     let mut out: [Option<Arg>; N] = std::array::from_fn(|_| None);
     for i in 0..N {
         out[i] = Some(typed_array(env, argv[i])?);
@@ -94,15 +99,24 @@ unsafe extern "C" fn levels(env: napi_env, info: napi_callback_info) -> napi_val
     }
 }
 
-/// `reach(predStart, preds, order, level, from, to, answers)`: for each query, 1 when action `from` reaches action `to`.
+/// `reach(predStart, preds, order, level, from, to, answers, budget)`: for each query, 1 when action `from` reaches action `to`.
 unsafe extern "C" fn reach(env: napi_env, info: napi_callback_info) -> napi_value {
-    let Some([a, b, c, d, e, f, g]) = args::<7>(env, info) else {
-        return fail(env, "reach(predStart, preds, order, level, from, to, answers): seven typed arrays expected");
-    };
+    const USAGE: &str = "reach(predStart, preds, order, level, from, to, answers, budget): seven typed arrays and an integer expected";
+    let Some(argv) = raw_args::<8>(env, info) else { return fail(env, USAGE) };
+    let mut arrays: [Option<Arg>; 7] = std::array::from_fn(|_| None);
+    for i in 0..7 {
+        let Some(arg) = typed_array(env, argv[i]) else { return fail(env, USAGE) };
+        arrays[i] = Some(arg);
+    }
+    let mut budget = 0;
+    if napi_get_value_int32(env, argv[7], &mut budget) != NAPI_OK {
+        return fail(env, USAGE);
+    }
+    let [a, b, c, d, e, f, g] = arrays.map(|a| a.unwrap());
     let (Some(start), Some(preds), Some(order), Some(level), Some(from), Some(to), Some(answers)) = (a.i32s(), b.i32s(), c.i32s(), d.i32s(), e.i32s(), f.i32s(), g.u8s()) else {
         return fail(env, "reach: Int32Array arguments and a Uint8Array of answers expected");
     };
-    match kernels::reach(start, preds, order, level, from, to, answers) {
+    match kernels::reach(start, preds, order, level, from, to, answers, budget) {
         Ok(()) => int(env, 0),
         Err(message) => fail(env, message),
     }

@@ -44,6 +44,7 @@ extern "C" {
         arraybuffer: *mut napi_value,
         byte_offset: *mut usize,
     ) -> napi_status;
+    pub fn napi_get_value_int32(env: napi_env, value: napi_value, result: *mut i32) -> napi_status;
     pub fn napi_create_int32(env: napi_env, value: i32, result: *mut napi_value) -> napi_status;
     pub fn napi_throw_type_error(env: napi_env, code: *const c_char, msg: *const c_char) -> napi_status;
 }

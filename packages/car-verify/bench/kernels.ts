@@ -6,7 +6,7 @@
  *   outputs allocated in the timed call. The `dependencyEdges` row is the
  *   whole function (string ids resolved in TS on both paths), for context.
  * - reach: `reachBatch` whole on the write-conflict pairs verify asks about;
- *   native copies the queries into Int32Arrays and runs filters and sweep.
+ *   native copies the queries into Int32Arrays and runs labels, search and sweep.
  * - group: the bucketing of interned key ids (`bucketByKey` vs the kernel,
  *   both on `internKeys`' Int32Arrays); the `groupByKey` row adds the
  *   interning of the key strings, which stays in TS on both paths (the

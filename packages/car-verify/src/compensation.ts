@@ -4,7 +4,7 @@
  * it just cannot be undone as claimed), and an `action_ref` compensation must
  * name an action of the same proposal (an error: the undo path is broken).
  */
-import type { Action, VerificationIssue } from "@car/ir";
+import type { Action, FlatEdges, VerificationIssue } from "@car/ir";
 import { missingRequiredCompensation } from "@car/ir";
 import { issue } from "./issue.ts";
 
@@ -30,13 +30,15 @@ export function compensationIssues(actions: readonly Action[], ids: ReadonlyMap<
  */
 export function compensationUseIssues(
   actions: readonly Action[],
-  preds: readonly (readonly number[])[],
+  edges: Pick<FlatEdges, "predStart" | "preds">,
   compensations: ReadonlySet<number>,
 ): VerificationIssue[] {
   const issues: VerificationIssue[] = [];
+  const { predStart, preds } = edges;
   actions.forEach((action, i) => {
     if (compensations.has(i)) return;
-    for (const p of preds[i]!) {
+    for (let e = predStart[i]!; e < predStart[i + 1]!; e++) {
+      const p = preds[e]!;
       if (compensations.has(p)) {
         issues.push(issue(action, "error", `action '${action.id}' depends on '${actions[p]!.id}', a compensation action, which never runs forward`));
       }

@@ -35,20 +35,25 @@ function naiveReaches(succs: readonly (readonly number[])[], from: number, to: n
 }
 
 describe("reachBatch", () => {
-  it("agrees with a graph search on random DAGs", () => {
+  // Budget 0 leaves every query to the bitset sweep, a small one splits them between search and sweep.
+  it.each([
+    ["the default", undefined],
+    ["a small", 3],
+    ["no", 0],
+  ] as const)("agrees with a graph search on random DAGs with %s search budget", (_, budget) => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 60 }), fc.integer(), (n, seed) => {
         const { graph, rand } = randomGraph(n, seed);
         const from = Array.from({ length: 80 }, () => rand(n));
         const to = Array.from({ length: 80 }, () => rand(n));
-        const answers = reachBatch(graph, topoPositions(graph), from, to);
+        const answers = reachBatch(graph, topoPositions(graph), from, to, budget);
         from.forEach((u, k) => expect(answers[k] === 1).toBe(naiveReaches(graph.succs, u, to[k]!)));
       }),
       { numRuns: 200 },
     );
   });
 
-  it.each(["off", "always"] as const)("stays exact when the sources span several bitset chunks (CAR_NATIVE=%s)", (mode) => {
+  it.each(["off", "always"] as const)("stays exact when the sweep's sources span several bitset chunks (CAR_NATIVE=%s)", (mode) => {
     const n = 4000;
     const { graph, rand } = randomGraph(n, 7);
     const from = Array.from({ length: 3000 }, () => rand(n));
@@ -56,7 +61,7 @@ describe("reachBatch", () => {
     const previous = setNativeMode(mode);
     let answers: Uint8Array;
     try {
-      answers = reachBatch(graph, topoPositions(graph), from, to);
+      answers = reachBatch(graph, topoPositions(graph), from, to, 0);
     } finally {
       setNativeMode(previous);
     }

@@ -2,115 +2,221 @@
  * Batched reachability over a proposal's DAG, for the few pairs the conflict
  * checks actually ask about (writers of one key, readers against writers).
  *
- * Asking "is there a path u → v" pair by pair with a graph search is
- * quadratic on large plans, and a full transitive closure is quadratic in
- * memory. Instead the queries are first filtered by level and by two
- * different topological orders (O(1) "no path" answers; they settle pairs on
- * independent branches, the common shape of fanned-out plans). The rest are
- * answered exactly by propagating bitsets of *query sources only* along the
- * topological order, one chunk of 1024 sources at a time and only across the
- * slice of the order the chunk's queries span. Memory is one chunk's rows;
- * time is O(edges in the slice × 32 words) per chunk. That exact phase can
- * run in @car/native's kernel (see `NATIVE_REACH_MIN_QUERIES`); this
- * TypeScript is the reference.
+ * A full transitive closure is quadratic in memory, and sweeping bitsets of
+ * every query's source along the order (the exact method below) costs
+ * sources × span: quadratic on a large random DAG. So each query goes
+ * through three stages, cheapest first:
+ * 1. labels (`reach-index.ts`) answer "no" in O(1) when the target is not
+ *    later than the source in position, level, depth-first rank and height;
+ * 2. a bidirectional search from both ends, pruned by the same labels
+ *    (every node on a path lies between its ends in all four), answers most
+ *    of the rest after a few dozen nodes: it stops at `searchBudget` edges;
+ * 3. the queries that exhausted it are answered by propagating bitsets of
+ *    their sources along the order, 1,024 sources at a time and only across
+ *    the slice of the order the chunk spans.
+ * Every stage is exact. @car/native's `reach` kernel follows the same stages
+ * (used only when forced, see `NATIVE_REACH_MIN_QUERIES`); this TypeScript
+ * is the reference.
  */
 import type { DependencyGraph } from "@car/ir";
 import { nativeKernels } from "@car/native";
-import { oppositePositions } from "./topo-orders.ts";
+import { HEIGHT, LABEL_WORDS, LEVEL, RANK, type ReachIndex, reachIndex, STAMP } from "./reach-index.ts";
 
 /**
  * From how many queries `auto` mode hands the whole batch to @car/native's
- * `reach` kernel (filters and sweep, on `DependencyGraph.flat`). Measured by
- * `pnpm --filter @car/verify bench:kernels`, marshalling included: 3.2–4.5×
- * at ~500 queries, 5–10× from ~1,500, 7× at 100k actions (52k queries);
- * see the @car/native README for the table. Below this the call is cheap
- * either way. `CAR_NATIVE=0` keeps the TypeScript below.
+ * `reach` kernel (all three stages, on `DependencyGraph.flat`). Infinite:
+ * since the search replaced most of the sweep the work is random memory
+ * access, where Rust gains little over V8 — `pnpm --filter @car/verify
+ * bench:kernels`, marshalling included, measured 1.55× at 100k actions and
+ * 1.66× at 1M (quiet; 1.6× and 2.2× at load 8–10), short of the 3× a
+ * kernel must earn (see the @car/native README). `CAR_NATIVE=always` still
+ * runs it; the TypeScript below is the reference.
  */
-export const NATIVE_REACH_MIN_QUERIES = 1_000;
+export const NATIVE_REACH_MIN_QUERIES = Number.POSITIVE_INFINITY;
+
+/**
+ * Edges one query's search may scan before it is left to the bitset sweep:
+ * the graph's edges / 32, what sweeping one source costs (a chunk sweeps
+ * every edge in its slice with 32 words for 1,024 sources), and at least
+ * `MIN_SEARCH_BUDGET`. So the searches never cost more, in order, than the
+ * sweep they replace, even on hostile graphs (long parallel branches the
+ * labels cannot tell apart). Measured on the bench's random DAG at 1M
+ * actions: 4,096 edges left ~1% of the queries to the sweep and took 2× as
+ * long as edges / 32 (94k), which leaves none.
+ */
+export function searchBudget(edges: number): number {
+  return Math.max(MIN_SEARCH_BUDGET, Math.ceil(edges / 32));
+}
+export const MIN_SEARCH_BUDGET = 1024;
 
 /** Bits per chunk of sources: 32 words of 32 bits. */
 const CHUNK_WORDS = 32;
 const CHUNK_SOURCES = CHUNK_WORDS * 32;
 
+const NO = 0;
+const YES = 1;
+const GAVE_UP = 2;
+
 /**
  * For each query `k`, whether a dependency path leads from `from[k]` to
- * `to[k]` (a node does not reach itself). `pos` is `topoPositions(graph)`.
+ * `to[k]` (a node does not reach itself). `pos` is `topoPositions(graph)`;
+ * `budget` is the edges each search may scan (tests lower it to drive
+ * queries through the sweep).
  */
-export function reachBatch(graph: DependencyGraph, pos: Int32Array, from: readonly number[], to: readonly number[]): Uint8Array {
+export function reachBatch(
+  graph: DependencyGraph,
+  pos: Int32Array,
+  from: readonly number[],
+  to: readonly number[],
+  budget = searchBudget(graph.flat.preds.length),
+): Uint8Array {
   const answers = new Uint8Array(from.length);
   const native = nativeKernels(from.length, NATIVE_REACH_MIN_QUERIES);
   if (native !== undefined) {
-    // The kernel does all of it, filters included, on the graph's flat arrays: only the queries are copied.
+    // The kernel does all of it on the graph's flat arrays: only the queries are copied.
     const { predStart, preds, order, level } = graph.flat;
-    native.reach(predStart, preds, order, level, Int32Array.from(from), Int32Array.from(to), answers);
+    native.reach(predStart, preds, order, level, Int32Array.from(from), Int32Array.from(to), answers, budget);
     return answers;
   }
-  let pending: number[] = [];
+  // Position and level need no index: most batches that can be settled outright stop here.
+  const pending: number[] = [];
   for (let k = 0; k < from.length; k++) {
     const u = from[k]!;
     const v = to[k]!;
-    // Every edge raises the level and the topological position, so these answer "no" outright.
-    if (u === v || graph.level[v]! <= graph.level[u]! || pos[v]! < pos[u]!) continue;
-    pending.push(k);
+    if (pos[v]! > pos[u]! && graph.level[v]! > graph.level[u]!) pending.push(k);
   }
   if (pending.length === 0) return answers;
-  const opposite = oppositePositions(graph);
-  pending = pending.filter((k) => opposite[from[k]!]! < opposite[to[k]!]!);
-  if (pending.length === 0) return answers;
 
-  const preds = predIndex(graph, pos);
-  // Group pending queries by source, sources in topological order.
-  const bySource = new Map<number, number[]>();
+  const index = reachIndex(graph, pos);
+  const labels = index.labels;
+  // A search enqueues at most one node per edge it scans, and each node once.
+  const room = Math.min(budget, pos.length) + 1;
+  const queues = { forward: new Int32Array(room), backward: new Int32Array(room) };
+  const left: number[] = [];
+  let searches = 0;
   for (const k of pending) {
-    const u = from[k]!;
-    const list = bySource.get(u);
-    if (list === undefined) bySource.set(u, [k]);
-    else list.push(k);
+    const u = pos[from[k]!]!;
+    const v = pos[to[k]!]!;
+    const lu = LABEL_WORDS * u;
+    const lv = LABEL_WORDS * v;
+    if (labels[lu + RANK]! > labels[lv + RANK]! || labels[lu + HEIGHT]! <= labels[lv + HEIGHT]!) continue;
+    searches++;
+    const found = search(index, u, v, 2 * searches - 1, 2 * searches, budget, queues);
+    if (found === YES) answers[k] = 1;
+    else if (found === GAVE_UP) left.push(k);
   }
-  const sources = [...bySource.keys()].sort((a, b) => pos[a]! - pos[b]!);
-
-  // One buffer for every chunk: rows of up to CHUNK_WORDS words for each position.
-  const scratch = { rows: new Uint32Array(0), live: new Uint8Array(0) };
-  for (let start = 0; start < sources.length; start += CHUNK_SOURCES) {
-    const chunk = sources.slice(start, start + CHUNK_SOURCES);
-    answerChunk(preds, pos, chunk, bySource, to, answers, scratch);
-  }
+  if (left.length > 0) sweep(index, pos, from, to, left, answers);
   return answers;
 }
 
-/** Predecessors as topological positions, in one flat array (CSR): the sweep's hot loop reads nothing else. */
-interface PredIndex {
-  start: Int32Array;
-  pos: Int32Array;
+/**
+ * Whether position `u` reaches position `v` (u < v, both past the label
+ * filter): breadth-first from both ends at once, always growing the smaller
+ * frontier, visiting only nodes whose labels lie strictly between the ends'.
+ * `forward`/`backward` are this search's own stamps; either side running dry
+ * proves there is no path. Gives up after `budget` edges.
+ */
+function search(
+  index: ReachIndex,
+  u: number,
+  v: number,
+  forward: number,
+  backward: number,
+  budget: number,
+  queues: { forward: Int32Array; backward: Int32Array },
+): number {
+  const { predStart, preds, succStart, succs, labels } = index;
+  const fq = queues.forward;
+  const bq = queues.backward;
+  const levelU = labels[LABEL_WORDS * u + LEVEL]!;
+  const rankU = labels[LABEL_WORDS * u + RANK]!;
+  const heightU = labels[LABEL_WORDS * u + HEIGHT]!;
+  const levelV = labels[LABEL_WORDS * v + LEVEL]!;
+  const rankV = labels[LABEL_WORDS * v + RANK]!;
+  const heightV = labels[LABEL_WORDS * v + HEIGHT]!;
+  labels[LABEL_WORDS * u + STAMP] = forward;
+  labels[LABEL_WORDS * v + STAMP] = backward;
+  fq[0] = u;
+  bq[0] = v;
+  let fHead = 0;
+  let fTail = 1;
+  let bHead = 0;
+  let bTail = 1;
+  let work = 0;
+  while (fHead < fTail && bHead < bTail) {
+    if (fTail - fHead <= bTail - bHead) {
+      const x = fq[fHead++]!;
+      const end = succStart[x + 1]!;
+      for (let e = succStart[x]!; e < end; e++) {
+        if (++work > budget) return GAVE_UP;
+        const y = succs[e]!;
+        // Successors are in ascending position: the rest lie past v too.
+        if (y >= v) {
+          if (y === v) return YES;
+          break;
+        }
+        const at = LABEL_WORDS * y;
+        const stamp = labels[at + STAMP]!;
+        if (stamp === backward) return YES;
+        if (stamp === forward || labels[at + LEVEL]! >= levelV || labels[at + RANK]! >= rankV || labels[at + HEIGHT]! <= heightV) continue;
+        labels[at + STAMP] = forward;
+        fq[fTail++] = y;
+      }
+    } else {
+      const x = bq[bHead++]!;
+      const end = predStart[x + 1]!;
+      for (let e = predStart[x]!; e < end; e++) {
+        if (++work > budget) return GAVE_UP;
+        const y = preds[e]!;
+        if (y <= u) {
+          if (y === u) return YES;
+          continue;
+        }
+        const at = LABEL_WORDS * y;
+        const stamp = labels[at + STAMP]!;
+        if (stamp === forward) return YES;
+        if (stamp === backward || labels[at + LEVEL]! <= levelU || labels[at + RANK]! <= rankU || labels[at + HEIGHT]! >= heightU) continue;
+        labels[at + STAMP] = backward;
+        bq[bTail++] = y;
+      }
+    }
+  }
+  return NO;
 }
 
-function predIndex(graph: DependencyGraph, pos: Int32Array): PredIndex {
-  const { predStart, preds, order } = graph.flat;
-  const n = order.length;
-  const start = new Int32Array(n + 1);
-  const flat = new Int32Array(preds.length);
-  for (let p = 0, k = 0; p < n; p++) {
-    const i = order[p]!;
-    const end = predStart[i + 1]!;
-    for (let e = predStart[i]!; e < end; e++) flat[k++] = pos[preds[e]!]!;
-    start[p + 1] = k;
+/** Answers the queries `left` (indices into `from`/`to`) by sweeping bitsets of their sources, chunk by chunk. */
+function sweep(index: ReachIndex, pos: Int32Array, from: readonly number[], to: readonly number[], left: readonly number[], answers: Uint8Array): void {
+  const n = pos.length;
+  // Queries bucketed by source position (counting sort), sources in ascending position.
+  const byStart = new Int32Array(n + 1);
+  for (const k of left) byStart[pos[from[k]!]! + 1]!++;
+  for (let p = 0; p < n; p++) byStart[p + 1]! += byStart[p]!;
+  const fill = byStart.slice(0, n);
+  const bySource = new Int32Array(left.length);
+  for (const k of left) bySource[fill[pos[from[k]!]!]!++] = k;
+  const sources: number[] = [];
+  for (let p = 0; p < n; p++) if (byStart[p + 1]! > byStart[p]!) sources.push(p);
+
+  // One buffer for every chunk: rows of up to CHUNK_WORDS words for each position.
+  const scratch = { rows: new Uint32Array(0), live: new Uint8Array(0) };
+  const targets = { pos, to, byStart, bySource };
+  for (let start = 0; start < sources.length; start += CHUNK_SOURCES) {
+    answerChunk(index, sources.slice(start, start + CHUNK_SOURCES), targets, answers, scratch);
   }
-  return { start, pos: flat };
 }
 
 function answerChunk(
-  preds: PredIndex,
-  pos: Int32Array,
+  index: ReachIndex,
   chunk: readonly number[],
-  bySource: ReadonlyMap<number, readonly number[]>,
-  to: readonly number[],
+  targets: { pos: Int32Array; to: readonly number[]; byStart: Int32Array; bySource: Int32Array },
   answers: Uint8Array,
   scratch: { rows: Uint32Array; live: Uint8Array },
 ): void {
+  const { pos, to, byStart, bySource } = targets;
   const words = Math.ceil(chunk.length / 32);
-  const lo = pos[chunk[0]!]!;
+  const lo = chunk[0]!;
   let hi = lo;
-  for (const u of chunk) for (const k of bySource.get(u)!) hi = Math.max(hi, pos[to[k]!]!);
+  for (const u of chunk) for (let q = byStart[u]!; q < byStart[u + 1]!; q++) hi = Math.max(hi, pos[to[bySource[q]!]!]!);
 
   const span = hi - lo + 1;
   if (scratch.rows.length < span * words) scratch.rows = new Uint32Array(span * words);
@@ -120,18 +226,17 @@ function answerChunk(
   rows.fill(0, 0, span * words);
   live.fill(0, 0, span);
   chunk.forEach((u, slot) => {
-    const r = pos[u]! - lo;
+    const r = u - lo;
     rows[r * words + (slot >>> 5)]! |= 1 << (slot & 31);
     live[r] = 1;
   });
 
-  const start = preds.start;
-  const predPos = preds.pos;
+  const { predStart, preds } = index;
   for (let r = 0; r < span; r++) {
     const base = r * words;
-    const end = start[lo + r + 1]!;
-    for (let e = start[lo + r]!; e < end; e++) {
-      const pr = predPos[e]! - lo;
+    const end = predStart[lo + r + 1]!;
+    for (let e = predStart[lo + r]!; e < end; e++) {
+      const pr = preds[e]! - lo;
       if (pr < 0 || live[pr] === 0) continue;
       const pbase = pr * words;
       for (let w = 0; w < words; w++) rows[base + w]! |= rows[pbase + w]!;
@@ -142,7 +247,8 @@ function answerChunk(
   chunk.forEach((u, slot) => {
     const word = slot >>> 5;
     const bit = 1 << (slot & 31);
-    for (const k of bySource.get(u)!) {
+    for (let q = byStart[u]!; q < byStart[u + 1]!; q++) {
+      const k = bySource[q]!;
       const r = pos[to[k]!]! - lo;
       if ((rows[r * words + word]! & bit) !== 0) answers[k] = 1;
     }

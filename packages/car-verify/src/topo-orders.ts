@@ -1,9 +1,7 @@
 /**
- * Two topological orders of one DAG, as position arrays. If `u` reaches `v`
- * then `u` comes first in *every* topological order, so `v` before `u` in
- * either order proves there is no path (FELINE-style dominance). The second
- * order is depth-first where the first is breadth-first, so the two disagree
- * on many unordered pairs — every pair across independent branches.
+ * Topological positions: `graph.order` inverted. If `u` reaches `v` then `u`
+ * comes first in every topological order, so positions answer "no path" for
+ * half of all pairs and bound the slices the reachability stages work on.
  */
 import type { DependencyGraph } from "@car/ir";
 
@@ -14,27 +12,4 @@ export function topoPositions(graph: DependencyGraph): Int32Array {
     pos[node] = p;
   });
   return pos;
-}
-
-/**
- * Positions in a depth-first topological order: Kahn's algorithm with a stack
- * instead of `graph.order`'s queue, so it follows one branch to its end before
- * the next, where the first order sweeps across branches level by level.
- */
-export function oppositePositions(graph: DependencyGraph): Int32Array {
-  const n = graph.order.length;
-  const pending = new Int32Array(n);
-  const stack = new Int32Array(n);
-  let top = 0;
-  for (let i = 0; i < n; i++) {
-    pending[i] = graph.preds[i]!.length;
-    if (pending[i] === 0) stack[top++] = i;
-  }
-  const out = new Int32Array(n);
-  for (let p = 0; p < n; p++) {
-    const node = stack[--top]!;
-    out[node] = p;
-    for (const s of graph.succs[node]!) if (--pending[s]! === 0) stack[top++] = s;
-  }
-  return out;
 }

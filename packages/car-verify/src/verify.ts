@@ -277,7 +277,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   append(issues, repeatedCallIssues(actions));
   append(issues, compensationIssues(actions, graph.indexOf));
   const compensations = compensationActionIndices(actions);
-  append(issues, compensationUseIssues(actions, graph.preds, compensations));
+  append(issues, compensationUseIssues(actions, graph.flat, compensations));
   if (options.traceRules !== undefined && options.traceRules.length > 0) {
     append(issues, traceRuleIssues(actions, graph, pos, compensations, options.traceRules));
   }

@@ -119,9 +119,12 @@ describe.skipIf(nativeTestsSkipped())("native and TypeScript paths agree", () =>
     }
   });
 
+  /** The default search budget, a small one (search and sweep share the queries) and none (the sweep answers all). */
+  const budgets = fc.constantFrom(undefined, 2, 0);
+
   it("reachBatch: the same answers for any queries on acyclic hostile graphs (self, reversed, repeated, fan-in)", () => {
     fc.assert(
-      fc.property(hostileActions, fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 200 }), (actions, queries) => {
+      fc.property(hostileActions, fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 200 }), budgets, (actions, queries, budget) => {
         let graph: ReturnType<typeof dependencyEdges>;
         try {
           graph = dependencyEdges(actions);
@@ -132,7 +135,7 @@ describe.skipIf(nativeTestsSkipped())("native and TypeScript paths agree", () =>
         const from = queries.map(([u]) => u % n);
         const to = queries.map(([u, v]) => (v % 4 === 0 ? u % n : v % n));
         const pos = topoPositions(graph);
-        const answers = bothPaths(() => reachBatch(graph, pos, from, to));
+        const answers = bothPaths(() => reachBatch(graph, pos, from, to, budget));
         expect(answers.native).toEqual(answers.ts);
       }),
       { numRuns: 300 },
@@ -155,7 +158,7 @@ describe.skipIf(nativeTestsSkipped())("native and TypeScript paths agree", () =>
     const from = Array.from({ length: 4000 }, (_, k) => (k * 7) % n);
     // Every fifth query asks about the sink, every fifth the end of the source's chain.
     const to = from.map((u, k) => (k % 5 === 0 ? n : k % 5 === 1 ? u - (u % 3) + 2 : (k * 13) % n));
-    const answers = bothPaths(() => reachBatch(graph, topoPositions(graph), from, to));
+    const answers = bothPaths(() => reachBatch(graph, topoPositions(graph), from, to, 0));
     expect(answers.ts).toBeInstanceOf(Uint8Array);
     expect((answers.ts as Uint8Array).filter((a) => a === 1).length).toBeGreaterThan(1200);
     expect(answers.native).toEqual(answers.ts);
