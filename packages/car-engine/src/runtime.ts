@@ -46,6 +46,7 @@ import type { Admission } from "./run/admission.ts";
 import { approvalFindings } from "./run/approval-admission.ts";
 import { traceApproval } from "./trace/trace-steps.ts";
 import { transactionFindings } from "./run/transaction-admission.ts";
+import { keepRunShapes } from "./run/shape-keeper.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
@@ -309,6 +310,7 @@ export class Runtime {
    */
   async executeProposal(proposal: ProposalInput | ParsedProposal, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
+    keepRunShapes(() => new Runtime());
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
     const rollback = options.rollback ?? this.#options.rollback ?? "state";
     if (rollback !== "state" && rollback !== "compensate")

@@ -57,7 +57,21 @@ class Ancestors {
     const value = this.#path.pop()!;
     this.#deep?.delete(value);
   }
+
+  /** Empties it for the next walk (one that threw may have left a path behind). */
+  clear(): void {
+    this.#path.length = 0;
+    this.#deep = undefined;
+  }
 }
+
+/**
+ * The one `Ancestors` reused by every walk that is not nested in another. Its
+ * job beyond saving an allocation: V8 drops a class's hidden class once no
+ * instance is alive, and a full GC between two parses then deoptimized
+ * `walk` and its helpers every time (see @car/engine's `run/shape-keeper.ts`).
+ */
+let idleAncestors: Ancestors | undefined = new Ancestors();
 
 /** Checks a value tree; the path is kept as tokens so pointers are only built for problems. */
 function walk(value: unknown, path: (string | number)[], ancestors: Ancestors, out: ErrorProblem[]): void {
@@ -105,7 +119,15 @@ export function readJsonInput(input: unknown, code: CarErrorCode, what: string):
     }
   }
   const problems: ErrorProblem[] = [];
-  walk(input, [], new Ancestors(), problems);
+  // A getter on the input may parse again mid-walk: that nested walk gets its own.
+  const ancestors = idleAncestors ?? new Ancestors();
+  idleAncestors = undefined;
+  try {
+    walk(input, [], ancestors, problems);
+  } finally {
+    ancestors.clear();
+    idleAncestors = ancestors;
+  }
   if (problems.length > 0) throw problemsError(code, what, problems);
   return input;
 }

@@ -159,6 +159,39 @@ describe("parseProposal errors", () => {
     const problems = problemsOf({ actions: [], context: { root } });
     expect(problems).toEqual([{ pointer: `/context/root${"/c".repeat(80)}/loop`, message: "circular reference" }]);
   });
+
+  it("starts every walk from an empty path: after a walk that threw, and inside a walk (a getter that parses)", () => {
+    // The walk's ancestor path is reused between parses; a walk cut short by a throwing getter must not leave its path behind.
+    const context: Record<string, unknown> = { n: 1 };
+    let throwOnce = true;
+    Object.defineProperty(context, "boom", {
+      enumerable: true,
+      get() {
+        if (throwOnce) {
+          throwOnce = false;
+          throw new Error("getter failed");
+        }
+        return 2;
+      },
+    });
+    const input = { actions: [], context };
+    expect(carErrorOf(() => parseProposal(input)).message).toMatch(/getter failed/);
+    expect(parseProposal({ actions: [], context: { again: context } }).context["again"]).toEqual({ n: 1, boom: 2 });
+    // A getter that parses mid-walk, a value that is on the outer walk's path: the nested walk has a path of its own.
+    const mid: Record<string, unknown> = {};
+    const outerContext = { mid };
+    let calls = 0;
+    let nested: unknown;
+    Object.defineProperty(mid, "x", {
+      enumerable: true,
+      get() {
+        if (++calls === 1) nested = parseProposal({ actions: [], context: { up: outerContext } }).context["up"];
+        return 1;
+      },
+    });
+    expect(parseProposal({ actions: [], context: outerContext }).context).toEqual({ mid: { x: 1 } });
+    expect(nested).toEqual({ mid: { x: 1 } });
+  });
 });
 
 describe("parseProposal robustness", () => {

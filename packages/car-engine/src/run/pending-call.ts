@@ -67,25 +67,37 @@ export class PendingCall extends InFlight {
   watch(call: PromiseLike<unknown>): void {
     this.#site.list.add(this);
     const timeout = this.action.timeout_ms;
-    if (timeout !== undefined) this.#timer = this.#site.timers.setTimeout(() => this.#timedOut(timeout), timeout);
-    call.then(
-      (output) => this.#finish(undefined, output),
-      (error: unknown) => this.#finish(failureFrom(error), undefined),
-    );
+    if (timeout !== undefined) this.#timer = this.#site.timers.setTimeout(() => this.timedOut(timeout), timeout);
+    // Bound methods rather than two arrow functions: a bound function carries its receiver itself, where
+    // arrows also need a context object to share it — about 50 B less per call in flight (100k can be).
+    call.then(this.fulfilled.bind(this), this.rejected.bind(this));
+  }
+
+  fulfilled(output: unknown): void {
+    this.settle(undefined, output);
+  }
+
+  rejected(error: unknown): void {
+    this.settle(failureFrom(error), undefined);
   }
 
   cancel(reason: string): void {
     this.#ctx.abort(new CarError("cancelled", reason));
-    this.#finish(new ActionFailure(`cancelled: ${reason}`, "tool_error"), undefined);
+    this.settle(new ActionFailure(`cancelled: ${reason}`, "tool_error"), undefined);
   }
 
-  #timedOut(timeout: number): void {
+  timedOut(timeout: number): void {
     const message = `timed out after ${timeout} ms`;
     this.#ctx.abort(new CarError("timeout", message));
-    this.#finish(new ActionFailure(message, "timeout"), undefined);
+    this.settle(new ActionFailure(message, "timeout"), undefined);
   }
 
-  #finish(failure: ActionFailure | undefined, output: unknown): void {
+  /**
+   * The first of the call's end, its timeout and `cancel` settles it; the rest are ignored. Public
+   * methods rather than `#private` ones: a class with private methods stamps a brand on every
+   * instance, 8 B per call in flight.
+   */
+  settle(failure: ActionFailure | undefined, output: unknown): void {
     if (this.#settled) return;
     this.#settled = true;
     const site = this.#site;

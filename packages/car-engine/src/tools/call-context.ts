@@ -7,6 +7,8 @@
 import type { IdGenerator } from "@car/ir";
 import type { ToolCallContext } from "./handler.ts";
 
+const NOT_ABORTED: unique symbol = Symbol("not aborted");
+
 export class CallContext implements ToolCallContext {
   readonly action_id: string;
   readonly attempt: number;
@@ -16,8 +18,8 @@ export class CallContext implements ToolCallContext {
   #ids: IdGenerator;
   #requestId: string | undefined;
   #controller: AbortController | undefined;
-  #abortReason: unknown;
-  #aborted = false;
+  /** Why it was aborted; `NOT_ABORTED` until then (one field, not a flag and a reason: 100k contexts can be alive at once). */
+  #abortReason: unknown = NOT_ABORTED;
 
   constructor(action_id: string, attempt: number, timeout_ms: number | null, session_id: string | null, ids: IdGenerator) {
     this.action_id = action_id;
@@ -34,7 +36,7 @@ export class CallContext implements ToolCallContext {
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#abortReason);
+      if (this.#abortReason !== NOT_ABORTED) this.#controller.abort(this.#abortReason);
     }
     return this.#controller.signal;
   }
@@ -47,8 +49,7 @@ export class CallContext implements ToolCallContext {
 
   /** Tells the tool to stop. Idempotent: the first reason wins. */
   abort(reason: unknown): void {
-    if (this.#aborted) return;
-    this.#aborted = true;
+    if (this.#abortReason !== NOT_ABORTED) return;
     this.#abortReason = reason;
     this.#controller?.abort(reason);
   }
