@@ -223,11 +223,11 @@ export class SqliteEventLog implements EventLog {
     return this.#feed.subscribe(options);
   }
 
-  /** Every stored event, oldest first, as verification reads it (with the hashed text rebuilt from its columns). */
-  *storedRows(): IterableIterator<StoredEventRow> {
+  /** Every stored event, oldest first; `withText` (verification): with the hashed text rebuilt from its columns. */
+  *storedRows(withText = true): IterableIterator<StoredEventRow> {
     const anchor = chainAnchor(this.#db);
     for (const row of this.#db.prepare(`SELECT ${SELECT_COLUMNS} FROM events ORDER BY seq`).iterate() as IterableIterator<EventRow>) {
-      yield eventFromRow(row, anchor, true);
+      yield eventFromRow(row, anchor, withText);
     }
   }
 
