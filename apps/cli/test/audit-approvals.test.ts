@@ -192,7 +192,7 @@ describe("car audit and the keyed chain", () => {
     // Cut the newest event and make the recorded head agree: only the anchor still knows.
     const raw = new Database(chainDb);
     raw.prepare("DELETE FROM events WHERE seq = ?").run(anchor.seq);
-    raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT hash FROM events WHERE seq = ?) WHERE id = 1").run(anchor.seq - 1, anchor.seq - 1);
+    raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT lower(hex(hash)) FROM events WHERE seq = ?) WHERE id = 1").run(anchor.seq - 1, anchor.seq - 1);
     raw.close();
     expect((await car(["audit", "verify", "--db", chainDb, "--anchors", join(root, "none.jsonl")])).code).toBe(0);
     const broken = await car(["audit", "verify", "--db", chainDb]);
@@ -214,12 +214,20 @@ describe("car audit and the keyed chain", () => {
     // The attacker has the database, not the key: "deny" becomes "always_allow", every hash is recomputed, the MACs go.
     const raw = new Database(strippedDb);
     let prev = "0".repeat(64);
-    for (const row of raw.prepare("SELECT seq, body FROM events ORDER BY seq").all() as { seq: number; body: string }[]) {
-      const event = JSON.parse(row.body.replace('"posture":"deny"', '"posture":"always_allow"'));
-      event.prev_hash = prev;
-      const body = canonicalJson(event);
-      prev = createHash("sha256").update(body).digest("hex");
-      raw.prepare("UPDATE events SET body = ?, hash = ?, mac = NULL WHERE seq = ?").run(body, prev, row.seq);
+    type Row = { seq: number; kind: string; proposal_id: string | null; action_id: string | null; ts: number; stamp: string | null; data: string };
+    for (const row of raw.prepare("SELECT seq, kind, proposal_id, action_id, ts, stamp, data FROM events ORDER BY seq").all() as Row[]) {
+      const data = JSON.parse(row.data.replace('"posture":"deny"', '"posture":"always_allow"'));
+      const event = {
+        seq: row.seq,
+        kind: row.kind,
+        proposal_id: row.proposal_id,
+        ...(row.action_id === null ? {} : { action_id: row.action_id }),
+        timestamp: row.stamp ?? new Date(row.ts).toISOString(),
+        data,
+        prev_hash: prev,
+      };
+      prev = createHash("sha256").update(canonicalJson(event)).digest("hex");
+      raw.prepare("UPDATE events SET data = ?, hash = ?, mac = NULL WHERE seq = ?").run(canonicalJson(data), Buffer.from(prev, "hex"), row.seq);
     }
     raw.prepare("UPDATE chain_head SET hash = ? WHERE id = 1").run(prev);
     raw.close();

@@ -20,7 +20,7 @@
  * removes.
  *
  * A second floor, for SQLite: the row floor — the run's own event rows
- * (bodies canonical, hashes known) written again in those transactions,
+ * (data canonical, hashes known) written again in those transactions,
  * plus SHA-256 of every body. It is what storing every event in the chain
  * costs with this schema whatever the engine does; when it is above 2× the
  * goal is out of reach and the verdict says so. Beside the wall-clock
@@ -45,6 +45,8 @@ import type { RuntimeStore } from "../src/index.ts";
 import { postgres } from "../src/backends/postgres/index.ts";
 import { openDatabase } from "../src/backends/sqlite/schema.ts";
 import { sqlite } from "../src/backends/sqlite/index.ts";
+import { COLUMN_COUNT, INSERT_COLUMNS, SELECT_COLUMNS, chainAnchor, eventFromRow } from "../src/backends/sqlite/event-row.ts";
+import type { EventRow } from "../src/backends/sqlite/event-row.ts";
 import { postgresBinDir, startPostgresCluster } from "../test/support/postgres-cluster.ts";
 import type { PostgresCluster } from "../test/support/postgres-cluster.ts";
 import { withoutIntents } from "../test/support/without-intents.ts";
@@ -103,38 +105,43 @@ async function timeRuns(open: () => Promise<RuntimeStore>, proposals: () => Acti
 
 /**
  * The storage floor of a SQLite run: the rows it wrote to `events` (read
- * back from its file: bodies already canonical, hashes known), written again
- * into a fresh database of the same schema in `transactions` IMMEDIATE
- * transactions — the intent writes and the commit the guarantees require,
- * each a multi-row insert as the log does it — plus SHA-256 of every body
- * (the chain link no store can skip). What remains above it is the engine's
- * own per-event work (building the canonical text, binding, buffering).
- * Best of `repeats`, wall and CPU ms.
+ * back from its file, as stored: data canonical, hashes known), written
+ * again into a fresh database of the same schema in `transactions`
+ * IMMEDIATE transactions — the intent writes and the commit the guarantees
+ * require, each a multi-row insert as the log does it — plus SHA-256 of
+ * every event's canonical text (the chain link no store can skip; the texts
+ * are rebuilt before the clock starts). What remains above it is the
+ * engine's own per-event work (building the canonical text, binding,
+ * buffering). Best of `repeats`, wall and CPU ms.
  */
 function sqliteRowFloor(from: string, into: () => string, synchronous: "full" | "normal", transactions: number, repeats = 1): Timing {
   const source = openDatabase(from, { readonly: true });
-  const rows = source.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events ORDER BY seq").raw().all() as unknown[][];
+  const anchor = chainAnchor(source);
+  const stored = source.prepare(`SELECT ${SELECT_COLUMNS} FROM events ORDER BY seq`).all() as EventRow[];
   source.close();
+  const texts = stored.map((row) => eventFromRow(row, anchor, true).stored!);
+  const rows = stored.map((row) => [row.seq, row.kind, row.proposal_id, row.action_id, row.ts, row.stamp, row.data, row.hash, row.mac]);
   const batch = 64;
-  const columns = "INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash, mac) VALUES ";
+  const columns = `INSERT INTO events (${INSERT_COLUMNS}) VALUES `;
+  const row = `(${Array.from({ length: COLUMN_COUNT }, () => "?").join(", ")})`;
   const best = { wall: Infinity, cpu: Infinity };
   for (let r = 0; r < repeats; r++) {
     const db = openDatabase(into(), { synchronous });
-    const one = db.prepare(`${columns}(?, ?, ?, ?, ?, ?, ?, ?)`);
-    const many = db.prepare(columns + Array.from({ length: batch }, () => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", "));
+    const one = db.prepare(columns + row);
+    const many = db.prepare(columns + Array.from({ length: batch }, () => row).join(", "));
     const head = db.prepare("INSERT INTO chain_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
     const write = db.transaction((from: number, to: number) => {
       let i = from;
       for (; i + batch <= to; i += batch) many.run(rows.slice(i, i + batch).flat());
       for (; i < to; i++) one.run(rows[i]!);
-      head.run(rows[to - 1]![0], rows[to - 1]![6]);
+      head.run(rows[to - 1]![0], (rows[to - 1]![7] as Buffer).toString("hex"));
     });
     const per = Math.ceil(rows.length / transactions);
     gc?.();
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     let chained = 0;
-    for (const row of rows) chained += sha256Hex(row[5] as string).length;
+    for (const text of texts) chained += sha256Hex(text).length;
     for (let i = 0; i < rows.length; i += per) write.immediate(i, Math.min(rows.length, i + per));
     best.wall = Math.min(best.wall, performance.now() - t0);
     const c = process.cpuUsage(c0);

@@ -42,12 +42,12 @@ it("splits the canonical text around the JSON values of prev_hash and seq", () =
   );
 });
 
-it("links an event after its predecessor and hashes its canonical text", () => {
+it("links an event after its predecessor, hashes its canonical text and returns its data's", () => {
   const e = { seq: 1, kind: "k", proposal_id: null, timestamp: "2026-01-01T00:00:00.000Z", data: { b: 1, a: [true] } };
-  const text = linkEvent(e, GENESIS_HASH);
-  expect(text).toBe(
-    '{"data":{"a":[true],"b":1},"kind":"k","prev_hash":"' + GENESIS_HASH + '","proposal_id":null,"seq":1,"timestamp":"2026-01-01T00:00:00.000Z"}',
-  );
+  const data = linkEvent(e, GENESIS_HASH);
+  expect(data).toBe('{"a":[true],"b":1}');
+  const text = `{"data":{"a":[true],"b":1},"kind":"k","prev_hash":"${GENESIS_HASH}","proposal_id":null,"seq":1,"timestamp":"2026-01-01T00:00:00.000Z"}`;
+  expect(canonicalEventText({ ...e, prev_hash: GENESIS_HASH }, data)).toBe(text);
   expect(e).toMatchObject({ prev_hash: GENESIS_HASH, hash: sha256Hex(text) });
 });
 

@@ -36,18 +36,21 @@ function jcsString(value: string): string {
  * canonicalising the whole event costs about twice as much. A property test
  * pins it to `canonicalJson` of the event.
  */
-export function canonicalEventText(event: UnhashedEvent): string {
-  const [head, mid, tail] = canonicalEventParts(event);
+export function canonicalEventText(event: UnhashedEvent, data?: string): string {
+  const [head, mid, tail] = canonicalEventParts(event, data);
   return `${head}${jcsString(event.prev_hash)}${mid}${event.seq}${tail}`;
 }
 
 /**
  * The JCS text of an event without `hash`, in the three parts around the
  * JSON values of `prev_hash` and `seq`: what PostgreSQL fills in under its
- * log lock (log-chain.ts). `canonicalEventText` joins them.
+ * log lock (log-chain.ts). `canonicalEventText` joins them. `data`: the
+ * JCS text of `event.data` when the caller has it already (a stored row).
  */
-export function canonicalEventParts(event: Omit<CarEvent, "seq" | "hash" | "prev_hash">): [head: string, mid: string, tail: string] {
-  const data = canonicalJson(event.data);
+export function canonicalEventParts(
+  event: Omit<CarEvent, "seq" | "hash" | "prev_hash">,
+  data: string = canonicalJson(event.data),
+): [head: string, mid: string, tail: string] {
   const action = event.action_id === undefined ? "" : `"action_id":${jcsString(event.action_id)},`;
   const proposal = event.proposal_id === null ? "null" : jcsString(event.proposal_id);
   return [
@@ -67,12 +70,14 @@ const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
 
 /**
  * Links `event` after `prevHash`: sets its `prev_hash` and `hash` in place
- * (the stored record is the object the log handed out) and returns its
- * canonical text, which is what a backend stores.
+ * (the stored record is the object the log handed out) and returns the JCS
+ * text of its `data`, which the hashed text contains verbatim — what a
+ * backend keeping the envelope in columns stores (the SQLite row,
+ * event-row.ts), so `data` is serialised once.
  */
 export function linkEvent(event: CarEvent, prevHash: string): string {
   event.prev_hash = prevHash;
-  const text = canonicalEventText(event as UnhashedEvent);
-  event.hash = sha256Hex(text);
-  return text;
+  const data = canonicalJson(event.data);
+  event.hash = sha256Hex(canonicalEventText(event as UnhashedEvent, data));
+  return data;
 }

@@ -5,11 +5,16 @@
  */
 import Database from "better-sqlite3";
 import { CarError } from "@car/ir";
+import { migrateToLeanEvents } from "./lean-events-migration.ts";
 
 export type SqliteDatabase = Database.Database;
 
-/** Migrations, in order; index + 1 is the schema version they produce. Never edit a shipped one: append. */
-const MIGRATIONS: readonly string[] = [
+/**
+ * Migrations, in order; index + 1 is the schema version they produce. Never
+ * edit a shipped one: append. SQL, or a function for a rewrite SQL cannot
+ * express; all run in one transaction.
+ */
+export const MIGRATIONS: readonly (string | ((db: SqliteDatabase) => void))[] = [
   `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
    CREATE TABLE chain_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL) STRICT;
    CREATE TABLE events (
@@ -64,6 +69,8 @@ const MIGRATIONS: readonly string[] = [
    ) STRICT;`,
   // The chain's key: each event's HMAC under the audit key kept outside the database (event-mac.ts).
   `ALTER TABLE events ADD COLUMN mac TEXT;`,
+  // The lean event row (event-row.ts): no repeated envelope or prev_hash, hashes as BLOBs.
+  migrateToLeanEvents,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -121,7 +128,11 @@ function migrate(db: SqliteDatabase): void {
   db.transaction(() => {
     const current = userVersion(db);
     if (current > SCHEMA_VERSION) throw new CarError("storage_error", `the database has schema version ${current}, newer than this build (${SCHEMA_VERSION})`);
-    for (let v = current; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    for (let v = current; v < SCHEMA_VERSION; v++) {
+      const step = MIGRATIONS[v]!;
+      if (typeof step === "string") db.exec(step);
+      else step(db);
+    }
     if (current !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -12,8 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Runtime } from "../../runtime.ts";
 import type { CarEvent } from "../../events/event.ts";
 import { linkEvent } from "../shared/event-hash.ts";
-import { eventFromRow } from "./sqlite-event-log.ts";
-import type { EventRow } from "./sqlite-event-log.ts";
+import { SELECT_COLUMNS, chainAnchor, eventFromRow } from "./event-row.ts";
+import type { EventRow } from "./event-row.ts";
 import { sqlite } from "./sqlite-store.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
 import { tempDatabase } from "./test-database.ts";
@@ -45,18 +45,15 @@ async function runProposals(s: SqliteStore, ids: string[]): Promise<void> {
 
 /** Rewrites event `seq`'s data with `edit` and recomputes every later hash and the recorded head, as someone without the key would. */
 function rehashFrom(raw: Database.Database, seq: number, edit: (event: CarEvent) => void): void {
-  const rows = raw.prepare("SELECT * FROM events WHERE seq >= ? ORDER BY seq").all(seq) as EventRow[];
-  let prev =
-    (raw
-      .prepare("SELECT hash FROM events WHERE seq = ?")
-      .pluck()
-      .get(seq - 1) as string | undefined) ?? "0".repeat(64);
-  const update = raw.prepare("UPDATE events SET body = ?, hash = ? WHERE seq = ?");
+  const anchor = chainAnchor(raw);
+  const rows = raw.prepare(`SELECT ${SELECT_COLUMNS} FROM events WHERE seq >= ? ORDER BY seq`).all(seq) as EventRow[];
+  let prev = rows[0]!.prev?.toString("hex") ?? anchor.hash;
+  const update = raw.prepare("UPDATE events SET data = ?, hash = ? WHERE seq = ?");
   for (const row of rows) {
-    const { event } = eventFromRow(row);
+    const { event } = eventFromRow(row, anchor);
     if (event.seq === seq) edit(event);
-    const body = linkEvent(event, prev);
-    update.run(body, event.hash, event.seq);
+    const data = linkEvent(event, prev);
+    update.run(data, Buffer.from(event.hash!, "hex"), event.seq);
     prev = event.hash!;
   }
   raw.prepare("UPDATE chain_head SET hash = ? WHERE id = 1").run(prev);
@@ -176,7 +173,7 @@ describe("anchors", () => {
     const raw = new Database(temp.db);
     const cut = s.events.query({ proposal_id: "p2" })[0]!.seq;
     raw.prepare("DELETE FROM events WHERE seq >= ?").run(cut);
-    raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT hash FROM events WHERE seq = ?) WHERE id = 1").run(cut - 1, cut - 1);
+    raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT lower(hex(hash)) FROM events WHERE seq = ?) WHERE id = 1").run(cut - 1, cut - 1);
     raw.prepare("DELETE FROM state WHERE key = 'k-p2'").run();
     raw.close();
     expect(s.verifyChain()).toMatchObject({ ok: true });

@@ -1,10 +1,11 @@
 /**
  * Tamper evidence, edited straight in the database file through a second
- * connection: any single changed byte of a stored event, a removed event
- * (first, middle, last) and a swapped pair are each reported at the first
- * broken link.
+ * connection: any single changed byte of a stored event (its data, its
+ * envelope columns, its hash), a removed event (first, middle, last) and a
+ * swapped pair are each reported at the first broken link.
  */
-import type { EventRow } from "./sqlite-event-log.ts";
+import { INSERT_COLUMNS, SELECT_COLUMNS } from "./event-row.ts";
+import type { EventRow } from "./event-row.ts";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Runtime } from "../../runtime.ts";
@@ -32,7 +33,7 @@ afterEach(async () => {
   temp.remove();
 });
 
-const row = (seq: number): EventRow => raw.prepare("SELECT * FROM events WHERE seq = ?").get(seq) as EventRow;
+const row = (seq: number): EventRow => raw.prepare(`SELECT ${SELECT_COLUMNS} FROM events WHERE seq = ?`).get(seq) as EventRow;
 const seqs = (): number[] => raw.prepare("SELECT seq FROM events ORDER BY seq").pluck().all() as number[];
 
 /** Every single-character edit of `text`: each position replaced by a different printable ASCII character. */
@@ -49,29 +50,42 @@ describe("tampering", () => {
     expect(store.verifyChain()).toMatchObject({ ok: true, verified: seqs().length });
   });
 
-  it("finds every single-byte edit of a stored event's body, in the middle and at the end of the log", () => {
-    const all = seqs();
-    for (const seq of [all[Math.floor(all.length / 2)]!, all.at(-1)!]) {
-      const original = row(seq).body;
-      let edits = 0;
-      for (const edited of singleByteEdits(original)) {
-        raw.prepare("UPDATE events SET body = ? WHERE seq = ?").run(edited, seq);
-        const report = store.verifyChain();
-        expect(report.ok, `edit ${edits} of event ${seq} found`).toBe(false);
-        if (!report.ok) expect(report.broken.seq).toBe(seq);
-        edits++;
+  it("finds every single-byte edit of every stored event's data and text columns", () => {
+    let edits = 0;
+    for (const seq of seqs()) {
+      const original = row(seq);
+      for (const column of ["data", "kind", "proposal_id", "action_id"] as const) {
+        const text = original[column];
+        if (text === null) continue;
+        for (const edited of singleByteEdits(text)) {
+          raw.prepare(`UPDATE events SET ${column} = ? WHERE seq = ?`).run(edited, seq);
+          const report = store.verifyChain();
+          expect(report.ok, `edit ${edits} of event ${seq}'s ${column} found`).toBe(false);
+          if (!report.ok) expect(report.broken.seq).toBe(seq);
+          edits++;
+        }
+        raw.prepare(`UPDATE events SET ${column} = ? WHERE seq = ?`).run(text, seq);
       }
-      raw.prepare("UPDATE events SET body = ? WHERE seq = ?").run(original, seq);
-      expect(edits).toBeGreaterThan(100);
     }
+    expect(edits).toBeGreaterThan(500);
     expect(store.verifyChain().ok).toBe(true);
+  });
+
+  it("finds a data edit that keeps its JSON meaning (the stored text is no longer canonical)", () => {
+    const seq = seqs()[2]!;
+    const original = row(seq).data;
+    raw.prepare("UPDATE events SET data = ? WHERE seq = ?").run(` ${original}`, seq);
+    expect(store.verifyChain()).toMatchObject({ ok: false, broken: { seq, reason: expect.stringContaining("canonical") } });
   });
 
   it("finds a single-byte edit of the hash and of every denormalised column", () => {
     const seq = seqs()[3]!;
     const original = row(seq);
+    const flipped = Buffer.from(original.hash);
+    flipped[10]! ^= 1;
     const edits: [string, unknown][] = [
-      ["hash", original.hash.slice(0, 10) + (original.hash[10] === "0" ? "1" : "0") + original.hash.slice(11)],
+      ["hash", flipped],
+      ["stamp", "2026-01-01T00:00:00Z"],
       ["kind", `${original.kind.slice(0, -1)}x`],
       ["proposal_id", "p9"],
       ["action_id", original.action_id === null ? "z" : `${original.action_id}z`],
@@ -95,17 +109,13 @@ describe("tampering", () => {
       raw.prepare("DELETE FROM events WHERE seq = ?").run(seq);
       const report = store.verifyChain();
       expect(report.ok, `removal of ${seq} found`).toBe(false);
-      raw
-        .prepare(
-          "INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash, mac) VALUES (@seq, @kind, @proposal_id, @action_id, @ts, @body, @hash, @mac)",
-        )
-        .run(saved);
+      raw.prepare(`INSERT INTO events (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.replace(/(\w+)/g, "@$1")})`).run({ ...saved, prev: undefined });
     }
     expect(store.verifyChain().ok).toBe(true);
     const [a, b] = [row(all[2]!), row(all[3]!)];
-    const swap = raw.prepare("UPDATE events SET kind = ?, proposal_id = ?, action_id = ?, ts = ?, body = ?, hash = ? WHERE seq = ?");
-    swap.run(b.kind, b.proposal_id, b.action_id, b.ts, b.body, b.hash, a.seq);
-    swap.run(a.kind, a.proposal_id, a.action_id, a.ts, a.body, a.hash, b.seq);
+    const swap = raw.prepare("UPDATE events SET kind = ?, proposal_id = ?, action_id = ?, ts = ?, stamp = ?, data = ?, hash = ? WHERE seq = ?");
+    swap.run(b.kind, b.proposal_id, b.action_id, b.ts, b.stamp, b.data, b.hash, a.seq);
+    swap.run(a.kind, a.proposal_id, a.action_id, a.ts, a.stamp, a.data, a.hash, b.seq);
     const report = store.verifyChain();
     expect(report).toMatchObject({ ok: false, broken: { seq: a.seq } });
   });

@@ -17,30 +17,18 @@ import type { CarEvent, EventQuery, NewEvent } from "../../events/event.ts";
 import { EVENT_KINDS } from "../../events/event.ts";
 import { eventMatcher, limitCount } from "../../events/event-log.ts";
 import type { EventLog, SubscribeOptions } from "../../events/event-log.ts";
-import type { StoredEventRow } from "../shared/chain-verify.ts";
 import { EventFeed } from "../../events/event-feed.ts";
 import { GENESIS_HASH, linkEvent } from "../shared/event-hash.ts";
-import { eventMac } from "../shared/event-mac.ts";
 import { IntentBatch } from "../shared/intent-batch.ts";
 import type { AuditKey } from "../shared/event-mac.ts";
+import type { StoredEventRow } from "../shared/chain-verify.ts";
+import { COLUMN_COUNT, INSERT_COLUMNS, SELECT_COLUMNS, bindEvent, chainAnchor, eventFromRow } from "./event-row.ts";
+import type { EventRow } from "./event-row.ts";
 import { immediateRunner } from "./schema.ts";
 import type { ImmediateRunner, SqliteDatabase } from "./schema.ts";
 
 /** Rows per multi-row INSERT: fewer statement executions, well under SQLite's bound-parameter limit. */
 const BATCH = 64;
-const COLUMNS = 8;
-
-/** One stored event row, as the events table holds it. */
-export interface EventRow {
-  seq: number;
-  kind: string;
-  proposal_id: string | null;
-  action_id: string | null;
-  ts: number;
-  body: string;
-  hash: string;
-  mac: string | null;
-}
 
 /**
  * What the store writes in the same transaction as a flush of events, before
@@ -57,52 +45,6 @@ export interface FlushCompanion {
 export interface ChainHead {
   seq: number;
   hash: string;
-}
-
-/** Milliseconds of an RFC 3339 timestamp, 0 when it does not parse (the body keeps the text). */
-function timeOf(timestamp: string): number {
-  if (timestamp === lastStamp) return lastTime;
-  const t = Date.parse(timestamp);
-  lastStamp = timestamp;
-  lastTime = Number.isFinite(t) ? t : 0;
-  return lastTime;
-}
-// Consecutive events mostly share a timestamp (the engine stamps once per millisecond).
-let lastStamp = "";
-let lastTime = 0;
-
-export function eventFromRow(row: EventRow): StoredEventRow {
-  let parsed: Record<string, unknown>;
-  try {
-    parsed = JSON.parse(row.body) as Record<string, unknown>;
-  } catch {
-    const event: CarEvent = { seq: row.seq, kind: row.kind, proposal_id: row.proposal_id, timestamp: "", data: {}, hash: row.hash };
-    return { event, stored: row.body, problem: "the stored event is not valid JSON" };
-  }
-  // The row's seq names the event in a report; a body that says otherwise is a finding.
-  const event = {
-    seq: row.seq,
-    kind: parsed["kind"],
-    proposal_id: parsed["proposal_id"],
-    ...(parsed["action_id"] !== undefined ? { action_id: parsed["action_id"] } : {}),
-    timestamp: parsed["timestamp"],
-    data: parsed["data"],
-    prev_hash: parsed["prev_hash"],
-    hash: row.hash,
-  } as CarEvent;
-  const problem =
-    parsed["seq"] !== row.seq
-      ? "the seq column disagrees with the stored event"
-      : event.kind !== row.kind
-        ? "the kind column disagrees with the stored event"
-        : event.proposal_id !== row.proposal_id
-          ? "the proposal_id column disagrees with the stored event"
-          : (event.action_id ?? null) !== row.action_id
-            ? "the action_id column disagrees with the stored event"
-            : typeof event.timestamp !== "string" || timeOf(event.timestamp) !== row.ts
-              ? "the time column disagrees with the stored event"
-              : undefined;
-  return problem === undefined ? { event, stored: row.body, mac: row.mac } : { event, stored: row.body, mac: row.mac, problem };
 }
 
 export class SqliteEventLog implements EventLog {
@@ -134,8 +76,8 @@ export class SqliteEventLog implements EventLog {
     this.#writeHead = db.prepare(
       "INSERT INTO chain_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
     );
-    const row = "(?, ?, ?, ?, ?, ?, ?, ?)";
-    const insert = "INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash, mac) VALUES ";
+    const row = `(${Array.from({ length: COLUMN_COUNT }, () => "?").join(", ")})`;
+    const insert = `INSERT INTO events (${INSERT_COLUMNS}) VALUES `;
     this.#insertOne = db.prepare(insert + row);
     this.#insertBatch = db.prepare(insert + Array.from({ length: BATCH }, () => row).join(", "));
     this.#nextSeq = (this.recordedHead()?.seq ?? 0) + 1;
@@ -223,16 +165,16 @@ export class SqliteEventLog implements EventLog {
       this.#nextSeq = recorded.seq + 1 + buffer.length;
     }
     let prev = recorded.hash;
-    const params: unknown[] = new Array(BATCH * COLUMNS);
+    const params: unknown[] = new Array(BATCH * COLUMN_COUNT);
     let i = 0;
     try {
       for (; i + BATCH <= buffer.length; i += BATCH) {
-        for (let j = 0; j < BATCH; j++) prev = this.#bind(params, j * COLUMNS, buffer[i + j]!, prev);
+        for (let j = 0; j < BATCH; j++) prev = this.#bind(params, j * COLUMN_COUNT, buffer[i + j]!, prev);
         this.#insertBatch.run(params);
       }
       for (; i < buffer.length; i++) {
         prev = this.#bind(params, 0, buffer[i]!, prev);
-        this.#insertOne.run(params.slice(0, COLUMNS));
+        this.#insertOne.run(params.slice(0, COLUMN_COUNT));
       }
       this.#writeHead.run(buffer[buffer.length - 1]!.seq, prev);
     } catch (error) {
@@ -244,15 +186,7 @@ export class SqliteEventLog implements EventLog {
   }
 
   #bind(params: unknown[], at: number, event: CarEvent, prev: string): string {
-    const body = linkEvent(event, prev);
-    params[at] = event.seq;
-    params[at + 1] = event.kind;
-    params[at + 2] = event.proposal_id;
-    params[at + 3] = event.action_id ?? null;
-    params[at + 4] = timeOf(event.timestamp);
-    params[at + 5] = body;
-    params[at + 6] = event.hash!;
-    params[at + 7] = this.#macKey === undefined ? null : eventMac(this.#macKey, event.hash!);
+    bindEvent(params, at, event, linkEvent(event, prev), this.#macKey);
     return event.hash!;
   }
 
@@ -261,11 +195,12 @@ export class SqliteEventLog implements EventLog {
     const { where, params } = sqlFilter(query);
     const desc = query.order === "desc";
     const limit = query.limit !== undefined && query.limit > 0 ? query.limit : 0;
-    const sql = `SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events${where} ORDER BY seq ${desc ? "DESC" : "ASC"}${pushLimit && limit > 0 ? ` LIMIT ${limit}` : ""}`;
+    const sql = `SELECT ${SELECT_COLUMNS} FROM events${where} ORDER BY seq ${desc ? "DESC" : "ASC"}${pushLimit && limit > 0 ? ` LIMIT ${limit}` : ""}`;
     const matches = eventMatcher(query);
     const stored: CarEvent[] = [];
+    const anchor = chainAnchor(this.#db);
     for (const row of this.#db.prepare(sql).iterate(...params) as IterableIterator<EventRow>) {
-      const { event } = eventFromRow(row);
+      const { event } = eventFromRow(row, anchor);
       if (pushLimit || matches(event)) stored.push(event);
     }
     const buffered = this.#buffer.filter(matches);
@@ -288,12 +223,11 @@ export class SqliteEventLog implements EventLog {
     return this.#feed.subscribe(options);
   }
 
-  /** Every stored event, oldest first, as verification reads it. */
-  *storedRows(): IterableIterator<StoredEventRow> {
-    for (const row of this.#db
-      .prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events ORDER BY seq")
-      .iterate() as IterableIterator<EventRow>) {
-      yield eventFromRow(row);
+  /** Every stored event, oldest first; `withText` (verification): with the hashed text rebuilt from its columns. */
+  *storedRows(withText = true): IterableIterator<StoredEventRow> {
+    const anchor = chainAnchor(this.#db);
+    for (const row of this.#db.prepare(`SELECT ${SELECT_COLUMNS} FROM events ORDER BY seq`).iterate() as IterableIterator<EventRow>) {
+      yield eventFromRow(row, anchor, withText);
     }
   }
 

@@ -13,7 +13,8 @@ import { signCheckpoint } from "../shared/checkpoint.ts";
 import type { CheckpointKey, SignedCheckpoint } from "../shared/checkpoint.ts";
 import type { RetentionPolicy, RetentionResult } from "../shared/durable-store.ts";
 import type { SqliteDatabase } from "./schema.ts";
-import { eventFromRow } from "./sqlite-event-log.ts";
+import { SELECT_COLUMNS, chainAnchor, eventFromRow } from "./event-row.ts";
+import type { EventRow } from "./event-row.ts";
 
 /** Trim a count-bounded log once it exceeds its bound by this fraction, so a checkpoint is written per trim, not per commit. */
 const COUNT_SLACK = 0.1;
@@ -53,27 +54,28 @@ export function retentionCut(db: SqliteDatabase, policy: RetentionPolicy, now: n
 
 /** Removes every event up to `cut` (inside the caller's transaction) and returns the signed checkpoint. */
 export function removeThrough(db: SqliteDatabase, cut: number, policy: RetentionPolicy, key: CheckpointKey, now: number): RetentionResult {
-  const rows = db.prepare("SELECT seq, kind, proposal_id, action_id, ts, body, hash, mac FROM events WHERE seq <= ? ORDER BY seq").all(cut) as Parameters<
-    typeof eventFromRow
-  >[0][];
-  if (rows.length === 0) return { removed: 0, checkpoint: null };
+  const anchor = chainAnchor(db);
+  const events = (db.prepare(`SELECT ${SELECT_COLUMNS} FROM events WHERE seq <= ? ORDER BY seq`).all(cut) as EventRow[]).map(
+    (row) => eventFromRow(row, anchor).event,
+  );
+  if (events.length === 0) return { removed: 0, checkpoint: null };
   const archivePath = policy.mode === "archive" ? policy.archive_path! : null;
   if (archivePath !== null) {
-    const lines = rows.map((row) => `${JSON.stringify(eventFromRow(row).event)}\n`).join("");
+    const lines = events.map((event) => `${JSON.stringify(event)}\n`).join("");
     try {
       appendFileSync(archivePath, lines, { mode: 0o600 });
     } catch (error) {
       throw new CarError("storage_error", `cannot archive events to '${archivePath}': ${(error as Error).message}`, {}, { cause: error });
     }
   }
-  const last = rows[rows.length - 1]!;
+  const last = events[events.length - 1]!;
   const previous = db.prepare("SELECT signature FROM checkpoints ORDER BY id DESC LIMIT 1").pluck().get() as string | undefined;
   const signed: SignedCheckpoint = signCheckpoint(
     {
       seq: last.seq,
-      hash: last.hash,
-      first_removed_seq: rows[0]!.seq,
-      removed: rows.length,
+      hash: last.hash!,
+      first_removed_seq: events[0]!.seq,
+      removed: events.length,
       mode: policy.mode,
       archive_path: archivePath,
       created_at: rfc3339(now),
@@ -84,7 +86,7 @@ export function removeThrough(db: SqliteDatabase, cut: number, policy: Retention
   );
   db.prepare("DELETE FROM events WHERE seq <= ?").run(cut);
   db.prepare("INSERT INTO checkpoints (body, signature) VALUES (?, ?)").run(JSON.stringify(signed.checkpoint), signed.signature);
-  return { removed: rows.length, checkpoint: signed };
+  return { removed: events.length, checkpoint: signed };
 }
 
 export function storedCheckpoints(db: SqliteDatabase): SignedCheckpoint[] {

@@ -353,7 +353,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
 
   /** Every stored event (oldest first) — for replays and exports; `events.query` is the filtered form. */
   *storedEvents(): IterableIterator<CarEvent> {
-    for (const row of this.events.storedRows()) yield row.event;
+    for (const row of this.events.storedRows(false)) yield row.event;
   }
 
   async close(): Promise<void> {
