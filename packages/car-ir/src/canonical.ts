@@ -14,6 +14,7 @@
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
 import { CarError } from "./errors.ts";
+import { isEmptyMap } from "./json.ts";
 import type { JsonValue } from "./types.ts";
 
 /** Thrown inside the fast path when the value needs the full canonicaliser. */
@@ -140,8 +141,7 @@ function isEmptyRecord(value: JsonValue): boolean {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
   if ((proto !== null && proto !== Object.prototype) || typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
-  for (const _ in value) return false;
-  return true;
+  return isEmptyMap(value);
 }
 
 /** Lowercase hex SHA-256 of the canonical form of an action's `parameters`. */

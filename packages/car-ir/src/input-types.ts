@@ -49,13 +49,13 @@ export interface ActionInput extends UnknownFields {
   type: ActionType;
   tool?: string | null;
   parameters?: JsonObject;
-  preconditions?: PreconditionInput[];
+  preconditions?: readonly PreconditionInput[];
   expected_effects?: JsonObject;
-  dependencies?: string[];
-  state_dependencies?: string[];
-  read_set?: string[];
-  write_set?: string[];
-  assumptions?: StateAssumptionInput[];
+  dependencies?: readonly string[];
+  state_dependencies?: readonly string[];
+  read_set?: readonly string[];
+  write_set?: readonly string[];
+  assumptions?: readonly StateAssumptionInput[];
   invocation_mode?: ToolInvocationMode;
   reversibility?: Reversibility;
   compensation?: CompensationInput | null;
@@ -72,7 +72,7 @@ export interface ActionProposalInput extends UnknownFields {
   source?: string;
   /** RFC 3339. */
   timestamp?: string;
-  actions: ActionInput[];
+  actions: readonly ActionInput[];
   context?: JsonObject;
 }
 

@@ -10,6 +10,7 @@ import {
   serializeProposal,
   stringifyProposal,
 } from "./index.ts";
+import type { Action } from "./index.ts";
 import { carErrorOf } from "../test/car-error.ts";
 
 function problemsOf(input: unknown): { pointer: string; message: string }[] {
@@ -241,6 +242,60 @@ describe("maps are prototype-free on both input paths", () => {
   });
 });
 
+describe("empty lists and maps are one frozen value, shared", () => {
+  const lists = ["preconditions", "dependencies", "state_dependencies", "read_set", "write_set", "assumptions"] as const;
+  const maps = ["parameters", "expected_effects", "metadata"] as const;
+
+  it.each([
+    ["text", (v: unknown) => JSON.stringify(v)],
+    ["value", (v: unknown) => v],
+  ])("from %s: absent and empty fields share one frozen list or map; non-empty ones are the action's own", (_name, wrap) => {
+    const p = parseProposal(
+      wrap({
+        actions: [
+          { id: "a", type: "tool_call", tool: "t" },
+          { id: "b", type: "tool_call", tool: "t", parameters: {}, dependencies: [], preconditions: [], metadata: {} },
+          { id: "c", type: "tool_call", tool: "t", parameters: { x: 1 }, dependencies: ["a"], read_set: ["k"] },
+        ],
+      }),
+    );
+    const [a, b, c] = p.actions as [Action, Action, Action];
+    for (const field of [...lists, ...maps]) {
+      expect(Object.isFrozen(a[field]), field).toBe(true);
+      expect(b[field], field).toBe(a[field]);
+    }
+    expect(Object.getPrototypeOf(a.parameters)).toBeNull();
+    // What an action declares is a copy of its own: neither frozen nor shared.
+    expect(Object.isFrozen(c.parameters)).toBe(false);
+    expect(Object.isFrozen(c.dependencies)).toBe(false);
+    expect(c.read_set).not.toBe(b.read_set);
+    expect(c.read_set).toEqual(["k"]);
+  });
+
+  it("a write into a shared empty throws instead of reaching every other action", () => {
+    const p = parseProposal({
+      actions: [
+        { id: "a", type: "tool_call", tool: "t" },
+        { id: "b", type: "tool_call", tool: "t" },
+      ],
+    });
+    const [a, b] = p.actions as [Action, Action];
+    expect(() => (a.dependencies as string[]).push("x")).toThrow(TypeError);
+    expect(() => {
+      (a.expected_effects as Record<string, unknown>)["k"] = 1;
+    }).toThrow(TypeError);
+    expect(b.dependencies).toEqual([]);
+    expect(b.expected_effects).toEqual({});
+    // Replacing a list, the way to change a parsed action, is unaffected.
+    a.dependencies = ["b"];
+    expect(b.dependencies).toEqual([]);
+  });
+
+  it("serializes and re-parses to the same proposal", () => {
+    const p = parseProposal({ actions: [{ id: "a", type: "state_read", parameters: { key: "k" } }] });
+    expect(parseProposal(serializeProposal(p))).toEqual(p);
+  });
+});
 describe("parseProposalWithGraph", () => {
   it("hands back the graph of the parsed actions", () => {
     const text =

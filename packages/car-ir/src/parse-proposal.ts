@@ -21,7 +21,7 @@ import {
 } from "./fields.ts";
 import { guarded, problemsError, readJsonInput } from "./input.ts";
 import { checkProposalActions, checkProposalBytes, type ProposalLimits } from "./limits.ts";
-import { adoptJson, cloneJson, emptyMap, getOwn, hasKey } from "./json.ts";
+import { EMPTY_LIST, EMPTY_MAP, adoptJson, cloneJson, emptyMap, getOwn, hasKey, isEmptyMap } from "./json.ts";
 import { collectOutputRefs, pushOutputRefIds } from "./refs.ts";
 import type {
   Action,
@@ -61,14 +61,16 @@ function field(raw: Raw, name: string): JsonValue | undefined {
   return getOwn(raw, name);
 }
 
+/** A proposal's `context` or a compensation's `parameters`: copied, or a fresh empty map (one per proposal, not shared). */
 function mapField(raw: Raw, name: string, copy: Copy): JsonObject {
-  return map(field(raw, name), copy);
+  const value = field(raw, name);
+  return value === undefined ? emptyMap() : copy(value as JsonObject);
 }
 
-/** A list of records, each normalized; a fresh empty list when absent (no callback made per action). */
-function records<T>(value: JsonValue | undefined, normalize: (item: Raw, copy: Copy) => T, copy: Copy): T[] {
+/** A list of records, each normalized; the shared empty list when absent or empty (no callback made per action). */
+function records<T>(value: JsonValue | undefined, normalize: (item: Raw, copy: Copy) => T, copy: Copy): readonly T[] {
   const items = value as Raw[] | undefined;
-  if (items === undefined || items.length === 0) return [];
+  if (items === undefined || items.length === 0) return EMPTY_LIST;
   const out: T[] = new Array(items.length);
   for (let i = 0; i < items.length; i++) out[i] = normalize(items[i]!, copy);
   return out;
@@ -106,14 +108,14 @@ function normalizeCompensation(raw: Raw, copy: Copy): Compensation {
   return out;
 }
 
-/** A field list read from the raw action: a copy, or a fresh empty list when absent. */
-function strings(value: JsonValue | undefined): string[] {
-  return value === undefined ? [] : (value as string[]).slice();
+/** A field list read from the raw action: a copy, or the shared empty list when absent or empty. */
+function strings(value: JsonValue | undefined): readonly string[] {
+  return value === undefined || (value as string[]).length === 0 ? EMPTY_LIST : (value as string[]).slice();
 }
 
-/** A map read from the raw action: copied, or a fresh empty map when absent. */
-function map(value: JsonValue | undefined, copy: Copy): JsonObject {
-  return value === undefined ? emptyMap() : copy(value as JsonObject);
+/** A map read from the raw action: copied, or the shared empty map when absent or empty. */
+function map(value: JsonValue | undefined, copy: Copy): Readonly<JsonObject> {
+  return value === undefined || isEmptyMap(value as JsonObject) ? EMPTY_MAP : copy(value as JsonObject);
 }
 
 /**

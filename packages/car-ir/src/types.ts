@@ -43,16 +43,16 @@ export type Action = {
   id: string;
   type: ActionType;
   tool?: string;
-  parameters: JsonObject;
-  preconditions: Precondition[];
-  expected_effects: JsonObject;
+  parameters: Readonly<JsonObject>;
+  preconditions: readonly Precondition[];
+  expected_effects: Readonly<JsonObject>;
   /** Explicit edges by action id (car-spec.md). */
-  dependencies: string[];
+  dependencies: readonly string[];
   /** State keys read; ordered after the latest earlier-declared writer (agent-ir-spec.md). */
-  state_dependencies: string[];
-  read_set: string[];
-  write_set: string[];
-  assumptions: StateAssumption[];
+  state_dependencies: readonly string[];
+  read_set: readonly string[];
+  write_set: readonly string[];
+  assumptions: readonly StateAssumption[];
   invocation_mode: ToolInvocationMode;
   reversibility: Reversibility;
   compensation?: Compensation;
@@ -60,7 +60,7 @@ export type Action = {
   max_retries: number;
   failure_behavior: FailureBehavior;
   timeout_ms?: number;
-  metadata: JsonObject;
+  metadata: Readonly<JsonObject>;
 };
 
 export type ActionProposal = {

@@ -12,13 +12,13 @@
  * It never reorders or removes actions. A phantom adds no edge, so the
  * execution levels are the input's (never deeper).
  */
-import type { Action, ActionProposal, JsonValue } from "@car/ir";
+import type { ActionProposal, JsonValue, Precondition } from "@car/ir";
 import { cloneJson, effectiveWriteSet } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toProposal } from "./input.ts";
 
-function hasExistsGate(action: Action, key: string): boolean {
-  return action.preconditions.some((p) => p.key === key && p.operator === "exists");
+function hasExistsGate(preconditions: readonly Precondition[], key: string): boolean {
+  return preconditions.some((p) => p.key === key && p.operator === "exists");
 }
 
 /** A new proposal with phantom state dependencies turned into `exists` preconditions. */
@@ -29,12 +29,17 @@ export function optimize(input: ProposalInput): ActionProposal {
     const phantoms = action.state_dependencies.filter((key) => !written.has(key));
     if (phantoms.length > 0) {
       action.state_dependencies = action.state_dependencies.filter((key) => written.has(key));
+      // Parsed lists are read-only (absent ones are shared): build the new lists, then set them.
+      const preconditions = action.preconditions.slice();
+      const readSet = action.read_set.slice();
       for (const key of new Set(phantoms)) {
-        if (!hasExistsGate(action, key)) {
-          action.preconditions.push({ key, operator: "exists", value: null, description: `was state dependency '${key}', which no earlier action writes` });
+        if (!hasExistsGate(preconditions, key)) {
+          preconditions.push({ key, operator: "exists", value: null, description: `was state dependency '${key}', which no earlier action writes` });
         }
-        if (!action.read_set.includes(key)) action.read_set.push(key);
+        if (!readSet.includes(key)) readSet.push(key);
       }
+      action.preconditions = preconditions;
+      action.read_set = readSet;
     }
     for (const key of effectiveWriteSet(action)) written.add(key);
   }
