@@ -14,7 +14,11 @@ export type PreconditionOutcome = { ok: true } | { ok: false; message: string };
 const OK: PreconditionOutcome = { ok: true };
 
 function lookup(state: StateLookup, key: string): { present: boolean; value: JsonValue | undefined } {
-  if (state instanceof Map) return { present: state.has(key), value: state.get(key) };
+  if (state instanceof Map) {
+    // One hash lookup for a present key (state never holds `undefined`); `has` only on a miss.
+    const value = state.get(key);
+    return { present: value !== undefined || state.has(key), value };
+  }
   const record = state as Record<string, JsonValue>;
   return { present: hasKey(record, key), value: getOwn(record, key) };
 }

@@ -3,7 +3,7 @@
  * it as a `Map`, so keys such as `__proto__` stay ordinary data both ways.
  */
 import type { JsonObject, JsonValue } from "@car/ir";
-import { cloneJson, emptyMap, readJsonObject, setOwn } from "@car/ir";
+import { cloneJson, emptyMap, readJsonObject } from "@car/ir";
 
 export type StateInput = Readonly<Record<string, JsonValue>>;
 
@@ -20,6 +20,10 @@ export function stateMap(state: StateInput | undefined): Map<string, JsonValue> 
 export function stateRecord(map: ReadonlyMap<string, JsonValue>): JsonObject {
   const out = emptyMap();
   // forEach, not for-of: no [key, value] pair allocated per entry (a 1M-action chain leaves 1M keys).
-  map.forEach((value, key) => setOwn(out, key, cloneJson(value)));
+  // Plain assignment, not `setOwn`: on a prototype-free object it defines the same own data
+  // property (`__proto__` included) without a descriptor object per key.
+  map.forEach((value, key) => {
+    out[key] = cloneJson(value);
+  });
   return out;
 }

@@ -7,9 +7,8 @@ import type { DependencyGraph } from "@car/ir";
 
 /** `graph.order` inverted: the position of every action index. */
 export function topoPositions(graph: DependencyGraph): Int32Array {
-  const pos = new Int32Array(graph.order.length);
-  graph.order.forEach((node, p) => {
-    pos[node] = p;
-  });
+  const order = graph.flat.order;
+  const pos = new Int32Array(order.length);
+  for (let p = 0; p < order.length; p++) pos[order[p]!] = p;
   return pos;
 }

@@ -5,7 +5,7 @@
  */
 import { simulate } from "@car/verify";
 import { expectPositionals, parseArgs } from "../argv.ts";
-import { loadJsonObject, loadProposal } from "../inputs.ts";
+import { loadJsonObject, loadParsedProposal } from "../inputs.ts";
 import { println } from "../io.ts";
 
 export const usage = `Usage: car simulate [--state FILE] <proposal.json | ->
@@ -19,7 +19,7 @@ Options:
 export async function main(args: string[]): Promise<number> {
   const { positionals, options } = parseArgs(args, { state: { type: "string" } });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
-  const proposal = await loadProposal(path!);
+  const proposal = await loadParsedProposal(path!); // with its graph: simulate does not build it again
   const state = options.state === undefined ? {} : await loadJsonObject(options.state, "state file");
   println(JSON.stringify(simulate(proposal, state), null, 2));
   return 0;

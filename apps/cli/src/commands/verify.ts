@@ -8,7 +8,7 @@ import { loadPolicyDir } from "@car/policy";
 import { ERROR_CODES, type ProposalLimits, type VerificationResult } from "@car/ir";
 import { simulateDetailed, verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { loadJsonObject, loadProposal, loadToolSpecs } from "../inputs.ts";
+import { loadJsonObject, loadParsedProposal, loadToolSpecs } from "../inputs.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 import { writeJson } from "../render/json-stream.ts";
 import { planDotLines } from "../render/plan-dot.ts";
@@ -76,11 +76,13 @@ export async function main(args: string[]): Promise<number> {
   if (options["max-proposal-actions"] !== undefined) limits.maxActions = positiveInteger(options["max-proposal-actions"], "--max-proposal-actions");
   if (options["max-proposal-bytes"] !== undefined) limits.maxBytes = positiveInteger(options["max-proposal-bytes"], "--max-proposal-bytes");
 
-  const proposal = await loadProposal(path!, limits);
+  // The graph parsing built goes to verify (and simulate) with the proposal, so neither builds it again.
+  const parsed = await loadParsedProposal(path!, limits);
+  const proposal = parsed.proposal;
   const state = options.state === undefined ? undefined : await loadJsonObject(options.state, "state file");
   const tools = options.tools === undefined ? undefined : await loadToolSpecs(options.tools);
   const traceRules = (options.policies ?? []).flatMap((dir) => loadPolicyDir(resolve(dir)).trace_rule);
-  const result: VerificationResult = verify(proposal, {
+  const result: VerificationResult = verify(parsed, {
     ...(state !== undefined ? { state } : {}),
     ...(tools !== undefined ? { tools } : {}),
     ...(maxActions !== undefined ? { maxActions } : {}),
@@ -96,7 +98,7 @@ export async function main(args: string[]): Promise<number> {
       writeLines(sink, planDotLines(planModel(proposal, result)));
     } else if (format === "html") {
       // Blocked = what simulation skips from this state: its preconditions or state dependencies cannot hold.
-      const blocked = new Set(simulateDetailed(proposal, state).skipped);
+      const blocked = new Set(simulateDetailed(parsed, state).skipped);
       const model = planModel(proposal, result, { maxNodes: HTML_MAX_NODES, blocked });
       sink.write(planHtml(model, model.omitted === 0 ? { simulatedState: result.simulated_state } : {}));
     } else {
