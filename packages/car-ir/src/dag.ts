@@ -263,8 +263,17 @@ export const NATIVE_LEVELS_MIN_ACTIONS = Number.POSITIVE_INFINITY;
  * cycles (naming the ids on the cycle).
  */
 export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
+  return edgesOf(actions, indexIds(actions));
+}
+
+/**
+ * `dependencyEdges` on an id index already built: `indexOf.get(actions[i].id) === i`
+ * for every action, each id once. The parser has one (it checked the ids for
+ * duplicates), so the proposal's ids are hashed once, not twice. Not exported
+ * from the package: a wrong index would give a wrong graph.
+ */
+export function edgesOf(actions: readonly Action[], indexOf: Map<string, number>): DependencyGraph {
   const n = actions.length;
-  const indexOf = indexIds(actions);
   const { start: predStart, flat } = collectPreds(actions, indexOf);
   const flatPreds = flat.view();
   const orderFlat = new Int32Array(n);

@@ -63,6 +63,27 @@ describe("parseProposal defaults", () => {
     const p = parseProposal({ actions: [{ type: "assertion" }, { id: "x1", type: "assertion" }] }, { ids: sequentialIds("x") });
     expect(p.actions.map((a) => a.id)).toEqual(["x2", "x1"]);
   });
+
+  it("builds the graph on one index of every id, the generated ones included", () => {
+    const { proposal, graph } = parseProposalWithGraph(
+      {
+        actions: [
+          { type: "assertion" },
+          { id: "x1", type: "assertion" },
+          { type: "assertion", dependencies: ["x1"] },
+          { id: "b", type: "assertion", dependencies: ["x1"] },
+        ],
+      },
+      { ids: sequentialIds("x") },
+    );
+    const ids = proposal.actions.map((a) => a.id);
+    expect(ids).toEqual(["x2", "x1", "x3", "b"]);
+    expect(graph.indexOf.size).toBe(4);
+    const rebuilt = dependencyEdges(proposal.actions);
+    expect(graph.preds).toEqual(rebuilt.preds);
+    expect(graph.order).toEqual(rebuilt.order);
+    expect(ids.map((id) => graph.indexOf.get(id))).toEqual([0, 1, 2, 3]);
+  });
 });
 
 describe("parseProposal round trip", () => {

@@ -7,7 +7,7 @@
  */
 import { Ancestry } from "./ancestry.ts";
 import { randomIds, rfc3339, shortId, systemClock, type Clock, type IdGenerator } from "./clock.ts";
-import { dependencyEdges, type DependencyGraph } from "./dag.ts";
+import { edgesOf, type DependencyGraph } from "./dag.ts";
 import { ACTION_DEFAULTS } from "./defaults.ts";
 import { CarError, type ErrorProblem } from "./errors.ts";
 import {
@@ -234,16 +234,20 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
   return action;
 }
 
-/** Duplicate explicit ids and dependencies naming no action, read from the raw actions. */
-function idProblems(rawActions: readonly unknown[]): { explicit: Set<string>; problems: ErrorProblem[] } {
-  const explicit = new Set<string>();
+/**
+ * Duplicate explicit ids and dependencies naming no action, read from the raw
+ * actions, and the index of the explicit ids (each at its first action) that
+ * the graph is then built on, so the ids are hashed once.
+ */
+function idProblems(rawActions: readonly unknown[]): { indexOf: Map<string, number>; problems: ErrorProblem[] } {
+  const indexOf = new Map<string, number>();
   const problems: ErrorProblem[] = [];
   for (let i = 0; i < rawActions.length; i++) {
     const raw = rawActions[i];
     const id = typeof raw === "object" && raw !== null ? getOwn(raw as Raw, "id") : undefined;
     if (typeof id !== "string") continue;
-    if (explicit.has(id)) problems.push({ pointer: `/actions/${i}/id`, message: `duplicate action id '${id}'` });
-    explicit.add(id);
+    if (indexOf.has(id)) problems.push({ pointer: `/actions/${i}/id`, message: `duplicate action id '${id}'` });
+    else indexOf.set(id, i);
   }
   for (let i = 0; i < rawActions.length; i++) {
     const raw = rawActions[i];
@@ -251,12 +255,12 @@ function idProblems(rawActions: readonly unknown[]): { explicit: Set<string>; pr
     if (!Array.isArray(deps)) continue;
     for (let d = 0; d < deps.length; d++) {
       const dep: unknown = deps[d];
-      if (typeof dep === "string" && !explicit.has(dep)) {
+      if (typeof dep === "string" && !indexOf.has(dep)) {
         problems.push({ pointer: `/actions/${i}/dependencies/${d}`, message: `unknown action id '${dep}'` });
       }
     }
   }
-  return { explicit, problems };
+  return { indexOf, problems };
 }
 
 /** `$<id>.output` references whose id is not a transitive dependency (DECISIONS.md §2). */
@@ -294,12 +298,12 @@ function invalid(problems: ErrorProblem[]): CarError {
   return problemsError("invalid_proposal", "proposal", problems);
 }
 
-/** A fresh id for an action that declared none, never colliding with a declared one. */
-function freshId(ids: IdGenerator, taken: Set<string>): string {
+/** A fresh id for action `index`, which declared none, never colliding with a declared one; entered in `taken`. */
+function freshId(ids: IdGenerator, taken: Map<string, number>, index: number): string {
   for (;;) {
     const id = ids.next();
     if (!taken.has(id)) {
-      taken.add(id);
+      taken.set(id, index);
       return id;
     }
   }
@@ -339,7 +343,7 @@ export function parseProposalWithGraph(input: unknown, options: ParseOptions = {
     const rawActions = typeof raw === "object" && raw !== null && Array.isArray(getOwn(raw as Raw, "actions")) ? ((raw as Raw)["actions"] as unknown[]) : [];
     checkProposalActions(rawActions.length, options.limits);
     const problems = surelyValidProposal(raw) ? [] : shapeProblems("actionProposal", raw);
-    const { explicit, problems: idIssues } = idProblems(rawActions);
+    const { indexOf, problems: idIssues } = idProblems(rawActions);
     for (const issue of idIssues) problems.push(issue);
     if (problems.length > 0) throw invalid(problems);
 
@@ -347,17 +351,16 @@ export function parseProposalWithGraph(input: unknown, options: ParseOptions = {
     const copy: Copy = typeof input === "string" ? adoptJson : cloneJson;
     const record = raw as Raw;
     const proposalId = (field(record, "id") as string | undefined) ?? shortId(ids);
-    // Fresh ids avoid every declared one (and each other): they join the declared set.
-    const taken = explicit;
+    // Fresh ids avoid every declared one (and each other): they join the index of the declared ones.
     const actions: Action[] = new Array(rawActions.length);
     for (let i = 0; i < rawActions.length; i++) {
       const a = rawActions[i] as Raw;
       const id = getOwn(a, "id");
-      actions[i] = normalizeAction(a, typeof id === "string" ? id : freshId(ids, taken), copy);
+      actions[i] = normalizeAction(a, typeof id === "string" ? id : freshId(ids, indexOf, i), copy);
     }
     let graph: DependencyGraph;
     try {
-      graph = dependencyEdges(actions);
+      graph = edgesOf(actions, indexOf);
     } catch (error) {
       if (error instanceof CarError) throw invalid(error.details.problems ?? [{ pointer: "/actions", message: error.message }]);
       throw error;
