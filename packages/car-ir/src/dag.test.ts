@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildDag, dependencyEdges, newAction, pushWrittenKeys, sequentialIds, stateRead, stateWrite, toolCall, type Action } from "./index.ts";
+import { buildDag, dependencyEdges, newAction, pushWrittenKeys, sequentialIds, stateRead, stateWrite, successorRows, toolCall, type Action } from "./index.ts";
 import { carErrorOf } from "../test/car-error.ts";
 
 function act(id: string, extra: Partial<Action> = {}): Action {
@@ -183,6 +183,20 @@ describe("dependencyEdges properties", () => {
         expect(g.preds.map((ps) => [...ps])).toEqual(expected);
         const { predStart, preds } = g.flat;
         expect(expected.map((_, i) => [...preds.subarray(predStart[i]!, predStart[i + 1]!)])).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("gives the successors flat in declaration order: every action waiting on p, each once", () => {
+    fc.assert(
+      fc.property(randomDag, (actions) => {
+        const g = dependencyEdges(actions);
+        const { succStart, succs } = successorRows(g.flat.predStart, g.flat.preds);
+        const predsOf = referencePreds(actions);
+        const expected = actions.map((_, p) => predsOf.flatMap((ps, i) => (ps.includes(p) ? [i] : [])));
+        expect(expected.map((_, p) => [...succs.subarray(succStart[p]!, succStart[p + 1]!)])).toEqual(expected);
+        expect(succStart[actions.length]).toBe(g.flat.preds.length);
       }),
       { numRuns: 300 },
     );

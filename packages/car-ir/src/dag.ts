@@ -210,6 +210,26 @@ function successors(preds: readonly (readonly number[])[]): (readonly number[])[
 }
 
 /**
+ * The successors of CSR predecessors, as CSR too: the actions waiting on `p`
+ * are `succs[succStart[p] .. succStart[p + 1])`, in declaration order (as
+ * `graph.succs[p]`). Two typed arrays, where `graph.succs` is an array per
+ * action: what the engine's scheduler walks.
+ */
+export function successorRows(predStart: Int32Array, preds: Int32Array): { succStart: Int32Array; succs: Int32Array } {
+  const n = predStart.length - 1;
+  const succStart = new Int32Array(n + 1);
+  for (let e = 0; e < preds.length; e++) succStart[preds[e]! + 1]!++;
+  for (let i = 0; i < n; i++) succStart[i + 1]! += succStart[i]!;
+  const fill = succStart.slice(0, n);
+  const succs = new Int32Array(preds.length);
+  for (let i = 0; i < n; i++) {
+    const end = predStart[i + 1]!;
+    for (let e = predStart[i]!; e < end; e++) succs[fill[preds[e]!]!++] = i;
+  }
+  return { succStart, succs };
+}
+
+/**
  * Kahn's algorithm over predecessors in CSR form: a FIFO queue seeded in
  * declaration order, successors visited in declaration order; fills `order`
  * (a topological order) and `level` (longest chain ending at each action)
@@ -218,18 +238,9 @@ function successors(preds: readonly (readonly number[])[]): (readonly number[])[
  */
 export function levelsFromPreds(predStart: Int32Array, preds: Int32Array, order: Int32Array, level: Int32Array): number {
   const n = predStart.length - 1;
-  // Successors as CSR, in ascending action order.
-  const succStart = new Int32Array(n + 1);
-  for (let e = 0; e < preds.length; e++) succStart[preds[e]! + 1]!++;
-  for (let i = 0; i < n; i++) succStart[i + 1]! += succStart[i]!;
-  const fill = succStart.slice(0, n);
-  const succs = new Int32Array(preds.length);
+  const { succStart, succs } = successorRows(predStart, preds);
   const pending = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const end = predStart[i + 1]!;
-    pending[i] = end - predStart[i]!;
-    for (let e = predStart[i]!; e < end; e++) succs[fill[preds[e]!]!++] = i;
-  }
+  for (let i = 0; i < n; i++) pending[i] = predStart[i + 1]! - predStart[i]!;
   level.fill(0);
   let tail = 0;
   for (let i = 0; i < n; i++) if (pending[i] === 0) order[tail++] = i;

@@ -6,7 +6,7 @@ export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn, 
 export * from "./state-sets.ts";
 export { COST_TARGET_DEFAULTS } from "./defaults.ts";
 export * from "./precondition.ts";
-export { buildDag, dependencyEdges, levelsFromPreds, levelsOf, NATIVE_LEVELS_MIN_ACTIONS, type DependencyGraph, type FlatEdges } from "./dag.ts";
+export { buildDag, dependencyEdges, levelsFromPreds, levelsOf, NATIVE_LEVELS_MIN_ACTIONS, successorRows, type DependencyGraph, type FlatEdges } from "./dag.ts";
 export { Int32List } from "./int32-list.ts";
 export * from "./clock.ts";
 export { schemas, type SchemaName } from "./schemas.ts";

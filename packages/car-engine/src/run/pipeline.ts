@@ -130,9 +130,9 @@ export class ActionPipeline implements ScheduledWork, CallListener {
       return true;
     }
     const status = outcomes.status;
-    const preds = this.#graph.preds[i]!;
-    for (let k = 0; k < preds.length; k++) {
-      const p = preds[k]!;
+    const { predStart, preds } = this.#graph.flat;
+    for (let e = predStart[i]!, end = predStart[i + 1]!; e < end; e++) {
+      const p = preds[e]!;
       if (status[p] !== SUCCEEDED) {
         outcomes.reject(i, `unsatisfied dependency: '${this.#actions[p]!.id}' ${STATUS_NAMES[status[p]!]}`, "dependency");
         return true;

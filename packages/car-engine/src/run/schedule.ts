@@ -6,7 +6,7 @@
  * (state is rolled back, calls in flight are cancelled) or a run-time budget
  * that ran out (the rest is skipped, nothing rolled back).
  */
-import { isCarError } from "@car/ir";
+import { isCarError, successorRows } from "@car/ir";
 import type { DependencyGraph } from "@car/ir";
 
 /** The work the scheduler drives, one action index at a time. */
@@ -33,6 +33,9 @@ export class Scheduler {
   #work: ScheduledWork | undefined;
   #signal: AbortSignal | undefined;
   #pending = new Int32Array(0);
+  /** Successors in CSR form (see `successorRows`): typed arrays, not an array per action. */
+  #succStart: Int32Array = new Int32Array(1);
+  #succs: Int32Array = new Int32Array(0);
   #ready: number[] = [];
   #head = 0;
   #running = 0;
@@ -65,8 +68,8 @@ export class Scheduler {
 
   /** Runs every action through `work`; resolves once nothing is running any more. */
   run(work: ScheduledWork, signal: AbortSignal | undefined): Promise<void> {
-    const graph = this.#graph;
-    const n = graph.preds.length;
+    const { predStart, preds } = this.#graph.flat;
+    const n = predStart.length - 1;
     this.#work = work;
     this.#signal = signal;
     if (signal?.aborted) this.abort(`cancelled: ${reasonText(signal.reason)}`);
@@ -74,11 +77,14 @@ export class Scheduler {
     const pending = new Int32Array(n);
     const ready: number[] = [];
     for (let i = 0; i < n; i++) {
-      pending[i] = graph.preds[i]!.length;
+      pending[i] = predStart[i + 1]! - predStart[i]!;
       if (pending[i] === 0) ready.push(i);
     }
     this.#pending = pending;
     this.#ready = ready;
+    const successors = successorRows(predStart, preds);
+    this.#succStart = successors.succStart;
+    this.#succs = successors.succs;
     return new Promise<void>((resolve) => {
       this.#resolve = resolve;
       this.#pump();
@@ -95,8 +101,9 @@ export class Scheduler {
     this.#running--;
     this.#finished++;
     const pending = this.#pending;
-    const succs = this.#graph.succs[i]!;
-    for (let k = 0; k < succs.length; k++) if (--pending[succs[k]!]! === 0) this.#ready.push(succs[k]!);
+    const succs = this.#succs;
+    const end = this.#succStart[i + 1]!;
+    for (let e = this.#succStart[i]!; e < end; e++) if (--pending[succs[e]!]! === 0) this.#ready.push(succs[e]!);
   }
 
   // Synchronous completions loop here instead of recursing, so a 100k chain of sync tools never grows the stack.
