@@ -53,6 +53,21 @@ describe("reachBatch", () => {
     );
   });
 
+  it("stays exact on a larger DAG answered by the search alone, where both sides' heaps grow and meet", () => {
+    const n = 4000;
+    const { graph, rand } = randomGraph(n, 11);
+    const from = Array.from({ length: 3000 }, () => rand(n));
+    const to = Array.from({ length: 3000 }, () => rand(n));
+    const answers = reachBatch(graph, topoPositions(graph), from, to, Number.POSITIVE_INFINITY);
+    let positives = 0;
+    from.forEach((u, k) => {
+      const expected = naiveReaches(graph.succs, u, to[k]!);
+      if (expected) positives++;
+      expect(answers[k] === 1).toBe(expected);
+    });
+    expect(positives).toBeGreaterThan(100);
+  });
+
   it.each(["off", "always"] as const)("stays exact when the sweep's sources span several bitset chunks (CAR_NATIVE=%s)", (mode) => {
     const n = 4000;
     const { graph, rand } = randomGraph(n, 7);
