@@ -11,7 +11,7 @@
  * `graph.order`. Declaration order needs no renamed copy of the edges, and a
  * search's region lies close to its ends in it, so the nodes it visits share
  * cache lines: on the bench's random DAG at 1M actions the searches scan 19%
- * fewer edges (23.8M against 29.3M) and `reachBatch` takes 2.4 s, not 2.8.
+ * fewer edges (23.8M against 29.3M) and `reachBatch` took 2.7 s, not 3.2.
  *
  * If `u` reaches `v` (u ≠ v), then `u` has a lower number, a lower level, a
  * lower rank in the depth-first topological order and a greater height
