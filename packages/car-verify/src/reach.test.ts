@@ -5,8 +5,12 @@ import { setNativeMode } from "@car/native";
 import { reachBatch } from "./reach.ts";
 import { topoPositions } from "./topo-orders.ts";
 
-/** A random DAG of `n` tool calls, each depending on up to three earlier ones. */
-function randomGraph(n: number, seed: number) {
+/**
+ * A random DAG of `n` tool calls, each depending on up to three earlier ones;
+ * `reversed` declares them last first, so every dependency is declared later
+ * (the index then numbers by topological position, not declaration order).
+ */
+function randomGraph(n: number, seed: number, reversed = false) {
   let s = seed >>> 0;
   const rand = (m: number) => {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
@@ -16,7 +20,7 @@ function randomGraph(n: number, seed: number) {
     const deps = i === 0 ? [] : [...new Set(Array.from({ length: rand(4) }, () => `a${rand(i)}`))];
     return toolCall("t", {}, { id: `a${i}`, dependencies: deps });
   });
-  return { graph: dependencyEdges(actions), rand };
+  return { graph: dependencyEdges(reversed ? actions.reverse() : actions), rand };
 }
 
 function naiveReaches(succs: readonly (readonly number[])[], from: number, to: number): boolean {
@@ -37,13 +41,16 @@ function naiveReaches(succs: readonly (readonly number[])[], from: number, to: n
 describe("reachBatch", () => {
   // Budget 0 leaves every query to the bitset sweep, a small one splits them between search and sweep.
   it.each([
-    ["the default", undefined],
-    ["a small", 3],
-    ["no", 0],
-  ] as const)("agrees with a graph search on random DAGs with %s search budget", (_, budget) => {
+    { label: "the default", budget: undefined, reversed: false },
+    { label: "a small", budget: 3, reversed: false },
+    { label: "no", budget: 0, reversed: false },
+    { label: "the default", budget: undefined, reversed: true },
+    { label: "a small", budget: 3, reversed: true },
+    { label: "no", budget: 0, reversed: true },
+  ])("agrees with a graph search on random DAGs with $label search budget (declared last first: $reversed)", ({ budget, reversed }) => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 60 }), fc.integer(), (n, seed) => {
-        const { graph, rand } = randomGraph(n, seed);
+        const { graph, rand } = randomGraph(n, seed, reversed);
         const from = Array.from({ length: 80 }, () => rand(n));
         const to = Array.from({ length: 80 }, () => rand(n));
         const answers = reachBatch(graph, topoPositions(graph), from, to, budget);
@@ -52,6 +59,24 @@ describe("reachBatch", () => {
       { numRuns: 200 },
     );
   });
+
+  it.each([false, true])(
+    "stays exact on a larger DAG answered by the search alone, where both sides' heaps grow and meet (declared last first: %s)",
+    (reversed) => {
+      const n = 4000;
+      const { graph, rand } = randomGraph(n, 11, reversed);
+      const from = Array.from({ length: 3000 }, () => rand(n));
+      const to = Array.from({ length: 3000 }, () => rand(n));
+      const answers = reachBatch(graph, topoPositions(graph), from, to, Number.POSITIVE_INFINITY);
+      let positives = 0;
+      from.forEach((u, k) => {
+        const expected = naiveReaches(graph.succs, u, to[k]!);
+        if (expected) positives++;
+        expect(answers[k] === 1).toBe(expected);
+      });
+      expect(positives).toBeGreaterThan(100);
+    },
+  );
 
   it.each(["off", "always"] as const)("stays exact when the sweep's sources span several bitset chunks (CAR_NATIVE=%s)", (mode) => {
     const n = 4000;

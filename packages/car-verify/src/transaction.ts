@@ -14,7 +14,7 @@
  * pairs instead of all of them, within a proposal and across proposals alike.
  */
 import type { Action, ActionProposal, DependencyGraph, JsonValue } from "@car/ir";
-import { dependencyEdges, getOwn, jsonEquals, pushReadKeys, pushWrittenKeys } from "@car/ir";
+import { dependencyEdges, getOwn, Int32List, jsonEquals, pushReadKeys, pushWrittenKeys } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { groupByKey, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
@@ -48,12 +48,6 @@ export interface VersionedValue {
 }
 
 export type VersionedStore = Readonly<Record<string, VersionedValue>>;
-
-/** An action across proposals: proposal position and action index. */
-interface Ref {
-  p: number;
-  i: number;
-}
 
 interface Prepared {
   proposal: ActionProposal;
@@ -99,17 +93,26 @@ function prepareAll(list: readonly { proposal: ActionProposal; graph?: Dependenc
 }
 
 /**
- * Candidate pairs as parallel arrays (no object per pair): pair `c` is
- * `(ap[c], ai[c])` against `(bp[c], bi[c])` on key id `key[c]`.
+ * Candidate pairs as parallel typed lists (no object per pair: a conflict-heavy
+ * plan has millions): pair `c` is action `ai[c]` of proposal `ap[c]` against
+ * action `bi[c]` of proposal `bp[c]` on key id `key[c]`, read_write when
+ * `readWrite[c]` is 1.
  */
-interface Candidates {
-  readWrite: number[]; // 1 for read_write, 0 for write_write
-  key: number[];
-  ap: number[];
-  ai: number[];
-  bp: number[];
-  bi: number[];
+function candidateLists() {
+  const list = () => new Int32List(1024);
+  return { readWrite: list(), key: list(), ap: list(), ai: list(), bp: list(), bi: list() };
 }
+
+/**
+ * Joins a message's parts into one flat string. A template literal leaves a
+ * tree of concatenations behind (a 32-byte node per part on top of the text),
+ * and a conflict-heavy plan keeps a million such messages in its report.
+ */
+function message(parts: string[]): string {
+  return parts.join("");
+}
+
+const READ_WRITE_RESOLUTION = "add a dependency between them so the read happens strictly before or after the write";
 
 export function transactionCheck(proposals: ProposalInput | readonly ProposalInput[], store: VersionedStore = {}): TransactionReport {
   // Array.from visits holes too (map skips them): a sparse list is refused like any missing proposal.
@@ -118,17 +121,17 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
   const several = prepared.length > 1;
 
   // Same-proposal candidates need a reachability answer; cross-proposal ones are conflicts outright.
-  const cand: Candidates = { readWrite: [], key: [], ap: [], ai: [], bp: [], bi: [] };
-  const within: { pairs: PairList; slots: number[] }[] = prepared.map(() => ({ pairs: emptyPairs(), slots: [] }));
+  const cand = candidateLists();
+  const within: { pairs: PairList; slots: Int32List }[] = prepared.map(() => ({ pairs: emptyPairs(), slots: new Int32List(1024) }));
   // Called once per same-proposal pair, in the pair list's order, so `slots[k]` answers pair `k`.
   const add = (readWrite: number, key: number, ap: number, ai: number, bp: number, bi: number) => {
+    if (ap === bp) within[ap]!.slots.push(cand.key.length);
     cand.readWrite.push(readWrite);
     cand.key.push(key);
     cand.ap.push(ap);
     cand.ai.push(ai);
     cand.bp.push(bp);
     cand.bi.push(bi);
-    if (ap === bp) within[ap]!.slots.push(cand.key.length - 1);
   };
 
   for (const k of writeKeys) {
@@ -159,100 +162,110 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     });
   }
 
-  const ordered = new Uint8Array(cand.key.length);
+  const count = cand.key.length;
+  const ordered = new Uint8Array(count);
   within.forEach((w, p) => {
     const unordered = unorderedPairs(prepared[p]!.graph, prepared[p]!.pos, w.pairs);
-    w.slots.forEach((slot, c) => {
-      if (unordered[c] === 0) ordered[slot] = 1;
-    });
+    const slots = w.slots.view();
+    for (let c = 0; c < slots.length; c++) if (unordered[c] === 0) ordered[slots[c]!] = 1;
   });
 
   const conflicts: TransactionConflict[] = [];
-  const idOf = (r: Ref) => prepared[r.p]!.proposal.actions[r.i]!.id;
-  const withRefs = (c: Omit<TransactionConflict, "proposal_ids">, refs: Ref[]): TransactionConflict =>
-    several ? { ...c, proposal_ids: refs.map((r) => prepared[r.p]!.proposal.id) } : c;
-  const name = (r: Ref) => (several ? `'${idOf(r)}' (proposal '${prepared[r.p]!.proposal.id}')` : `'${idOf(r)}'`);
-  // Write-write pairs already reported, per key: the pair's two global action numbers as one number.
+  const idOf = (p: number, i: number) => prepared[p]!.proposal.actions[i]!.id;
+  const name = (p: number, i: number) => (several ? `'${idOf(p, i)}' (proposal '${prepared[p]!.proposal.id}')` : `'${idOf(p, i)}'`);
+  /** A finding on action `ai` of proposal `ap`, and on action `bi` of proposal `bp` unless `bp` is -1. */
+  const conflict = (kind: TransactionConflictKind, key: string, ap: number, ai: number, bp: number, bi: number, explanation: string, resolution: string) => {
+    const actions = bp === -1 ? [idOf(ap, ai)] : [idOf(ap, ai), idOf(bp, bi)];
+    if (!several) return { kind, key, actions, explanation, resolution };
+    const ids = bp === -1 ? [prepared[ap]!.proposal.id] : [prepared[ap]!.proposal.id, prepared[bp]!.proposal.id];
+    return { kind, key, actions, explanation, resolution, proposal_ids: ids };
+  };
+
+  // Write-write pairs already reported, per key: the pair's two global action numbers as one number. Only a pair
+  // with a reader of the key among its two can come back as a read_write candidate, so only those are kept.
   const offset: number[] = [0];
   for (const x of prepared) offset.push(offset[offset.length - 1]! + x.proposal.actions.length);
   const total = offset[offset.length - 1]!;
   const writeWrite = new Map<number, Set<number>>();
-  const pairCode = (c: number) => {
-    const x = offset[cand.ap[c]!]! + cand.ai[c]!;
-    const y = offset[cand.bp[c]!]! + cand.bi[c]!;
-    return Math.min(x, y) * total + Math.max(x, y);
-  };
+  const readsKey = new Int32Array(total); // readsKey[g] === k + 1: global action g reads key id k
+  let stamped = -1;
+  // One write_write resolution per key, shared by that key's findings.
+  const resolutions: string[] = new Array(table.keys.length);
+  const readWrite = cand.readWrite.view();
+  const keyIds = cand.key.view();
+  const [ap, ai, bp, bi] = [cand.ap.view(), cand.ai.view(), cand.bp.view(), cand.bi.view()];
 
-  for (let c = 0; c < cand.key.length; c++) {
+  for (let c = 0; c < count; c++) {
     if (ordered[c] === 1) continue;
-    const key = table.keys[cand.key[c]!]!;
-    const a = { p: cand.ap[c]!, i: cand.ai[c]! };
-    const b = { p: cand.bp[c]!, i: cand.bi[c]! };
-    if (cand.readWrite[c] === 0) {
-      let seen = writeWrite.get(cand.key[c]!);
-      if (seen === undefined) writeWrite.set(cand.key[c]!, (seen = new Set()));
-      seen.add(pairCode(c));
-      conflicts.push(
-        withRefs(
-          {
-            kind: "write_write",
-            key,
-            actions: [idOf(a), idOf(b)],
-            explanation: `${name(a)} and ${name(b)} both write '${key}' and neither is ordered before the other`,
-            resolution: `order one after the other (a dependency), or have only one of them write '${key}'`,
-          },
-          [a, b],
-        ),
-      );
+    const k = keyIds[c]!;
+    const key = table.keys[k]!;
+    const p = ap[c]!;
+    const i = ai[c]!;
+    const q = bp[c]!;
+    const j = bi[c]!;
+    const x = offset[p]! + i;
+    const y = offset[q]! + j;
+    const code = Math.min(x, y) * total + Math.max(x, y);
+    if (readWrite[c] === 0) {
+      if (stamped !== k) {
+        prepared.forEach((r, s) => {
+          for (const reader of membersOf(r.reads, k)) readsKey[offset[s]! + reader] = k + 1;
+        });
+        stamped = k;
+      }
+      if (readsKey[x] === k + 1 || readsKey[y] === k + 1) {
+        let seen = writeWrite.get(k);
+        if (seen === undefined) writeWrite.set(k, (seen = new Set()));
+        seen.add(code);
+      }
+      resolutions[k] ??= `order one after the other (a dependency), or have only one of them write '${key}'`;
+      const explanation = message([name(p, i), " and ", name(q, j), " both write '", key, "' and neither is ordered before the other"]);
+      conflicts.push(conflict("write_write", key, p, i, q, j, explanation, resolutions[k]));
       continue;
     }
     // A pair that already races as two writers is reported once, as the stronger write_write.
-    if (writeWrite.get(cand.key[c]!)?.has(pairCode(c)) === true) continue;
-    conflicts.push(
-      withRefs(
-        {
-          kind: "read_write",
-          key,
-          actions: [idOf(a), idOf(b)],
-          explanation: `${name(a)} reads '${key}' while ${name(b)}, not ordered with it, writes it: the value read depends on scheduling`,
-          resolution: `add a dependency between them so the read happens strictly before or after the write`,
-        },
-        [a, b],
-      ),
-    );
+    if (writeWrite.get(k)?.has(code) === true) continue;
+    const explanation = message([
+      name(p, i),
+      " reads '",
+      key,
+      "' while ",
+      name(q, j),
+      ", not ordered with it, writes it: the value read depends on scheduling",
+    ]);
+    conflicts.push(conflict("read_write", key, p, i, q, j, explanation, READ_WRITE_RESOLUTION));
   }
 
   prepared.forEach((x, p) => {
     x.proposal.actions.forEach((action, i) => {
       for (const assumption of action.assumptions) {
         const stored = getOwn(store, assumption.key);
-        const ref = { p, i };
         if (assumption.read_version !== undefined && stored !== undefined && assumption.read_version < stored.version) {
           conflicts.push(
-            withRefs(
-              {
-                kind: "stale_read",
-                key: assumption.key,
-                actions: [action.id],
-                explanation: `${name(ref)} read '${assumption.key}' at version ${assumption.read_version}, but the store is at version ${stored.version}`,
-                resolution: `re-read '${assumption.key}' and re-plan against version ${stored.version}`,
-              },
-              [ref],
+            conflict(
+              "stale_read",
+              assumption.key,
+              p,
+              i,
+              -1,
+              -1,
+              `${name(p, i)} read '${assumption.key}' at version ${assumption.read_version}, but the store is at version ${stored.version}`,
+              `re-read '${assumption.key}' and re-plan against version ${stored.version}`,
             ),
           );
         }
         if (assumption.expected_value !== undefined && (stored === undefined || !jsonEquals(stored.value, assumption.expected_value))) {
           const found = stored === undefined ? "absent" : JSON.stringify(stored.value);
           conflicts.push(
-            withRefs(
-              {
-                kind: "belief_divergence",
-                key: assumption.key,
-                actions: [action.id],
-                explanation: `${name(ref)} assumes '${assumption.key}' is ${JSON.stringify(assumption.expected_value)}, but the store holds ${found}`,
-                resolution: `refresh the belief about '${assumption.key}' from the store before acting on it`,
-              },
-              [ref],
+            conflict(
+              "belief_divergence",
+              assumption.key,
+              p,
+              i,
+              -1,
+              -1,
+              `${name(p, i)} assumes '${assumption.key}' is ${JSON.stringify(assumption.expected_value)}, but the store holds ${found}`,
+              `refresh the belief about '${assumption.key}' from the store before acting on it`,
             ),
           );
         }

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { dependencyEdges, effectiveWriteSet } from "@car/ir";
-import { DEFAULT_PROBES, optimize, simulate, simulateDetailed, verify } from "../src/index.ts";
+import { dependencyEdges, effectiveReadSet, effectiveWriteSet } from "@car/ir";
+import { DEFAULT_PROBES, optimize, simulate, simulateDetailed, transactionCheck, verify } from "../src/index.ts";
 import { proposalArb, stateArb } from "./arbitraries.ts";
 
 const BLOCKED = /^action '(.+?)'(?:: precondition failed| depends on state key)/;
@@ -85,6 +85,42 @@ describe("properties", () => {
         expect(verify(p).conflicts.map(key).sort()).toEqual(expected.map(key).sort());
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("transactionCheck reports exactly the unordered writer pairs and reader/writer pairs of each key, a pair racing as writers once", () => {
+    fc.assert(
+      fc.property(proposalArb, (p) => {
+        const graph = dependencyEdges(p.actions);
+        const reaches = (from: number, to: number): boolean => {
+          const stack = [...graph.succs[from]!];
+          while (stack.length > 0) {
+            const node = stack.pop()!;
+            if (node === to) return true;
+            stack.push(...graph.succs[node]!);
+          }
+          return false;
+        };
+        const ordered = (i: number, j: number) => reaches(i, j) || reaches(j, i);
+        const writes = p.actions.map(effectiveWriteSet);
+        const reads = p.actions.map(effectiveReadSet);
+        const id = (i: number) => p.actions[i]!.id;
+        const expected: string[] = [];
+        for (let j = 0; j < p.actions.length; j++) {
+          for (let i = 0; i < p.actions.length; i++) {
+            if (i === j || ordered(i, j)) continue;
+            for (const key of writes[j]!) {
+              if (i < j && writes[i]!.includes(key)) expected.push(`write_write ${key} '${id(i)}' and '${id(j)}' both write '${key}'`);
+              if (reads[i]!.includes(key) && !writes[i]!.includes(key)) expected.push(`read_write ${key} '${id(i)}' reads '${key}' while '${id(j)}'`);
+            }
+          }
+        }
+        // The pair's order inside a write_write follows the topological order, so compare unordered pairs of names.
+        const norm = (s: string) => s.replace(/'([^']+)' and '([^']+)'/, (_, a: string, b: string) => (a < b ? `'${a}' and '${b}'` : `'${b}' and '${a}'`));
+        const found = transactionCheck(p).conflicts.map((c) => `${c.kind} ${c.key} ${c.explanation.split(" and neither")[0]!.split(", not ordered")[0]}`);
+        expect(found.map(norm).sort()).toEqual(expected.map(norm).sort());
+      }),
+      { numRuns: 500 },
     );
   });
 });
