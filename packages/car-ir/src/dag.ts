@@ -144,22 +144,22 @@ function stateDependencyKeys(actions: readonly Action[]): Set<string> | undefine
   return keys;
 }
 
-/** `graph.preds` from the CSR: one exact-length array per action, the shared `NONE` when it has none. */
-function predsFromFlat(predStart: Int32Array, flat: Int32Array): (readonly number[])[] {
-  const n = predStart.length - 1;
-  const preds: (readonly number[])[] = new Array(n);
+/** `graph.preds` or `graph.succs` from their CSR: one exact-length array per action, the shared `NONE` when it has none. */
+function rowsFromFlat(start: Int32Array, flat: Int32Array): (readonly number[])[] {
+  const n = start.length - 1;
+  const rows: (readonly number[])[] = new Array(n);
   for (let i = 0; i < n; i++) {
-    const from = predStart[i]!;
-    const count = predStart[i + 1]! - from;
+    const from = start[i]!;
+    const count = start[i + 1]! - from;
     if (count === 0) {
-      preds[i] = NONE;
+      rows[i] = NONE;
       continue;
     }
     const mine: number[] = new Array(count);
     for (let k = 0; k < count; k++) mine[k] = flat[from + k]!;
-    preds[i] = mine;
+    rows[i] = mine;
   }
-  return preds;
+  return rows;
 }
 
 /** Finds one cycle among nodes Kahn's algorithm could not order, as action ids. */
@@ -194,19 +194,6 @@ function findCycle(preds: readonly (readonly number[])[], remaining: ReadonlySet
     }
   }
   return [...remaining].map((n) => ids[n]!);
-}
-
-/** `succs[p]`: the actions listing `p` among their predecessors, in declaration order. */
-function successors(preds: readonly (readonly number[])[]): (readonly number[])[] {
-  const n = preds.length;
-  const succs: (readonly number[])[] = new Array(n).fill(NONE);
-  for (let i = 0; i < n; i++) {
-    for (const p of preds[i]!) {
-      if (succs[p] === NONE) succs[p] = [i];
-      else (succs[p] as number[]).push(i);
-    }
-  }
-  return succs;
 }
 
 /**
@@ -297,7 +284,7 @@ export function edgesOf(actions: readonly Action[], indexOf: Map<string, number>
     const ordered = new Set(orderFlat.subarray(0, count));
     const remaining = new Set<number>();
     for (let i = 0; i < n; i++) if (!ordered.has(i)) remaining.add(i);
-    const cycle = findCycle(predsFromFlat(predStart, flatPreds), remaining, ids);
+    const cycle = findCycle(rowsFromFlat(predStart, flatPreds), remaining, ids);
     throw new CarError("invalid_proposal", `dependency cycle: ${[...cycle, cycle[0]].join(" -> ")}`, {
       cycle,
       problems: [{ pointer: `/actions/${indexOf.get(cycle[0]!)}/dependencies`, message: `dependency cycle through ${cycle.join(", ")}` }],
@@ -312,15 +299,19 @@ export function edgesOf(actions: readonly Action[], indexOf: Map<string, number>
   // Per-action arrays are built on first use: verify reads the flat arrays only.
   let preds: (readonly number[])[] | undefined;
   let succs: (readonly number[])[] | undefined;
-  const predArrays = () => (preds ??= predsFromFlat(predStart, flatPreds));
+
   return {
     ids,
     indexOf,
     get preds() {
-      return predArrays();
+      return (preds ??= rowsFromFlat(predStart, flatPreds));
     },
     get succs() {
-      return (succs ??= successors(predArrays()));
+      if (succs === undefined) {
+        const rows = successorRows(predStart, flatPreds);
+        succs = rowsFromFlat(rows.succStart, rows.succs);
+      }
+      return succs;
     },
     order,
     level,

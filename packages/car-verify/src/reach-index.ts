@@ -19,6 +19,7 @@
  * with the others on most pairs across independent branches; levels and
  * heights measure a path from both ends.
  */
+import { successorRows } from "@car/ir";
 import type { DependencyGraph } from "@car/ir";
 
 /** Words per node in `labels`. */
@@ -49,29 +50,16 @@ export function reachIndex(graph: DependencyGraph, pos: Int32Array): ReachIndex 
   if (asDeclared) for (let i = 0; i < n; i++) at[i] = i;
   const predStart = asDeclared ? declStart : new Int32Array(n + 1);
   const preds = asDeclared ? declPreds : new Int32Array(declPreds.length);
-  const succStart = new Int32Array(n + 1);
-  if (asDeclared) {
-    for (let e = 0; e < preds.length; e++) succStart[preds[e]! + 1]!++;
-  } else {
+  if (!asDeclared) {
     for (let p = 0, k = 0; p < n; p++) {
       const i = order[p]!;
       const end = declStart[i + 1]!;
-      for (let e = declStart[i]!; e < end; e++) {
-        const q = pos[declPreds[e]!]!;
-        preds[k++] = q;
-        succStart[q + 1]!++;
-      }
+      for (let e = declStart[i]!; e < end; e++) preds[k++] = pos[declPreds[e]!]!;
       predStart[p + 1] = k;
     }
   }
-  for (let p = 0; p < n; p++) succStart[p + 1]! += succStart[p]!;
-  // Successors in ascending number: nodes are visited in order.
-  const succs = new Int32Array(preds.length);
-  const fill = succStart.slice(0, n);
-  for (let p = 0; p < n; p++) {
-    const end = predStart[p + 1]!;
-    for (let e = predStart[p]!; e < end; e++) succs[fill[preds[e]!]!++] = p;
-  }
+  // Successors in ascending number.
+  const { succStart, succs } = successorRows(predStart, preds);
 
   const labels = new Int32Array(LABEL_WORDS * n);
   for (let i = 0; i < n; i++) labels[LABEL_WORDS * at[i]! + LEVEL] = level[i]!;
