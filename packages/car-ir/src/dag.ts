@@ -102,8 +102,9 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
         flat.push(j);
       }
     }
-    for (const key of action.state_dependencies) {
-      const j = lastWriter.get(key);
+    const stateDeps = action.state_dependencies;
+    for (let k = 0; k < stateDeps.length; k++) {
+      const j = lastWriter.get(stateDeps[k]!);
       if (j !== undefined && seen[j] !== stamp) {
         seen[j] = stamp;
         flat.push(j);

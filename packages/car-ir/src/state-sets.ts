@@ -13,14 +13,20 @@ function stateKeyParam(action: Action): string | undefined {
   return typeof key === "string" ? key : undefined;
 }
 
+/** Appends `keys` to `out` by index (most are the frozen `EMPTY_LIST`, which `for…of` would allocate an iterator for). */
+function pushAll(keys: readonly string[], out: string[]): void {
+  for (let i = 0; i < keys.length; i++) out.push(keys[i]!);
+}
+
 /**
  * Appends every key an action writes — explicit `write_set`, `expected_effects`
  * keys, a `state_write`'s `key` parameter — to `out`, possibly more than once.
  * The hot path (the DAG) reuses one buffer instead of building a set per action.
  */
 export function pushWrittenKeys(action: Action, out: string[]): void {
-  for (const key of action.write_set) out.push(key);
-  for (const key of Object.keys(action.expected_effects)) out.push(key);
+  pushAll(action.write_set, out);
+  const effects = action.expected_effects;
+  for (const key in effects) if (Object.hasOwn(effects, key)) out.push(key);
   if (action.type === "state_write") {
     const key = stateKeyParam(action);
     if (key !== undefined) out.push(key);
@@ -53,10 +59,11 @@ export function stateActionKeys(action: Action): string[] | undefined {
 
 /** Appends every key an action reads to `out`, possibly more than once (the buffer form of `effectiveReadSet`). */
 export function pushReadKeys(action: Action, out: string[]): void {
-  for (const k of action.read_set) out.push(k);
-  for (const k of action.state_dependencies) out.push(k);
-  for (const a of action.assumptions) out.push(a.key);
-  if (action.type === "state_read") for (const k of stateActionKeys(action) ?? []) out.push(k);
+  pushAll(action.read_set, out);
+  pushAll(action.state_dependencies, out);
+  const assumptions = action.assumptions;
+  for (let i = 0; i < assumptions.length; i++) out.push(assumptions[i]!.key);
+  if (action.type === "state_read") pushAll(stateActionKeys(action) ?? [], out);
 }
 
 /** Explicit `read_set` ∪ `state_dependencies` ∪ assumption keys ∪ the keys a `state_read` names. */
