@@ -50,6 +50,22 @@ describe("parseProposal defaults", () => {
     expect("timeout_ms" in a).toBe(false);
   });
 
+  it("leaves no tool key on an action without one (absent or null), and keeps a given one", () => {
+    const p = parseProposal({
+      actions: [
+        { id: "a", type: "assertion" },
+        { id: "b", type: "assertion", tool: null },
+        { id: "c", type: "tool_call", tool: "t", x: 1 },
+      ],
+    });
+    const [a, b, c] = p.actions;
+    expect("tool" in a!).toBe(false);
+    expect("tool" in b!).toBe(false);
+    expect(Object.keys(a!)).not.toContain("tool");
+    expect(c!.tool).toBe("t");
+    expect(Object.keys(c!).slice(-2)).toEqual(["tool", "x"]);
+  });
+
   it("generates a 12-hex proposal id from a UUIDv4 by default", () => {
     expect(parseProposal({ actions: [] }).id).toMatch(/^[0-9a-f]{12}$/);
   });

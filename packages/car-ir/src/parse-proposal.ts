@@ -224,9 +224,12 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
     max_retries: (maxRetries as number | undefined) ?? ACTION_DEFAULTS.max_retries,
     failure_behavior: (failureBehavior as FailureBehavior | undefined) ?? ACTION_DEFAULTS.failure_behavior,
     metadata: map(metadata, copy),
+    // Last in the literal and deleted when absent (V8 then steps back to the map without it, still fast):
+    // set after the literal instead, it would need a property array of its own, 40 B per action.
+    tool: tool as string,
   };
   // `null` for an optional field means absent, as serde reads an `Option`.
-  if (typeof tool === "string") action.tool = tool;
+  if (typeof tool !== "string") delete action.tool;
   if (compensation !== undefined && compensation !== null) action.compensation = normalizeCompensation(compensation as Raw, copy);
   if (typeof timeout === "number") action.timeout_ms = timeout;
   // Unknown fields are kept, after the known ones (a second pass only for an action that has any).
