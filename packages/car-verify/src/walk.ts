@@ -56,13 +56,17 @@ function levelBuckets(graph: DependencyGraph): { start: Int32Array; members: Int
 
 /** Why `action` cannot run against `state`, or `undefined`. */
 function gate(action: Action, state: ReadonlyMap<string, JsonValue>): BlockReason[] | undefined {
+  // By index: most lists are the frozen EMPTY_LIST, which `for…of` allocates an iterator for.
   let reasons: BlockReason[] | undefined;
-  for (const pre of action.preconditions) {
+  const preconditions = action.preconditions;
+  for (let p = 0; p < preconditions.length; p++) {
+    const pre = preconditions[p]!;
     const miss = checkPrecondition(pre, state);
     if (miss !== undefined) (reasons ??= []).push({ kind: "precondition", key: pre.key, precondition: pre, miss });
   }
-  for (const key of action.state_dependencies) {
-    if (!state.has(key)) (reasons ??= []).push({ kind: "state_dependency", key });
+  const stateDeps = action.state_dependencies;
+  for (let k = 0; k < stateDeps.length; k++) {
+    if (!state.has(stateDeps[k]!)) (reasons ??= []).push({ kind: "state_dependency", key: stateDeps[k]! });
   }
   return reasons;
 }
@@ -86,12 +90,14 @@ export function dataPredecessors(actions: readonly Action[], graph: DependencyGr
   const preds: number[] = [];
   for (let i = 0; i < actions.length; i++) {
     const action = actions[i]!;
-    for (const dep of action.dependencies) {
-      const j = graph.indexOf.get(dep);
+    const deps = action.dependencies;
+    for (let d = 0; d < deps.length; d++) {
+      const j = graph.indexOf.get(deps[d]!);
       if (j !== undefined) preds.push(j);
     }
-    for (const key of action.state_dependencies) {
-      const j = lastWriter.get(key);
+    const stateDeps = action.state_dependencies;
+    for (let k = 0; k < stateDeps.length; k++) {
+      const j = lastWriter.get(stateDeps[k]!);
       if (j !== undefined) preds.push(j);
     }
     start[i + 1] = preds.length;
@@ -110,7 +116,7 @@ export function dataPredecessors(actions: readonly Action[], graph: DependencyGr
 function applyEffects(action: Action, state: Map<string, JsonValue>): void {
   const effects = action.expected_effects;
   const own = action.type === "state_write" ? getOwn(action.parameters, "key") : undefined;
-  for (const key of Object.keys(effects)) if (key !== own) state.set(key, effects[key]!);
+  for (const key in effects) if (Object.hasOwn(effects, key) && key !== own) state.set(key, effects[key]!);
   if (typeof own === "string") state.set(own, getOwn(action.parameters, "value") ?? null);
 }
 
