@@ -10,7 +10,7 @@ import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
-import { dataPredecessors, forwardWalk } from "./walk.ts";
+import { dataPredecessors, simulatedWalk } from "./walk.ts";
 
 export interface SimulationOutcome {
   /** The post-state. */
@@ -27,12 +27,12 @@ export interface SimulationOutcome {
 export function simulator(proposal: ActionProposal, graph: DependencyGraph = dependencyEdges(proposal.actions)): (state?: StateInput) => SimulationOutcome {
   const dataPreds = dataPredecessors(proposal.actions, graph);
   return (state) => {
-    const walk = forwardWalk(proposal.actions, graph, stateMap(state), dataPreds);
+    const walk = simulatedWalk(proposal.actions, graph, stateMap(state), dataPreds);
     const skipped: string[] = [];
-    walk.skipped!.forEach((flag, i) => {
+    walk.skipped.forEach((flag, i) => {
       if (flag === 1) skipped.push(proposal.actions[i]!.id);
     });
-    return { state: stateRecord(walk.simulated!), skipped };
+    return { state: stateRecord(walk.simulated), skipped };
   };
 }
 

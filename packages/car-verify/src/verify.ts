@@ -23,7 +23,7 @@ import type { ToolSpec } from "./tools.ts";
 import { toolRegistry } from "./tools.ts";
 import { staticGate } from "./gate.ts";
 import type { BlockReason } from "./walk.ts";
-import { forwardWalk } from "./walk.ts";
+import { declaredWalk } from "./walk.ts";
 
 export interface VerifyOptions {
   /** The state the walk starts from; `{}` when absent. */
@@ -252,7 +252,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
     return finish(actions, issues, { simulated_state: stateRecord(initial), execution_levels: [], conflicts: [] });
   }
 
-  const walk = forwardWalk(actions, graph, initial);
+  const walk = declaredWalk(actions, graph, initial);
   const pos = topoPositions(graph);
   const writers = groupByKey(actions.length, (i, out) => pushWrittenKeys(actions[i]!, out), graph.flat.order);
   append(issues, blockedIssues(actions, walk.blocked, writers));

@@ -4,12 +4,13 @@
  * `expected_effects` of all earlier levels, then the level's effects land in
  * declaration order. Only declared effects exist here; nothing runs.
  *
- * Two models ride the same walk (agent-ir-spec.md, "verify and simulate treat
- * blocked actions differently"):
+ * Two models share the walk's order (agent-ir-spec.md, "verify and simulate
+ * treat blocked actions differently"), each walked on its own — verify needs
+ * only the first, simulate only the second:
  * - the *declared* model applies every action's effects, even a blocked
  *   one's, so verify reports each real problem once instead of a cascade of
  *   knock-on "not available" findings;
- * - the *simulated* model (only when asked) withholds a blocked action's
+ * - the *simulated* model withholds a blocked action's
  *   effects, as the executor rejects it before dispatch, and drops its
  *   dependants along data dependencies (explicit `dependencies` and the
  *   writer a `state_dependencies` key is read from). Its gates see only the
@@ -29,15 +30,17 @@ import { checkPrecondition, getOwn, pushWrittenKeys } from "@car/ir";
  */
 export type BlockReason = { kind: "precondition"; key: string; precondition: Precondition; miss: PreconditionMiss } | { kind: "state_dependency"; key: string };
 
-export interface WalkResult {
-  /** Declared model: state after every action's declared effects. */
+/** The declared model: the state after every action's declared effects, and why each action could not run. */
+export interface DeclaredWalk {
   readonly declared: Map<string, JsonValue>;
-  /** Declared model: why action `i` could not run; `undefined` when it could. */
+  /** Why action `i` could not run; `undefined` when it could. */
   readonly blocked: readonly (BlockReason[] | undefined)[];
-  /** Simulated model (when requested): the post-state. */
-  readonly simulated: Map<string, JsonValue> | undefined;
-  /** Simulated model (when requested): 1 for every action whose effects did not land. */
-  readonly skipped: Uint8Array | undefined;
+}
+
+/** The simulated model: the post-state, and 1 for every action whose effects did not land. */
+export interface SimulatedWalk {
+  readonly simulated: Map<string, JsonValue>;
+  readonly skipped: Uint8Array;
 }
 
 /** Action indices per level, declaration order inside a level, flat: level l is `members[start[l] .. start[l + 1])`. */
@@ -121,39 +124,61 @@ function applyEffects(action: Action, state: Map<string, JsonValue>): void {
 }
 
 /**
- * Walks the declared model, and the simulated one too when `dataPreds`
- * (`dataPredecessors(actions, graph)`, computed once per proposal) is given.
+ * Visits the actions level by level: `check` for every action of a level
+ * (each sees the state the earlier levels left), then `land` for each, in
+ * declaration order.
  */
-export function forwardWalk(
-  actions: readonly Action[],
-  graph: DependencyGraph,
-  initial: ReadonlyMap<string, JsonValue>,
-  dataPreds?: DataPredecessors,
-): WalkResult {
-  const declared = new Map(initial);
-  const blocked: (BlockReason[] | undefined)[] = new Array(actions.length);
-  const simulated = dataPreds !== undefined ? new Map(initial) : undefined;
-  const skipped = dataPreds !== undefined ? new Uint8Array(actions.length) : undefined;
-
+function byLevel(graph: DependencyGraph, check: (i: number) => void, land: (i: number) => void): void {
   const levels = levelBuckets(graph);
   for (let l = 0; l + 1 < levels.start.length; l++) {
     const from = levels.start[l]!;
     const to = levels.start[l + 1]!;
-    for (let m = from; m < to; m++) {
-      const i = levels.members[m]!;
-      const action = actions[i]!;
-      blocked[i] = gate(action, declared);
-      if (simulated !== undefined && skipped !== undefined && dataPreds !== undefined) {
-        let lands = true;
-        for (let e = dataPreds.start[i]!; lands && e < dataPreds.start[i + 1]!; e++) if (skipped[dataPreds.preds[e]!] !== 0) lands = false;
-        if (!lands || gate(action, simulated) !== undefined) skipped[i] = 1;
-      }
-    }
-    for (let m = from; m < to; m++) {
-      const i = levels.members[m]!;
-      applyEffects(actions[i]!, declared);
-      if (simulated !== undefined && skipped![i] === 0) applyEffects(actions[i]!, simulated);
-    }
+    for (let m = from; m < to; m++) check(levels.members[m]!);
+    for (let m = from; m < to; m++) land(levels.members[m]!);
   }
-  return { declared, blocked, simulated, skipped };
+}
+
+/** Walks the declared model (verify's): every action's effects land, blocked or not. */
+export function declaredWalk(actions: readonly Action[], graph: DependencyGraph, initial: ReadonlyMap<string, JsonValue>): DeclaredWalk {
+  const declared = new Map(initial);
+  const blocked: (BlockReason[] | undefined)[] = new Array(actions.length);
+  byLevel(
+    graph,
+    (i) => {
+      blocked[i] = gate(actions[i]!, declared);
+    },
+    (i) => applyEffects(actions[i]!, declared),
+  );
+  return { declared, blocked };
+}
+
+/**
+ * Walks the simulated model (simulate's) on `dataPreds`
+ * (`dataPredecessors(actions, graph)`, computed once per proposal): an
+ * action lands nothing when its gate fails or a data predecessor did not land.
+ */
+export function simulatedWalk(
+  actions: readonly Action[],
+  graph: DependencyGraph,
+  initial: ReadonlyMap<string, JsonValue>,
+  dataPreds: DataPredecessors,
+): SimulatedWalk {
+  const simulated = new Map(initial);
+  const skipped = new Uint8Array(actions.length);
+  byLevel(
+    graph,
+    (i) => {
+      for (let e = dataPreds.start[i]!; e < dataPreds.start[i + 1]!; e++) {
+        if (skipped[dataPreds.preds[e]!] !== 0) {
+          skipped[i] = 1;
+          return;
+        }
+      }
+      if (gate(actions[i]!, simulated) !== undefined) skipped[i] = 1;
+    },
+    (i) => {
+      if (skipped[i] === 0) applyEffects(actions[i]!, simulated);
+    },
+  );
+  return { simulated, skipped };
 }
