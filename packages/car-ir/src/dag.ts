@@ -15,7 +15,7 @@
  */
 import type { Action } from "./types.ts";
 import { CarError } from "./errors.ts";
-import { pushWrittenKeys } from "./state-sets.ts";
+import { pushWrittenKeys, stateDependencyKeys } from "./state-sets.ts";
 import { Int32List } from "./int32-list.ts";
 import { nativeKernels } from "@car/native";
 
@@ -133,16 +133,6 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
     throw new CarError("invalid_proposal", `dependencies name unknown actions: ${unknown.map((u) => u.message).join("; ")}`, { problems: unknown });
   }
   return { start, flat };
-}
-
-/** Every key some action lists in `state_dependencies`, or `undefined` when none does. */
-function stateDependencyKeys(actions: readonly Action[]): Set<string> | undefined {
-  let keys: Set<string> | undefined;
-  for (let i = 0; i < actions.length; i++) {
-    const listed = actions[i]!.state_dependencies;
-    for (let k = 0; k < listed.length; k++) (keys ??= new Set()).add(listed[k]!);
-  }
-  return keys;
 }
 
 /** `graph.preds` or `graph.succs` from their CSR: one exact-length array per action, the shared `NONE` when it has none. */

@@ -66,6 +66,20 @@ export function pushReadKeys(action: Action, out: string[]): void {
   if (action.type === "state_read") pushAll(stateActionKeys(action) ?? [], out);
 }
 
+/**
+ * Every key some action lists in `state_dependencies`, or `undefined` when
+ * none does: the only keys whose last writer a walk needs (most plans list
+ * none, and a map of every written key costs a set per action).
+ */
+export function stateDependencyKeys(actions: readonly Action[]): Set<string> | undefined {
+  let keys: Set<string> | undefined;
+  for (let i = 0; i < actions.length; i++) {
+    const listed = actions[i]!.state_dependencies;
+    for (let k = 0; k < listed.length; k++) (keys ??= new Set()).add(listed[k]!);
+  }
+  return keys;
+}
+
 /** Explicit `read_set` ∪ `state_dependencies` ∪ assumption keys ∪ the keys a `state_read` names. */
 export function effectiveReadSet(action: Action): string[] {
   const keys: string[] = [];

@@ -21,7 +21,7 @@
  */
 import type { Action, DependencyGraph, JsonValue } from "@car/ir";
 import type { Precondition, PreconditionMiss } from "@car/ir";
-import { checkPrecondition, getOwn, pushWrittenKeys } from "@car/ir";
+import { checkPrecondition, getOwn, pushWrittenKeys, stateDependencyKeys } from "@car/ir";
 
 /**
  * Why an action is blocked. A failed precondition keeps what it found, not
@@ -83,10 +83,12 @@ export interface DataPredecessors {
 /**
  * The actions each action takes data from: its explicit `dependencies` and,
  * per `state_dependencies` key, the latest earlier-declared writer (the same
- * rule `dependencyEdges` orders by). Ordering-only edges between same-key
- * `state_write`s carry no data and are left out.
+ * rule `dependencyEdges` orders by; only keys some action lists are
+ * tracked). Ordering-only edges between same-key `state_write`s carry no
+ * data and are left out.
  */
 export function dataPredecessors(actions: readonly Action[], graph: DependencyGraph): DataPredecessors {
+  const readKeys = stateDependencyKeys(actions);
   const lastWriter = new Map<string, number>();
   const writes: string[] = []; // one buffer, not a set per action
   const start = new Int32Array(actions.length + 1);
@@ -104,9 +106,10 @@ export function dataPredecessors(actions: readonly Action[], graph: DependencyGr
       if (j !== undefined) preds.push(j);
     }
     start[i + 1] = preds.length;
+    if (readKeys === undefined) continue;
     writes.length = 0;
     pushWrittenKeys(action, writes);
-    for (const key of writes) lastWriter.set(key, i);
+    for (const key of writes) if (readKeys.has(key)) lastWriter.set(key, i);
   }
   return { start, preds };
 }

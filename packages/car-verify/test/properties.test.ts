@@ -1,8 +1,22 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { dependencyEdges, effectiveReadSet, effectiveWriteSet } from "@car/ir";
+import type { Action, DependencyGraph } from "@car/ir";
 import { DEFAULT_PROBES, optimize, simulate, simulateDetailed, transactionCheck, verify } from "../src/index.ts";
+import { dataPredecessors } from "../src/walk.ts";
 import { proposalArb, stateArb } from "./arbitraries.ts";
+
+/** simulate's data predecessors with the last writer of every written key tracked, not only of the keys some action reads. */
+function dataPredecessorsReference(actions: readonly Action[], graph: DependencyGraph): number[][] {
+  const lastWriter = new Map<string, number>();
+  return actions.map((action, i) => {
+    const preds: number[] = [];
+    for (const dep of action.dependencies) preds.push(graph.indexOf.get(dep)!);
+    for (const key of action.state_dependencies) if (lastWriter.has(key)) preds.push(lastWriter.get(key)!);
+    for (const key of effectiveWriteSet(action)) lastWriter.set(key, i);
+    return preds;
+  });
+}
 
 const BLOCKED = /^action '(.+?)'(?:: precondition failed| depends on state key)/;
 
@@ -119,6 +133,18 @@ describe("properties", () => {
         const norm = (s: string) => s.replace(/'([^']+)' and '([^']+)'/, (_, a: string, b: string) => (a < b ? `'${a}' and '${b}'` : `'${b}' and '${a}'`));
         const found = transactionCheck(p).conflicts.map((c) => `${c.kind} ${c.key} ${c.explanation.split(" and neither")[0]!.split(", not ordered")[0]}`);
         expect(found.map(norm).sort()).toEqual(expected.map(norm).sort());
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("simulate's data predecessors are the reference's, where only the keys some action reads are tracked", () => {
+    fc.assert(
+      fc.property(proposalArb, (p) => {
+        const graph = dependencyEdges(p.actions);
+        const { start, preds } = dataPredecessors(p.actions, graph);
+        const rows = p.actions.map((_, i) => preds.slice(start[i]!, start[i + 1]!));
+        expect(rows).toEqual(dataPredecessorsReference(p.actions, graph));
       }),
       { numRuns: 500 },
     );
