@@ -7,7 +7,7 @@
  * a large share of verify's garbage-collection time.
  */
 
-import { Int32List } from "@car/ir";
+import { Int32List, StringIndex } from "@car/ir";
 import { nativeKernels } from "@car/native";
 
 /**
@@ -21,18 +21,30 @@ import { nativeKernels } from "@car/native";
  */
 export const NATIVE_GROUP_MIN_ENTRIES = Number.POSITIVE_INFINITY;
 
-/** State keys ↔ dense integer ids, shared by every grouping of one check. */
+/**
+ * State keys ↔ dense integer ids, shared by every grouping of one check. A
+ * `StringIndex` sized from the action count (most plans write about one key
+ * per action): at a million keys a growing `Map` was most of `groupByKey`.
+ */
 export class KeyTable {
-  readonly keys: string[] = [];
-  readonly #ids = new Map<string, number>();
+  readonly #ids: StringIndex;
+
+  /** `expected`: about how many distinct keys the check will meet (the action count). */
+  constructor(expected = 0) {
+    this.#ids = new StringIndex(expected);
+  }
+
+  /** Every key interned so far; key id `k` is `keys[k]`. */
+  get keys(): readonly string[] {
+    return this.#ids.keyList;
+  }
 
   /** The key's id, interning it on first sight. */
   intern(key: string): number {
     let id = this.#ids.get(key);
     if (id === undefined) {
-      id = this.keys.length;
+      id = this.#ids.size;
       this.#ids.set(key, id);
-      this.keys.push(key);
     }
     return id;
   }
@@ -70,7 +82,7 @@ export function groupSize(groups: KeyGroups, k: number): number {
  * Groups `count` actions by the keys `pushKeys(i, out)` appends for action
  * `i` (repeats allowed). `order` is a topological order of all the actions.
  */
-export function groupByKey(count: number, pushKeys: (i: number, out: string[]) => void, order: ArrayLike<number>, table = new KeyTable()): KeyGroups {
+export function groupByKey(count: number, pushKeys: (i: number, out: string[]) => void, order: ArrayLike<number>, table = new KeyTable(count)): KeyGroups {
   const { at, ids, firstSeen } = internKeys(count, pushKeys, table);
   const keyCount = table.keys.length;
   const native = order instanceof Int32Array ? nativeKernels(ids.length, NATIVE_GROUP_MIN_ENTRIES) : undefined;
