@@ -17,7 +17,7 @@ import type { Action } from "./types.ts";
 import { CarError } from "./errors.ts";
 import { pushWrittenKeys } from "./state-sets.ts";
 import { Int32List } from "./int32-list.ts";
-import { StringIndex } from "./string-index.ts";
+import { type StringIndex, stringIndex } from "./string-index.ts";
 import { nativeKernels } from "@car/native";
 
 export interface DependencyGraph {
@@ -49,8 +49,8 @@ export interface FlatEdges {
   readonly level: Int32Array;
 }
 
-function indexIds(actions: readonly Action[]): StringIndex {
-  const indexOf = new StringIndex(actions.length);
+function indexIds(actions: readonly Action[]): Map<string, number> | StringIndex {
+  const indexOf = stringIndex(actions.length);
   const duplicates: { pointer: string; message: string }[] = [];
   for (let i = 0; i < actions.length; i++) {
     const id = actions[i]!.id;
@@ -76,7 +76,7 @@ const NONE: readonly number[] = Object.freeze([]);
  * million actions those are a million objects the collector must promote and
  * mark; `graph.preds` builds them from here only when asked.
  */
-function collectPreds(actions: readonly Action[], indexOf: StringIndex): { start: Int32Array; flat: Int32List } {
+function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, number>): { start: Int32Array; flat: Int32List } {
   const n = actions.length;
   const start = new Int32Array(n + 1);
   const flat = new Int32List(2 * n);
@@ -271,7 +271,7 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
  * duplicates), so the proposal's ids are hashed once, not twice. Not exported
  * from the package: a wrong index would give a wrong graph.
  */
-export function edgesOf(actions: readonly Action[], indexOf: StringIndex): DependencyGraph {
+export function edgesOf(actions: readonly Action[], indexOf: Map<string, number> | StringIndex): DependencyGraph {
   const n = actions.length;
   const { start: predStart, flat } = collectPreds(actions, indexOf);
   const flatPreds = flat.view();

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { StringIndex } from "./index.ts";
+import { STRING_INDEX_MIN_KEYS, StringIndex, stringIndex } from "./index.ts";
 
 /** Keys that stress a string table: prototype names, the empty string, astral characters, lone surrogates, near-duplicates. */
 const key = fc.oneof(
@@ -39,7 +39,6 @@ describe("StringIndex", () => {
         expect([...index]).toEqual([...map]);
         expect([...index.keys()]).toEqual([...map.keys()]);
         expect([...index.values()]).toEqual([...map.values()]);
-        expect(index.keyList).toEqual([...map.keys()]);
         const seen: [string, number][] = [];
         index.forEach((value, k, self) => {
           expect(self).toBe(index);
@@ -58,5 +57,10 @@ describe("StringIndex", () => {
     ids.forEach((id, i) => expect(index.get(rebuilt(id))).toBe(i));
     expect(index.get("a1")).toBeUndefined();
     expect(index.has("")).toBe(false);
+  });
+
+  it("is a Map for few expected keys and a StringIndex from STRING_INDEX_MIN_KEYS", () => {
+    expect(stringIndex(STRING_INDEX_MIN_KEYS - 1)).toBeInstanceOf(Map);
+    expect(stringIndex(STRING_INDEX_MIN_KEYS)).toBeInstanceOf(StringIndex);
   });
 });

@@ -7,7 +7,7 @@
  * a large share of verify's garbage-collection time.
  */
 
-import { Int32List, StringIndex } from "@car/ir";
+import { Int32List, type StringIndex, stringIndex } from "@car/ir";
 import { nativeKernels } from "@car/native";
 
 /**
@@ -22,29 +22,26 @@ import { nativeKernels } from "@car/native";
 export const NATIVE_GROUP_MIN_ENTRIES = Number.POSITIVE_INFINITY;
 
 /**
- * State keys ↔ dense integer ids, shared by every grouping of one check. A
- * `StringIndex` sized from the action count (most plans write about one key
- * per action): at a million keys a growing `Map` was most of `groupByKey`.
+ * State keys ↔ dense integer ids, shared by every grouping of one check. At a
+ * million keys the table is a `StringIndex` sized from the action count
+ * (most plans write about one key per action), not a growing `Map`.
  */
 export class KeyTable {
-  readonly #ids: StringIndex;
+  readonly keys: string[] = [];
+  readonly #ids: Map<string, number> | StringIndex;
 
   /** `expected`: about how many distinct keys the check will meet (the action count). */
   constructor(expected = 0) {
-    this.#ids = new StringIndex(expected);
-  }
-
-  /** Every key interned so far; key id `k` is `keys[k]`. */
-  get keys(): readonly string[] {
-    return this.#ids.keyList;
+    this.#ids = stringIndex(expected);
   }
 
   /** The key's id, interning it on first sight. */
   intern(key: string): number {
     let id = this.#ids.get(key);
     if (id === undefined) {
-      id = this.#ids.size;
+      id = this.keys.length;
       this.#ids.set(key, id);
+      this.keys.push(key);
     }
     return id;
   }
