@@ -17,7 +17,6 @@ import type { Action } from "./types.ts";
 import { CarError } from "./errors.ts";
 import { pushWrittenKeys } from "./state-sets.ts";
 import { Int32List } from "./int32-list.ts";
-import { type StringIndex, stringIndex } from "./string-index.ts";
 import { nativeKernels } from "@car/native";
 
 export interface DependencyGraph {
@@ -49,8 +48,8 @@ export interface FlatEdges {
   readonly level: Int32Array;
 }
 
-function indexIds(actions: readonly Action[]): Map<string, number> | StringIndex {
-  const indexOf = stringIndex(actions.length);
+function indexIds(actions: readonly Action[]): Map<string, number> {
+  const indexOf = new Map<string, number>();
   const duplicates: { pointer: string; message: string }[] = [];
   for (let i = 0; i < actions.length; i++) {
     const id = actions[i]!.id;
@@ -271,7 +270,7 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
  * duplicates), so the proposal's ids are hashed once, not twice. Not exported
  * from the package: a wrong index would give a wrong graph.
  */
-export function edgesOf(actions: readonly Action[], indexOf: Map<string, number> | StringIndex): DependencyGraph {
+export function edgesOf(actions: readonly Action[], indexOf: Map<string, number>): DependencyGraph {
   const n = actions.length;
   const { start: predStart, flat } = collectPreds(actions, indexOf);
   const flatPreds = flat.view();

@@ -8,7 +8,6 @@ export { COST_TARGET_DEFAULTS } from "./defaults.ts";
 export * from "./precondition.ts";
 export { buildDag, dependencyEdges, levelsFromPreds, levelsOf, NATIVE_LEVELS_MIN_ACTIONS, successorRows, type DependencyGraph, type FlatEdges } from "./dag.ts";
 export { Int32List } from "./int32-list.ts";
-export { STRING_INDEX_MIN_KEYS, StringIndex, stringIndex } from "./string-index.ts";
 export * from "./clock.ts";
 export { schemas, type SchemaName } from "./schemas.ts";
 export { proposalInputSchema } from "./proposal-input-schema.ts";

@@ -37,7 +37,6 @@ import type {
   ToolInvocationMode,
 } from "./types.ts";
 import { surelyValidProposal } from "./proposal-shape.ts";
-import { type StringIndex, stringIndex } from "./string-index.ts";
 import { shapeProblems } from "./validate.ts";
 
 export interface ParseOptions {
@@ -240,8 +239,8 @@ function normalizeAction(raw: Raw, id: string, copy: Copy): Action {
  * actions, and the index of the explicit ids (each at its first action) that
  * the graph is then built on, so the ids are hashed once.
  */
-function idProblems(rawActions: readonly unknown[]): { indexOf: Map<string, number> | StringIndex; problems: ErrorProblem[] } {
-  const indexOf = stringIndex(rawActions.length);
+function idProblems(rawActions: readonly unknown[]): { indexOf: Map<string, number>; problems: ErrorProblem[] } {
+  const indexOf = new Map<string, number>();
   const problems: ErrorProblem[] = [];
   for (let i = 0; i < rawActions.length; i++) {
     const raw = rawActions[i];
@@ -300,7 +299,7 @@ function invalid(problems: ErrorProblem[]): CarError {
 }
 
 /** A fresh id for action `index`, which declared none, never colliding with a declared one; entered in `taken`. */
-function freshId(ids: IdGenerator, taken: Map<string, number> | StringIndex, index: number): string {
+function freshId(ids: IdGenerator, taken: Map<string, number>, index: number): string {
   for (;;) {
     const id = ids.next();
     if (!taken.has(id)) {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { STRING_INDEX_MIN_KEYS } from "@car/ir";
 import { groupByKey, groupSize, KeyTable, membersOf } from "./key-groups.ts";
+import { STRING_INDEX_MIN_KEYS } from "./string-index.ts";
 
 /** Per action: the keys it names (repeats allowed); plus a permutation standing in for a topological order. */
 const input = fc

@@ -7,8 +7,9 @@
  * a large share of verify's garbage-collection time.
  */
 
-import { Int32List, type StringIndex, stringIndex } from "@car/ir";
+import { Int32List } from "@car/ir";
 import { nativeKernels } from "@car/native";
+import { type StringIndex, stringIndex } from "./string-index.ts";
 
 /**
  * From how many (action, key) entries `auto` mode buckets them in

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { STRING_INDEX_MIN_KEYS, StringIndex, stringIndex } from "./index.ts";
+import { STRING_INDEX_MIN_KEYS, StringIndex, stringIndex } from "./string-index.ts";
 
 /** Keys that stress a string table: prototype names, the empty string, astral characters, lone surrogates, near-duplicates. */
 const key = fc.oneof(
@@ -21,7 +21,7 @@ function rebuilt(text: string): string {
 }
 
 describe("StringIndex", () => {
-  it("answers like a Map after any sequence of sets and lookups, from any starting size", () => {
+  it("answers like a Map after any sequence of sets and lookups, from any starting size (so through collisions and doublings)", () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200 }), fc.integer({ min: 0, max: 64 }), (ops, expected) => {
         const index = new StringIndex(expected);
@@ -32,19 +32,10 @@ describe("StringIndex", () => {
             map.set(o.key, o.value);
           } else {
             expect(index.get(rebuilt(o.key))).toBe(map.get(o.key));
-            expect(index.has(o.key)).toBe(map.has(o.key));
           }
           expect(index.size).toBe(map.size);
         }
-        expect([...index]).toEqual([...map]);
-        expect([...index.keys()]).toEqual([...map.keys()]);
-        expect([...index.values()]).toEqual([...map.values()]);
-        const seen: [string, number][] = [];
-        index.forEach((value, k, self) => {
-          expect(self).toBe(index);
-          seen.push([k, value]);
-        });
-        expect(seen).toEqual([...map.entries()]);
+        for (const [k, value] of map) expect(index.get(k)).toBe(value);
       }),
     );
   });
@@ -56,7 +47,7 @@ describe("StringIndex", () => {
     expect(index.size).toBe(ids.length);
     ids.forEach((id, i) => expect(index.get(rebuilt(id))).toBe(i));
     expect(index.get("a1")).toBeUndefined();
-    expect(index.has("")).toBe(false);
+    expect(index.get("")).toBeUndefined();
   });
 
   it("is a Map for few expected keys and a StringIndex from STRING_INDEX_MIN_KEYS", () => {

@@ -1,26 +1,23 @@
 /**
- * A string → int32 map for the million-key indexes on the verify path (the
- * action-id index, the state-key table): open addressing with linear probing
- * over one `Int32Array` of `[entry, value]` slot pairs, sized once from the
- * expected count, the keys themselves in one insertion-order list. A JS
- * `Map` of a million keys grows by doubling, each step a large copy the
- * collector must mark; this table, sized from the action count, never grows,
- * and its slots are a typed array (a JS array that large costs a page fault
- * per 4 KB on allocation: 2.5 ms for the 512 KB a 10k table would take).
- * Measured on the bench's random DAG ids (build, then every dependency
- * looked up, repeated in one process, medians, pinned to one core): 1M 1.6 s
- * against the `Map`'s 2.1 s (10k: 2.4 against 4.6 ms while nothing collects).
+ * A string → int32 map for verify's state-key table at a million keys: open
+ * addressing with linear probing over one `Int32Array` of `[entry, value]`
+ * slot pairs, sized once from the expected count, the keys themselves in one
+ * insertion-order list. A JS `Map` of a million keys grows by doubling, each
+ * step a large copy the collector must mark; this table, sized from the
+ * action count, never grows. `groupByKey` alone on the bench's random DAG at
+ * 1M actions, interleaved with the `Map` version in one process: 1,140–1,441
+ * against 3,064–3,957 ms.
  *
- * Below `STRING_INDEX_MIN_KEYS` a `Map` is faster (`stringIndex` picks):
- * its table fits in the caches, its hashing is native code from the first
- * call, and its code is never thrown away, where this class's optimized code
- * was deoptimized after every full collection ("weak objects") and a 10k
- * `dependencyEdges` run after one took 35–45 ms against the `Map`'s 20.
+ * Below `STRING_INDEX_MIN_KEYS` a `Map` is used instead (`stringIndex`
+ * picks): its table fits in the caches, its hashing is native code from the
+ * first call, and its code is not thrown away by a full collection, where
+ * this class's was ("weak objects" deoptimizations): as the action-id index
+ * of a 10k `dependencyEdges`, run after a collection, it took 35–45 ms
+ * against the `Map`'s 20.
  *
  * Keys compare with `===`: any string is a key (`"__proto__"`, `""`, lone
- * surrogates). The hash is seeded per process, so ids crafted to collide in
- * one run do not collide in the next. Iteration is in insertion order, as a
- * `Map`'s.
+ * surrogates). The hash is seeded per process, so keys crafted to collide in
+ * one run do not collide in the next.
  */
 
 /** From how many expected keys `stringIndex` builds a `StringIndex` rather than a `Map`. */
@@ -48,7 +45,7 @@ function slotsFor(count: number): number {
   return size;
 }
 
-export class StringIndex implements ReadonlyMap<string, number> {
+export class StringIndex {
   /** Slot `s` is `#slots[2s]` (1 + the key's place in `#order`, 0 when empty) and `#slots[2s + 1]` (its value). */
   #slots: Int32Array;
   #mask: number;
@@ -84,10 +81,6 @@ export class StringIndex implements ReadonlyMap<string, number> {
     return this.#slots[2 * s] === 0 ? undefined : this.#slots[2 * s + 1];
   }
 
-  has(key: string): boolean {
-    return this.#slots[2 * this.#find(key)] !== 0;
-  }
-
   /** Maps `key` to `value`, a 32-bit integer (an index), replacing an earlier value (its place in the order stays). */
   set(key: string, value: number): this {
     let s = this.#find(key);
@@ -115,26 +108,6 @@ export class StringIndex implements ReadonlyMap<string, number> {
       this.#slots[2 * t] = entry;
       this.#slots[2 * t + 1] = old[s + 1]!;
     }
-  }
-
-  forEach(callback: (value: number, key: string, map: ReadonlyMap<string, number>) => void, thisArg?: unknown): void {
-    for (const key of this.#order) callback.call(thisArg, this.get(key)!, key, this);
-  }
-
-  *entries(): MapIterator<[string, number]> {
-    for (const key of this.#order) yield [key, this.get(key)!];
-  }
-
-  keys(): MapIterator<string> {
-    return this.#order.values();
-  }
-
-  *values(): MapIterator<number> {
-    for (const key of this.#order) yield this.get(key)!;
-  }
-
-  [Symbol.iterator](): MapIterator<[string, number]> {
-    return this.entries();
   }
 }
 
