@@ -9,7 +9,6 @@
 
 import { Int32List } from "@car/ir";
 import { nativeKernels } from "@car/native";
-import { type StringIndex, stringIndex } from "./string-index.ts";
 
 /**
  * From how many (action, key) entries `auto` mode buckets them in
@@ -22,19 +21,10 @@ import { type StringIndex, stringIndex } from "./string-index.ts";
  */
 export const NATIVE_GROUP_MIN_ENTRIES = Number.POSITIVE_INFINITY;
 
-/**
- * State keys ↔ dense integer ids, shared by every grouping of one check. At a
- * million keys the table is a `StringIndex` sized from the action count
- * (most plans write about one key per action), not a growing `Map`.
- */
+/** State keys ↔ dense integer ids, shared by every grouping of one check. */
 export class KeyTable {
   readonly keys: string[] = [];
-  readonly #ids: Map<string, number> | StringIndex;
-
-  /** `expected`: about how many distinct keys the check will meet (the action count). */
-  constructor(expected = 0) {
-    this.#ids = stringIndex(expected);
-  }
+  readonly #ids = new Map<string, number>();
 
   /** The key's id, interning it on first sight. */
   intern(key: string): number {
@@ -80,7 +70,7 @@ export function groupSize(groups: KeyGroups, k: number): number {
  * Groups `count` actions by the keys `pushKeys(i, out)` appends for action
  * `i` (repeats allowed). `order` is a topological order of all the actions.
  */
-export function groupByKey(count: number, pushKeys: (i: number, out: string[]) => void, order: ArrayLike<number>, table = new KeyTable(count)): KeyGroups {
+export function groupByKey(count: number, pushKeys: (i: number, out: string[]) => void, order: ArrayLike<number>, table = new KeyTable()): KeyGroups {
   const { at, ids, firstSeen } = internKeys(count, pushKeys, table);
   const keyCount = table.keys.length;
   const native = order instanceof Int32Array ? nativeKernels(ids.length, NATIVE_GROUP_MIN_ENTRIES) : undefined;

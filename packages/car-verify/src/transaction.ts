@@ -63,9 +63,7 @@ interface Prepared {
  * proposal, in declaration order).
  */
 function prepareAll(list: readonly { proposal: ActionProposal; graph?: DependencyGraph }[]) {
-  let actions = 0;
-  for (const { proposal } of list) actions += proposal.actions.length;
-  const table = new KeyTable(actions);
+  const table = new KeyTable();
   const graphs = list.map(({ proposal, graph }) => graph ?? dependencyEdges(proposal.actions));
   const side = (push: (action: Action, out: string[]) => void) => {
     const groups = list.map(({ proposal }, p) =>
