@@ -57,6 +57,18 @@ describe("transactionCheck", () => {
     expect(report.conflicts[0]!.explanation).toContain("proposal 'alice'");
   });
 
+  it("pairs a key's one writer in one proposal with its one writer, or its reader, in another", () => {
+    const alice = parseProposal({ id: "alice", actions: [tool("a1", { write_set: ["doc"] }), tool("a2", { read_set: ["cfg"] })] });
+    const bob = parseProposal({
+      id: "bob",
+      actions: [tool("b1", { write_set: ["doc"] }), tool("b2", { write_set: ["cfg"] }), tool("b3", { write_set: ["own"] })],
+    });
+    expect(transactionCheck([alice, bob]).conflicts.map((c) => [c.kind, c.key, c.actions])).toEqual([
+      ["write_write", "doc", ["a1", "b1"]],
+      ["read_write", "cfg", ["a2", "b2"]],
+    ]);
+  });
+
   it("refuses a sparse list of proposals with a typed error, like a missing proposal (never a TypeError)", () => {
     // biome-ignore lint/suspicious/noSparseArray: the hole is the input under test
     expect(() => transactionCheck([, { actions: [] }] as never)).toThrow(expect.objectContaining({ code: "invalid_proposal" }));

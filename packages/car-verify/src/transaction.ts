@@ -17,7 +17,7 @@ import type { Action, ActionProposal, DependencyGraph, JsonValue } from "@car/ir
 import { dependencyEdges, getOwn, Int32List, jsonEquals, pushReadKeys, pushWrittenKeys } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
-import { groupByKey, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
+import { groupByKey, groupSize, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
 import type { PairList } from "./pairs.ts";
 import { emptyPairs, pairsAcross, pairsBetween, pairsWithin, unorderedPairs } from "./pairs.ts";
 import { topoPositions } from "./topo-orders.ts";
@@ -134,7 +134,15 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     cand.bi.push(bi);
   };
 
+  /** How many actions of all the proposals write key id `k`. */
+  const writerCount = (k: number) => {
+    let total = 0;
+    for (const x of prepared) total += groupSize(x.writes, k);
+    return total;
+  };
   for (const k of writeKeys) {
+    // Most keys have one writer (a million at 1M actions): no views and no array made for them.
+    if (writerCount(k) < 2) continue;
     const groups = prepared.map((x) => membersOf(x.writes, k));
     groups.forEach((g, p) => {
       const w = within[p]!;
@@ -147,8 +155,8 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     }
   }
   for (const k of readKeys) {
+    if (writerCount(k) === 0) continue;
     const wgroups = prepared.map((x) => membersOf(x.writes, k));
-    if (wgroups.every((g) => g.length === 0)) continue;
     prepared.forEach((x, p) => {
       const rg = membersOf(x.reads, k);
       const w = within[p]!;

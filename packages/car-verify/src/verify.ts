@@ -63,7 +63,7 @@ interface BlockedGroup {
 }
 
 /** Blocked actions grouped by kind and key, groups in first-seen order: one map per kind, no string built per action. */
-function groupBlocked(blocked: readonly (BlockReason[] | undefined)[]): BlockedGroup[] {
+function groupBlocked(blocked: readonly (readonly BlockReason[] | undefined)[]): BlockedGroup[] {
   const groups: BlockedGroup[] = [];
   const byKind = { precondition: new Map<string, BlockedGroup>(), state_dependency: new Map<string, BlockedGroup>() };
   for (let i = 0; i < blocked.length; i++) {
@@ -91,7 +91,7 @@ function preconditionMessage(reason: BlockReason): string {
  * Blocked actions, one issue each while few block on one key, else one issue
  * per key and kind with the count and a sample of the actions.
  */
-function blockedIssues(actions: readonly Action[], blocked: readonly (BlockReason[] | undefined)[], writers: KeyGroups): VerificationIssue[] {
+function blockedIssues(actions: readonly Action[], blocked: readonly (readonly BlockReason[] | undefined)[], writers: KeyGroups): VerificationIssue[] {
   const issues: VerificationIssue[] = [];
   for (const group of groupBlocked(blocked)) {
     const first = group.actions[0]!;

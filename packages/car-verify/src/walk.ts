@@ -34,7 +34,7 @@ export type BlockReason = { kind: "precondition"; key: string; precondition: Pre
 export interface DeclaredWalk {
   readonly declared: Map<string, JsonValue>;
   /** Why action `i` could not run; `undefined` when it could. */
-  readonly blocked: readonly (BlockReason[] | undefined)[];
+  readonly blocked: readonly (readonly BlockReason[] | undefined)[];
 }
 
 /** The simulated model: the post-state, and 1 for every action whose effects did not land. */
@@ -57,19 +57,30 @@ function levelBuckets(graph: DependencyGraph): { start: Int32Array; members: Int
   return { start, members };
 }
 
-/** Why `action` cannot run against `state`, or `undefined`. */
-function gate(action: Action, state: ReadonlyMap<string, JsonValue>): BlockReason[] | undefined {
+/** What `gate` returns when asked only whether an action is blocked: shared, so answering allocates nothing. */
+const BLOCKED: readonly BlockReason[] = Object.freeze([]);
+
+/**
+ * Why `action` cannot run against `state`, or `undefined`. With `why` false
+ * it stops at the first failure and returns `BLOCKED`: simulate needs only
+ * whether, and in a conflict-heavy plan every one of 1M actions is blocked.
+ */
+function gate(action: Action, state: ReadonlyMap<string, JsonValue>, why: boolean): readonly BlockReason[] | undefined {
   // By index: most lists are the frozen EMPTY_LIST, which `for…of` allocates an iterator for.
   let reasons: BlockReason[] | undefined;
   const preconditions = action.preconditions;
   for (let p = 0; p < preconditions.length; p++) {
     const pre = preconditions[p]!;
     const miss = checkPrecondition(pre, state);
-    if (miss !== undefined) (reasons ??= []).push({ kind: "precondition", key: pre.key, precondition: pre, miss });
+    if (miss === undefined) continue;
+    if (!why) return BLOCKED;
+    (reasons ??= []).push({ kind: "precondition", key: pre.key, precondition: pre, miss });
   }
   const stateDeps = action.state_dependencies;
   for (let k = 0; k < stateDeps.length; k++) {
-    if (!state.has(stateDeps[k]!)) (reasons ??= []).push({ kind: "state_dependency", key: stateDeps[k]! });
+    if (state.has(stateDeps[k]!)) continue;
+    if (!why) return BLOCKED;
+    (reasons ??= []).push({ kind: "state_dependency", key: stateDeps[k]! });
   }
   return reasons;
 }
@@ -144,11 +155,11 @@ function byLevel(graph: DependencyGraph, check: (i: number) => void, land: (i: n
 /** Walks the declared model (verify's): every action's effects land, blocked or not. */
 export function declaredWalk(actions: readonly Action[], graph: DependencyGraph, initial: ReadonlyMap<string, JsonValue>): DeclaredWalk {
   const declared = new Map(initial);
-  const blocked: (BlockReason[] | undefined)[] = new Array(actions.length);
+  const blocked: (readonly BlockReason[] | undefined)[] = new Array(actions.length);
   byLevel(
     graph,
     (i) => {
-      blocked[i] = gate(actions[i]!, declared);
+      blocked[i] = gate(actions[i]!, declared, true);
     },
     (i) => applyEffects(actions[i]!, declared),
   );
@@ -177,7 +188,7 @@ export function simulatedWalk(
           return;
         }
       }
-      if (gate(actions[i]!, simulated) !== undefined) skipped[i] = 1;
+      if (gate(actions[i]!, simulated, false) !== undefined) skipped[i] = 1;
     },
     (i) => {
       if (skipped[i] === 0) applyEffects(actions[i]!, simulated);

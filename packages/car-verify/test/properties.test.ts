@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { dependencyEdges, effectiveReadSet, effectiveWriteSet } from "@car/ir";
+import { dependencyEdges, effectiveReadSet, effectiveWriteSet, evaluatePrecondition } from "@car/ir";
 import type { Action, DependencyGraph } from "@car/ir";
 import { DEFAULT_PROBES, optimize, simulate, simulateDetailed, transactionCheck, verify } from "../src/index.ts";
 import { dataPredecessors } from "../src/walk.ts";
@@ -52,6 +52,24 @@ describe("properties", () => {
         }
       }),
       { numRuns: 2000 }, // the overwrite-then-gate case is rare; enough runs to reach it,
+    );
+  });
+
+  it("simulate leaves the state simulateDetailed does; an action with no dependencies is skipped exactly when its gate fails on the start state", () => {
+    fc.assert(
+      fc.property(proposalArb, stateArb, (p, state) => {
+        const outcome = simulateDetailed(p, state);
+        expect(simulate(p, state)).toEqual(outcome.state);
+        // An action with no dependencies whose gate fails on the start state alone is skipped, and one whose gate holds there is not.
+        const written = new Set(p.actions.flatMap((a) => effectiveWriteSet(a)));
+        for (const a of p.actions) {
+          if (a.dependencies.length > 0 || a.state_dependencies.length > 0) continue;
+          if (a.preconditions.some((c) => written.has(c.key))) continue;
+          const holds = a.preconditions.every((c) => evaluatePrecondition(c, state).ok);
+          expect(outcome.skipped.includes(a.id)).toBe(!holds);
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -12,7 +12,19 @@
 import { resolve } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { CarError, compileSchema, hasKey, isJsonObject, type JsonObject, type JsonValue, parseProposal, serializeProposal, setOwn, toCarError } from "@car/ir";
+import {
+  CarError,
+  compileSchema,
+  hasKey,
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+  parseProposal,
+  parseProposalWithGraph,
+  serializeProposal,
+  setOwn,
+  toCarError,
+} from "@car/ir";
 import { policyCheck } from "@car/policy/gate";
 import { equivalentDetailed, optimize, simulateDetailed, verify } from "@car/verify";
 import { expectPositionals, parseArgs } from "../argv.ts";
@@ -94,7 +106,8 @@ const TOOLS: ToolDefinition[] = [
     },
     aliases: { state: "initial_state" },
     run: (args) => {
-      const proposal = parseProposal(args["proposal"]);
+      // The pair, not the bare proposal: verify uses the graph the parse built instead of building it again.
+      const proposal = parseProposalWithGraph(args["proposal"]);
       return verify(proposal, {
         ...(args["initial_state"] !== undefined ? { state: args["initial_state"] as JsonObject } : {}),
         ...(args["tools"] !== undefined ? { tools: args["tools"] as (string | { name: string })[] } : {}),
@@ -114,7 +127,7 @@ const TOOLS: ToolDefinition[] = [
     },
     aliases: { state: "initial_state" },
     run: (args) => {
-      const outcome = simulateDetailed(parseProposal(args["proposal"]), (args["initial_state"] ?? {}) as JsonObject);
+      const outcome = simulateDetailed(parseProposalWithGraph(args["proposal"]), (args["initial_state"] ?? {}) as JsonObject);
       return { state: outcome.state, skipped: outcome.skipped };
     },
   },
