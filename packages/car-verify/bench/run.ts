@@ -9,8 +9,9 @@
  * ≤ 5× that; growth ≤ 12× per 10× in size; ≤ 2 KB of heap per action above
  * the parsed proposal). The checks get what that parse hands back, the
  * proposal with the graph it built (`parseProposalWithGraph`), as in `car
- * verify`: a bare proposal would have them build the graph a second time. verify runs on both paths: TypeScript (CAR_NATIVE off)
- * and with every @car/native kernel forced on (CAR_NATIVE=always), when loaded.
+ * verify`: a bare proposal would have them build the graph a second time.
+ * verify runs on both paths: TypeScript (CAR_NATIVE off) and with every
+ * @car/native kernel forced on (CAR_NATIVE=always), when loaded.
  *
  * Each row (one shape at one size) runs in a fresh child process of its own,
  * so no row inherits another's heap, old-space growth or JIT state; inside it

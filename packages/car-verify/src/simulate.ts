@@ -10,7 +10,7 @@ import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
-import { dataPredecessors, simulatedWalk } from "./walk.ts";
+import { dataPredecessors, type SimulatedWalk, simulatedWalk } from "./walk.ts";
 
 export interface SimulationOutcome {
   /** The post-state. */
@@ -19,20 +19,26 @@ export interface SimulationOutcome {
   readonly skipped: string[];
 }
 
+/** The simulated walk of one proposal from any start state, on one graph and its data predecessors, computed once. */
+function walker(proposal: ActionProposal, graph: DependencyGraph = dependencyEdges(proposal.actions)): (state?: StateInput) => SimulatedWalk {
+  const dataPreds = dataPredecessors(proposal.actions, graph);
+  return (state) => simulatedWalk(proposal.actions, graph, stateMap(state), dataPreds);
+}
+
 /**
  * Simulates one parsed proposal from any number of starting states on one
  * graph (built here unless parsing already did). Throws `invalid_proposal`
  * when the graph cannot be built.
  */
-export function simulator(proposal: ActionProposal, graph: DependencyGraph = dependencyEdges(proposal.actions)): (state?: StateInput) => SimulationOutcome {
-  const dataPreds = dataPredecessors(proposal.actions, graph);
+export function simulator(proposal: ActionProposal, graph?: DependencyGraph): (state?: StateInput) => SimulationOutcome {
+  const walk = walker(proposal, graph);
   return (state) => {
-    const walk = simulatedWalk(proposal.actions, graph, stateMap(state), dataPreds);
+    const result = walk(state);
     const skipped: string[] = [];
-    walk.skipped.forEach((flag, i) => {
+    result.skipped.forEach((flag, i) => {
       if (flag === 1) skipped.push(proposal.actions[i]!.id);
     });
-    return { state: stateRecord(walk.simulated), skipped };
+    return { state: stateRecord(result.simulated), skipped };
   };
 }
 
@@ -48,7 +54,6 @@ export function simulateDetailed(input: ProposalInput, state?: StateInput): Simu
  * ids (a conflict-heavy 1M-action plan skips every one).
  */
 export function simulate(input: ProposalInput, state?: StateInput): JsonObject {
-  const { proposal, graph = dependencyEdges(proposal.actions) } = toParsed(input);
-  const walk = simulatedWalk(proposal.actions, graph, stateMap(state), dataPredecessors(proposal.actions, graph));
-  return stateRecord(walk.simulated);
+  const { proposal, graph } = toParsed(input);
+  return stateRecord(walker(proposal, graph)(state).simulated);
 }
