@@ -195,14 +195,15 @@ function findCycle(preds: readonly (readonly number[])[], remaining: ReadonlySet
  */
 export function successorRows(predStart: Int32Array, preds: Int32Array): { succStart: Int32Array; succs: Int32Array } {
   const n = predStart.length - 1;
+  // Counts, then each row's end; filling from the last action down moves every end back to its row's start.
   const succStart = new Int32Array(n + 1);
-  for (let e = 0; e < preds.length; e++) succStart[preds[e]! + 1]!++;
-  for (let i = 0; i < n; i++) succStart[i + 1]! += succStart[i]!;
-  const fill = succStart.slice(0, n);
+  for (let e = 0; e < preds.length; e++) succStart[preds[e]!]!++;
+  for (let i = 1; i < n; i++) succStart[i]! += succStart[i - 1]!;
+  succStart[n] = preds.length;
   const succs = new Int32Array(preds.length);
-  for (let i = 0; i < n; i++) {
-    const end = predStart[i + 1]!;
-    for (let e = predStart[i]!; e < end; e++) succs[fill[preds[e]!]!++] = i;
+  for (let i = n - 1; i >= 0; i--) {
+    const begin = predStart[i]!;
+    for (let e = predStart[i + 1]! - 1; e >= begin; e--) succs[--succStart[preds[e]!]!] = i;
   }
   return { succStart, succs };
 }

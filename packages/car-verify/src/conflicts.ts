@@ -8,6 +8,7 @@
 import type { DependencyGraph } from "@car/ir";
 import { groupSize, type KeyGroups, membersOf } from "./key-groups.ts";
 import { emptyPairs, pairsWithin, unorderedPairs } from "./pairs.ts";
+import { Reachability } from "./reach.ts";
 
 export interface WriteConflicts {
   /**
@@ -51,7 +52,7 @@ export function findWriteConflicts(graph: DependencyGraph, pos: Int32Array, writ
     if (!pairsWithin(membersOf(writers, k), candidates)) busy.add(k);
     for (let c = before; c < candidates.a.length; c++) keyOf.push(k);
   }
-  const unordered = unorderedPairs(graph, pos, candidates);
+  const unordered = unorderedPairs(new Reachability(graph, pos), candidates);
   let count = 0;
   for (let c = 0; c < unordered.length; c++) count += unordered[c]!;
   const earlier = new Int32Array(candidates.a.length);

@@ -117,14 +117,15 @@ export function internKeys(
  * reference for @car/native's `group`, which takes the same arrays.
  */
 export function bucketByKey(order: ArrayLike<number>, at: Int32Array, ids: Int32Array, keyCount: number): { start: Int32Array; members: Int32Array } {
+  // Counts, then each run's end; filling from the end of the order moves every end back to its run's start.
   const start = new Int32Array(keyCount + 1);
-  for (let e = 0; e < ids.length; e++) start[ids[e]! + 1]!++;
-  for (let k = 0; k < keyCount; k++) start[k + 1]! += start[k]!;
-  const fill = start.slice(0, keyCount);
+  for (let e = 0; e < ids.length; e++) start[ids[e]!]!++;
+  for (let k = 1; k < keyCount; k++) start[k]! += start[k - 1]!;
+  start[keyCount] = ids.length;
   const members = new Int32Array(ids.length);
-  for (let p = 0; p < order.length; p++) {
+  for (let p = order.length - 1; p >= 0; p--) {
     const i = order[p]!;
-    for (let e = at[i]!; e < at[i + 1]!; e++) members[fill[ids[e]!]!++] = i;
+    for (let e = at[i]!; e < at[i + 1]!; e++) members[--start[ids[e]!]!] = i;
   }
   return { start, members };
 }

@@ -1,10 +1,9 @@
 /**
  * Which pairs of actions the conflict checks look at, and which of those are
  * unordered. Work is grouped by state key, so only actions sharing a key are
- * ever paired; reachability comes from `reachBatch`, never a search per pair.
+ * ever paired; reachability comes in batches (`Reachability`), never a search per pair.
  */
-import type { DependencyGraph } from "@car/ir";
-import { reachBatch } from "./reach.ts";
+import type { Reachability } from "./reach.ts";
 
 /**
  * A key with more actions than this on one side is checked only between
@@ -99,7 +98,8 @@ export function pairsBetween(xs: ArrayLike<number>, ys: ArrayLike<number>, add: 
 }
 
 /** For each pair, 1 when neither action reaches the other. */
-export function unorderedPairs(graph: DependencyGraph, pos: Int32Array, pairs: PairList): Uint8Array {
+export function unorderedPairs(reach: Reachability, pairs: PairList): Uint8Array {
+  const pos = reach.pos;
   const from: number[] = new Array(pairs.a.length);
   const to: number[] = new Array(pairs.a.length);
   for (let k = 0; k < pairs.a.length; k++) {
@@ -114,7 +114,7 @@ export function unorderedPairs(graph: DependencyGraph, pos: Int32Array, pairs: P
       to[k] = x;
     }
   }
-  const reached = reachBatch(graph, pos, from, to);
+  const reached = reach.batch(from, to);
   const out = new Uint8Array(pairs.a.length);
   for (let k = 0; k < out.length; k++) out[k] = reached[k] === 1 ? 0 : 1;
   return out;

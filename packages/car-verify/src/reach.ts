@@ -72,45 +72,75 @@ export function reachBatch(
   to: readonly number[],
   budget = searchBudget(graph.flat.preds.length),
 ): Uint8Array {
-  const answers = new Uint8Array(from.length);
-  const native = nativeKernels(from.length, NATIVE_REACH_MIN_QUERIES);
-  if (native !== undefined) {
-    // The kernel does all of it on the graph's flat arrays: only the queries are copied.
-    const { predStart, preds, order, level } = graph.flat;
-    native.reach(predStart, preds, order, level, Int32Array.from(from), Int32Array.from(to), answers, budget);
+  return new Reachability(graph, pos, budget).batch(from, to);
+}
+
+/**
+ * Reachability over one proposal's DAG asked in several batches, as
+ * `reachBatch` answers one: the index, the search queues and the search
+ * stamps are made at the first batch that needs them and kept for the next.
+ * So a check can hand its pairs over a bounded batch at a time instead of
+ * holding every pair of the proposal at once.
+ */
+export class Reachability {
+  readonly graph: DependencyGraph;
+  /** `topoPositions(graph)`. */
+  readonly pos: Int32Array;
+  readonly #budget: number;
+  #index: ReachIndex | undefined;
+  #queues: { forward: Int32Array; backward: Int32Array } | undefined;
+  /** Searches run so far: search `s` marks the nodes it visits with stamps `2s - 1` and `2s`. */
+  #searches = 0;
+
+  constructor(graph: DependencyGraph, pos: Int32Array, budget = searchBudget(graph.flat.preds.length)) {
+    this.graph = graph;
+    this.pos = pos;
+    this.#budget = budget;
+  }
+
+  /** For each query `k`, whether a dependency path leads from `from[k]` to `to[k]`. */
+  batch(from: readonly number[], to: readonly number[]): Uint8Array {
+    const { graph, pos } = this;
+    const budget = this.#budget;
+    const answers = new Uint8Array(from.length);
+    const native = nativeKernels(from.length, NATIVE_REACH_MIN_QUERIES);
+    if (native !== undefined) {
+      // The kernel does all of it on the graph's flat arrays: only the queries are copied.
+      const { predStart, preds, order, level } = graph.flat;
+      native.reach(predStart, preds, order, level, Int32Array.from(from), Int32Array.from(to), answers, budget);
+      return answers;
+    }
+    // Position and level need no index: most batches that can be settled outright stop here.
+    const pending: number[] = [];
+    for (let k = 0; k < from.length; k++) {
+      const u = from[k]!;
+      const v = to[k]!;
+      if (pos[v]! > pos[u]! && graph.level[v]! > graph.level[u]!) pending.push(k);
+    }
+    if (pending.length === 0) return answers;
+
+    const index = (this.#index ??= reachIndex(graph, pos));
+    const labels = index.labels;
+    // A search queues at most one node per edge it scans, and each node once.
+    const room = Math.min(budget, pos.length) + 1;
+    const queues = (this.#queues ??= { forward: new Int32Array(room), backward: new Int32Array(room) });
+    const left: number[] = [];
+    for (const k of pending) {
+      const u = index.at[from[k]!]!;
+      const v = index.at[to[k]!]!;
+      // Numbers are topological too: a path goes up in them.
+      if (u >= v) continue;
+      const lu = LABEL_WORDS * u;
+      const lv = LABEL_WORDS * v;
+      if (labels[lu + RANK]! > labels[lv + RANK]! || labels[lu + HEIGHT]! <= labels[lv + HEIGHT]!) continue;
+      const s = ++this.#searches;
+      const found = search(index, u, v, 2 * s - 1, 2 * s, budget, queues);
+      if (found === YES) answers[k] = 1;
+      else if (found === GAVE_UP) left.push(k);
+    }
+    if (left.length > 0) sweep(index, from, to, left, answers);
     return answers;
   }
-  // Position and level need no index: most batches that can be settled outright stop here.
-  const pending: number[] = [];
-  for (let k = 0; k < from.length; k++) {
-    const u = from[k]!;
-    const v = to[k]!;
-    if (pos[v]! > pos[u]! && graph.level[v]! > graph.level[u]!) pending.push(k);
-  }
-  if (pending.length === 0) return answers;
-
-  const index = reachIndex(graph, pos);
-  const labels = index.labels;
-  // A search queues at most one node per edge it scans, and each node once.
-  const room = Math.min(budget, pos.length) + 1;
-  const queues = { forward: new Int32Array(room), backward: new Int32Array(room) };
-  const left: number[] = [];
-  let searches = 0;
-  for (const k of pending) {
-    const u = index.at[from[k]!]!;
-    const v = index.at[to[k]!]!;
-    // Numbers are topological too: a path goes up in them.
-    if (u >= v) continue;
-    const lu = LABEL_WORDS * u;
-    const lv = LABEL_WORDS * v;
-    if (labels[lu + RANK]! > labels[lv + RANK]! || labels[lu + HEIGHT]! <= labels[lv + HEIGHT]!) continue;
-    searches++;
-    const found = search(index, u, v, 2 * searches - 1, 2 * searches, budget, queues);
-    if (found === YES) answers[k] = 1;
-    else if (found === GAVE_UP) left.push(k);
-  }
-  if (left.length > 0) sweep(index, from, to, left, answers);
-  return answers;
 }
 
 /**

@@ -14,12 +14,14 @@
  * pairs instead of all of them, within a proposal and across proposals alike.
  */
 import type { Action, ActionProposal, DependencyGraph, JsonValue } from "@car/ir";
-import { dependencyEdges, getOwn, Int32List, jsonEquals, pushReadKeys, pushWrittenKeys } from "@car/ir";
+import { dependencyEdges, getOwn, jsonEquals, pushReadKeys, pushWrittenKeys } from "@car/ir";
 import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { groupByKey, groupSize, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
+import { CandidateBatch } from "./candidates.ts";
 import type { PairList } from "./pairs.ts";
-import { emptyPairs, pairsAcross, pairsBetween, pairsWithin, unorderedPairs } from "./pairs.ts";
+import { emptyPairs, pairsAcross, pairsBetween, pairsWithin } from "./pairs.ts";
+import { Reachability } from "./reach.ts";
 import { topoPositions } from "./topo-orders.ts";
 
 export type TransactionConflictKind = "write_write" | "read_write" | "stale_read" | "belief_divergence";
@@ -93,17 +95,6 @@ function prepareAll(list: readonly { proposal: ActionProposal; graph?: Dependenc
 }
 
 /**
- * Candidate pairs as parallel typed lists (no object per pair: a conflict-heavy
- * plan has millions): pair `c` is action `ai[c]` of proposal `ap[c]` against
- * action `bi[c]` of proposal `bp[c]` on key id `key[c]`, read_write when
- * `readWrite[c]` is 1.
- */
-function candidateLists() {
-  const list = () => new Int32List(1024);
-  return { readWrite: list(), key: list(), ap: list(), ai: list(), bp: list(), bi: list() };
-}
-
-/**
  * Joins a message's parts into one flat string. A template literal leaves a
  * tree of concatenations behind (a 32-byte node per part on top of the text),
  * and a conflict-heavy plan keeps a million such messages in its report.
@@ -119,64 +110,6 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
   const list = Array.isArray(proposals) ? Array.from(proposals as readonly ProposalInput[], (p) => toParsed(p)) : [toParsed(proposals)];
   const { table, prepared, writeKeys, readKeys } = prepareAll(list);
   const several = prepared.length > 1;
-
-  // Same-proposal candidates need a reachability answer; cross-proposal ones are conflicts outright.
-  const cand = candidateLists();
-  const within: { pairs: PairList; slots: Int32List }[] = prepared.map(() => ({ pairs: emptyPairs(), slots: new Int32List(1024) }));
-  // Called once per same-proposal pair, in the pair list's order, so `slots[k]` answers pair `k`.
-  const add = (readWrite: number, key: number, ap: number, ai: number, bp: number, bi: number) => {
-    if (ap === bp) within[ap]!.slots.push(cand.key.length);
-    cand.readWrite.push(readWrite);
-    cand.key.push(key);
-    cand.ap.push(ap);
-    cand.ai.push(ai);
-    cand.bp.push(bp);
-    cand.bi.push(bi);
-  };
-
-  /** How many actions of all the proposals write key id `k`. */
-  const writerCount = (k: number) => {
-    let total = 0;
-    for (const x of prepared) total += groupSize(x.writes, k);
-    return total;
-  };
-  for (const k of writeKeys) {
-    // Most keys have one writer (a million at 1M actions): no views and no array made for them.
-    if (writerCount(k) < 2) continue;
-    const groups = prepared.map((x) => membersOf(x.writes, k));
-    groups.forEach((g, p) => {
-      const w = within[p]!;
-      const before = w.pairs.a.length;
-      pairsWithin(g, w.pairs);
-      for (let c = before; c < w.pairs.a.length; c++) add(0, k, p, w.pairs.a[c]!, p, w.pairs.b[c]!);
-    });
-    for (let p = 0; p < groups.length; p++) {
-      for (let q = p + 1; q < groups.length; q++) pairsBetween(groups[p]!, groups[q]!, (i, j) => add(0, k, p, i, q, j));
-    }
-  }
-  for (const k of readKeys) {
-    if (writerCount(k) === 0) continue;
-    const wgroups = prepared.map((x) => membersOf(x.writes, k));
-    prepared.forEach((x, p) => {
-      const rg = membersOf(x.reads, k);
-      const w = within[p]!;
-      const before = w.pairs.a.length;
-      pairsAcross(rg, wgroups[p]!, x.pos, w.pairs);
-      for (let c = before; c < w.pairs.a.length; c++) add(1, k, p, w.pairs.a[c]!, p, w.pairs.b[c]!);
-      wgroups.forEach((wg, q) => {
-        if (q === p) return;
-        pairsBetween(rg, wg, (i, j) => add(1, k, p, i, q, j));
-      });
-    });
-  }
-
-  const count = cand.key.length;
-  const ordered = new Uint8Array(count);
-  within.forEach((w, p) => {
-    const unordered = unorderedPairs(prepared[p]!.graph, prepared[p]!.pos, w.pairs);
-    const slots = w.slots.view();
-    for (let c = 0; c < slots.length; c++) if (unordered[c] === 0) ordered[slots[c]!] = 1;
-  });
 
   const conflicts: TransactionConflict[] = [];
   const idOf = (p: number, i: number) => prepared[p]!.proposal.actions[i]!.id;
@@ -199,22 +132,14 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
   let stamped = -1;
   // One write_write resolution per key, shared by that key's findings.
   const resolutions: string[] = new Array(table.keys.length);
-  const readWrite = cand.readWrite.view();
-  const keyIds = cand.key.view();
-  const [ap, ai, bp, bi] = [cand.ap.view(), cand.ai.view(), cand.bp.view(), cand.bi.view()];
 
-  for (let c = 0; c < count; c++) {
-    if (ordered[c] === 1) continue;
-    const k = keyIds[c]!;
+  /** Reports one unordered pair; every write_write pair of a key comes before its read_write pairs. */
+  const found = (readWrite: number, k: number, p: number, i: number, q: number, j: number) => {
     const key = table.keys[k]!;
-    const p = ap[c]!;
-    const i = ai[c]!;
-    const q = bp[c]!;
-    const j = bi[c]!;
     const x = offset[p]! + i;
     const y = offset[q]! + j;
     const code = Math.min(x, y) * total + Math.max(x, y);
-    if (readWrite[c] === 0) {
+    if (readWrite === 0) {
       if (stamped !== k) {
         prepared.forEach((r, s) => {
           for (const reader of membersOf(r.reads, k)) readsKey[offset[s]! + reader] = k + 1;
@@ -229,10 +154,10 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
       resolutions[k] ??= `order one after the other (a dependency), or have only one of them write '${key}'`;
       const explanation = message([name(p, i), " and ", name(q, j), " both write '", key, "' and neither is ordered before the other"]);
       conflicts.push(conflict("write_write", key, p, i, q, j, explanation, resolutions[k]));
-      continue;
+      return;
     }
     // A pair that already races as two writers is reported once, as the stronger write_write.
-    if (writeWrite.get(k)?.has(code) === true) continue;
+    if (writeWrite.get(k)?.has(code) === true) return;
     const explanation = message([
       name(p, i),
       " reads '",
@@ -242,7 +167,51 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
       ", not ordered with it, writes it: the value read depends on scheduling",
     ]);
     conflicts.push(conflict("read_write", key, p, i, q, j, explanation, READ_WRITE_RESOLUTION));
+  };
+
+  // Pairs are found key by key and judged a batch at a time: same-proposal ones need a reachability answer,
+  // cross-proposal ones are conflicts outright.
+  const batch = new CandidateBatch(
+    prepared.map((x) => new Reachability(x.graph, x.pos)),
+    found,
+  );
+  const pairs = emptyPairs();
+  /** Adds the same-proposal pairs `list` finds in proposal `p`. */
+  const addWithin = (readWrite: number, k: number, p: number, list: (out: PairList) => void) => {
+    pairs.a.length = 0;
+    pairs.b.length = 0;
+    list(pairs);
+    for (let c = 0; c < pairs.a.length; c++) batch.add(readWrite, k, p, pairs.a[c]!, p, pairs.b[c]!);
+  };
+
+  /** How many actions of all the proposals write key id `k`. */
+  const writerCount = (k: number) => {
+    let count = 0;
+    for (const x of prepared) count += groupSize(x.writes, k);
+    return count;
+  };
+  for (const k of writeKeys) {
+    // Most keys have one writer (a million at 1M actions): no views and no array made for them.
+    if (writerCount(k) < 2) continue;
+    const groups = prepared.map((x) => membersOf(x.writes, k));
+    groups.forEach((g, p) => addWithin(0, k, p, (out) => pairsWithin(g, out)));
+    for (let p = 0; p < groups.length; p++) {
+      for (let q = p + 1; q < groups.length; q++) pairsBetween(groups[p]!, groups[q]!, (i, j) => batch.add(0, k, p, i, q, j));
+    }
   }
+  for (const k of readKeys) {
+    if (writerCount(k) === 0) continue;
+    const wgroups = prepared.map((x) => membersOf(x.writes, k));
+    prepared.forEach((x, p) => {
+      const rg = membersOf(x.reads, k);
+      addWithin(1, k, p, (out) => pairsAcross(rg, wgroups[p]!, x.pos, out));
+      wgroups.forEach((wg, q) => {
+        if (q === p) return;
+        pairsBetween(rg, wg, (i, j) => batch.add(1, k, p, i, q, j));
+      });
+    });
+  }
+  batch.flush();
 
   prepared.forEach((x, p) => {
     x.proposal.actions.forEach((action, i) => {
