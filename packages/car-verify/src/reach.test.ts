@@ -1,42 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { dependencyEdges, toolCall, type DependencyGraph } from "@car/ir";
+import type { DependencyGraph } from "@car/ir";
 import { setNativeMode } from "@car/native";
-import { reachBatch } from "./reach.ts";
+import { Reachability, reachBatch } from "./reach.ts";
 import { topoPositions } from "./topo-orders.ts";
-
-/**
- * A random DAG of `n` tool calls, each depending on up to three earlier ones;
- * `reversed` declares them last first, so every dependency is declared later
- * (the index then numbers by topological position, not declaration order).
- */
-function randomGraph(n: number, seed: number, reversed = false) {
-  let s = seed >>> 0;
-  const rand = (m: number) => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s % m;
-  };
-  const actions = Array.from({ length: n }, (_, i) => {
-    const deps = i === 0 ? [] : [...new Set(Array.from({ length: rand(4) }, () => `a${rand(i)}`))];
-    return toolCall("t", {}, { id: `a${i}`, dependencies: deps });
-  });
-  return { graph: dependencyEdges(reversed ? actions.reverse() : actions), rand };
-}
-
-function naiveReaches(succs: readonly (readonly number[])[], from: number, to: number): boolean {
-  const seen = new Uint8Array(succs.length);
-  const stack = [from];
-  while (stack.length > 0) {
-    for (const s of succs[stack.pop()!]!) {
-      if (s === to) return true;
-      if (seen[s] === 0) {
-        seen[s] = 1;
-        stack.push(s);
-      }
-    }
-  }
-  return false;
-}
+import { naiveReaches, randomGraph } from "../test/random-graphs.ts";
 
 /** Checks every answer against a plain search; returns how many pairs are reachable. */
 function expectNaiveAnswers(graph: DependencyGraph, from: readonly number[], to: readonly number[], answers: Uint8Array): number {
@@ -97,5 +65,35 @@ describe("reachBatch", () => {
     }
     expect(new Set(from).size).toBeGreaterThan(1024);
     expect(expectNaiveAnswers(graph, from, to, answers)).toBeGreaterThan(0);
+  });
+});
+
+describe("Reachability", () => {
+  // One instance keeps its index and search stamps from batch to batch: a stamp left by an earlier batch must never
+  // pass for a later search's own.
+  it.each([
+    { label: "the default", budget: undefined },
+    { label: "a small", budget: 3 },
+    { label: "no", budget: 0 },
+  ])("answers batch after batch as a graph search does, with $label search budget", ({ budget }) => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer(),
+        fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 6 }),
+        (n, seed, sizes) => {
+          const { graph, rand } = randomGraph(n, seed);
+          const reach = new Reachability(graph, topoPositions(graph), budget);
+          for (const size of sizes) {
+            const from = Array.from({ length: size }, () => rand(n));
+            const to = Array.from({ length: size }, () => rand(n));
+            const answers = reach.batch(from, to);
+            expect(answers.length).toBe(size);
+            from.forEach((u, k) => expect(answers[k] === 1).toBe(naiveReaches(graph.succs, u, to[k]!)));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
