@@ -83,7 +83,7 @@ export function reachBatch(
  * holding every pair of the proposal at once.
  */
 export class Reachability {
-  readonly graph: DependencyGraph;
+  readonly #graph: DependencyGraph;
   /** `topoPositions(graph)`. */
   readonly pos: Int32Array;
   readonly #budget: number;
@@ -93,14 +93,15 @@ export class Reachability {
   #searches = 0;
 
   constructor(graph: DependencyGraph, pos: Int32Array, budget = searchBudget(graph.flat.preds.length)) {
-    this.graph = graph;
+    this.#graph = graph;
     this.pos = pos;
     this.#budget = budget;
   }
 
   /** For each query `k`, whether a dependency path leads from `from[k]` to `to[k]`. */
   batch(from: readonly number[], to: readonly number[]): Uint8Array {
-    const { graph, pos } = this;
+    const graph = this.#graph;
+    const pos = this.pos;
     const budget = this.#budget;
     const answers = new Uint8Array(from.length);
     const native = nativeKernels(from.length, NATIVE_REACH_MIN_QUERIES);

@@ -19,7 +19,6 @@ import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { groupByKey, groupSize, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
 import { CandidateBatch } from "./candidates.ts";
-import type { PairList } from "./pairs.ts";
 import { emptyPairs, pairsAcross, pairsBetween, pairsWithin } from "./pairs.ts";
 import { Reachability } from "./reach.ts";
 import { topoPositions } from "./topo-orders.ts";
@@ -175,13 +174,13 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     prepared.map((x) => new Reachability(x.graph, x.pos)),
     found,
   );
+  // Each key's same-proposal pairs, listed here just before `addWithin` moves them into the batch.
   const pairs = emptyPairs();
-  /** Adds the same-proposal pairs `list` finds in proposal `p`. */
-  const addWithin = (readWrite: number, k: number, p: number, list: (out: PairList) => void) => {
+  /** Moves the pairs just listed in `pairs`, all of proposal `p` on key id `k`, into the batch. */
+  const addWithin = (readWrite: number, k: number, p: number) => {
+    for (let c = 0; c < pairs.a.length; c++) batch.add(readWrite, k, p, pairs.a[c]!, p, pairs.b[c]!);
     pairs.a.length = 0;
     pairs.b.length = 0;
-    list(pairs);
-    for (let c = 0; c < pairs.a.length; c++) batch.add(readWrite, k, p, pairs.a[c]!, p, pairs.b[c]!);
   };
 
   /** How many actions of all the proposals write key id `k`. */
@@ -194,7 +193,10 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     // Most keys have one writer (a million at 1M actions): no views and no array made for them.
     if (writerCount(k) < 2) continue;
     const groups = prepared.map((x) => membersOf(x.writes, k));
-    groups.forEach((g, p) => addWithin(0, k, p, (out) => pairsWithin(g, out)));
+    groups.forEach((g, p) => {
+      pairsWithin(g, pairs);
+      addWithin(0, k, p);
+    });
     for (let p = 0; p < groups.length; p++) {
       for (let q = p + 1; q < groups.length; q++) pairsBetween(groups[p]!, groups[q]!, (i, j) => batch.add(0, k, p, i, q, j));
     }
@@ -204,7 +206,8 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     const wgroups = prepared.map((x) => membersOf(x.writes, k));
     prepared.forEach((x, p) => {
       const rg = membersOf(x.reads, k);
-      addWithin(1, k, p, (out) => pairsAcross(rg, wgroups[p]!, x.pos, out));
+      pairsAcross(rg, wgroups[p]!, x.pos, pairs);
+      addWithin(1, k, p);
       wgroups.forEach((wg, q) => {
         if (q === p) return;
         pairsBetween(rg, wg, (i, j) => batch.add(1, k, p, i, q, j));
