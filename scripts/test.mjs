@@ -2,7 +2,7 @@
 // Runs every package's tests through turbo, then prints one closing line,
 // `N passed, N failed, N skipped`, summed from each package's vitest JSON
 // report. Exits non-zero when any test (or any test file) failed, or when
-// turbo did. Every skipped test is listed by name; under CI=true a skip is a
+// turbo did. Every failed and skipped test is listed by name; under CI=true a skip is a
 // failure (CI installs everything the tests need, so nothing may skip).
 import { spawnSync } from "node:child_process";
 import { readdirSync, rmSync } from "node:fs";
@@ -25,6 +25,10 @@ for (const dir of result.missing) console.error(`no test report from ${dir}`);
 if (result.skipped.length > 0) {
   console.error(`${ci ? "skipped tests fail under CI=true" : "skipped tests"} (each test prints why it skipped):`);
   for (const name of result.skipped) console.error(`  ${name}`);
+}
+if (result.failures.length > 0) {
+  console.error("failed tests:");
+  for (const name of result.failures) console.error(`  ${name}`);
 }
 console.log(`${result.passed} passed, ${result.failed} failed, ${result.skipped.length} skipped`);
 process.exit(turbo.status !== 0 || result.fails ? 1 : 0);

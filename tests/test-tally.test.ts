@@ -12,7 +12,7 @@ import { tally } from "../scripts/test-tally.mjs";
 const root = mkdtempSync(join(tmpdir(), "car-tally-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function pkg(name: string, tests: { name: string; status: string }[]): { dir: string; report: string } {
+function pkg(name: string, tests: { name: string; status: string; message?: string }[]): { dir: string; report: string } {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "vitest.config.ts"), "");
@@ -28,7 +28,7 @@ function pkg(name: string, tests: { name: string; status: string }[]): { dir: st
         {
           name: join(dir, "a.test.ts"),
           status: count("failed") > 0 ? "failed" : "passed",
-          assertionResults: tests.map((t) => ({ fullName: t.name, status: t.status })),
+          assertionResults: tests.map((t) => ({ fullName: t.name, status: t.status, failureMessages: t.message === undefined ? [] : [t.message] })),
         },
       ],
     }),
@@ -54,8 +54,12 @@ describe("test tally", () => {
     expect(tally([clean], { ci: true, root })).toMatchObject({ passed: 1, fails: false, skipped: [] });
   });
 
-  it("fails on a failed test and on a package that wrote no report", () => {
-    expect(tally([pkg("broken", [{ name: "x", status: "failed" }])], { ci: false, root }).fails).toBe(true);
+  it("fails on a failed test, naming it with its message's first line, and on a package that wrote no report", () => {
+    const broken = pkg("broken", [{ name: "x", status: "failed", message: "\n\x1b[31mAssertionError: expected 3 to be 4\x1b[39m\n    at a.test.ts:9" }]);
+    expect(tally([broken], { ci: false, root })).toMatchObject({
+      fails: true,
+      failures: ["/broken/a.test.ts > x: AssertionError: expected 3 to be 4"],
+    });
     const silent = join(root, "silent");
     mkdirSync(silent);
     writeFileSync(join(silent, "vitest.config.ts"), "");
