@@ -5,6 +5,7 @@
 // means a check silently did not run.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 
 /**
  * @param {{ dir: string, report: string }[]} packages each package directory and its report path
@@ -44,6 +45,8 @@ export function tally(packages, { ci, root }) {
 /** The first non-empty line of a failure message, without colour codes. */
 function firstLine(message) {
   if (typeof message !== "string") return "(no message)";
-  const line = message.replace(/\x1b\[[0-9;]*m/g, "").split("\n").find((l) => l.trim() !== "");
+  const line = stripVTControlCharacters(message)
+    .split("\n")
+    .find((l) => l.trim() !== "");
   return line === undefined ? "(no message)" : line.trim();
 }
