@@ -41,6 +41,16 @@ export class KeyTable {
   idOf(key: string): number | undefined {
     return this.#ids.get(key);
   }
+
+  /** `internKeys`' buffers: one check groups writers, then readers, of each proposal in turn, so each grouping reuses the last one's. */
+  #scratch: { at: Int32Array; ids: Int32List } | undefined;
+
+  /** Buffers for interning `count` actions' keys (`at` has `count + 1` slots), valid until the next call. */
+  scratch(count: number): { at: Int32Array; ids: Int32List } {
+    if (this.#scratch === undefined || this.#scratch.at.length < count + 1) this.#scratch = { at: new Int32Array(count + 1), ids: new Int32List(count) };
+    this.#scratch.ids.length = 0;
+    return this.#scratch;
+  }
 }
 
 export interface KeyGroups {
@@ -84,14 +94,18 @@ export function groupByKey(count: number, pushKeys: (i: number, out: string[]) =
 /**
  * Each action's distinct key ids, flat: action `i`'s are `ids[at[i] .. at[i + 1])`;
  * `firstSeen` as in `KeyGroups`. `ids` is an Int32Array so the native kernel takes it as is.
+ * `at` and `ids` are views of the table's scratch buffers, valid until the next
+ * `internKeys` on the same table: at 1M actions a fresh pair per grouping was
+ * 8 MB of array buffers (16 for a check) that only a full collection frees.
  */
 export function internKeys(
   count: number,
   pushKeys: (i: number, out: string[]) => void,
   table: KeyTable,
 ): { at: Int32Array; ids: Int32Array; firstSeen: number[] } {
-  const at = new Int32Array(count + 1);
-  const ids = new Int32List(count);
+  const scratch = table.scratch(count);
+  const at = scratch.at.subarray(0, count + 1);
+  const ids = scratch.ids;
   const seenBy: number[] = []; // seenBy[k] === i + 1: action i already listed key k
   const firstSeen: number[] = [];
   const buffer: string[] = [];

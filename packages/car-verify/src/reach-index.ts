@@ -32,8 +32,8 @@ export const HEIGHT = 2;
 export const STAMP = 3;
 
 export interface ReachIndex {
-  /** Each action's number (declaration index or topological position). */
-  readonly at: Int32Array;
+  /** Each action's topological position as its number, or `null` when the numbers are the declaration indices (no 4 MB identity array at 1M actions). */
+  readonly at: Int32Array | null;
   readonly predStart: Int32Array;
   readonly preds: Int32Array;
   readonly succStart: Int32Array;
@@ -46,8 +46,7 @@ export function reachIndex(graph: DependencyGraph, pos: Int32Array): ReachIndex 
   const { predStart: declStart, preds: declPreds, order, level } = graph.flat;
   const n = order.length;
   const asDeclared = declaredInOrder(declStart, declPreds);
-  const at = asDeclared ? new Int32Array(n) : pos;
-  if (asDeclared) for (let i = 0; i < n; i++) at[i] = i;
+  const at = asDeclared ? null : pos;
   const predStart = asDeclared ? declStart : new Int32Array(n + 1);
   const preds = asDeclared ? declPreds : new Int32Array(declPreds.length);
   if (!asDeclared) {
@@ -62,7 +61,7 @@ export function reachIndex(graph: DependencyGraph, pos: Int32Array): ReachIndex 
   const { succStart, succs } = successorRows(predStart, preds);
 
   const labels = new Int32Array(LABEL_WORDS * n);
-  for (let i = 0; i < n; i++) labels[LABEL_WORDS * at[i]! + LEVEL] = level[i]!;
+  for (let i = 0; i < n; i++) labels[LABEL_WORDS * (at === null ? i : at[i]!) + LEVEL] = level[i]!;
   depthFirstRanks(predStart, succStart, succs, labels);
   // Heights from the sinks up: a node's successors all come later.
   for (let p = n - 1; p >= 0; p--) {
@@ -87,21 +86,31 @@ function declaredInOrder(predStart: Int32Array, preds: Int32Array): boolean {
 /**
  * Ranks in a depth-first topological order: Kahn's algorithm with a stack
  * (sources pushed in ascending number, successors likewise), so it follows
- * one branch to its end before the next.
+ * one branch to its end before the next. Its two scratch arrays live in the
+ * labels' HEIGHT and STAMP words, not in two arrays of their own: a check
+ * on a 1M-action plan then stays under the 64 MB of new array buffers at
+ * which V8 starts a full collection. Every node's count of pending
+ * predecessors ends at 0, where the heights start, and the stack words are
+ * cleared for the searches.
  */
 function depthFirstRanks(predStart: Int32Array, succStart: Int32Array, succs: Int32Array, labels: Int32Array): void {
   const n = predStart.length - 1;
-  const pending = new Int32Array(n);
-  const stack = new Int32Array(n);
+  const PENDING = HEIGHT;
+  const STACK = STAMP;
   let top = 0;
   for (let p = 0; p < n; p++) {
-    pending[p] = predStart[p + 1]! - predStart[p]!;
-    if (pending[p] === 0) stack[top++] = p;
+    const waits = predStart[p + 1]! - predStart[p]!;
+    labels[LABEL_WORDS * p + PENDING] = waits;
+    if (waits === 0) labels[LABEL_WORDS * top++ + STACK] = p;
   }
   for (let rank = 0; rank < n; rank++) {
-    const p = stack[--top]!;
+    const p = labels[LABEL_WORDS * --top + STACK]!;
     labels[LABEL_WORDS * p + RANK] = rank;
     const end = succStart[p + 1]!;
-    for (let e = succStart[p]!; e < end; e++) if (--pending[succs[e]!]! === 0) stack[top++] = succs[e]!;
+    for (let e = succStart[p]!; e < end; e++) {
+      const q = succs[e]!;
+      if (--labels[LABEL_WORDS * q + PENDING]! === 0) labels[LABEL_WORDS * top++ + STACK] = q;
+    }
   }
+  for (let p = 0; p < n; p++) labels[LABEL_WORDS * p + STACK] = 0;
 }

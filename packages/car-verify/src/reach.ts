@@ -125,10 +125,11 @@ export class Reachability {
     // A search queues at most one node per edge it scans, and each node once.
     const room = Math.min(budget, pos.length) + 1;
     const queues = (this.#queues ??= { forward: new Int32Array(room), backward: new Int32Array(room) });
+    const at = index.at;
     const left: number[] = [];
     for (const k of pending) {
-      const u = index.at[from[k]!]!;
-      const v = index.at[to[k]!]!;
+      const u = at === null ? from[k]! : at[from[k]!]!;
+      const v = at === null ? to[k]! : at[to[k]!]!;
       // Numbers are topological too: a path goes up in them.
       if (u >= v) continue;
       const lu = LABEL_WORDS * u;
@@ -257,8 +258,9 @@ function heapPop(heap: Int32Array, size: number): number {
 
 /** Answers the queries `left` (indices into `from`/`to`) by sweeping bitsets of their sources, chunk by chunk. */
 function sweep(index: ReachIndex, from: readonly number[], to: readonly number[], left: readonly number[], answers: Uint8Array): void {
-  const pos = index.at;
-  const n = pos.length;
+  const n = index.labels.length / LABEL_WORDS;
+  // Rare enough (the searches settle nearly every query) to build the identity numbering here when it is one.
+  const pos = index.at ?? Int32Array.from({ length: n }, (_, i) => i);
   // Queries bucketed by source number (counting sort), sources in ascending number.
   const byStart = new Int32Array(n + 1);
   for (const k of left) byStart[pos[from[k]!]! + 1]!++;
