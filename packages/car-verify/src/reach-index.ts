@@ -42,6 +42,11 @@ export interface ReachIndex {
   readonly labels: Int32Array;
 }
 
+/** Action `i`'s number in an index whose `at` is `at`. */
+export function numberOf(at: Int32Array | null, i: number): number {
+  return at === null ? i : at[i]!;
+}
+
 export function reachIndex(graph: DependencyGraph, pos: Int32Array): ReachIndex {
   const { predStart: declStart, preds: declPreds, order, level } = graph.flat;
   const n = order.length;
@@ -61,7 +66,7 @@ export function reachIndex(graph: DependencyGraph, pos: Int32Array): ReachIndex 
   const { succStart, succs } = successorRows(predStart, preds);
 
   const labels = new Int32Array(LABEL_WORDS * n);
-  for (let i = 0; i < n; i++) labels[LABEL_WORDS * (at === null ? i : at[i]!) + LEVEL] = level[i]!;
+  for (let i = 0; i < n; i++) labels[LABEL_WORDS * numberOf(at, i) + LEVEL] = level[i]!;
   depthFirstRanks(predStart, succStart, succs, labels);
   // Heights from the sinks up: a node's successors all come later.
   for (let p = n - 1; p >= 0; p--) {

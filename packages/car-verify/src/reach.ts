@@ -22,7 +22,7 @@
  */
 import type { DependencyGraph } from "@car/ir";
 import { nativeKernels } from "@car/native";
-import { HEIGHT, LABEL_WORDS, LEVEL, RANK, type ReachIndex, reachIndex, STAMP } from "./reach-index.ts";
+import { HEIGHT, LABEL_WORDS, LEVEL, numberOf, RANK, type ReachIndex, reachIndex, STAMP } from "./reach-index.ts";
 
 /**
  * From how many queries `auto` mode hands the whole batch to @car/native's
@@ -128,8 +128,8 @@ export class Reachability {
     const at = index.at;
     const left: number[] = [];
     for (const k of pending) {
-      const u = at === null ? from[k]! : at[from[k]!]!;
-      const v = at === null ? to[k]! : at[to[k]!]!;
+      const u = numberOf(at, from[k]!);
+      const v = numberOf(at, to[k]!);
       // Numbers are topological too: a path goes up in them.
       if (u >= v) continue;
       const lu = LABEL_WORDS * u;
@@ -258,22 +258,21 @@ function heapPop(heap: Int32Array, size: number): number {
 
 /** Answers the queries `left` (indices into `from`/`to`) by sweeping bitsets of their sources, chunk by chunk. */
 function sweep(index: ReachIndex, from: readonly number[], to: readonly number[], left: readonly number[], answers: Uint8Array): void {
+  const at = index.at;
   const n = index.labels.length / LABEL_WORDS;
-  // Rare enough (the searches settle nearly every query) to build the identity numbering here when it is one.
-  const pos = index.at ?? Int32Array.from({ length: n }, (_, i) => i);
   // Queries bucketed by source number (counting sort), sources in ascending number.
   const byStart = new Int32Array(n + 1);
-  for (const k of left) byStart[pos[from[k]!]! + 1]!++;
+  for (const k of left) byStart[numberOf(at, from[k]!) + 1]!++;
   for (let p = 0; p < n; p++) byStart[p + 1]! += byStart[p]!;
   const fill = byStart.slice(0, n);
   const bySource = new Int32Array(left.length);
-  for (const k of left) bySource[fill[pos[from[k]!]!]!++] = k;
+  for (const k of left) bySource[fill[numberOf(at, from[k]!)]!++] = k;
   const sources: number[] = [];
   for (let p = 0; p < n; p++) if (byStart[p + 1]! > byStart[p]!) sources.push(p);
 
   // One buffer for every chunk: rows of up to CHUNK_WORDS words for each node.
   const scratch = { rows: new Uint32Array(0), live: new Uint8Array(0) };
-  const targets = { pos, to, byStart, bySource };
+  const targets = { at, to, byStart, bySource };
   for (let start = 0; start < sources.length; start += CHUNK_SOURCES) {
     answerChunk(index, sources.slice(start, start + CHUNK_SOURCES), targets, answers, scratch);
   }
@@ -282,15 +281,15 @@ function sweep(index: ReachIndex, from: readonly number[], to: readonly number[]
 function answerChunk(
   index: ReachIndex,
   chunk: readonly number[],
-  targets: { pos: Int32Array; to: readonly number[]; byStart: Int32Array; bySource: Int32Array },
+  targets: { at: Int32Array | null; to: readonly number[]; byStart: Int32Array; bySource: Int32Array },
   answers: Uint8Array,
   scratch: { rows: Uint32Array; live: Uint8Array },
 ): void {
-  const { pos, to, byStart, bySource } = targets;
+  const { at, to, byStart, bySource } = targets;
   const words = Math.ceil(chunk.length / 32);
   const lo = chunk[0]!;
   let hi = lo;
-  for (const u of chunk) for (let q = byStart[u]!; q < byStart[u + 1]!; q++) hi = Math.max(hi, pos[to[bySource[q]!]!]!);
+  for (const u of chunk) for (let q = byStart[u]!; q < byStart[u + 1]!; q++) hi = Math.max(hi, numberOf(at, to[bySource[q]!]!));
 
   const span = hi - lo + 1;
   if (scratch.rows.length < span * words) scratch.rows = new Uint32Array(span * words);
@@ -323,7 +322,7 @@ function answerChunk(
     const bit = 1 << (slot & 31);
     for (let q = byStart[u]!; q < byStart[u + 1]!; q++) {
       const k = bySource[q]!;
-      const r = pos[to[k]!]! - lo;
+      const r = numberOf(at, to[k]!) - lo;
       if ((rows[r * words + word]! & bit) !== 0) answers[k] = 1;
     }
   });
