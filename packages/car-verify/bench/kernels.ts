@@ -19,7 +19,7 @@ import { loadavg } from "node:os";
 import { dependencyEdges, levelsFromPreds, parseProposal, pushWrittenKeys } from "@car/ir";
 import { nativeKernels, setNativeMode } from "@car/native";
 import { bucketByKey, groupByKey, internKeys, KeyTable, membersOf } from "../src/key-groups.ts";
-import { emptyPairs, pairsWithin } from "../src/pairs.ts";
+import { pairsWithin } from "../src/pairs.ts";
 import { reachBatch } from "../src/reach.ts";
 import { topoPositions } from "../src/topo-orders.ts";
 import { randomProposalJson } from "./generate.ts";
@@ -93,15 +93,13 @@ export function runKernelBench(sizes: readonly number[]): void {
     if (picked("reach")) {
       const pos = topoPositions(graph);
       const writers = groupByKey(n, (i, out) => pushWrittenKeys(actions[i]!, out), graph.order);
-      const pairs = emptyPairs();
-      for (let k = 0; k < writers.table.keys.length; k++) if (membersOf(writers, k).length > 1) pairsWithin(membersOf(writers, k), pairs);
       const from: number[] = [];
       const to: number[] = [];
-      pairs.a.forEach((x, k) => {
-        const y = pairs.b[k]!;
+      const query = (x: number, y: number) => {
         from.push(pos[x]! <= pos[y]! ? x : y);
         to.push(pos[x]! <= pos[y]! ? y : x);
-      });
+      };
+      for (let k = 0; k < writers.table.keys.length; k++) if (membersOf(writers, k).length > 1) pairsWithin(membersOf(writers, k), query);
       const reachRun = () => reachBatch(graph, pos, from, to);
       const reach = pair(longRuns, reachRun, reachRun);
       same("reach", reach.ts.value, reach.native.value);

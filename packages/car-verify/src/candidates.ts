@@ -7,7 +7,7 @@
  * same-proposal pairs through each proposal's `Reachability`, which keeps its
  * index from one batch to the next — and handed on in the order it was added.
  */
-import { emptyPairs, type PairList, unorderedPairs } from "./pairs.ts";
+import { unorderedPairs } from "./pairs.ts";
 import type { Reachability } from "./reach.ts";
 
 /** Pairs per batch: 64k, about 1.5 MB of columns, reused by every batch. */
@@ -32,8 +32,16 @@ export class CandidateBatch {
   readonly #bi: Int32Array;
   readonly #ordered: Uint8Array;
   #count = 0;
-  /** Per proposal: the batch's same-proposal pairs, and the slot each came from. */
-  readonly #within: { pairs: PairList; slots: number[] }[];
+  /**
+   * The batch's same-proposal pairs, proposal by proposal (counting sort):
+   * proposal `p`'s are at `#start[p]` up to `#start[p + 1]`, and `#slot` holds
+   * the batch slot each came from. Columns reused by every batch, so settling
+   * one allocates only the answers.
+   */
+  readonly #a: Int32Array;
+  readonly #b: Int32Array;
+  readonly #slot: Int32Array;
+  readonly #start: Int32Array;
 
   /** `reach[p]` answers for proposal `p`. */
   constructor(reach: readonly Reachability[], found: FoundPair, capacity = CANDIDATE_BATCH) {
@@ -46,7 +54,10 @@ export class CandidateBatch {
     this.#bp = new Int32Array(capacity);
     this.#bi = new Int32Array(capacity);
     this.#ordered = new Uint8Array(capacity);
-    this.#within = reach.map(() => ({ pairs: emptyPairs(), slots: [] }));
+    this.#a = new Int32Array(capacity);
+    this.#b = new Int32Array(capacity);
+    this.#slot = new Int32Array(capacity);
+    this.#start = new Int32Array(reach.length + 1);
   }
 
   add(readWrite: number, key: number, ap: number, ai: number, bp: number, bi: number): void {
@@ -65,24 +76,26 @@ export class CandidateBatch {
     const count = this.#count;
     this.#count = 0;
     const [ap, ai, bp, bi] = [this.#ap, this.#ai, this.#bp, this.#bi];
-    const ordered = this.#ordered;
-    ordered.fill(0, 0, count);
-    for (const w of this.#within) {
-      w.pairs.a.length = 0;
-      w.pairs.b.length = 0;
-      w.slots.length = 0;
-    }
+    const start = this.#start;
+    start.fill(0);
+    for (let c = 0; c < count; c++) if (ap[c] === bp[c]) start[ap[c]! + 1]!++;
+    for (let p = 0; p + 1 < start.length; p++) start[p + 1]! += start[p]!;
+    const fill = start.slice(0, -1);
     for (let c = 0; c < count; c++) {
       if (ap[c] !== bp[c]) continue;
-      const w = this.#within[ap[c]!]!;
-      w.pairs.a.push(ai[c]!);
-      w.pairs.b.push(bi[c]!);
-      w.slots.push(c);
+      const s = fill[ap[c]!]!++;
+      this.#a[s] = ai[c]!;
+      this.#b[s] = bi[c]!;
+      this.#slot[s] = c;
     }
-    this.#within.forEach((w, p) => {
-      if (w.slots.length === 0) return;
-      const unordered = unorderedPairs(this.#reach[p]!, w.pairs);
-      for (let s = 0; s < w.slots.length; s++) if (unordered[s] === 0) ordered[w.slots[s]!] = 1;
+    const ordered = this.#ordered;
+    ordered.fill(0, 0, count);
+    this.#reach.forEach((reach, p) => {
+      const from = start[p]!;
+      const to = start[p + 1]!;
+      if (from === to) return;
+      const unordered = unorderedPairs(reach, this.#a.subarray(from, to), this.#b.subarray(from, to));
+      for (let s = from; s < to; s++) if (unordered[s - from] === 0) ordered[this.#slot[s]!] = 1;
     });
     for (let c = 0; c < count; c++) {
       if (ordered[c] === 0) this.#found(this.#readWrite[c]!, this.#key[c]!, ap[c]!, ai[c]!, bp[c]!, bi[c]!);

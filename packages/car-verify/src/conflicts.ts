@@ -48,11 +48,14 @@ export function findWriteConflicts(graph: DependencyGraph, pos: Int32Array, writ
   const keyOf: number[] = [];
   const busy = new Set<number>();
   for (const k of shared) {
-    const before = candidates.a.length;
-    if (!pairsWithin(membersOf(writers, k), candidates)) busy.add(k);
-    for (let c = before; c < candidates.a.length; c++) keyOf.push(k);
+    const all = pairsWithin(membersOf(writers, k), (x, y) => {
+      candidates.a.push(x);
+      candidates.b.push(y);
+      keyOf.push(k);
+    });
+    if (!all) busy.add(k);
   }
-  const unordered = unorderedPairs(new Reachability(graph, pos), candidates);
+  const unordered = unorderedPairs(new Reachability(graph, pos), candidates.a, candidates.b);
   let count = 0;
   for (let c = 0; c < unordered.length; c++) count += unordered[c]!;
   const earlier = new Int32Array(candidates.a.length);

@@ -68,8 +68,8 @@ const GAVE_UP = 2;
 export function reachBatch(
   graph: DependencyGraph,
   pos: Int32Array,
-  from: readonly number[],
-  to: readonly number[],
+  from: ArrayLike<number>,
+  to: ArrayLike<number>,
   budget = searchBudget(graph.flat.preds.length),
 ): Uint8Array {
   return new Reachability(graph, pos, budget).batch(from, to);
@@ -99,7 +99,7 @@ export class Reachability {
   }
 
   /** For each query `k`, whether a dependency path leads from `from[k]` to `to[k]`. */
-  batch(from: readonly number[], to: readonly number[]): Uint8Array {
+  batch(from: ArrayLike<number>, to: ArrayLike<number>): Uint8Array {
     const graph = this.#graph;
     const pos = this.pos;
     const budget = this.#budget;
@@ -257,7 +257,7 @@ function heapPop(heap: Int32Array, size: number): number {
 }
 
 /** Answers the queries `left` (indices into `from`/`to`) by sweeping bitsets of their sources, chunk by chunk. */
-function sweep(index: ReachIndex, from: readonly number[], to: readonly number[], left: readonly number[], answers: Uint8Array): void {
+function sweep(index: ReachIndex, from: ArrayLike<number>, to: ArrayLike<number>, left: readonly number[], answers: Uint8Array): void {
   const at = index.at;
   const n = index.labels.length / LABEL_WORDS;
   // Queries bucketed by source number (counting sort), sources in ascending number.
@@ -281,7 +281,7 @@ function sweep(index: ReachIndex, from: readonly number[], to: readonly number[]
 function answerChunk(
   index: ReachIndex,
   chunk: readonly number[],
-  targets: { at: Int32Array | null; to: readonly number[]; byStart: Int32Array; bySource: Int32Array },
+  targets: { at: Int32Array | null; to: ArrayLike<number>; byStart: Int32Array; bySource: Int32Array },
   answers: Uint8Array,
   scratch: { rows: Uint32Array; live: Uint8Array },
 ): void {

@@ -19,7 +19,7 @@ import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { groupByKey, groupSize, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
 import { CandidateBatch } from "./candidates.ts";
-import { emptyPairs, pairsAcross, pairsBetween, pairsWithin } from "./pairs.ts";
+import { pairsAcross, pairsBetween, pairsWithin } from "./pairs.ts";
 import { Reachability } from "./reach.ts";
 import { topoPositions } from "./topo-orders.ts";
 
@@ -112,7 +112,10 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
 
   const conflicts: TransactionConflict[] = [];
   const idOf = (p: number, i: number) => prepared[p]!.proposal.actions[i]!.id;
-  const name = (p: number, i: number) => (several ? `'${idOf(p, i)}' (proposal '${prepared[p]!.proposal.id}')` : `'${idOf(p, i)}'`);
+  // What follows an action's id in a message: its closing quote, and its proposal when several are checked.
+  // The busy messages join these parts with the id (`message`), so no quoted name is made only to be copied.
+  const afterId = prepared.map((x) => (several ? `' (proposal '${x.proposal.id}')` : "'"));
+  const name = (p: number, i: number) => `'${idOf(p, i)}${afterId[p]}`;
   /** A finding on action `ai` of proposal `ap`, and on action `bi` of proposal `bp` unless `bp` is -1. */
   const conflict = (kind: TransactionConflictKind, key: string, ap: number, ai: number, bp: number, bi: number, explanation: string, resolution: string) => {
     const actions = bp === -1 ? [idOf(ap, ai)] : [idOf(ap, ai), idOf(bp, bi)];
@@ -157,18 +160,31 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
         seen.add(code);
       }
       resolutions[k] ??= `order one after the other (a dependency), or have only one of them write '${key}'`;
-      const explanation = message([name(p, i), " and ", name(q, j), " both write '", key, "' and neither is ordered before the other"]);
+      const explanation = message([
+        "'",
+        idOf(p, i),
+        afterId[p]!,
+        " and '",
+        idOf(q, j),
+        afterId[q]!,
+        " both write '",
+        key,
+        "' and neither is ordered before the other",
+      ]);
       conflicts.push(conflict("write_write", key, p, i, q, j, explanation, resolutions[k]));
       return;
     }
     // A pair that already races as two writers is reported once, as the stronger write_write.
     if (writeWrite.get(k)?.has(code) === true) return;
     const explanation = message([
-      name(p, i),
+      "'",
+      idOf(p, i),
+      afterId[p]!,
       " reads '",
       key,
-      "' while ",
-      name(q, j),
+      "' while '",
+      idOf(q, j),
+      afterId[q]!,
       ", not ordered with it, writes it: the value read depends on scheduling",
     ]);
     conflicts.push(conflict("read_write", key, p, i, q, j, explanation, READ_WRITE_RESOLUTION));
@@ -180,14 +196,6 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     prepared.map((x) => new Reachability(x.graph, x.pos)),
     found,
   );
-  // Each key's same-proposal pairs, listed here just before `addWithin` moves them into the batch.
-  const pairs = emptyPairs();
-  /** Moves the pairs just listed in `pairs`, all of proposal `p` on key id `k`, into the batch. */
-  const addWithin = (readWrite: number, k: number, p: number) => {
-    for (let c = 0; c < pairs.a.length; c++) batch.add(readWrite, k, p, pairs.a[c]!, p, pairs.b[c]!);
-    pairs.a.length = 0;
-    pairs.b.length = 0;
-  };
 
   /** How many actions of all the proposals write key id `k`. */
   const writerCount = (k: number) => {
@@ -199,10 +207,7 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     // Most keys have one writer (a million at 1M actions): no views and no array made for them.
     if (writerCount(k) < 2) continue;
     const groups = prepared.map((x) => membersOf(x.writes, k));
-    groups.forEach((g, p) => {
-      pairsWithin(g, pairs);
-      addWithin(0, k, p);
-    });
+    groups.forEach((g, p) => pairsWithin(g, (i, j) => batch.add(0, k, p, i, p, j)));
     for (let p = 0; p < groups.length; p++) {
       for (let q = p + 1; q < groups.length; q++) pairsBetween(groups[p]!, groups[q]!, (i, j) => batch.add(0, k, p, i, q, j));
     }
@@ -212,8 +217,7 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     const wgroups = prepared.map((x) => membersOf(x.writes, k));
     prepared.forEach((x, p) => {
       const rg = membersOf(x.reads, k);
-      pairsAcross(rg, wgroups[p]!, x.pos, pairs);
-      addWithin(1, k, p);
+      pairsAcross(rg, wgroups[p]!, x.pos, (i, j) => batch.add(1, k, p, i, p, j));
       wgroups.forEach((wg, q) => {
         if (q === p) return;
         pairsBetween(rg, wg, (i, j) => batch.add(1, k, p, i, q, j));

@@ -88,7 +88,7 @@ function gate(action: Action, state: ReadonlyMap<string, JsonValue>, why: boolea
 /** Every action's data predecessors, flat: action i takes data from `preds[start[i] .. start[i + 1])`. */
 export interface DataPredecessors {
   readonly start: Int32Array;
-  readonly preds: readonly number[];
+  readonly preds: ArrayLike<number>;
 }
 
 /**
@@ -99,6 +99,9 @@ export interface DataPredecessors {
  * data and are left out.
  */
 export function dataPredecessors(actions: readonly Action[], graph: DependencyGraph): DataPredecessors {
+  // The graph's only other edges order same-key state_writes: without one, its edges are exactly these
+  // (deduplicated), and no id is looked up again (at 100k actions those lookups were a third of simulate).
+  if (!actions.some((action) => action.type === "state_write")) return { start: graph.flat.predStart, preds: graph.flat.preds };
   const readKeys = stateDependencyKeys(actions);
   const lastWriter = new Map<string, number>();
   const writes: string[] = []; // one buffer, not a set per action
