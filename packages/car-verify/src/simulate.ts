@@ -10,7 +10,7 @@ import type { ProposalInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
-import { dataPredecessors, type SimulatedWalk, simulatedWalk } from "./walk.ts";
+import { dataPredecessors, flatEffects, type SimulatedWalk, simulatedWalk } from "./walk.ts";
 
 export interface SimulationOutcome {
   /** The post-state. */
@@ -22,7 +22,8 @@ export interface SimulationOutcome {
 /** The simulated walk of one proposal from any start state, on one graph and its data predecessors, computed once. */
 function walker(proposal: ActionProposal, graph: DependencyGraph = dependencyEdges(proposal.actions)): (state?: StateInput) => SimulatedWalk {
   const dataPreds = dataPredecessors(proposal.actions, graph);
-  return (state) => simulatedWalk(proposal.actions, graph, stateMap(state), dataPreds);
+  const effects = flatEffects(proposal.actions);
+  return (state) => simulatedWalk(proposal.actions, graph, stateMap(state), dataPreds, effects);
 }
 
 /**

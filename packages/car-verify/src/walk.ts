@@ -129,15 +129,48 @@ export function dataPredecessors(actions: readonly Action[], graph: DependencyGr
 }
 
 /**
- * An action's declared effects, as the engine applies them: a `state_write`
- * writes its own `{key, value}` (DECISIONS §15; the value wins over an
- * `expected_effects` entry for the same key), then every other expected effect.
+ * Every action's declared effects as the engine applies them, flat: action
+ * `i` sets `keys[e]` to `values[e]` for each `e` in `start[i] .. start[i + 1]`,
+ * in that order. A `state_write` writes its own `{key, value}` last (DECISIONS
+ * §15; the value wins over an `expected_effects` entry for the same key).
  */
-function applyEffects(action: Action, state: Map<string, JsonValue>): void {
-  const effects = action.expected_effects;
-  const own = action.type === "state_write" ? getOwn(action.parameters, "key") : undefined;
-  for (const key in effects) if (Object.hasOwn(effects, key) && key !== own) state.set(key, effects[key]!);
-  if (typeof own === "string") state.set(own, getOwn(action.parameters, "value") ?? null);
+export interface FlatEffects {
+  readonly start: Int32Array;
+  readonly keys: readonly string[];
+  readonly values: readonly JsonValue[];
+}
+
+/**
+ * Reads every action's effects once, in declaration order. The walks visit
+ * actions level by level, all over the proposal: at 1M actions, reaching
+ * from there into each action's own effects object (and its hidden class,
+ * a different one per key name) missed the cache several times an action.
+ */
+export function flatEffects(actions: readonly Action[]): FlatEffects {
+  const start = new Int32Array(actions.length + 1);
+  const keys: string[] = [];
+  const values: JsonValue[] = [];
+  for (let i = 0; i < actions.length; i++) {
+    const action = actions[i]!;
+    const effects = action.expected_effects;
+    const own = action.type === "state_write" ? getOwn(action.parameters, "key") : undefined;
+    for (const key in effects) {
+      if (!Object.hasOwn(effects, key) || key === own) continue;
+      keys.push(key);
+      values.push(effects[key]!);
+    }
+    if (typeof own === "string") {
+      keys.push(own);
+      values.push(getOwn(action.parameters, "value") ?? null);
+    }
+    start[i + 1] = keys.length;
+  }
+  return { start, keys, values };
+}
+
+/** Lands action `i`'s declared effects on `state`. */
+function applyEffects(effects: FlatEffects, i: number, state: Map<string, JsonValue>): void {
+  for (let e = effects.start[i]!; e < effects.start[i + 1]!; e++) state.set(effects.keys[e]!, effects.values[e]!);
 }
 
 /**
@@ -159,26 +192,29 @@ function byLevel(graph: DependencyGraph, check: (i: number) => void, land: (i: n
 export function declaredWalk(actions: readonly Action[], graph: DependencyGraph, initial: ReadonlyMap<string, JsonValue>): DeclaredWalk {
   const declared = new Map(initial);
   const blocked: (readonly BlockReason[] | undefined)[] = new Array(actions.length);
+  const effects = flatEffects(actions);
   byLevel(
     graph,
     (i) => {
       blocked[i] = gate(actions[i]!, declared, true);
     },
-    (i) => applyEffects(actions[i]!, declared),
+    (i) => applyEffects(effects, i, declared),
   );
   return { declared, blocked };
 }
 
 /**
  * Walks the simulated model (simulate's) on `dataPreds`
- * (`dataPredecessors(actions, graph)`, computed once per proposal): an
- * action lands nothing when its gate fails or a data predecessor did not land.
+ * (`dataPredecessors(actions, graph)`) and `effects` (`flatEffects(actions)`),
+ * both computed once per proposal: an action lands nothing when its gate
+ * fails or a data predecessor did not land.
  */
 export function simulatedWalk(
   actions: readonly Action[],
   graph: DependencyGraph,
   initial: ReadonlyMap<string, JsonValue>,
   dataPreds: DataPredecessors,
+  effects: FlatEffects,
 ): SimulatedWalk {
   const simulated = new Map(initial);
   const skipped = new Uint8Array(actions.length);
@@ -194,7 +230,7 @@ export function simulatedWalk(
       if (gate(actions[i]!, simulated, false) !== undefined) skipped[i] = 1;
     },
     (i) => {
-      if (skipped[i] === 0) applyEffects(actions[i]!, simulated);
+      if (skipped[i] === 0) applyEffects(effects, i, simulated);
     },
   );
   return { simulated, skipped };
