@@ -7,7 +7,7 @@
  */
 import type { DependencyGraph } from "@car/ir";
 import { groupSize, type KeyGroups, membersOf } from "./key-groups.ts";
-import { emptyPairs, pairsWithin, unorderedPairs } from "./pairs.ts";
+import { pairsWithin, unorderedPairs } from "./pairs.ts";
 import { Reachability } from "./reach.ts";
 
 export interface WriteConflicts {
@@ -44,27 +44,29 @@ export function findWriteConflicts(graph: DependencyGraph, pos: Int32Array, writ
   for (let k = 0; k < writers.start.length - 1; k++) if (groupSize(writers, k) > 1) shared.push(k);
   shared.sort((x, y) => (keys[x]! < keys[y]! ? -1 : keys[x]! > keys[y]! ? 1 : 0));
 
-  const candidates = emptyPairs();
+  // Candidate pair c is (xs[c], ys[c]) on key keyOf[c].
+  const xs: number[] = [];
+  const ys: number[] = [];
   const keyOf: number[] = [];
   const busy = new Set<number>();
   for (const k of shared) {
     const all = pairsWithin(membersOf(writers, k), (x, y) => {
-      candidates.a.push(x);
-      candidates.b.push(y);
+      xs.push(x);
+      ys.push(y);
       keyOf.push(k);
     });
     if (!all) busy.add(k);
   }
-  const unordered = unorderedPairs(new Reachability(graph, pos), candidates.a, candidates.b);
+  const unordered = unorderedPairs(new Reachability(graph, pos), xs, ys);
   let count = 0;
   for (let c = 0; c < unordered.length; c++) count += unordered[c]!;
-  const earlier = new Int32Array(candidates.a.length);
-  const later = new Int32Array(candidates.a.length);
+  const earlier = new Int32Array(xs.length);
+  const later = new Int32Array(xs.length);
   let found: Int32Array = new Int32Array(count);
   const partial = new Set<number>();
   for (let c = 0, f = 0; c < unordered.length; c++) {
-    const x = candidates.a[c]!;
-    const y = candidates.b[c]!;
+    const x = xs[c]!;
+    const y = ys[c]!;
     earlier[c] = Math.min(x, y);
     later[c] = Math.max(x, y);
     if (unordered[c] !== 1) continue;

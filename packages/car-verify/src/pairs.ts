@@ -12,15 +12,6 @@ import type { Reachability } from "./reach.ts";
  */
 export const ALL_PAIRS_LIMIT = 256;
 
-export interface PairList {
-  readonly a: number[];
-  readonly b: number[];
-}
-
-export function emptyPairs(): PairList {
-  return { a: [], b: [] };
-}
-
 /**
  * Hands one candidate pair to its caller as it is found: a busy key has
  * hundreds of thousands, and collected first into growing lists they cost

@@ -106,9 +106,10 @@ export class Reachability {
     const answers = new Uint8Array(from.length);
     const native = nativeKernels(from.length, NATIVE_REACH_MIN_QUERIES);
     if (native !== undefined) {
-      // The kernel does all of it on the graph's flat arrays: only the queries are copied.
+      // The kernel does all of it on the graph's flat arrays: only queries not already in an Int32Array are copied.
       const { predStart, preds, order, level } = graph.flat;
-      native.reach(predStart, preds, order, level, Int32Array.from(from), Int32Array.from(to), answers, budget);
+      const column = (q: ArrayLike<number>) => (q instanceof Int32Array ? q : Int32Array.from(q));
+      native.reach(predStart, preds, order, level, column(from), column(to), answers, budget);
       return answers;
     }
     // Position and level need no index: most batches that can be settled outright stop here.
