@@ -43,6 +43,8 @@ interface Line {
 interface Worker {
   lines: Line[];
   waitFor(prefix: string): Promise<string>;
+  /** Resolves with the first line `match` accepts; rejects if the worker exits first. */
+  waitUntil(match: (line: string) => boolean): Promise<string>;
   go(): void;
   exited: Promise<void>;
   kill(): Promise<void>;
@@ -53,22 +55,24 @@ function startWorker(args: Record<string, unknown>): Worker {
   children.push(child);
   const lines: Line[] = [];
   const seen: string[] = [];
-  const waiters: { prefix: string; resolve: (line: string) => void }[] = [];
+  const waiters: { match: (line: string) => boolean; resolve: (line: string) => void }[] = [];
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   createInterface({ input: child.stdout! }).on("line", (line) => {
     if (line.startsWith("{")) lines.push(JSON.parse(line) as Line);
     seen.push(line);
-    for (const w of [...waiters]) if (line.startsWith(w.prefix)) waiters.splice(waiters.indexOf(w), 1), w.resolve(line);
+    for (const w of [...waiters]) if (w.match(line)) waiters.splice(waiters.indexOf(w), 1), w.resolve(line);
   });
+  const waitUntil = (match: (line: string) => boolean, what = "the awaited line"): Promise<string> =>
+    new Promise<string>((resolve, reject) => {
+      const already = seen.find(match);
+      if (already !== undefined) return resolve(already);
+      waiters.push({ match, resolve });
+      void exited.then(() => reject(new Error(`worker exited (${child.exitCode ?? child.signalCode}) before printing ${what}`)));
+    });
   return {
     lines,
-    waitFor: (prefix) =>
-      new Promise<string>((resolve, reject) => {
-        const already = seen.find((l) => l.startsWith(prefix));
-        if (already !== undefined) return resolve(already);
-        waiters.push({ prefix, resolve });
-        void exited.then(() => reject(new Error(`worker exited (${child.exitCode ?? child.signalCode}) before printing ${prefix}`)));
-      }),
+    waitFor: (prefix) => waitUntil((l) => l.startsWith(prefix), prefix),
+    waitUntil,
     go: () => child.stdin!.end("GO\n"),
     exited,
     kill: async () => {
@@ -102,10 +106,12 @@ describe.skipIf(!installed)("postgres races", () => {
     const url = cluster.createDatabase("race");
     const common = { url, mode: "race", ms: 3000, shared: SHARED, overlap: 0.5, ownKeys: 3, report: "lines", tx: "strict" };
     const workers = [0, 1, 2, 3].map((i) => startWorker({ ...common, name: `w${i}` }));
-    const victim = startWorker({ ...common, name: "victim" });
+    // The victim would run for a minute: it is always killed mid-run, once it has committed at least once
+    // (a fixed delay alone was too short on a loaded CI machine) and no earlier than 1.2 s into the race.
+    const victim = startWorker({ ...common, ms: 60_000, name: "victim" });
     await Promise.all([...workers, victim].map((w) => w.waitFor("READY")));
     for (const w of [...workers, victim]) w.go();
-    await new Promise((r) => setTimeout(r, 1200));
+    await Promise.all([victim.waitUntil((l) => l.startsWith("{") && (JSON.parse(l) as Line).outcome === "committed"), new Promise((r) => setTimeout(r, 1200))]);
     await victim.kill();
     await Promise.all(workers.map((w) => w.waitFor("DONE")));
     await Promise.all(workers.map((w) => w.exited));
