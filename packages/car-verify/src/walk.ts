@@ -149,23 +149,28 @@ export interface FlatEffects {
  */
 export function flatEffects(actions: readonly Action[]): FlatEffects {
   const start = new Int32Array(actions.length + 1);
-  const keys: string[] = [];
-  const values: JsonValue[] = [];
+  // Sized for one effect per action, the common case, so a 1M-action plan's lists are not regrown
+  // step by step from empty; trimmed to what was written at the end.
+  const keys: string[] = new Array(actions.length);
+  const values: JsonValue[] = new Array(actions.length);
+  let e = 0;
   for (let i = 0; i < actions.length; i++) {
     const action = actions[i]!;
     const effects = action.expected_effects;
     const own = action.type === "state_write" ? getOwn(action.parameters, "key") : undefined;
     for (const key in effects) {
       if (!Object.hasOwn(effects, key) || key === own) continue;
-      keys.push(key);
-      values.push(effects[key]!);
+      keys[e] = key;
+      values[e++] = effects[key]!;
     }
     if (typeof own === "string") {
-      keys.push(own);
-      values.push(getOwn(action.parameters, "value") ?? null);
+      keys[e] = own;
+      values[e++] = getOwn(action.parameters, "value") ?? null;
     }
-    start[i + 1] = keys.length;
+    start[i + 1] = e;
   }
+  keys.length = e;
+  values.length = e;
   return { start, keys, values };
 }
 
