@@ -43,8 +43,8 @@ interface Line {
 interface Worker {
   lines: Line[];
   waitFor(prefix: string): Promise<string>;
-  /** Resolves with the first line `match` accepts; rejects if the worker exits first. */
-  waitUntil(match: (line: string) => boolean): Promise<string>;
+  /** Resolves with the first line `match` accepts; rejects, naming `what`, if the worker exits first. */
+  waitUntil(match: (line: string) => boolean, what: string): Promise<string>;
   go(): void;
   exited: Promise<void>;
   kill(): Promise<void>;
@@ -62,7 +62,7 @@ function startWorker(args: Record<string, unknown>): Worker {
     seen.push(line);
     for (const w of [...waiters]) if (w.match(line)) waiters.splice(waiters.indexOf(w), 1), w.resolve(line);
   });
-  const waitUntil = (match: (line: string) => boolean, what = "the awaited line"): Promise<string> =>
+  const waitUntil = (match: (line: string) => boolean, what: string): Promise<string> =>
     new Promise<string>((resolve, reject) => {
       const already = seen.find(match);
       if (already !== undefined) return resolve(already);
@@ -111,7 +111,10 @@ describe.skipIf(!installed)("postgres races", () => {
     const victim = startWorker({ ...common, ms: 60_000, name: "victim" });
     await Promise.all([...workers, victim].map((w) => w.waitFor("READY")));
     for (const w of [...workers, victim]) w.go();
-    await Promise.all([victim.waitUntil((l) => l.startsWith("{") && (JSON.parse(l) as Line).outcome === "committed"), new Promise((r) => setTimeout(r, 1200))]);
+    await Promise.all([
+      victim.waitUntil((l) => l.startsWith("{") && (JSON.parse(l) as Line).outcome === "committed", "a committed proposal"),
+      new Promise((r) => setTimeout(r, 1200)),
+    ]);
     await victim.kill();
     await Promise.all(workers.map((w) => w.waitFor("DONE")));
     await Promise.all(workers.map((w) => w.exited));
