@@ -124,6 +124,9 @@ const params = fc.oneof(
 async function hostileClient(): Promise<TestClient> {
   const c = await fx.client();
   c.handle("tools.execute", () => ({ result: { n: 1, nested: nestedTo(40) } }));
+  // The model answers with a plan that is not one: left unanswered, a `task` among the params made
+  // planner.run wait out its whole propose timeout (300 s), past the test's own.
+  c.handle("planner.propose", () => ({ result: { actions: "not a list", nested: nestedTo(40) } }));
   c.handle("multi.run_agent", (p) => ({ result: { name: p?.spec?.name ?? "x", answer: "a", turns: 1, tool_calls: 0, duration_ms: 1, error: null } }));
   // Schemas with the keywords that used to throw on parsed (prototype-free) values.
   const schema = { type: "object", properties: { v: { type: "array", uniqueItems: true }, e: { enum: [{ a: 1 }, "x"] }, k: { pattern: "^(a+)+$" } } };
