@@ -1,5 +1,5 @@
 /**
- * The dependency chain is ir → verify, policy → engine → conformance, cli.
+ * The dependency chain is ir → verify, policy → engine → conformance, server → cli.
  * These tests read every package's sources and manifest and fail when a
  * package reaches up (or sideways) the chain, or deep-imports another
  * package's internals instead of its `exports` map.
@@ -19,7 +19,8 @@ const LAYERS: Record<string, number> = {
   "@car/policy": 1,
   "@car/engine": 2,
   "@car/conformance": 3,
-  "@car/cli": 3,
+  "@car/server": 3,
+  "@car/cli": 4,
 };
 /** Test-only exceptions: the CLI's tests run the conformance suite against `car serve`. */
 const TEST_ONLY_EDGES = new Set(["@car/cli -> @car/conformance"]);

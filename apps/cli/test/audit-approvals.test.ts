@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { borrowedStore, Runtime } from "@car/engine";
 import { sqlite } from "@car/engine/sqlite";
-import { openCarDatabase } from "../src/car-database.ts";
+import { openCarDatabase } from "@car/server/home";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approveDeploy, demo, repoRoot } from "./demo.ts";
 import { runCar } from "./run-car.ts";

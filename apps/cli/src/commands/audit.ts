@@ -14,9 +14,8 @@ import { CarError, ERROR_CODES } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
 import type { ChainReport } from "@car/engine";
 import { type Anchor, appendAnchor, readAnchors } from "@car/engine/sqlite";
-import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { ANCHOR_FILE, auditKeyPath, databasePath, isPostgresUrl, openCarDatabase, openPostgres } from "../car-database.ts";
-import { resolveCarHome } from "../car-home.ts";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
+import { ANCHOR_FILE, auditKeyPath, databasePath, isPostgresUrl, openCarDatabase, openPostgres, resolveCarHome } from "@car/server/home";
 import { eprintln, println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 
