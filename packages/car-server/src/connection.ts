@@ -22,8 +22,10 @@ import {
   RpcFault,
   toRpcError,
 } from "./jsonrpc.ts";
-import type { MethodTable } from "./method.ts";
-import { paramsObject, requireString } from "./params.ts";
+import type { MethodContext, MethodSpec, MethodTable } from "./method.ts";
+import { requireOperator, roleOf } from "./operator.ts";
+import { tenantScope, UNSCOPED } from "./tenancy.ts";
+import { optionalString, paramsObject, requireString } from "./params.ts";
 import { RpcPeer } from "./peer.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import { tokensMatch } from "./auth.ts";
@@ -259,8 +261,8 @@ export class Connection {
         throw new CarError("cancelled", "the server is shutting down and accepts no new requests");
       });
     }
-    const handler = getOwn(this.options.methods, message.method);
-    if (handler === undefined) {
+    const spec = getOwn(this.options.methods, message.method);
+    if (spec === undefined) {
       return reply(() => {
         throw new RpcFault(RPC_METHOD_NOT_FOUND, `unknown method: ${message.method}`);
       });
@@ -273,9 +275,21 @@ export class Connection {
     }
     this.requestsInFlight += 1;
     const params = message.params;
-    return reply(() => handler(params, { session: this.session, signal: this.aborter.signal })).finally(() => {
+    return reply(() => spec.handler(params, this.contextFor(message.method, spec, params))).finally(() => {
       this.requestsInFlight -= 1;
     });
+  }
+
+  /**
+   * What the method's declaration allows this caller, checked before its
+   * handler runs: its role, and for a `tenant_id` method the validated
+   * tenant scope it will reach keys through.
+   */
+  private contextFor(method: string, spec: MethodSpec, params: JsonValue | undefined): MethodContext {
+    const role = roleOf(this.session);
+    if (spec.role === "operator") requireOperator({ session: this.session, role }, `${method} is an operator act`);
+    const tenant = spec.tenancy === "tenant_id" ? tenantScope(optionalString(paramsObject(params), "tenant_id")) : UNSCOPED;
+    return { session: this.session, signal: this.aborter.signal, role, tenant };
   }
 
   private async run(body: () => JsonValue | Promise<JsonValue>): Promise<{ result: JsonValue } | { error: ReturnType<typeof toRpcError> }> {

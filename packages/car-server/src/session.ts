@@ -11,6 +11,7 @@ import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
 import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
+import { serverAdmission } from "./admission.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -76,6 +77,7 @@ export class Session {
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: borrowedStore(store) } : {}),
       approvalGate: this.gate,
+      admission: serverAdmission(this),
       ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
@@ -103,6 +105,7 @@ export class Session {
     this.options = { ...this.options, store: undefined };
     this.runtime = new Runtime({
       approvalGate: this.gate,
+      admission: serverAdmission(this),
       maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
       ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
     });

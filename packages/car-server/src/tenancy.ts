@@ -21,7 +21,8 @@ export interface TenantScope {
   visible(stored: string): string | undefined;
 }
 
-const UNSCOPED: TenantScope = {
+/** The view of a caller without a tenant: unscoped keys only. */
+export const UNSCOPED: TenantScope = {
   stored(key) {
     if (key.startsWith(TENANT_PREFIX)) {
       throw new CarError("unauthorized", `state key '${key}' is in the tenant namespace: pass tenant_id to reach a tenant's keys`, { key });

@@ -7,8 +7,7 @@
  */
 import { emptyMap, getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
 import { isPermissionTier, type PermissionTier, PERMISSION_TIERS, type Posture } from "@car/policy";
-import type { MethodContext, MethodTable } from "../method.ts";
-import { requireOperator } from "../operator.ts";
+import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
 import { invalidParams, optionalString, paramsObject, requireString } from "../params.ts";
 import { requireStore, type ServeStore } from "../serve-store.ts";
 
@@ -60,7 +59,6 @@ async function get(_params: JsonValue | undefined, ctx: MethodContext): Promise<
 }
 
 async function set(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  requireOperator(ctx, "agent_permissions.set");
   const store = storeOf(ctx, "agent_permissions.set");
   const p = paramsObject(params);
   const agentId = requireString(p, "agent_id");
@@ -73,7 +71,6 @@ async function set(params: JsonValue | undefined, ctx: MethodContext): Promise<J
 }
 
 async function reset(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  requireOperator(ctx, "agent_permissions.reset");
   const store = storeOf(ctx, "agent_permissions.reset");
   await store.postures.clear(requireString(paramsObject(params), "agent_id"), null);
   return policyOf(store);
@@ -89,8 +86,8 @@ async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Prom
 }
 
 export const agentPermissionMethods: MethodTable = {
-  "agent_permissions.get": get,
-  "agent_permissions.set": set,
-  "agent_permissions.reset": reset,
-  "agent_permissions.evaluate": evaluate,
+  "agent_permissions.get": agentMethod(get),
+  "agent_permissions.set": operatorMethod(set),
+  "agent_permissions.reset": operatorMethod(reset),
+  "agent_permissions.evaluate": agentMethod(evaluate),
 };

@@ -19,7 +19,7 @@ import {
   PERMISSION_TIERS,
   tierRank,
 } from "@car/policy";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
 import { requireOperator } from "../operator.ts";
 import { invalidParams, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
@@ -80,7 +80,6 @@ export function moveTier(ctx: MethodContext, tier: PermissionTier, method: strin
 function decide(decision: ApprovalOutcome) {
   return async (params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> => {
     const p = paramsObject(params);
-    requireOperator(ctx, decision === "approved" ? "permission.approve" : "permission.reject");
     const session = ctx.session;
     const actionParam = optionalObject(p, "action");
     let subject: ApprovalSubject;
@@ -115,10 +114,10 @@ function setTier(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 }
 
 export const approvalMethods: MethodTable = {
-  "permission.evaluate": evaluate,
-  "permission.pending": pending,
-  "permission.approve": decide("approved"),
-  "permission.reject": decide("rejected"),
-  "permission.get_tier": getTier,
-  "permission.set_tier": setTier,
+  "permission.evaluate": agentMethod(evaluate),
+  "permission.pending": agentMethod(pending),
+  "permission.approve": operatorMethod(decide("approved")),
+  "permission.reject": operatorMethod(decide("rejected")),
+  "permission.get_tier": agentMethod(getTier),
+  "permission.set_tier": agentMethod(setTier),
 };

@@ -7,7 +7,7 @@
  */
 import { CarError, type JsonObject, type JsonValue } from "@car/ir";
 import type { RetentionPolicy } from "@car/engine";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
 import { invalidParams, optionalNumber, optionalObject, paramsObject } from "../params.ts";
 import { requireStore, type ServeStore } from "../serve-store.ts";
 
@@ -73,7 +73,7 @@ async function retention(params: JsonValue | undefined, ctx: MethodContext): Pro
 }
 
 export const auditMethods: MethodTable = {
-  "events.chain.verify": verify,
-  "events.chain.enable": enable,
-  "events.retention": retention,
+  "events.chain.verify": agentMethod(verify),
+  "events.chain.enable": agentMethod(enable),
+  "events.retention": operatorMethod(retention),
 };

@@ -1,11 +1,16 @@
 /**
  * `events.query` / `events.count` over the session's audit log. A query is
  * a conjunction of optional filters and comes back most recent first, as
- * the reference specifies.
+ * the reference specifies. The log records direct writes of tenant keys
+ * (`state_changed`, with the value), so a query is tenant-scoped like
+ * `state.*`: the caller sees an event about a state key only when the key is
+ * visible in its scope. `events.count` counts the whole log; a count reveals
+ * no key or value.
  */
 import { isJsonObject, type JsonValue } from "@car/ir";
-import type { EventQuery } from "@car/engine";
-import type { MethodContext, MethodTable } from "../method.ts";
+import type { CarEvent, EventQuery } from "@car/engine";
+import type { TenantScope } from "../tenancy.ts";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, optionalArray, optionalNumber, optionalObject, optionalString, paramsObject, stringArray } from "../params.ts";
 
 function readQuery(params: JsonValue | undefined): EventQuery {
@@ -32,8 +37,24 @@ function readQuery(params: JsonValue | undefined): EventQuery {
   return query;
 }
 
+/** Whether the event names a state key the caller's scope cannot see. */
+function hidden(event: CarEvent, scope: TenantScope): boolean {
+  const key = event.data["key"];
+  return typeof key === "string" && scope.visible(key) === undefined;
+}
+
 function query(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  const events = ctx.session.runtime.events.query(readQuery(params));
+  const q = readQuery(params);
+  const log = ctx.session.runtime.events;
+  let events = log.query(q).filter((e) => !hidden(e, ctx.tenant));
+  // A hidden event inside the limit would shorten the page: read past it, then cut.
+  if (q.limit !== undefined && events.length < q.limit) {
+    const { limit, ...unlimited } = q;
+    events = log
+      .query(unlimited)
+      .filter((e) => !hidden(e, ctx.tenant))
+      .slice(0, limit);
+  }
   return { count: events.length, events: events as unknown as JsonValue };
 }
 
@@ -43,4 +64,4 @@ function count(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   return isJsonObject(params) && Object.keys(params).length > 0 ? log.count(readQuery(params)) : log.count();
 }
 
-export const eventMethods: MethodTable = { "events.query": query, "events.count": count };
+export const eventMethods: MethodTable = { "events.query": agentMethod(query, "tenant_id"), "events.count": agentMethod(count) };

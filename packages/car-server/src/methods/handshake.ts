@@ -6,7 +6,7 @@
  */
 import type { JsonValue } from "@car/ir";
 import { RPC_CAPABILITY_MISMATCH, RPC_PROTOCOL_MISMATCH, RpcFault } from "../jsonrpc.ts";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { optionalArray, optionalString, paramsObject, stringArray } from "../params.ts";
 import { VERSION } from "../version.ts";
 
@@ -50,4 +50,4 @@ function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue
   };
 }
 
-export const handshakeMethods: MethodTable = { "server.handshake": handshake };
+export const handshakeMethods: MethodTable = { "server.handshake": agentMethod(handshake) };

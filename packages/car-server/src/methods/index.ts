@@ -1,5 +1,10 @@
-/** The complete method table: one fragment per namespace, merged once. */
-import type { MethodTable } from "../method.ts";
+/**
+ * The one method table: one fragment per namespace, merged once. Every
+ * entry declares its role and tenancy (method.ts); the dispatcher enforces
+ * both, `capabilities.list` reports the roles, and method-table.test.ts
+ * walks it.
+ */
+import { agentMethod, type MethodTable } from "../method.ts";
 import { agentPermissionMethods } from "./agent-permissions.ts";
 import { approvalMethods } from "./approvals.ts";
 import { auditMethods } from "./audit.ts";
@@ -32,5 +37,5 @@ export const METHODS: MethodTable = Object.freeze({
   ...plannerMethods,
   ...skillMethods,
   ...operationMethods,
-  "capabilities.list": capabilitiesList(() => METHODS),
+  "capabilities.list": agentMethod(capabilitiesList(() => METHODS)),
 });

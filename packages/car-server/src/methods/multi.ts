@@ -16,7 +16,7 @@ import {
   runVote,
   type SwarmMode,
 } from "@car/engine/multi";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, optionalNumber, optionalObject, paramsObject, requireArray, requireString, requireValue } from "../params.ts";
 import type { Session } from "../session.ts";
 
@@ -117,9 +117,9 @@ async function vote(params: JsonValue | undefined, ctx: MethodContext): Promise<
 }
 
 export const multiMethods: MethodTable = {
-  "multi.pipeline": pipeline,
-  "multi.swarm": swarm,
-  "multi.supervisor": supervisor,
-  "multi.map_reduce": mapReduce,
-  "multi.vote": vote,
+  "multi.pipeline": agentMethod(pipeline),
+  "multi.swarm": agentMethod(swarm),
+  "multi.supervisor": agentMethod(supervisor),
+  "multi.map_reduce": agentMethod(mapReduce),
+  "multi.vote": agentMethod(vote),
 };

@@ -6,20 +6,16 @@
  */
 import type { JsonValue } from "@car/ir";
 import { costByAgent, metricsSummary } from "@car/engine";
-import type { MethodContext, MethodHandler, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodHandler, type MethodTable, agentMethod } from "../method.ts";
 
-/** Methods only an operator connection (one acting for no agent) may call; see operator.ts. */
-const OPERATOR_METHODS: ReadonlySet<string> = new Set(["permission.approve", "permission.reject", "agent_permissions.set", "agent_permissions.reset"]);
-
-/** `capabilities.list` over `table`, given lazily because the table includes this method. */
+/** `capabilities.list` over `table` (each method's declared role), given lazily because the table includes this method. */
 export function capabilitiesList(table: () => MethodTable): MethodHandler {
   return (_params: JsonValue | undefined, ctx: MethodContext): JsonValue => {
-    const agentScoped = ctx.session.options.agentId !== undefined;
-    const methods = Object.keys(table())
-      .sort()
-      .map((method) => ({ method, role: OPERATOR_METHODS.has(method) ? "operator" : "agent" }))
-      .filter((row) => !agentScoped || row.role === "agent");
-    return { caller_role: agentScoped ? "agent" : "operator", count: methods.length, methods };
+    const methods = Object.entries(table())
+      .map(([method, spec]) => ({ method, role: spec.role }))
+      .filter((row) => ctx.role === "operator" || row.role === "agent")
+      .sort((a, b) => (a.method < b.method ? -1 : 1));
+    return { caller_role: ctx.role, count: methods.length, methods };
   };
 }
 
@@ -32,6 +28,6 @@ function costs(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 }
 
 export const operationMethods: MethodTable = {
-  "metrics.summary": summary,
-  "events.cost_by_agent": costs,
+  "metrics.summary": agentMethod(summary),
+  "events.cost_by_agent": agentMethod(costs),
 };

@@ -9,7 +9,7 @@
 import type { CostTarget, JsonObject, JsonValue } from "@car/ir";
 import { serializeProposalResult } from "@car/ir";
 import { type PlanAttempt, type ProposeFn, runPlanLoop } from "@car/engine/planner";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { optionalNumber, optionalObject, paramsObject, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
 
@@ -52,4 +52,4 @@ async function run(params: JsonValue | undefined, ctx: MethodContext): Promise<J
   return out;
 }
 
-export const plannerMethods: MethodTable = { "planner.run": run };
+export const plannerMethods: MethodTable = { "planner.run": agentMethod(run, "proposal") };

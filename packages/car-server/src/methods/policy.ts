@@ -7,7 +7,7 @@
  */
 import type { JsonValue } from "@car/ir";
 import { classifyProposal } from "@car/policy";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { paramsObject, requireString } from "../params.ts";
 import { policyDefinition, registerAll } from "./definitions.ts";
 import { proposalParam } from "./static-analysis.ts";
@@ -36,8 +36,8 @@ function classify(params: JsonValue | undefined): JsonValue {
 }
 
 export const policyMethods: MethodTable = {
-  "policy.register": register,
-  "policy.unregister": unregister,
-  "policy.list": list,
-  "permission.classify": classify,
+  "policy.register": agentMethod(register),
+  "policy.unregister": agentMethod(unregister),
+  "policy.list": agentMethod(list),
+  "permission.classify": agentMethod(classify),
 };

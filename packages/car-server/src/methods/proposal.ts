@@ -7,48 +7,11 @@
  * `rollback: "compensate"` an aborted proposal's compensations run (through
  * this client's `tools.execute`, like any call) before the answer.
  */
-import { CarError, isJsonObject, type JsonValue, type ProposalResult, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
-import { TerminalToolError, type ToolCaller } from "@car/engine";
-import type { MethodContext, MethodTable } from "../method.ts";
-import { callClientTool } from "../client-tool.ts";
+import { type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, paramsObject, requireValue } from "../params.ts";
-import type { Session } from "../session.ts";
-import { checkProposalTenancy } from "../tenancy.ts";
 import { applyRetention } from "./audit.ts";
 import { commitRefusalOf, refusalError } from "../commit-refusal.ts";
-
-/** Refuses a proposal with more actions than the server takes, before parsing it. */
-function checkActionCount(proposal: JsonValue, max: number): void {
-  const actions = isJsonObject(proposal) ? proposal["actions"] : undefined;
-  if (Array.isArray(actions) && actions.length > max) {
-    throw new CarError("invalid_proposal", `the proposal has ${actions.length} actions; this server accepts at most ${max} per proposal (--max-actions)`, {
-      actions: actions.length,
-      limit: max,
-    });
-  }
-}
-
-/**
- * The session's dispatch, counting the bytes of tool output this proposal
- * receives, as the answers' frames measured on the socket (nothing is
- * serialised again to count): past the limit the call fails terminally, so
- * the proposal aborts and rolls back instead of the server holding ever
- * more output.
- */
-function meteredCaller(session: Session): ToolCaller {
-  const max = session.options.limits.maxOutputBytesPerProposal;
-  let received = 0;
-  const count = (bytes: number): void => {
-    received += bytes;
-  };
-  return async (call, signal) => {
-    const answer = await callClientTool(session, call, signal, count);
-    if (received > max) {
-      throw new TerminalToolError(`budget_exceeded: the proposal's tool outputs reached ${received} bytes, over the ${max}-byte limit (--max-output-bytes)`);
-    }
-    return answer;
-  };
-}
 
 async function submit(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
@@ -60,27 +23,14 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   const rollback = p["rollback"] ?? "state";
   if (rollback !== "state" && rollback !== "compensate") throw invalidParams('rollback must be "state" or "compensate"');
   const session = ctx.session;
-  checkActionCount(proposal, session.options.limits.maxActionsPerProposal);
-  // Parsed once: the runtime takes the pair as it is.
+  // Parsed once: the runtime takes the pair as it is. Its admission guard (admission.ts) holds the server's rules.
   const parsed = parseProposalWithGraph(proposal);
-  checkProposalTenancy(parsed.proposal);
-  session.proposals.take();
-  let result: ProposalResult;
-  try {
-    session.options.serverProposals.take();
-    try {
-      result = await session.runtime.executeProposal(parsed, undefined, {
-        toolCaller: meteredCaller(session),
-        session_id: session.id,
-        signal: ctx.signal,
-        rollback,
-      });
-    } finally {
-      session.options.serverProposals.release();
-    }
-  } finally {
-    session.proposals.release();
-  }
+  const result = await session.runtime.executeProposal(parsed, undefined, {
+    toolCaller: session.toolCaller,
+    session_id: session.id,
+    signal: ctx.signal,
+    rollback,
+  });
   // An installed `events.retention` bound holds after every append, as the reference describes.
   await applyRetention(ctx.session.options.store);
   const serialized = serializeProposalResult(result);
@@ -90,4 +40,4 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   return serialized;
 }
 
-export const proposalMethods: MethodTable = { "proposal.submit": submit };
+export const proposalMethods: MethodTable = { "proposal.submit": agentMethod(submit, "proposal") };

@@ -7,7 +7,7 @@
  * narrow, never rise above the server's standing tier.
  */
 import type { JsonValue } from "@car/ir";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { optionalArray, optionalString, paramsObject } from "../params.ts";
 import { moveTier, readTier } from "./approvals.ts";
 import { policyDefinition, registerAll, toolDefinition } from "./definitions.ts";
@@ -24,4 +24,4 @@ function sessionInit(params: JsonValue | undefined, ctx: MethodContext): JsonVal
   return { session_id: ctx.session.id, tools_registered: tools.length, policies_registered: policies.length };
 }
 
-export const sessionMethods: MethodTable = { "session.init": sessionInit };
+export const sessionMethods: MethodTable = { "session.init": agentMethod(sessionInit) };

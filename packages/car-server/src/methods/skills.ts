@@ -29,7 +29,7 @@ import {
   type DistilledSkillInput,
   type SkillStore,
 } from "@car/engine/skills";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, optionalArray, optionalNumber, optionalString, paramsObject, requireArray, requireString, stringArray } from "../params.ts";
 import type { Session } from "../session.ts";
 
@@ -143,17 +143,17 @@ async function repair(params: JsonValue | undefined, ctx: MethodContext): Promis
 }
 
 export const skillMethods: MethodTable = {
-  "skills.distill": distill,
-  "skills.list": list,
-  "skill.ingest": ingest,
-  "skills.ingest": ingest,
-  "skills.ingest_distilled": ingestDistilled,
-  "skill.find": find,
-  "skills.find": find,
-  "skill.report": report,
-  "skills.report_outcome": report,
-  "skills.domains_needing_evolution": weakDomains,
-  "skills.evolve": evolve,
-  "skill.repair": repair,
-  "skills.repair": repair,
+  "skills.distill": agentMethod(distill),
+  "skills.list": agentMethod(list),
+  "skill.ingest": agentMethod(ingest),
+  "skills.ingest": agentMethod(ingest),
+  "skills.ingest_distilled": agentMethod(ingestDistilled),
+  "skill.find": agentMethod(find),
+  "skills.find": agentMethod(find),
+  "skill.report": agentMethod(report),
+  "skills.report_outcome": agentMethod(report),
+  "skills.domains_needing_evolution": agentMethod(weakDomains),
+  "skills.evolve": agentMethod(evolve),
+  "skill.repair": agentMethod(repair),
+  "skills.repair": agentMethod(repair),
 };

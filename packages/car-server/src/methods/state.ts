@@ -3,42 +3,37 @@
  * state store. An optional `tenant_id` scopes a call to the keys stored under
  * `tenant:<id>:`; without it only unscoped keys are reachable, so tenants and
  * unscoped callers never see each other's keys (the reference's contract,
- * enforced in `tenancy.ts`).
+ * enforced in `tenancy.ts`). The dispatcher validates `tenant_id` and hands
+ * each call its scope as `ctx.tenant` (a `tenant_id` method in the table).
  */
-import { emptyMap, getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
-import type { MethodContext, MethodTable } from "../method.ts";
-import { optionalString, paramsObject, requireString } from "../params.ts";
-import { type TenantScope, tenantScope } from "../tenancy.ts";
-
-/** The caller's tenant scope (`tenancy.ts`): its `tenant_id`, validated, or none. */
-function scope(p: JsonObject): TenantScope {
-  return tenantScope(optionalString(p, "tenant_id"));
-}
+import { emptyMap, getOwn, type JsonValue, setOwn } from "@car/ir";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
+import { paramsObject, requireString } from "../params.ts";
 
 function get(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
-  return ctx.session.runtime.state.get(scope(p).stored(requireString(p, "key"))) ?? null;
+  return ctx.session.runtime.state.get(ctx.tenant.stored(requireString(p, "key"))) ?? null;
 }
 
 function set(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
-  const key = scope(p).stored(requireString(p, "key"));
+  const key = ctx.tenant.stored(requireString(p, "key"));
   ctx.session.runtime.state.set(key, getOwn(p, "value") ?? null);
   return "ok";
 }
 
 function exists(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
-  return ctx.session.runtime.state.exists(scope(p).stored(requireString(p, "key")));
+  return ctx.session.runtime.state.exists(ctx.tenant.stored(requireString(p, "key")));
 }
 
-function keys(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  const s = scope(paramsObject(params));
+function keys(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  const s = ctx.tenant;
   return ctx.session.runtime.state.keys().flatMap((k) => s.visible(k) ?? []);
 }
 
-function snapshot(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  const s = scope(paramsObject(params));
+function snapshot(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  const s = ctx.tenant;
   const all = ctx.session.runtime.state.snapshot();
   const out = emptyMap();
   for (const k of Object.keys(all)) {
@@ -49,9 +44,9 @@ function snapshot(params: JsonValue | undefined, ctx: MethodContext): JsonValue 
 }
 
 export const stateMethods: MethodTable = {
-  "state.get": get,
-  "state.set": set,
-  "state.exists": exists,
-  "state.keys": keys,
-  "state.snapshot": snapshot,
+  "state.get": agentMethod(get, "tenant_id"),
+  "state.set": agentMethod(set, "tenant_id"),
+  "state.exists": agentMethod(exists, "tenant_id"),
+  "state.keys": agentMethod(keys, "tenant_id"),
+  "state.snapshot": agentMethod(snapshot, "tenant_id"),
 };

@@ -6,7 +6,7 @@
  */
 import { type ActionProposal, type JsonObject, type JsonValue, parseProposal, parseProposalWithGraph, serializeProposal } from "@car/ir";
 import { equivalentDetailed, optimize, simulateDetailed, verify } from "@car/verify";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { agentMethod, type MethodContext, type MethodTable } from "../method.ts";
 import { invalidParams, optionalArray, optionalNumber, optionalObject, paramsObject, requireValue } from "../params.ts";
 
 /** Parses the proposal found under `key`; a malformed one is `invalid_proposal` (-32602) naming the problems. */
@@ -59,8 +59,8 @@ function equivalentMethod(params: JsonValue | undefined): JsonValue {
 }
 
 export const staticAnalysisMethods: MethodTable = {
-  verify: verifyMethod,
-  simulate: simulateMethod,
-  optimize: optimizeMethod,
-  equivalent: equivalentMethod,
+  verify: agentMethod(verifyMethod),
+  simulate: agentMethod(simulateMethod),
+  optimize: agentMethod(optimizeMethod),
+  equivalent: agentMethod(equivalentMethod),
 };

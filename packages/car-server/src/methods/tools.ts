@@ -4,7 +4,7 @@
  * registered here run on the client through `tools.execute` callbacks.
  */
 import { isJsonObject, type JsonValue } from "@car/ir";
-import type { MethodContext, MethodTable } from "../method.ts";
+import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, paramsObject, requireArray, requireString } from "../params.ts";
 import { registerAll, toolDefinition } from "./definitions.ts";
 
@@ -48,10 +48,10 @@ function streamSubscribe(_params: JsonValue | undefined, ctx: MethodContext): Js
 }
 
 export const toolMethods: MethodTable = {
-  "tools.register": register,
-  "tools.list": list,
-  "tools.unregister": unregister,
-  "tools.poll": poll,
-  "tools.cancel": cancel,
-  "tools.stream.subscribe": streamSubscribe,
+  "tools.register": agentMethod(register),
+  "tools.list": agentMethod(list),
+  "tools.unregister": agentMethod(unregister),
+  "tools.poll": agentMethod(poll),
+  "tools.cancel": agentMethod(cancel),
+  "tools.stream.subscribe": agentMethod(streamSubscribe),
 };
