@@ -4,7 +4,8 @@
  * `proposal.submit`, `planner.run` and any later source of actions get the
  * same refusals: the action limit, the tenancy boundary, a proposal slot on
  * the connection and on the server, and a meter on the tool output the run
- * receives.
+ * receives — per run (`--max-output-bytes`), and held on the connection's
+ * share of the server's bound (held-bytes.ts) until the run ends.
  */
 import { type ActionProposal, CarError } from "@car/ir";
 import { type AdmissionGuard, TerminalToolError, type ToolCaller } from "@car/engine";
@@ -29,18 +30,37 @@ function checkActionCount(proposal: ActionProposal, max: number): void {
  * limit the call fails terminally, so the run aborts and rolls back instead
  * of the server holding ever more output.
  */
-function meteredCaller(session: Session, max: number): ToolCaller {
-  let received = 0;
-  const count = (bytes: number): void => {
-    received += bytes;
-  };
-  return async (call, signal) => {
-    const answer = await callClientTool(session, call, signal, count);
-    if (received > max) {
-      throw new TerminalToolError(`budget_exceeded: the proposal's tool outputs reached ${received} bytes, over the ${max}-byte limit (--max-output-bytes)`);
+class OutputMeter {
+  /** Bytes of output this run received, all held on the connection's account until the run ends. */
+  received = 0;
+  constructor(
+    private readonly session: Session,
+    private readonly max: number,
+  ) {}
+
+  readonly caller: ToolCaller = async (call, signal) => {
+    let bytes = 0;
+    const answer = await callClientTool(this.session, call, signal, (n) => {
+      bytes += n;
+    });
+    this.received += bytes;
+    if (this.received > this.max) {
+      throw new TerminalToolError(
+        `budget_exceeded: the proposal's tool outputs reached ${this.received} bytes, over the ${this.max}-byte limit (--max-output-bytes)`,
+      );
+    }
+    try {
+      this.session.held.take(bytes, "tool output");
+    } catch (err) {
+      this.received -= bytes;
+      throw new TerminalToolError(`budget_exceeded: ${(err as Error).message}`);
     }
     return answer;
   };
+
+  release(): void {
+    this.session.held.release(this.received);
+  }
 }
 
 export function serverAdmission(session: Session): AdmissionGuard {
@@ -55,10 +75,12 @@ export function serverAdmission(session: Session): AdmissionGuard {
       session.proposals.release();
       throw err;
     }
+    const meter = new OutputMeter(session, limits.maxOutputBytesPerProposal);
     return {
       // The run's calls go to this client whatever caller the source passed, metered per run.
-      wrapCaller: () => meteredCaller(session, limits.maxOutputBytesPerProposal),
+      wrapCaller: () => meter.caller,
       release() {
+        meter.release();
         serverProposals.release();
         session.proposals.release();
       },

@@ -25,11 +25,15 @@ import {
 import type { MethodContext, MethodSpec, MethodTable } from "./method.ts";
 import { requireOperator, roleOf } from "./operator.ts";
 import { tenantScope, UNSCOPED } from "./tenancy.ts";
+import { HeldBytes } from "./held-bytes.ts";
 import { optionalString, paramsObject, requireString } from "./params.ts";
 import { RpcPeer } from "./peer.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import { tokensMatch } from "./auth.ts";
 import { silentServerLog, type MethodOutcome, type ServerLog } from "./server-log.ts";
+
+/** The account of a method that declares nothing to hold: any take is refused. */
+const HOLDS_NOTHING = new HeldBytes(0).account(0);
 
 /** Close code sent after refusing an unauthenticated call (RFC 6455 "policy violation"). */
 const CLOSE_POLICY_VIOLATION = 1008;
@@ -282,14 +286,16 @@ export class Connection {
 
   /**
    * What the method's declaration allows this caller, checked before its
-   * handler runs: its role, and for a `tenant_id` method the validated
-   * tenant scope it will reach keys through.
+   * handler runs: its role, for a `tenant_id` method the validated tenant
+   * scope it will reach keys through, and for a method that declares held
+   * resources the connection's share of the server's bound.
    */
   private contextFor(method: string, spec: MethodSpec, params: JsonValue | undefined): MethodContext {
     const role = roleOf(this.session);
     if (spec.role === "operator") requireOperator({ session: this.session, role }, `${method} is an operator act`);
     const tenant = spec.tenancy === "tenant_id" ? tenantScope(optionalString(paramsObject(params), "tenant_id")) : UNSCOPED;
-    return { session: this.session, signal: this.aborter.signal, role, tenant };
+    const held = spec.resources.length > 0 ? this.session.held : HOLDS_NOTHING;
+    return { session: this.session, signal: this.aborter.signal, role, tenant, held };
   }
 
   private async run(body: () => JsonValue | Promise<JsonValue>): Promise<{ result: JsonValue } | { error: ReturnType<typeof toRpcError> }> {

@@ -28,6 +28,10 @@ export interface ServerLimits {
   maxPoliciesPerConnection: number;
   /** Failed `session.auth` attempts before the connection is closed. */
   maxAuthFailures: number;
+  /** Bytes all clients together may make the server hold at once: tool outputs of running proposals, agent answers, state values. */
+  maxHeldBytes: number;
+  /** The share of `maxHeldBytes` one connection may hold. */
+  maxHeldBytesPerConnection: number;
 }
 
 const MIB = 1024 * 1024;
@@ -43,6 +47,8 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = Object.freeze({
   maxToolsPerConnection: 1_000,
   maxPoliciesPerConnection: 1_000,
   maxAuthFailures: 3,
+  maxHeldBytes: 256 * MIB,
+  maxHeldBytesPerConnection: 64 * MIB,
 });
 
 /** `car serve` flag → limit. */
@@ -57,6 +63,8 @@ const FLAGS = {
   "max-tools": "maxToolsPerConnection",
   "max-policies": "maxPoliciesPerConnection",
   "max-auth-failures": "maxAuthFailures",
+  "max-held-bytes": "maxHeldBytes",
+  "max-held-bytes-per-connection": "maxHeldBytesPerConnection",
 } as const satisfies Record<string, keyof ServerLimits>;
 
 export const LIMIT_OPTION_SPECS = Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: "string" }])) as {
@@ -87,6 +95,8 @@ const HELP: Record<keyof typeof FLAGS, string> = {
   "max-tools": "tools per connection",
   "max-policies": "policy rules per connection",
   "max-auth-failures": "wrong session.auth tokens before hanging up",
+  "max-held-bytes": "bytes all clients may make the server hold",
+  "max-held-bytes-per-connection": "bytes one connection may make it hold",
 };
 
 /** Usage lines for the flags, with their defaults. */

@@ -139,7 +139,7 @@ describe("the method table", () => {
         // The agent's own refused attempts may quote the key it tried; no record of alice's data may appear.
         if (method === "events.query")
           expect(
-            reply.result.events.filter((e: { data: { key?: string } }) => e.data.key === key),
+            (reply.result as { events: { data: { key?: string } }[] }).events.filter((e) => e.data.key === key),
             method,
           ).toEqual([]);
         else expect(text, method).not.toContain("secret");

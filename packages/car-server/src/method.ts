@@ -6,6 +6,7 @@
  */
 import type { JsonValue } from "@car/ir";
 import type { Session } from "./session.ts";
+import type { HeldAccount } from "./held-bytes.ts";
 import type { TenantScope } from "./tenancy.ts";
 
 /**
@@ -25,6 +26,14 @@ export type MethodRole = "operator" | "agent";
  */
 export type MethodTenancy = "none" | "tenant_id" | "proposal";
 
+/**
+ * What a call may make the server hold beyond its own frame, each bounded
+ * (held-bytes.ts): `proposal` — a proposal slot and the run's tool output,
+ * held by the session runtime's admission guard; `agent_answers` — the
+ * answers of a multi-agent call; `state_values` — the values it stores.
+ */
+export type MethodResource = "proposal" | "agent_answers" | "state_values";
+
 export interface MethodContext {
   session: Session;
   /** Fires when the connection closes or a forced shutdown abandons the call. */
@@ -33,6 +42,8 @@ export interface MethodContext {
   role: MethodRole;
   /** The caller's tenant scope: its `tenant_id` for a `tenant_id` method, else the unscoped view. */
   tenant: TenantScope;
+  /** The connection's share of what the server holds, for a method that declares a held resource; else an account that holds nothing. */
+  held: HeldAccount;
 }
 
 export type MethodHandler = (params: JsonValue | undefined, ctx: MethodContext) => JsonValue | Promise<JsonValue>;
@@ -41,17 +52,23 @@ export interface MethodSpec {
   readonly handler: MethodHandler;
   readonly role: MethodRole;
   readonly tenancy: MethodTenancy;
+  readonly resources: readonly MethodResource[];
+}
+
+export interface MethodDeclaration {
+  tenancy?: MethodTenancy;
+  resources?: readonly MethodResource[];
 }
 
 /** A method table fragment: one file per namespace contributes one. */
 export type MethodTable = Readonly<Record<string, MethodSpec>>;
 
-/** A method every authenticated connection may call. */
-export function agentMethod(handler: MethodHandler, tenancy: MethodTenancy = "none"): MethodSpec {
-  return Object.freeze({ handler, role: "agent", tenancy });
+/** A method every authenticated connection may call; by default it reaches no tenant data and holds nothing. */
+export function agentMethod(handler: MethodHandler, declared: MethodDeclaration = {}): MethodSpec {
+  return Object.freeze({ handler, role: "agent", tenancy: declared.tenancy ?? "none", resources: Object.freeze([...(declared.resources ?? [])]) });
 }
 
 /** A method only an operator connection may call. */
-export function operatorMethod(handler: MethodHandler, tenancy: MethodTenancy = "none"): MethodSpec {
-  return Object.freeze({ handler, role: "operator", tenancy });
+export function operatorMethod(handler: MethodHandler, declared: MethodDeclaration = {}): MethodSpec {
+  return Object.freeze({ handler, role: "operator", tenancy: declared.tenancy ?? "none", resources: Object.freeze([...(declared.resources ?? [])]) });
 }

@@ -13,6 +13,7 @@ import { resolveCarHome } from "./car-home.ts";
 import { generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
 import { Connection } from "./connection.ts";
 import { DEFAULT_LIMITS, type ServerLimits, Slots } from "./limits.ts";
+import { HeldBytes, HeldState } from "./held-bytes.ts";
 import { isLoopbackHost } from "./loopback.ts";
 import { METHODS } from "./methods/index.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -116,6 +117,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const serverProposals = new Slots(limits.maxProposalsPerServer, "proposals running on this server (--max-proposals)");
+  const heldBytes = new HeldBytes(limits.maxHeldBytes);
+  const heldState = new HeldState(heldBytes);
   let draining = false;
   const connections = new Set<Connection>();
   const http = createServer((_req, res) => {
@@ -144,6 +147,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         tracer: options.tracer,
         limits,
         serverProposals,
+        heldBytes,
+        heldState,
         log: serverLog,
         connectionId: ++nextConnection,
         remoteAddress: request.socket.remoteAddress,

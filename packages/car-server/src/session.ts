@@ -15,6 +15,7 @@ import { serverAdmission } from "./admission.ts";
 import { callClientTool } from "./client-tool.ts";
 import type { RpcPeer } from "./peer.ts";
 import type { ServeStore } from "./serve-store.ts";
+import type { HeldAccount, HeldBytes, HeldState } from "./held-bytes.ts";
 import { type ServerLimits, Slots } from "./limits.ts";
 import { SessionRules } from "./session-rules.ts";
 
@@ -35,6 +36,10 @@ export interface SessionOptions {
   limits: ServerLimits;
   /** Proposals running across the server, shared by every session. */
   serverProposals: Slots;
+  /** What all clients make the server hold (held-bytes.ts); each session gets an account of it. */
+  heldBytes: HeldBytes;
+  /** State values counted against the same pool, by key. */
+  heldState: HeldState;
 }
 
 export class Session {
@@ -47,6 +52,8 @@ export class Session {
   rules: SessionRules;
   /** Proposals running on this connection. */
   readonly proposals: Slots;
+  /** This connection's share of what the server holds for clients. */
+  readonly held: HeldAccount;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
   /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
@@ -82,6 +89,7 @@ export class Session {
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
     this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
+    this.held = options.heldBytes.account(options.limits.maxHeldBytesPerConnection);
     // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
     this.runtime.loadPolicies(join(options.carHome, "policies"));
     this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
@@ -135,8 +143,15 @@ export class Session {
     return true;
   }
 
+  /** Whose state `state.set` values are counted under: the server's database, or this session's own memory. */
+  get stateHolder(): object {
+    return this.options.store ?? this.runtime.state;
+  }
+
   close(reason: Error): void {
     this.peer.close(reason);
+    this.held.close();
+    if (this.options.store === undefined) this.options.heldState.forget(this.runtime.state);
     void this.runtime.close();
   }
 }

@@ -64,4 +64,4 @@ function count(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   return isJsonObject(params) && Object.keys(params).length > 0 ? log.count(readQuery(params)) : log.count();
 }
 
-export const eventMethods: MethodTable = { "events.query": agentMethod(query, "tenant_id"), "events.count": agentMethod(count) };
+export const eventMethods: MethodTable = { "events.query": agentMethod(query, { tenancy: "tenant_id" }), "events.count": agentMethod(count) };

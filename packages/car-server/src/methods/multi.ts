@@ -19,9 +19,15 @@ import {
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, optionalNumber, optionalObject, paramsObject, requireArray, requireString, requireValue } from "../params.ts";
 import type { Session } from "../session.ts";
+import type { HeldAccount } from "../held-bytes.ts";
 
-/** Runs one agent on the client. Its answer (an AgentOutput, or its JSON text) is validated strictly by the engine. */
-function clientAgent(session: Session): AgentFn {
+/**
+ * Runs one agent on the client. Its answer (an AgentOutput, or its JSON
+ * text) is validated strictly by the engine. The pattern keeps every answer
+ * until it returns, so each answer's bytes are held on the connection's
+ * share of the server's bound (`answers`) until the call ends.
+ */
+function clientAgent(session: Session, held: HeldAccount, answers: AnswerBytes): AgentFn {
   return async (spec, task, ctx) => {
     const id = session.nextCallbackId("agent");
     const params: JsonObject = {
@@ -36,9 +42,29 @@ function clientAgent(session: Session): AgentFn {
       session_id: session.id,
     };
     if (ctx.timeout_ms !== null) params["timeout_ms"] = ctx.timeout_ms;
-    const answer = await session.peer.call("multi.run_agent", params, id, ctx.signal);
+    let bytes = 0;
+    const answer = await session.peer.call("multi.run_agent", params, id, ctx.signal, (n) => {
+      bytes += n;
+    });
+    held.take(bytes, "multi.run_agent answers");
+    answers.held += bytes;
     return answer as unknown as AgentOutput | string;
   };
+}
+
+interface AnswerBytes {
+  held: number;
+}
+
+/** Runs one pattern call with its answers held on the connection's account, given back when the call ends. */
+async function holdingAnswers(ctx: MethodContext, run: (agent: AgentFn) => Promise<unknown>): Promise<JsonValue> {
+  const held = ctx.held;
+  const answers: AnswerBytes = { held: 0 };
+  try {
+    return (await run(clientAgent(ctx.session, held, answers))) as JsonValue;
+  } finally {
+    held.release(answers.held);
+  }
 }
 
 /** Options every pattern shares: the session's runtime (its event log, clock, ids), the budget, the per-agent timeout. */
@@ -72,29 +98,30 @@ function optionalSpec(p: JsonObject, key: string): AgentSpec | null {
 
 async function pipeline(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
-  const result = await runPipeline(specs(p, "stages"), requireString(p, "task"), clientAgent(ctx.session), runOptions(p, ctx));
-  return result as unknown as JsonValue;
+  return holdingAnswers(ctx, (agent) => runPipeline(specs(p, "stages"), requireString(p, "task"), agent, runOptions(p, ctx)));
 }
 
 async function swarm(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   const rounds = optionalNumber(p, "rounds");
-  const result = await runSwarm(requireString(p, "mode") as SwarmMode, specs(p, "agents"), requireString(p, "task"), clientAgent(ctx.session), {
-    ...runOptions(p, ctx),
-    synthesizer: optionalSpec(p, "synthesizer"),
-    ...(rounds === undefined ? {} : { rounds }),
-  });
-  return result as unknown as JsonValue;
+  return holdingAnswers(ctx, (agent) =>
+    runSwarm(requireString(p, "mode") as SwarmMode, specs(p, "agents"), requireString(p, "task"), agent, {
+      ...runOptions(p, ctx),
+      synthesizer: optionalSpec(p, "synthesizer"),
+      ...(rounds === undefined ? {} : { rounds }),
+    }),
+  );
 }
 
 async function supervisor(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   const maxRounds = optionalNumber(p, "max_rounds");
-  const result = await runSupervisor(specs(p, "workers"), spec(p, "supervisor"), requireString(p, "task"), clientAgent(ctx.session), {
-    ...runOptions(p, ctx),
-    ...(maxRounds === undefined ? {} : { max_rounds: maxRounds }),
-  });
-  return result as unknown as JsonValue;
+  return holdingAnswers(ctx, (agent) =>
+    runSupervisor(specs(p, "workers"), spec(p, "supervisor"), requireString(p, "task"), agent, {
+      ...runOptions(p, ctx),
+      ...(maxRounds === undefined ? {} : { max_rounds: maxRounds }),
+    }),
+  );
 }
 
 async function mapReduce(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
@@ -103,23 +130,26 @@ async function mapReduce(params: JsonValue | undefined, ctx: MethodContext): Pro
     if (typeof item !== "string") throw invalidParams(`items[${i}] must be a string`);
     return item;
   });
-  const result = await runMapReduce(spec(p, "mapper"), spec(p, "reducer"), requireString(p, "task"), items, clientAgent(ctx.session), runOptions(p, ctx));
-  return result as unknown as JsonValue;
+  return holdingAnswers(ctx, (agent) => runMapReduce(spec(p, "mapper"), spec(p, "reducer"), requireString(p, "task"), items, agent, runOptions(p, ctx)));
 }
 
 async function vote(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
-  const result = await runVote(specs(p, "agents"), requireString(p, "task"), clientAgent(ctx.session), {
-    ...runOptions(p, ctx),
-    synthesizer: optionalSpec(p, "synthesizer"),
-  });
-  return result as unknown as JsonValue;
+  return holdingAnswers(ctx, (agent) =>
+    runVote(specs(p, "agents"), requireString(p, "task"), agent, {
+      ...runOptions(p, ctx),
+      synthesizer: optionalSpec(p, "synthesizer"),
+    }),
+  );
 }
 
+/** Every pattern holds its agents' answers until it returns. */
+const ANSWERS = { resources: ["agent_answers"] } as const;
+
 export const multiMethods: MethodTable = {
-  "multi.pipeline": agentMethod(pipeline),
-  "multi.swarm": agentMethod(swarm),
-  "multi.supervisor": agentMethod(supervisor),
-  "multi.map_reduce": agentMethod(mapReduce),
-  "multi.vote": agentMethod(vote),
+  "multi.pipeline": agentMethod(pipeline, ANSWERS),
+  "multi.swarm": agentMethod(swarm, ANSWERS),
+  "multi.supervisor": agentMethod(supervisor, ANSWERS),
+  "multi.map_reduce": agentMethod(mapReduce, ANSWERS),
+  "multi.vote": agentMethod(vote, ANSWERS),
 };

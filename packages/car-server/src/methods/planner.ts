@@ -52,4 +52,4 @@ async function run(params: JsonValue | undefined, ctx: MethodContext): Promise<J
   return out;
 }
 
-export const plannerMethods: MethodTable = { "planner.run": agentMethod(run, "proposal") };
+export const plannerMethods: MethodTable = { "planner.run": agentMethod(run, { tenancy: "proposal", resources: ["proposal"] }) };

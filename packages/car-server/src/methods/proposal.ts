@@ -40,4 +40,4 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   return serialized;
 }
 
-export const proposalMethods: MethodTable = { "proposal.submit": agentMethod(submit, "proposal") };
+export const proposalMethods: MethodTable = { "proposal.submit": agentMethod(submit, { tenancy: "proposal", resources: ["proposal"] }) };

@@ -18,7 +18,11 @@ function get(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 function set(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
   const key = ctx.tenant.stored(requireString(p, "key"));
-  ctx.session.runtime.state.set(key, getOwn(p, "value") ?? null);
+  const value = getOwn(p, "value") ?? null;
+  // Every store keeps its state in memory: the value counts against the server's bound until the key is written again.
+  const { heldState, limits } = ctx.session.options;
+  heldState.replace(ctx.session.stateHolder, key, Buffer.byteLength(JSON.stringify(value)), limits.maxHeldBytesPerConnection);
+  ctx.session.runtime.state.set(key, value);
   return "ok";
 }
 
@@ -44,9 +48,9 @@ function snapshot(_params: JsonValue | undefined, ctx: MethodContext): JsonValue
 }
 
 export const stateMethods: MethodTable = {
-  "state.get": agentMethod(get, "tenant_id"),
-  "state.set": agentMethod(set, "tenant_id"),
-  "state.exists": agentMethod(exists, "tenant_id"),
-  "state.keys": agentMethod(keys, "tenant_id"),
-  "state.snapshot": agentMethod(snapshot, "tenant_id"),
+  "state.get": agentMethod(get, { tenancy: "tenant_id" }),
+  "state.set": agentMethod(set, { tenancy: "tenant_id", resources: ["state_values"] }),
+  "state.exists": agentMethod(exists, { tenancy: "tenant_id" }),
+  "state.keys": agentMethod(keys, { tenancy: "tenant_id" }),
+  "state.snapshot": agentMethod(snapshot, { tenancy: "tenant_id" }),
 };
