@@ -14,7 +14,7 @@ export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOpt
 export { COMPENSATION_EVENTS, type CompensationReport } from "./compensation/compensation-run.ts";
 export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
-export { type PendingCompensation } from "./compensation/compensation-phase.ts";
+export type { PendingCompensation } from "./compensation/compensation-phase.ts";
 export type { PolicyDefinition } from "@car/policy";
 export { TRACE_ATTRIBUTES } from "./telemetry/run-tracer.ts";
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";
@@ -36,6 +36,6 @@ export {
   type PostureStore,
   type RetentionPolicy,
   type RetentionResult,
-} from "./backends/shared/durable-store.ts";
-export type { ChainBreak, ChainReport } from "./backends/shared/chain-verify.ts";
-export type { Checkpoint, SignedCheckpoint } from "./backends/shared/checkpoint.ts";
+} from "./durable/durable-store.ts";
+export type { ChainBreak, ChainReport } from "./durable/chain-verify.ts";
+export type { Checkpoint, SignedCheckpoint } from "./durable/checkpoint.ts";

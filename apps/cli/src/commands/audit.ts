@@ -13,7 +13,7 @@ import { writeFileSync } from "node:fs";
 import { CarError, ERROR_CODES } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
 import type { ChainReport } from "@car/engine";
-import { type Anchor, appendAnchor, readAnchors } from "@car/engine/sqlite";
+import { type Anchor, appendAnchor, readAnchors } from "@car/store-sqlite";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
 import { ANCHOR_FILE, auditKeyPath, databasePath, isPostgresUrl, openCarDatabase, openPostgres } from "../car-database.ts";
 import { resolveCarHome } from "../car-home.ts";
