@@ -1,5 +1,7 @@
 /**
- * The dependency chain is ir → verify, policy → engine → conformance, cli.
+ * The dependency chain is ir → verify, policy → engine → store-sqlite,
+ * store-postgres, conformance → cli; the private test kit sits beside ir and
+ * only tests and benches may import it.
  * These tests read every package's sources and manifest and fail when a
  * package reaches up (or sideways) the chain, or deep-imports another
  * package's internals instead of its `exports` map.
@@ -17,12 +19,25 @@ const LAYERS: Record<string, number> = {
   "@car/ir": 0,
   "@car/verify": 1,
   "@car/policy": 1,
+  "@car/test-kit": 1,
   "@car/engine": 2,
+  "@car/store-sqlite": 3,
+  "@car/store-postgres": 3,
   "@car/conformance": 3,
-  "@car/cli": 3,
+  "@car/cli": 4,
 };
-/** Test-only exceptions: the CLI's tests run the conformance suite against `car serve`. */
-const TEST_ONLY_EDGES = new Set(["@car/cli -> @car/conformance"]);
+/**
+ * Test-only exceptions (dev dependencies): the store packages run the store
+ * suite of `@car/conformance/store`; the PostgreSQL store's race worker and
+ * the durable bench compare against SQLite.
+ */
+const TEST_ONLY_EDGES = new Set([
+  "@car/store-sqlite -> @car/conformance",
+  "@car/store-postgres -> @car/conformance",
+  "@car/store-postgres -> @car/store-sqlite",
+]);
+/** Private packages only tests and benches may import, and no package may list outside `devDependencies`. */
+const TEST_ONLY_PACKAGES = new Set(["@car/test-kit"]);
 
 interface Pkg {
   name: string;
@@ -52,7 +67,7 @@ function sourceFiles(dir: string): string[] {
       else if (/\.(ts|mts|js|mjs)$/.test(entry)) out.push(p);
     }
   };
-  for (const sub of ["src", "bench"]) {
+  for (const sub of ["src", "bench", "test"]) {
     try {
       walk(join(dir, sub));
     } catch {
@@ -87,7 +102,7 @@ describe("layering", () => {
     it(`${pkg.name} imports only packages below it, through their exports`, () => {
       const problems: string[] = [];
       for (const file of sourceFiles(pkg.dir)) {
-        const isTest = /\.test\.ts$/.test(file) || file.includes(`${pkg.dir}/bench/`);
+        const isTest = /\.test\.ts$/.test(file) || file.includes(`${pkg.dir}/bench/`) || file.includes(`${pkg.dir}/test/`);
         for (const spec of importsOf(file)) {
           const where = relative(root, file);
           if (spec.startsWith(".")) {
@@ -99,7 +114,8 @@ describe("layering", () => {
           if (!m) continue;
           const [, name, sub] = m as unknown as [string, string, string | undefined];
           if (name === pkg.name) {
-            problems.push(`${where}: imports its own package by name: ${spec}`);
+            // A test may use its own package as a user does, through the exports map.
+            if (!isTest) problems.push(`${where}: imports its own package by name: ${spec}`);
             continue;
           }
           const target = byName.get(name);
@@ -108,6 +124,7 @@ describe("layering", () => {
             continue;
           }
           const edge = `${pkg.name} -> ${name}`;
+          if (TEST_ONLY_PACKAGES.has(name) && !isTest) problems.push(`${where}: ${name} is for tests and benches only`);
           const allowedForTest = isTest && TEST_ONLY_EDGES.has(edge);
           if (LAYERS[name]! >= LAYERS[pkg.name]! && !allowedForTest) problems.push(`${where}: ${edge} points up or sideways the chain`);
           const subpath = sub ? `.${sub}` : ".";
@@ -119,10 +136,19 @@ describe("layering", () => {
 
     it(`${pkg.name} declares only dependencies below it`, () => {
       const deps = { ...pkg.manifest.dependencies, ...pkg.manifest.optionalDependencies };
-      const bad = Object.keys(deps).filter((d) => d in LAYERS && LAYERS[d]! >= LAYERS[pkg.name]!);
+      const bad = Object.keys(deps).filter((d) => d in LAYERS && (LAYERS[d]! >= LAYERS[pkg.name]! || TEST_ONLY_PACKAGES.has(d)));
       expect(bad).toEqual([]);
     });
   }
+
+  it("keeps test helpers private: the test kit is not published, and no shipped package exports a file of its tests", () => {
+    for (const name of TEST_ONLY_PACKAGES) expect(byName.get(name)?.manifest).toMatchObject({ private: true });
+    const targets = (value: unknown): string[] =>
+      typeof value === "string" ? [value] : value !== null && typeof value === "object" ? Object.values(value).flatMap(targets) : [];
+    const shipped = all.filter((p) => !(p.manifest as { private?: boolean }).private);
+    const intoTests = shipped.flatMap((p) => targets(p.manifest.exports ?? {}).filter((t) => /(^|\/)test\/|\.test\.ts$/.test(t)).map((t) => `${p.name}: ${t}`));
+    expect(intoTests).toEqual([]);
+  });
 
   it("catches an upward import (positive control)", () => {
     const fake = "import { Runtime } from \"@car/engine\";\nimport { x } from '@car/ir/src/dag.ts';\n";
