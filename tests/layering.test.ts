@@ -146,8 +146,31 @@ describe("layering", () => {
     const targets = (value: unknown): string[] =>
       typeof value === "string" ? [value] : value !== null && typeof value === "object" ? Object.values(value).flatMap(targets) : [];
     const shipped = all.filter((p) => !(p.manifest as { private?: boolean }).private);
-    const intoTests = shipped.flatMap((p) => targets(p.manifest.exports ?? {}).filter((t) => /(^|\/)test\/|\.test\.ts$/.test(t)).map((t) => `${p.name}: ${t}`));
+    const intoTests = shipped.flatMap((p) =>
+      targets(p.manifest.exports ?? {})
+        .filter((t) => /(^|\/)test\/|\.test\.ts$/.test(t))
+        .map((t) => `${p.name}: ${t}`),
+    );
     expect(intoTests).toEqual([]);
+  });
+
+  it("@car/engine pulls in no database driver: better-sqlite3 and pg come with the store packages", () => {
+    const DRIVERS = ["better-sqlite3", "pg"];
+    const runtimeDeps = (p: Pkg): string[] => Object.keys({ ...p.manifest.dependencies, ...p.manifest.optionalDependencies });
+    const external = new Set<string>();
+    const seen = new Set<string>();
+    const walk = (name: string): void => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      for (const dep of runtimeDeps(byName.get(name)!)) byName.has(dep) ? walk(dep) : external.add(dep);
+    };
+    walk("@car/engine");
+    expect(DRIVERS.filter((d) => external.has(d))).toEqual([]);
+    const engine = byName.get("@car/engine")!;
+    const importers = sourceFiles(engine.dir).filter((f) => importsOf(f).some((spec) => DRIVERS.includes(spec)));
+    expect(importers.map((f) => relative(root, f))).toEqual([]);
+    expect(runtimeDeps(byName.get("@car/store-sqlite")!)).toContain("better-sqlite3");
+    expect(runtimeDeps(byName.get("@car/store-postgres")!)).toContain("pg");
   });
 
   it("catches an upward import (positive control)", () => {
