@@ -20,12 +20,18 @@
  * database directly. Subscribers get events in `seq` order, without gaps,
  * whichever runtime wrote them.
  */
-import { EVENT_KINDS } from "@car/engine";
-import type { CarEvent, EventQuery, NewEvent } from "@car/engine";
-import { eventMatcher, limitCount, selectEvents } from "@car/engine";
-import type { EventLog, SubscribeOptions } from "@car/engine";
-import { EventFeed } from "@car/engine/durable";
-import { IntentBatch } from "@car/engine/durable";
+import {
+  type CarEvent,
+  EVENT_KINDS,
+  type EventLog,
+  eventMatcher,
+  type EventQuery,
+  limitCount,
+  type NewEvent,
+  selectEvents,
+  type SubscribeOptions,
+} from "@car/engine";
+import { EventFeed, IntentBatch } from "@car/engine/durable";
 import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, eventWhere } from "./event-sql.ts";
 import type { EventRow } from "./event-sql.ts";

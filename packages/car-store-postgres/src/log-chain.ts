@@ -21,14 +21,18 @@
  */
 import type { Pool, PoolClient } from "pg";
 import type { CarEvent } from "@car/engine";
-import { anchorBreak, anchorSummary } from "@car/engine/durable";
-import type { Anchor } from "@car/engine/durable";
-import { ChainVerifier } from "@car/engine/durable";
-import type { ChainReport } from "@car/engine/durable";
-import { canonicalEventParts } from "@car/engine/durable";
-import { eventMac } from "@car/engine/durable";
-import type { AuditKey } from "@car/engine/durable";
-import { firstStateDifference, replayStateChanges } from "@car/engine/durable";
+import {
+  type Anchor,
+  anchorBreak,
+  anchorSummary,
+  type AuditKey,
+  canonicalEventParts,
+  type ChainReport,
+  ChainVerifier,
+  eventMac,
+  firstStateDifference,
+  replayStateChanges,
+} from "@car/engine/durable";
 import type { JsonValue } from "@car/ir";
 import { emptyMap, setOwn } from "@car/ir";
 import { eventFromRow, sqlLiteral } from "./event-sql.ts";

@@ -27,19 +27,19 @@ import { judgeTransaction } from "@car/verify";
 import type { TransactionMode } from "@car/verify";
 import pg from "pg";
 import type { PoolClient } from "pg";
-import { EVENT_KINDS } from "@car/engine";
-import type { CarEvent } from "@car/engine";
-import type { InterruptedProposal, ProposalBegin, ProposalCommit, RuntimeStore } from "@car/engine";
-import type { StateTransition } from "@car/engine";
-import type { ChainReport } from "@car/engine/durable";
+import {
+  type CarEvent,
+  EVENT_KINDS,
+  type InterruptedProposal,
+  type ProposalBegin,
+  type ProposalCommit,
+  type RuntimeStore,
+  type StateTransition,
+} from "@car/engine";
+import { type Anchor, type AuditKey, type ChainReport, commitRefusal, directWriteEvent, loadOrCreateKeyFile, readKeyFile } from "@car/engine/durable";
 import { PostgresApprovalLedger } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
 import { appendStatement, appendToLog, linkAppended, macStatement, verifyLog } from "./log-chain.ts";
-import type { Anchor } from "@car/engine/durable";
-import { loadOrCreateKeyFile, readKeyFile } from "@car/engine/durable";
-import { commitRefusal } from "@car/engine/durable";
-import { directWriteEvent } from "@car/engine/durable";
-import type { AuditKey } from "@car/engine/durable";
 import type { Appended } from "./log-chain.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";

@@ -7,8 +7,7 @@
 import { rfc3339 } from "@car/ir";
 import type { PermissionTier, Posture } from "@car/policy";
 import type { PostureEntry, PostureStore } from "@car/engine";
-import { ALL_TIERS, postureEntryOf } from "@car/engine/durable";
-import type { PostureRow } from "@car/engine/durable";
+import { ALL_TIERS, postureEntryOf, type PostureRow } from "@car/engine/durable";
 import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 
 /** `updated_at` is a bigint, so it arrives as text. */

@@ -15,12 +15,10 @@
  * the cache at once and reach the database shortly after, last writer wins;
  * `flush()` on the store waits for them.
  */
-import { CachedStateStore } from "@car/engine/durable";
+import { CachedStateStore, TransitionLog } from "@car/engine/durable";
 import { cloneJson } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
-import { DIRECT_WRITE } from "@car/engine";
-import type { ChangeAttribution, StateTransition, TransitionQuery } from "@car/engine";
-import { TransitionLog } from "@car/engine/durable";
+import { type ChangeAttribution, DIRECT_WRITE, type StateTransition, type TransitionQuery } from "@car/engine";
 
 /** One key as the database holds it. */
 export interface StoredKey {

@@ -12,11 +12,7 @@
  */
 import { rfc3339 } from "@car/ir";
 import type { CarEvent } from "@car/engine";
-import type { StoredEventRow } from "@car/engine/durable";
-import { GENESIS_HASH, canonicalEventText } from "@car/engine/durable";
-import type { UnhashedEvent } from "@car/engine/durable";
-import { eventMac } from "@car/engine/durable";
-import type { AuditKey } from "@car/engine/durable";
+import { type AuditKey, canonicalEventText, eventMac, GENESIS_HASH, type StoredEventRow, type UnhashedEvent } from "@car/engine/durable";
 import type { SqliteDatabase } from "./schema.ts";
 
 /** The version-3 events table and its indexes (a migration creates them under this name). */

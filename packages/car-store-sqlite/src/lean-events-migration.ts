@@ -12,8 +12,7 @@
  * longer matches and verification still reports the edit rather than the
  * migration hiding it; likewise an edited column disagrees with the hash.
  */
-import { canonicalEventText } from "@car/engine/durable";
-import type { UnhashedEvent } from "@car/engine/durable";
+import { canonicalEventText, type UnhashedEvent } from "@car/engine/durable";
 import { EVENTS_TABLE, INSERT_COLUMNS } from "./event-row.ts";
 import type { SqliteDatabase } from "./schema.ts";
 

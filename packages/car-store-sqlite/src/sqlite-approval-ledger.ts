@@ -9,8 +9,7 @@
  */
 import { CarError, rfc3339 } from "@car/ir";
 import type { ApprovalRecord } from "@car/policy";
-import { approvalRecordedData, ledgerEntryOf } from "@car/engine/durable";
-import type { ApprovalRow } from "@car/engine/durable";
+import { approvalRecordedData, type ApprovalRow, ledgerEntryOf } from "@car/engine/durable";
 import type { DurableApprovalLedger, LedgerEntry } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";

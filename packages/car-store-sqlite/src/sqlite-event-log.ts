@@ -13,15 +13,8 @@
  * process appended, so the chain stays one line.
  */
 import { CarError, isCarError } from "@car/ir";
-import type { CarEvent, EventQuery, NewEvent } from "@car/engine";
-import { EVENT_KINDS } from "@car/engine";
-import { eventMatcher, limitCount } from "@car/engine";
-import type { EventLog, SubscribeOptions } from "@car/engine";
-import { EventFeed } from "@car/engine/durable";
-import { GENESIS_HASH, linkEvent } from "@car/engine/durable";
-import { IntentBatch } from "@car/engine/durable";
-import type { AuditKey } from "@car/engine/durable";
-import type { StoredEventRow } from "@car/engine/durable";
+import { type CarEvent, EVENT_KINDS, type EventLog, eventMatcher, type EventQuery, limitCount, type NewEvent, type SubscribeOptions } from "@car/engine";
+import { type AuditKey, EventFeed, GENESIS_HASH, IntentBatch, linkEvent, type StoredEventRow } from "@car/engine/durable";
 import { COLUMN_COUNT, INSERT_COLUMNS, SELECT_COLUMNS, bindEvent, chainAnchor, eventFromRow } from "./event-row.ts";
 import type { EventRow } from "./event-row.ts";
 import { immediateRunner } from "./schema.ts";

@@ -8,8 +8,7 @@
 import { rfc3339 } from "@car/ir";
 import type { PermissionTier, Posture } from "@car/policy";
 import type { PostureEntry, PostureStore } from "@car/engine";
-import { ALL_TIERS, postureEntryOf } from "@car/engine/durable";
-import type { PostureRow } from "@car/engine/durable";
+import { ALL_TIERS, postureEntryOf, type PostureRow } from "@car/engine/durable";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
 

@@ -9,8 +9,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { CarError, rfc3339 } from "@car/ir";
-import { signCheckpoint } from "@car/engine/durable";
-import type { CheckpointKey, SignedCheckpoint } from "@car/engine/durable";
+import { type CheckpointKey, signCheckpoint, type SignedCheckpoint } from "@car/engine/durable";
 import type { RetentionPolicy, RetentionResult } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
 import { SELECT_COLUMNS, chainAnchor, eventFromRow } from "./event-row.ts";

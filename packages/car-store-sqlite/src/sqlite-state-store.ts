@@ -8,12 +8,10 @@
  * proposal) is handed to the store's `recordDirect`, which appends its
  * chained `state_changed` event in the same transaction.
  */
-import { CachedStateStore } from "@car/engine/durable";
+import { CachedStateStore, VersionedValues } from "@car/engine/durable";
 import { cloneJson, emptyMap, rfc3339, setOwn } from "@car/ir";
 import type { Clock, JsonValue, StateMutation } from "@car/ir";
-import { DIRECT_WRITE } from "@car/engine";
-import type { ChangeAttribution, StateTransition, TransitionQuery } from "@car/engine";
-import { VersionedValues } from "@car/engine/durable";
+import { type ChangeAttribution, DIRECT_WRITE, type StateTransition, type TransitionQuery } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
 
 const DELETE: StateMutation = Object.freeze({ op: "delete" }) as StateMutation;

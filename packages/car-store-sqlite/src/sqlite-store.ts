@@ -30,21 +30,36 @@
 import { randomBytes } from "node:crypto";
 import { CarError, isCarError, rfc3339, systemClock } from "@car/ir";
 import type { Clock, JsonObject } from "@car/ir";
-import type { CarEvent, NewEvent } from "@car/engine";
-import { EVENT_KINDS } from "@car/engine";
-import { applyMutations } from "@car/engine";
-import type { InterruptedProposal, ProposalBegin, ProposalCommit } from "@car/engine";
-import type { StateTransition } from "@car/engine";
-import { ChainVerifier } from "@car/engine/durable";
-import type { ChainReport } from "@car/engine/durable";
-import { anchorBreak, anchorSummary } from "@car/engine/durable";
-import type { Anchor } from "@car/engine/durable";
-import { checkpointKey, loadOrCreateKeyFile, parseHexKey, readKeyFile } from "@car/engine/durable";
-import { commitRefusal } from "@car/engine/durable";
-import { directWriteEvent } from "@car/engine/durable";
-import { firstStateDifference, replayStateChanges } from "@car/engine/durable";
-import type { CheckpointKey, SignedCheckpoint } from "@car/engine/durable";
-import type { DurableRuntimeStore, RetentionPolicy, RetentionResult } from "@car/engine";
+import {
+  applyMutations,
+  type CarEvent,
+  type DurableRuntimeStore,
+  EVENT_KINDS,
+  type InterruptedProposal,
+  type NewEvent,
+  type ProposalBegin,
+  type ProposalCommit,
+  type RetentionPolicy,
+  type RetentionResult,
+  type StateTransition,
+} from "@car/engine";
+import {
+  type Anchor,
+  anchorBreak,
+  anchorSummary,
+  type ChainReport,
+  ChainVerifier,
+  checkpointKey,
+  type CheckpointKey,
+  commitRefusal,
+  directWriteEvent,
+  firstStateDifference,
+  loadOrCreateKeyFile,
+  parseHexKey,
+  readKeyFile,
+  replayStateChanges,
+  type SignedCheckpoint,
+} from "@car/engine/durable";
 import { immediateRunner, openDatabase } from "./schema.ts";
 import type { ImmediateRunner, OpenOptions, SqliteDatabase } from "./schema.ts";
 import { SqliteApprovalLedger } from "./sqlite-approval-ledger.ts";
