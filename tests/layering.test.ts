@@ -1,7 +1,7 @@
 /**
  * The dependency chain is ir → verify, policy → engine → store-sqlite,
- * store-postgres, conformance → cli; the private test kit sits beside ir and
- * only tests and benches may import it.
+ * store-postgres, conformance → server → cli; the private test kit sits
+ * beside verify and only tests and benches may import it.
  * These tests read every package's sources and manifest and fail when a
  * package reaches up (or sideways) the chain, or deep-imports another
  * package's internals instead of its `exports` map.
@@ -24,7 +24,8 @@ const LAYERS: Record<string, number> = {
   "@car/store-sqlite": 3,
   "@car/store-postgres": 3,
   "@car/conformance": 3,
-  "@car/cli": 4,
+  "@car/server": 4,
+  "@car/cli": 5,
 };
 /**
  * Test-only exceptions (dev dependencies): the store packages run the store
@@ -67,7 +68,7 @@ function sourceFiles(dir: string): string[] {
       else if (/\.(ts|mts|js|mjs)$/.test(entry)) out.push(p);
     }
   };
-  for (const sub of ["src", "bench", "test"]) {
+  for (const sub of ["src", "bench"]) {
     try {
       walk(join(dir, sub));
     } catch {
@@ -102,7 +103,7 @@ describe("layering", () => {
     it(`${pkg.name} imports only packages below it, through their exports`, () => {
       const problems: string[] = [];
       for (const file of sourceFiles(pkg.dir)) {
-        const isTest = /\.test\.ts$/.test(file) || file.includes(`${pkg.dir}/bench/`) || file.includes(`${pkg.dir}/test/`);
+        const isTest = /\.test\.ts$/.test(file) || file.includes(`${pkg.dir}/bench/`);
         for (const spec of importsOf(file)) {
           const where = relative(root, file);
           if (spec.startsWith(".")) {
@@ -114,8 +115,7 @@ describe("layering", () => {
           if (!m) continue;
           const [, name, sub] = m as unknown as [string, string, string | undefined];
           if (name === pkg.name) {
-            // A test may use its own package as a user does, through the exports map.
-            if (!isTest) problems.push(`${where}: imports its own package by name: ${spec}`);
+            problems.push(`${where}: imports its own package by name: ${spec}`);
             continue;
           }
           const target = byName.get(name);

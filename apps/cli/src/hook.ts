@@ -13,7 +13,7 @@
 import { readFileSync, writeSync } from "node:fs";
 import type { JsonValue } from "@car/ir";
 import { type Finding, type PolicyCheckResult, policyCheck } from "@car/policy/gate";
-import { resolveCarHome } from "./car-home.ts";
+import { resolveCarHome } from "@car/server/car-home";
 
 export const usage = `Usage: car policy-check-hook
 

@@ -11,6 +11,7 @@ export { InMemoryEventLog } from "./events/in-memory-event-log.ts";
 export { costByAgent, metricsSummary, type AgentCost, type MetricsSummary } from "./events/metrics.ts";
 export { AsyncQueue } from "./async-queue.ts";
 export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type RollbackMode } from "./runtime.ts";
+export type { AdmissionGuard, AdmittedRun } from "./run/admission-guard.ts";
 export { COMPENSATION_EVENTS, type CompensationReport } from "./compensation/compensation-run.ts";
 export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
@@ -37,5 +38,5 @@ export {
   type RetentionPolicy,
   type RetentionResult,
 } from "./durable/durable-store.ts";
-export type { ChainBreak, ChainReport } from "./durable/chain-verify.ts";
+export type { ChainBreak, ChainReport, LogCut } from "./durable/chain-verify.ts";
 export type { Checkpoint, SignedCheckpoint } from "./durable/checkpoint.ts";

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs, expectPositionals } from "../argv.ts";
+import { parseArgs, expectPositionals } from "@car/server/argv";
 import { println } from "../io.ts";
 
 export const usage = `Usage: car init [--dir DIR]

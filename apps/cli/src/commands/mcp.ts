@@ -27,8 +27,8 @@ import {
 } from "@car/ir";
 import { policyCheck } from "@car/policy/gate";
 import { equivalentDetailed, optimize, simulateDetailed, verify } from "@car/verify";
-import { expectPositionals, parseArgs } from "../argv.ts";
-import { resolveCarHome } from "../car-home.ts";
+import { expectPositionals, parseArgs } from "@car/server/argv";
+import { resolveCarHome } from "@car/server/home";
 import { VERSION } from "../version.ts";
 import { LineTransport } from "./mcp-transport.ts";
 

@@ -9,8 +9,8 @@ import { join, resolve } from "node:path";
 import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
 import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine, TraceGate } from "@car/policy";
 import { policyCheck, policyDirs } from "@car/policy/gate";
-import { expectPositionals, parseArgs, usageError } from "../argv.ts";
-import { resolveCarHome } from "../car-home.ts";
+import { expectPositionals, parseArgs, usageError } from "@car/server/argv";
+import { resolveCarHome } from "@car/server/home";
 import { println, readText } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 

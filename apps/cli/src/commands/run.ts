@@ -11,10 +11,8 @@ import { type CarEvent, isAuditedStore, postureLookup, Runtime, type RuntimeStor
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
 import { policyDirs } from "@car/policy/gate";
 import { verify } from "@car/verify";
-import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { resolveCarHome } from "../car-home.ts";
-import { isPostgresUrl, openRuntimeStore } from "../car-database.ts";
-import { commitRefusalOf, refusalMessage } from "../commit-refusal.ts";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
+import { commitRefusalOf, isPostgresUrl, openRuntimeStore, refusalMessage, resolveCarHome } from "@car/server/home";
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";

@@ -44,6 +44,13 @@ export type ChainReport =
       verified: number;
       head: { seq: number; hash: string } | null;
       checkpoint: { seq: number; created_at: string } | null;
+      /**
+       * Every cut of the log (a retention checkpoint), oldest first: the
+       * range of seqs it removed, how many, and whether they were archived
+       * or dropped. Cutting the log is on the record (DECISIONS §24), so a
+       * shorter log is never reported as simply intact.
+       */
+      cuts: LogCut[];
       /** Whether MACs were checked (the audit key was available): without them only accidental damage is detected. */
       keyed: boolean;
       /** Anchors (kept outside the database) the log was checked against, and the newest of them. */
@@ -52,6 +59,16 @@ export type ChainReport =
       state?: { compared: true; keys: number } | { compared: false; reason: string };
     }
   | { ok: false; verified: number; broken: ChainBreak };
+
+/** What one retention pass removed from the log. */
+export interface LogCut {
+  first_removed_seq: number;
+  last_removed_seq: number;
+  removed: number;
+  mode: "archive" | "truncate";
+  archive_path: string | null;
+  created_at: string;
+}
 
 /** One stored event as a backend read it. */
 export interface StoredEventRow {
@@ -72,6 +89,7 @@ export class ChainVerifier {
   #broken: ChainBreak | undefined;
   #head: { seq: number; hash: string } | null = null;
   readonly #checkpoint: SignedCheckpoint | undefined;
+  readonly #cuts: LogCut[];
   readonly #macKey: AuditKey | undefined;
 
   /**
@@ -96,6 +114,14 @@ export class ChainVerifier {
       previous = signed.signature;
     }
     this.#checkpoint = checkpoints.at(-1);
+    this.#cuts = checkpoints.map(({ checkpoint: c }) => ({
+      first_removed_seq: c.first_removed_seq,
+      last_removed_seq: c.seq,
+      removed: c.removed,
+      mode: c.mode,
+      archive_path: c.archive_path,
+      created_at: c.created_at,
+    }));
     if (this.#checkpoint !== undefined) {
       this.#prevHash = this.#checkpoint.checkpoint.hash;
       this.#nextSeq = this.#checkpoint.checkpoint.seq + 1;
@@ -161,6 +187,7 @@ export class ChainVerifier {
       verified: this.#verified,
       head: this.#head,
       checkpoint: cp === undefined ? null : { seq: cp.seq, created_at: cp.created_at },
+      cuts: this.#cuts,
       keyed: this.#macKey !== undefined,
     };
   }

@@ -1,0 +1,57 @@
+/**
+ * The one method table's entry. Every JSON-RPC method declares, beside its
+ * handler, who may call it and how it reaches tenant-scoped data; the
+ * dispatcher (connection.ts) enforces both before the handler runs, so a
+ * new method cannot forget a role check or a tenant scope.
+ */
+import type { JsonValue } from "@car/ir";
+import type { Session } from "./session.ts";
+import type { TenantScope } from "./tenancy.ts";
+
+/**
+ * Who may call a method. `agent`: every authenticated connection, acting
+ * within its own session. `operator`: only a connection that acts for no
+ * agent (no `?agent_id=`) — decisions about agents and acts on the shared
+ * record, which an agent would otherwise make for itself.
+ */
+export type MethodRole = "operator" | "agent";
+
+/**
+ * How a method reaches tenant-scoped state. `none`: it reads or writes no
+ * state key. `tenant_id`: it takes an optional `tenant_id`, validated by the
+ * dispatcher, and reaches keys only through `ctx.tenant`. `proposal`: it
+ * runs proposals, each held to the tenancy boundary by the session
+ * runtime's admission guard (admission.ts).
+ */
+export type MethodTenancy = "none" | "tenant_id" | "proposal";
+
+export interface MethodContext {
+  session: Session;
+  /** Fires when the connection closes or a forced shutdown abandons the call. */
+  signal: AbortSignal;
+  /** The caller's role on this connection. */
+  role: MethodRole;
+  /** The caller's tenant scope: its `tenant_id` for a `tenant_id` method, else the unscoped view. */
+  tenant: TenantScope;
+}
+
+export type MethodHandler = (params: JsonValue | undefined, ctx: MethodContext) => JsonValue | Promise<JsonValue>;
+
+export interface MethodSpec {
+  readonly handler: MethodHandler;
+  readonly role: MethodRole;
+  readonly tenancy: MethodTenancy;
+}
+
+/** A method table fragment: one file per namespace contributes one. */
+export type MethodTable = Readonly<Record<string, MethodSpec>>;
+
+/** A method every authenticated connection may call. */
+export function agentMethod(handler: MethodHandler, tenancy: MethodTenancy = "none"): MethodSpec {
+  return Object.freeze({ handler, role: "agent", tenancy });
+}
+
+/** A method only an operator connection may call. */
+export function operatorMethod(handler: MethodHandler, tenancy: MethodTenancy = "none"): MethodSpec {
+  return Object.freeze({ handler, role: "operator", tenancy });
+}
