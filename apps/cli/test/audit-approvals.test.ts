@@ -13,7 +13,7 @@ import { canonicalJson } from "@car/ir";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { borrowedStore, Runtime } from "@car/engine";
-import { sqlite } from "@car/engine/sqlite";
+import { sqlite } from "@car/store-sqlite";
 import { openCarDatabase } from "@car/server/home";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approveDeploy, demo, repoRoot } from "./demo.ts";

@@ -15,7 +15,7 @@ export type { AdmissionGuard, AdmittedRun } from "./run/admission-guard.ts";
 export { COMPENSATION_EVENTS, type CompensationReport } from "./compensation/compensation-run.ts";
 export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
-export { type PendingCompensation } from "./compensation/compensation-phase.ts";
+export type { PendingCompensation } from "./compensation/compensation-phase.ts";
 export type { PolicyDefinition } from "@car/policy";
 export { TRACE_ATTRIBUTES } from "./telemetry/run-tracer.ts";
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";
@@ -37,6 +37,6 @@ export {
   type PostureStore,
   type RetentionPolicy,
   type RetentionResult,
-} from "./backends/shared/durable-store.ts";
-export type { ChainBreak, ChainReport, LogCut } from "./backends/shared/chain-verify.ts";
-export type { Checkpoint, SignedCheckpoint } from "./backends/shared/checkpoint.ts";
+} from "./durable/durable-store.ts";
+export type { ChainBreak, ChainReport, LogCut } from "./durable/chain-verify.ts";
+export type { Checkpoint, SignedCheckpoint } from "./durable/checkpoint.ts";

@@ -11,8 +11,8 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { CarError } from "@car/ir";
 import type { CarEvent, EventQuery, RuntimeStore } from "@car/engine";
-import type { SqliteStore } from "@car/engine/sqlite";
-import type { PostgresStore } from "@car/engine/postgres";
+import type { SqliteStore } from "@car/store-sqlite";
+import type { PostgresStore } from "@car/store-postgres";
 import { resolveCarHome } from "./car-home.ts";
 
 export const DATABASE_FILE = "car.db";
@@ -43,7 +43,7 @@ export async function openCarDatabase(path: string, options: OpenCarDatabaseOpti
     if (options.readonly === true && !existsSync(path)) throw new CarError("invalid_params", `no CAR database at '${path}' (pass --db PATH)`);
     mkdirSync(dirname(path), { recursive: true });
   }
-  const { sqlite } = await import("@car/engine/sqlite");
+  const { sqlite } = await import("@car/store-sqlite");
   try {
     return sqlite(path, { auditKeyFile: auditKeyPath(env), ...(options.readonly === true ? { readonly: true } : {}) });
   } catch (error) {
@@ -100,7 +100,7 @@ export function isPostgresUrl(option: string | undefined): option is string {
 
 /** Opens the PostgreSQL store at `url` with the CLI's audit key, surfacing connection errors now. */
 export async function openPostgres(url: string, options: { readonlyKey?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<PostgresStore> {
-  const { postgres } = await import("@car/engine/postgres");
+  const { postgres } = await import("@car/store-postgres");
   const store = postgres(url, { auditKeyFile: auditKeyPath(options.env), ...(options.readonlyKey === true ? { readonlyKey: true } : {}) });
   try {
     await store.ready();

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Runtime } from "@car/engine";
-import { postgresBinDir, startPostgresCluster, type PostgresCluster } from "@car/engine/postgres-cluster";
+import { postgresBinDir, startPostgresCluster, type PostgresCluster } from "@car/test-kit/postgres-cluster";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openServeStore } from "./serve-store.ts";
 import { startServer } from "./server.ts";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { openCarDatabase } from "./car-database.ts";
-import type { SqliteStore } from "@car/engine/sqlite";
+import type { SqliteStore } from "@car/store-sqlite";
 import { type RunningServer, startServer } from "./server.ts";
 import { TestClient } from "../test/test-client.ts";
 

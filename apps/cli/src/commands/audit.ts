@@ -13,7 +13,7 @@ import { writeFileSync } from "node:fs";
 import { CarError, ERROR_CODES } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
 import type { ChainReport, LogCut } from "@car/engine";
-import { type Anchor, appendAnchor, readAnchors } from "@car/engine/sqlite";
+import { type Anchor, appendAnchor, readAnchors } from "@car/store-sqlite";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
 import { ANCHOR_FILE, auditKeyPath, databasePath, isPostgresUrl, openCarDatabase, openPostgres, resolveCarHome } from "@car/server/home";
 import { eprintln, println } from "../io.ts";
