@@ -91,6 +91,32 @@ function exportedSubpaths(pkg: Pkg): Set<string> {
   return new Set(Object.keys(pkg.manifest.exports ?? { ".": "" }));
 }
 
+/** The source file a workspace package's export maps to under the `source` condition. */
+function sourceEntry(pkg: Pkg, subpath: string): string {
+  const entry = pkg.manifest.exports?.[subpath] as { source?: string } | undefined;
+  if (entry?.source === undefined) throw new Error(`${pkg.name} exports no ${subpath} with a source condition`);
+  return resolve(pkg.dir, entry.source);
+}
+
+/** Every import reached from a package export, following relative and workspace imports, as `file -> specifier`. */
+function modulesReachedFrom(name: string, subpath: string): string[] {
+  const seen = new Set<string>();
+  const reached: string[] = [];
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const spec of importsOf(file)) {
+      reached.push(`${relative(root, file)} -> ${spec}`);
+      if (spec.startsWith(".")) visit(resolve(dirname(file), spec));
+      const m = /^(@car\/[^/]+)(\/.*)?$/.exec(spec);
+      const target = m ? byName.get(m[1]!) : undefined;
+      if (target) visit(sourceEntry(target, m![2] ? `.${m![2]}` : "."));
+    }
+  };
+  visit(sourceEntry(byName.get(name)!, subpath));
+  return reached;
+}
+
 const all = packages();
 const byName = new Map(all.map((p) => [p.name, p]));
 
@@ -171,6 +197,21 @@ describe("layering", () => {
     expect(importers.map((f) => relative(root, f))).toEqual([]);
     expect(runtimeDeps(byName.get("@car/store-sqlite")!)).toContain("better-sqlite3");
     expect(runtimeDeps(byName.get("@car/store-postgres")!)).toContain("pg");
+  });
+
+  // The runtime entries of the IR and the native loader must not bring in build helpers (cargo runs behind `@car/native/build`).
+  for (const [name, subpath] of [
+    ["@car/ir", "."],
+    ["@car/ir", "./internal"],
+    ["@car/native", "."],
+  ] as const) {
+    it(`${name}${subpath.slice(1)} loads no node:child_process`, () => {
+      expect(modulesReachedFrom(name, subpath).filter((m) => m.includes("node:child_process"))).toEqual([]);
+    });
+  }
+
+  it("sees node:child_process through @car/native/build (positive control)", () => {
+    expect(modulesReachedFrom("@car/native", "./build").some((m) => m.endsWith("-> node:child_process"))).toBe(true);
   });
 
   it("catches an upward import (positive control)", () => {

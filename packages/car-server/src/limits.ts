@@ -2,7 +2,7 @@
  * What one client may take from the server. Every connection is assumed
  * hostile: without bounds, one client's huge batch, proposal or stream of
  * registrations holds or exhausts the process every other client shares.
- * Each limit has a default and a `car serve` flag (README: "Limits").
+ * Each limit has a default and a `car serve` flag (docs/operating.md: "Limits").
  */
 import { CarError } from "@car/ir";
 import { type OptionSpecs, usageError } from "./argv.ts";

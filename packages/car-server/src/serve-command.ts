@@ -36,7 +36,7 @@ Options:
   --log-format <F> json (pino NDJSON) or human, on stderr; never a token or parameter value [default: human]
   -h, --help       Print help
 
-Limits (README "Limits"):
+Limits (docs/operating.md in @car/server):
 ${LIMITS_USAGE}
 
 Environment:

@@ -32,7 +32,7 @@ export interface SessionOptions {
   standingTier?: PermissionTier | undefined;
   /** Traces every proposal of the session (`car serve --otel`). */
   tracer?: Tracer | undefined;
-  /** What one connection may take (README: "Limits"). */
+  /** What one connection may take (docs/operating.md: "Limits"). */
   limits: ServerLimits;
   /** Proposals running across the server, shared by every session. */
   serverProposals: Slots;

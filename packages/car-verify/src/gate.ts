@@ -9,7 +9,8 @@
  * references resolve, so their schema check is left to dispatch (which uses
  * the same message). Linear in the number of actions.
  */
-import { hasOutputRefs, parseOutputRef, stateActionKeys } from "@car/ir";
+import { hasOutputRefs, parseOutputRef } from "@car/ir";
+import { stateActionKeys } from "@car/ir/internal";
 import type { Action, SchemaError, SchemaValidator } from "@car/ir";
 
 /** What the gate needs to know of a registered tool: its parameter check, if it has one. */

@@ -8,8 +8,12 @@
 import type { ActionProposal, DependencyGraph, ParsedProposal } from "@car/ir";
 import { isJsonObject, isParsedProposal, parseProposalWithGraph } from "@car/ir";
 
-/** A parsed proposal, a pair from `parseProposalWithGraph`, JSON text, or unparsed JSON data. */
-export type ProposalInput = ActionProposal | ParsedProposal | string | unknown;
+/**
+ * A proposal in any form @car/verify accepts: parsed, a pair from
+ * `parseProposalWithGraph`, JSON text, or unparsed JSON data. (`@car/ir`'s
+ * `ProposalInput` is narrower: what a producer writes, typed.)
+ */
+export type VerifyInput = ActionProposal | ParsedProposal | string | unknown;
 
 const ARRAY_FIELDS = ["preconditions", "dependencies", "state_dependencies", "read_set", "write_set", "assumptions"] as const;
 const MAP_FIELDS = ["parameters", "expected_effects", "metadata"] as const;
@@ -35,12 +39,12 @@ function isParsed(value: unknown): value is ActionProposal {
  * proposal comes without: its graph may not build).
  * Throws `CarError("invalid_proposal")` when the input does not parse.
  */
-export function toParsed(input: ProposalInput): { proposal: ActionProposal; graph?: DependencyGraph } {
+export function toParsed(input: VerifyInput): { proposal: ActionProposal; graph?: DependencyGraph } {
   if (isParsedProposal(input)) return input;
   return isParsed(input) ? { proposal: input } : parseProposalWithGraph(input);
 }
 
 /** `input` as a parsed proposal; throws `CarError("invalid_proposal")` when it is not one. */
-export function toProposal(input: ProposalInput): ActionProposal {
+export function toProposal(input: VerifyInput): ActionProposal {
   return toParsed(input).proposal;
 }

@@ -14,8 +14,9 @@
  * pairs instead of all of them, within a proposal and across proposals alike.
  */
 import type { Action, ActionProposal, DependencyGraph, JsonValue } from "@car/ir";
-import { dependencyEdges, getOwn, jsonEquals, pushReadKeys, pushWrittenKeys } from "@car/ir";
-import type { ProposalInput } from "./input.ts";
+import { dependencyEdges, getOwn, jsonEquals } from "@car/ir";
+import { pushReadKeys, pushWrittenKeys } from "@car/ir/internal";
+import type { VerifyInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { groupByKey, groupSize, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
 import { CandidateBatch } from "./candidates.ts";
@@ -104,9 +105,9 @@ function message(parts: string[]): string {
 
 const READ_WRITE_RESOLUTION = "add a dependency between them so the read happens strictly before or after the write";
 
-export function transactionCheck(proposals: ProposalInput | readonly ProposalInput[], store: VersionedStore = {}): TransactionReport {
+export function transactionCheck(proposals: VerifyInput | readonly VerifyInput[], store: VersionedStore = {}): TransactionReport {
   // Array.from visits holes too (map skips them): a sparse list is refused like any missing proposal.
-  const list = Array.isArray(proposals) ? Array.from(proposals as readonly ProposalInput[], (p) => toParsed(p)) : [toParsed(proposals)];
+  const list = Array.isArray(proposals) ? Array.from(proposals as readonly VerifyInput[], (p) => toParsed(p)) : [toParsed(proposals)];
   const { table, prepared, writeKeys, readKeys } = prepareAll(list);
   const several = prepared.length > 1;
 
