@@ -10,13 +10,13 @@
  * - Short clusters split (`-rf` is `-r` and `-f`), `--name=value` reads as
  *   `--name`; Go-style programs (`terraform -auto-approve`) keep a
  *   single-dash word whole.
- * - An option the table does not know, right before the first operand,
+ * - An option neither table knows (`GLOBAL_SWITCHES` take no value), right before the first operand,
  *   might have taken it as its value: the next operand is then another
  *   reading of the subcommand (`readings`), so an unknown valued option
  *   cannot hide `push`. Readings only add; they never replace.
  */
 import type { Invocation } from "./command-position.ts";
-import { GLOBAL_OPTIONS } from "./program-tables.ts";
+import { GLOBAL_OPTIONS, GLOBAL_SWITCHES } from "./program-tables.ts";
 import { lexicalPath } from "../../lexical-path.ts";
 
 export interface CommandShape {
@@ -32,12 +32,13 @@ export interface CommandShape {
   globals: { name: string; value: string }[];
 }
 
-/** Programs whose single-dash options are whole words (`-auto-approve`, `-chdir=x`). */
-const SINGLE_DASH_LONG = new Set(["terraform", "tofu", "packer"]);
+/** Programs whose single-dash options are whole words (`-auto-approve`, `-chdir=x`, `find -delete`). */
+const SINGLE_DASH_LONG = new Set(["terraform", "tofu", "packer", "find"]);
 
 export function commandShape(inv: Pick<Invocation, "program" | "args">): CommandShape {
   const words = inv.args.map((w) => w.text);
   const globals = GLOBAL_OPTIONS[inv.program] ?? [];
+  const switches = GLOBAL_SWITCHES[inv.program] ?? [];
   const wholeWords = SINGLE_DASH_LONG.has(inv.program);
   const flags = new Set<string>();
   const operands: string[] = [];
@@ -75,7 +76,7 @@ export function commandShape(inv: Pick<Invocation, "program" | "args">): Command
       }
       if (long || eq > 2) flags.add(head);
       if (!long) for (const letter of head.slice(1)) flags.add(`-${letter}`);
-      unknownBefore = beforeSubcommand && globals.length > 0 && eq === -1;
+      unknownBefore = beforeSubcommand && globals.length > 0 && eq === -1 && !switches.includes(t);
       continue;
     }
     if (subcommand === undefined) {

@@ -316,6 +316,28 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   gh: ["-R", "--repo", "--hostname"],
 };
 
+/**
+ * Options before the subcommand known to take no value: with these, the word
+ * after them is certainly the subcommand (see `CommandShape.readings`).
+ */
+export const GLOBAL_SWITCHES: Readonly<Record<string, readonly string[]>> = {
+  git: [
+    "-p",
+    "-P",
+    "--paginate",
+    "--no-pager",
+    "--bare",
+    "--no-replace-objects",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-advice",
+    "--no-lazy-fetch",
+  ],
+};
+
 /** A program name as the tables know it: see the file comment. */
 export function programFamily(name: string): string {
   let n = name.toLowerCase().replace(/\.exe$/, "");
