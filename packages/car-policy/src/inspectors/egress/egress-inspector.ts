@@ -139,7 +139,7 @@ export class EgressInspector implements Inspector {
       const use = networkUse(inv);
       const unlisted = this.unlistedHosts(use.routed !== undefined ? [...use.urls, UNKNOWN_HOST] : use.urls);
       if (unlisted.length > 0) reachesOut = true;
-      fetchedFrom.push(...unlisted);
+      for (const host of unlisted) fetchedFrom.push(host);
       if (use.upload !== undefined && (unlisted.length > 0 || use.urls.length === 0)) {
         findings.push({ deny: true, reason: `uploads to ${hostPhrase(unlisted)} ('${use.upload}')${routedPhrase(use.routed)}` });
       }
