@@ -17,7 +17,7 @@
  * keyword heuristics, and the reasons say which signal fired.
  */
 import type { Action, ActionProposal, JsonObject, JsonValue, Reversibility, ToolSchema } from "@car/ir";
-import { getOwn, missingRequiredCompensation, rollbackContract } from "@car/ir";
+import { getOwn, missingRequiredCompensation, parseOutputRef, rollbackContract } from "@car/ir";
 import { argvToCommand } from "../rules/deny-command.ts";
 import { type CommandReading, readCommand } from "./command-tier.ts";
 import { maxTier, type PermissionTier } from "./permission-tier.ts";
@@ -197,7 +197,12 @@ export function classifyAction(action: Action, schema?: ToolSchema): ActionClass
   else if (edit) raise("sandbox_edit", `tool name segment '${edit}'`);
   else if (!read && !runsCommand) raise("sandbox_edit", "a tool with no read-only name is assumed to change something");
 
-  const commandTexts = commandLines(params);
+  // A whole-string `$id.output` reference is decided by an earlier action: its resolved form is classified at dispatch
+  // (DECISIONS §22), so here it says only that the tool runs something.
+  const lines = commandLines(params);
+  const commandTexts = lines.filter((text) => !isOutputRef(text));
+  if (commandTexts.length < lines.length)
+    raise("sandbox_edit", "the command comes from an earlier action's output; its resolved form is classified at dispatch");
   const readings = new Map<string, CommandReading>();
   const readOnce = (text: string): CommandReading => {
     let reading = readings.get(text);
@@ -212,7 +217,7 @@ export function classifyAction(action: Action, schema?: ToolSchema): ActionClass
   // (a `cwd` or a `stdin` text is no proof the tool changes files, and prose that does not parse as a command is no proof of anything).
   if (runsCommand || segments.some((s) => EXEC_SEGMENTS.has(s))) {
     for (const text of stringsIn(params)) {
-      if (commandTexts.includes(text)) continue;
+      if (lines.includes(text) || isOutputRef(text)) continue;
       for (const s of readOnce(text).signals) if (s.tier === "full_access" && !s.unreadable) raise(s.tier, `parameter text: ${s.why}`);
     }
   }
@@ -270,12 +275,18 @@ function commandLines(params: JsonObject): string[] {
   for (const key of Object.keys(params)) {
     if (!COMMAND_KEYS.has(key.toLowerCase())) continue;
     const value = params[key] as JsonValue;
-    lines.push(typeof value === "string" ? value : isStringArray(value) ? argvToCommand(value) : flattenText(value));
+    if (isStringArray(value) && value.some(isOutputRef)) lines.push(value.find(isOutputRef) as string);
+    else lines.push(typeof value === "string" ? value : isStringArray(value) ? argvToCommand(value) : flattenText(value));
   }
   const program = PROGRAM_KEYS.map((k) => getOwn(params, k)).find((v) => typeof v === "string" && v.trim() !== "" && !/\s/.test(v.trim()));
   const args = ARGS_KEYS.map((k) => getOwn(params, k)).find(isStringArray);
-  if (typeof program === "string" && args !== undefined) lines.push(argvToCommand([program.trim(), ...args]));
+  if (typeof program === "string" && args !== undefined && !args.some(isOutputRef)) lines.push(argvToCommand([program.trim(), ...args]));
   return lines;
+}
+
+/** A command line that is, or is built from an argv holding, a whole-string output reference. */
+function isOutputRef(text: string): boolean {
+  return parseOutputRef(text) !== undefined;
 }
 
 function isStringArray(value: JsonValue | undefined): value is string[] {
@@ -287,7 +298,7 @@ function stringsIn(value: JsonValue, found: Set<string> = new Set(), depth = 0):
   if (typeof value === "string") found.add(value);
   else if (typeof value === "object" && value !== null && depth <= 32) {
     if (Array.isArray(value)) {
-      if (isStringArray(value) && value.length > 1) found.add(argvToCommand(value));
+      if (isStringArray(value) && value.length > 1 && !value.some(isOutputRef)) found.add(argvToCommand(value));
       for (const v of value) stringsIn(v, found, depth + 1);
     } else for (const k of Object.keys(value)) stringsIn(value[k] as JsonValue, found, depth + 1);
   }

@@ -149,6 +149,10 @@ describe("classifyAction reads commands as the gate does", () => {
     // A working directory or input text is no proof the tool writes: the command alone decides below full access.
     expect(tier("shell", { command: "ls -la", cwd: "/home/u/project" })).toBe("read_only");
     expect(tier("shell", { command: "cat", stdin: "Don't panic" })).toBe("read_only");
+    // An output reference is classified when it resolves (at dispatch), not as a program named `$a.output` now.
+    expect(tier("shell", { command: "$gen.output" })).toBe("sandbox_edit");
+    expect(tier("shell", { command: ["bash", "-c", "$gen.output"] })).toBe("sandbox_edit");
+    expect(tier("run_tests", { suite: "$build.output.suite" })).toBe("sandbox_edit");
     // A tool that runs nothing reads its strings as data.
     expect(tier("search_docs", { query: "git -C . push -f" })).toBe("read_only");
   });
