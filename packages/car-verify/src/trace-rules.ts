@@ -25,7 +25,7 @@
  * asked at most `TRACE_PAIR_BUDGET` at a time, stopping at the first witness.
  */
 import type { Action, DependencyGraph, Severity, TraceRule, VerificationIssue } from "@car/ir";
-import { traceRuleName } from "@car/ir";
+import { CarError, TRACE_RULE_KINDS, traceRuleName } from "@car/ir";
 import { issue } from "./issue.ts";
 import { Reachability } from "./reach.ts";
 
@@ -92,6 +92,30 @@ export function traceRuleIssues(
     if (found !== undefined) issues.push(found);
   }
   return issues;
+}
+
+/**
+ * `verify`'s `traceRules` option, checked once at the entry: an array of
+ * rules, each with a known kind, string tools, a scope and (for
+ * `max_calls`) a non-negative integer. Anything else is `invalid_params`
+ * naming the rule, never a `TypeError` or a rule silently ignored.
+ */
+export function checkTraceRules(rules: unknown): asserts rules is readonly TraceRule[] | undefined {
+  if (rules === undefined) return;
+  const bad = (why: string) => new CarError("invalid_params", `invalid verify options: traceRules ${why}`);
+  if (!Array.isArray(rules)) throw bad("must be an array of trace rules");
+  rules.forEach((rule: unknown, i) => {
+    const r = rule as Record<string, unknown> | null;
+    if (typeof r !== "object" || r === null || Array.isArray(r)) throw bad(`[${i}] must be an object`);
+    if (!(TRACE_RULE_KINDS as readonly unknown[]).includes(r["kind"])) throw bad(`[${i}].kind must be one of ${TRACE_RULE_KINDS.join(", ")}`);
+    if (typeof r["tool"] !== "string") throw bad(`[${i}].tool must be a string`);
+    if (r["scope"] !== "proposal" && r["scope"] !== "session") throw bad(`[${i}].scope must be proposal or session`);
+    if ((r["kind"] === "only_after" || r["kind"] === "never_after") && typeof r["after"] !== "string") throw bad(`[${i}].after must be a string`);
+    if (r["kind"] === "max_calls" && !(Number.isInteger(r["max_calls"]) && (r["max_calls"] as number) >= 0)) {
+      throw bad(`[${i}].max_calls must be a non-negative integer`);
+    }
+    if (r["name"] !== undefined && typeof r["name"] !== "string") throw bad(`[${i}].name must be a string`);
+  });
 }
 
 /** ` (and 3 more 'deploy' actions)`, or nothing. */

@@ -8,7 +8,7 @@ import type { TraceRule } from "@car/ir";
 import { CarError, compensationActionIndices, dependencyEdges, isCarError, levelsOf, preconditionFailureMessage, pushWrittenKeys } from "@car/ir";
 import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
-import { traceRuleIssues } from "./trace-rules.ts";
+import { checkTraceRules, traceRuleIssues } from "./trace-rules.ts";
 import { findWriteConflicts, type WriteConflicts } from "./conflicts.ts";
 import { GROUP_SAMPLE, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
@@ -235,6 +235,7 @@ export function verify(input: ProposalInput, options: VerifyOptions = {}): Verif
   if (options.maxActions !== undefined && !(Number.isInteger(options.maxActions) && options.maxActions >= 0)) {
     throw new CarError("invalid_params", "invalid verify options: maxActions must be a non-negative integer");
   }
+  checkTraceRules(options.traceRules);
   const parsed = toParsed(input);
   const actions = parsed.proposal.actions;
   const issues: VerificationIssue[] = [];

@@ -119,6 +119,20 @@ describe("public functions answer an edited JSON copy of a parsed proposal with 
     expect(verify(JSON.parse(JSON.stringify(BASE))).valid).toBe(verify(BASE).valid);
   });
 
+  it("verify's traceRules option: anything but well-formed rules is invalid_params", () => {
+    for (const rules of [
+      null,
+      "x",
+      [null],
+      [{ kind: "only_after" }],
+      [{ kind: "only_after", tool: "deploy", scope: "proposal" }],
+      [{ kind: "max_calls", tool: "x", max_calls: "2", scope: "proposal" }],
+      [{ kind: "nope", tool: "x", scope: "proposal" }],
+    ]) {
+      expect(() => verify(BASE, { traceRules: rules as never }), JSON.stringify(rules)).toThrow(expect.objectContaining({ code: "invalid_params" }));
+    }
+  });
+
   for (const [name, call] of Object.entries(PUBLIC)) {
     it(`${name}: returns or throws CarError, nothing else`, () => {
       fc.assert(
