@@ -9,7 +9,7 @@ import { CarError, dependencyEdges, isCarError } from "@car/ir";
 import { compensationActionIndices, levelsOf, preconditionFailureMessage, pushWrittenKeys } from "@car/ir/internal";
 import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
-import { traceRuleIssues } from "./trace-rules.ts";
+import { checkTraceRules, traceRuleIssues } from "./trace-rules.ts";
 import { findWriteConflicts, type WriteConflicts } from "./conflicts.ts";
 import { GROUP_SAMPLE, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
@@ -236,6 +236,7 @@ export function verify(input: VerifyInput, options: VerifyOptions = {}): Verific
   if (options.maxActions !== undefined && !(Number.isInteger(options.maxActions) && options.maxActions >= 0)) {
     throw new CarError("invalid_params", "invalid verify options: maxActions must be a non-negative integer");
   }
+  checkTraceRules(options.traceRules);
   const parsed = toParsed(input);
   const actions = parsed.proposal.actions;
   const issues: VerificationIssue[] = [];

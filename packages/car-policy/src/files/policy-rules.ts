@@ -67,14 +67,14 @@ export class PolicyRules {
 
   /** Appends `other`'s rules after this set's (file order is merge order). */
   merge(other: PolicyRules): this {
-    this.deny_tool.push(...other.deny_tool);
-    this.deny_keyword.push(...other.deny_keyword);
-    this.deny_tool_param.push(...other.deny_tool_param);
-    this.allow_tool_param.push(...other.allow_tool_param);
-    this.deny_tool_param_matching.push(...other.deny_tool_param_matching);
-    this.rate_limit_tool.push(...other.rate_limit_tool);
-    this.trace_rule.push(...other.trace_rule);
-    this.deny_command.push(...other.deny_command);
+    appendAll(this.deny_tool, other.deny_tool);
+    appendAll(this.deny_keyword, other.deny_keyword);
+    appendAll(this.deny_tool_param, other.deny_tool_param);
+    appendAll(this.allow_tool_param, other.allow_tool_param);
+    appendAll(this.deny_tool_param_matching, other.deny_tool_param_matching);
+    appendAll(this.rate_limit_tool, other.rate_limit_tool);
+    appendAll(this.trace_rule, other.trace_rule);
+    appendAll(this.deny_command, other.deny_command);
     return this;
   }
 
@@ -146,4 +146,9 @@ export class PolicyRules {
     for (const r of this.deny_command) engine.register(denyCommandRule(r));
     if (options.traceGate !== undefined) for (const r of this.trace_rule) options.traceGate.register(r);
   }
+}
+
+/** `target.push(...more)` without spreading: a spread of a very long list overflows the call stack. */
+function appendAll<T>(target: T[], more: readonly T[]): void {
+  for (const item of more) target.push(item);
 }

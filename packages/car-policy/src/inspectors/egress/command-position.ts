@@ -8,6 +8,7 @@
  * text (a commit message, a grep pattern, a here-document given to `cat` or
  * `python3`) is only text.
  */
+import { afterGlobalOptions } from "./command-shape.ts";
 import { INTERPRETERS, programFamily, SHELLS, SOURCE_BUILTINS, WRAPPERS } from "./program-tables.ts";
 import { parseShell, type Pipeline, type Redirect, type Script, type SimpleCommand, type Stage, type Word } from "./shell-syntax.ts";
 
@@ -26,6 +27,8 @@ export interface Invocation {
   redirects: Redirect[];
   /** Variables assigned for this command (`http_proxy=… curl`, `env HTTPS_PROXY=… curl`). */
   env: string[];
+  /** The wrappers peeled off to reach the program, outermost first (`sudo`, `env`, `docker`); absent when none. */
+  wrappers?: string[];
 }
 
 /** A pipeline as the programs in each stage (a `( … )` stage may run several). */
@@ -194,18 +197,20 @@ export function invocationOf(command: SimpleCommand, vars: ReadonlyMap<string, s
   }
   if (i >= words.length || NOT_COMMANDS.has((words[i] as Word).text)) return undefined;
   words = words.slice(i);
+  const wrappers: string[] = [];
   // Wrappers nest (`sudo env FOO=1 timeout 5 nc …`); each pass peels one.
   for (let guard = 0; guard < 16; guard++) {
     const head = words[0];
     if (head === undefined) return undefined;
     const { name, opaque } = resolveProgram(head, vars);
-    const base = { args: words.slice(1), redirects: command.redirects, env };
+    const base = { args: words.slice(1), redirects: command.redirects, env, ...(wrappers.length > 0 ? { wrappers } : {}) };
     if (opaque !== undefined) return { program: name, opaque, ...base };
     const inner = unwrap(name, words.slice(1), env);
     if (inner === "lookup") return undefined;
     if (inner === undefined) return { program: name, ...base };
+    wrappers.push(name);
     // A wrapper that runs a script string is, to the reader, `sh -c script`.
-    if ("script" in inner) return { program: "sh", args: [{ text: "-c", substitutions: [] }, inner.script], redirects: command.redirects, env };
+    if ("script" in inner) return { program: "sh", args: [{ text: "-c", substitutions: [] }, inner.script], redirects: command.redirects, env, wrappers };
     words = inner.words;
   }
   return undefined;
@@ -220,10 +225,10 @@ type Unwrapped = { words: Word[] } | { script: Word };
  * added to `env`.
  */
 function unwrap(name: string, rest: Word[], env: string[]): Unwrapped | "lookup" | undefined {
-  if (name === "docker" || name === "podman" || name === "nerdctl") return words(containerCommand(rest));
+  if (name === "docker" || name === "podman" || name === "nerdctl") return words(containerCommand(rest.slice(afterGlobalOptions(name, rest))));
   if (name === "kubectl" || name === "oc") {
     const dashes = rest.findIndex((w) => w.text === "--");
-    return rest[0]?.text === "exec" && dashes !== -1 ? words(nonEmpty(rest.slice(dashes + 1))) : undefined;
+    return rest[afterGlobalOptions(name, rest)]?.text === "exec" && dashes !== -1 ? words(nonEmpty(rest.slice(dashes + 1))) : undefined;
   }
   const spec = WRAPPERS[name];
   if (spec === undefined) return undefined;
