@@ -7,7 +7,6 @@
 import {
   buildDag,
   CarError,
-  compensationActionIndices,
   dependencyEdges,
   type JsonValue,
   parseAction,
@@ -18,6 +17,7 @@ import {
   serializeProposal,
   stringifyProposal,
 } from "@car/ir";
+import { compensationActionIndices } from "@car/ir/internal";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { equivalent, equivalentDetailed, optimize, simulate, simulateDetailed, staticGate, transactionCheck, verify } from "../src/index.ts";
