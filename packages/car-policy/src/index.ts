@@ -14,6 +14,8 @@ export {
   type DenyToolParamMatchingSpec,
   type DenyToolParamSpec,
   type RateLimitToolSpec,
+  UNPROVEN_ANSWERS,
+  type UnprovenAnswer,
 } from "./files/policy-rules.ts";
 export { DENY_COMMAND_FIELDS, parsePolicyFile, readDenyCommandSpec } from "./files/parse-policy-file.ts";
 export { isDangling, isPolicyFileName, loadPolicyDir } from "./files/load-policy-dir.ts";

@@ -55,7 +55,16 @@ export interface ApplyOptions {
   traceRules?: "ignore";
 }
 
+/**
+ * What the policy-check gate answers for a shell command it cannot prove
+ * safe (`unproven = "…"` in a policy file; `ask` when no file sets it).
+ */
+export const UNPROVEN_ANSWERS = ["ask", "deny", "allow"] as const;
+export type UnprovenAnswer = (typeof UNPROVEN_ANSWERS)[number];
+
 export class PolicyRules {
+  /** `unproven` as a file set it; merged sets keep the strictest (`deny` over `ask` over `allow`). */
+  unproven: UnprovenAnswer | undefined = undefined;
   deny_tool: string[] = [];
   deny_keyword: string[] = [];
   deny_tool_param: DenyToolParamSpec[] = [];
@@ -75,6 +84,8 @@ export class PolicyRules {
     this.rate_limit_tool.push(...other.rate_limit_tool);
     this.trace_rule.push(...other.trace_rule);
     this.deny_command.push(...other.deny_command);
+    // Reading more files never allows what fewer would stop: the strictest setting wins.
+    if (other.unproven !== undefined) this.unproven = strictest(this.unproven, other.unproven);
     return this;
   }
 
@@ -146,4 +157,10 @@ export class PolicyRules {
     for (const r of this.deny_command) engine.register(denyCommandRule(r));
     if (options.traceGate !== undefined) for (const r of this.trace_rule) options.traceGate.register(r);
   }
+}
+
+/** The stricter of two `unproven` settings: `deny`, then `ask`, then `allow`. */
+function strictest(a: UnprovenAnswer | undefined, b: UnprovenAnswer): UnprovenAnswer {
+  const rank: Record<UnprovenAnswer, number> = { deny: 0, ask: 1, allow: 2 };
+  return a === undefined || rank[b] < rank[a] ? b : a;
 }

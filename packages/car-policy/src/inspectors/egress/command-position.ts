@@ -26,6 +26,10 @@ export interface Invocation {
   redirects: Redirect[];
   /** Variables assigned for this command (`http_proxy=… curl`, `env HTTPS_PROXY=… curl`). */
   env: string[];
+  /** The wrappers that run it, outermost first (`sudo`, `xargs`, `find` for `-exec`): a program `xargs` runs gets words the reader never saw. */
+  via?: string[];
+  /** The program word as written (`./scripts/build.sh`, `/usr/bin/nc`), when it differs from `program`. */
+  named?: string;
 }
 
 /** A pipeline as the programs in each stage (a `( … )` stage may run several). */
@@ -172,7 +176,7 @@ export function commandInvocations(command: SimpleCommand, vars: ReadonlyMap<str
       let end = i + 1;
       while (end < inv.args.length && !/^[;+]$/.test((inv.args[end] as Word).text)) end++;
       const inner = invocationOf({ kind: "simple", words: inv.args.slice(i + 1, end), redirects: [] }, vars);
-      if (inner !== undefined) found.push(inner);
+      if (inner !== undefined) found.push({ ...inner, via: [inv.program, ...(inner.via ?? [])] });
       i = end;
     }
   }
@@ -194,18 +198,21 @@ export function invocationOf(command: SimpleCommand, vars: ReadonlyMap<string, s
   }
   if (i >= words.length || NOT_COMMANDS.has((words[i] as Word).text)) return undefined;
   words = words.slice(i);
+  const via: string[] = [];
+  const withVia = (inv: Invocation): Invocation => (via.length > 0 ? { ...inv, via } : inv);
   // Wrappers nest (`sudo env FOO=1 timeout 5 nc …`); each pass peels one.
   for (let guard = 0; guard < 16; guard++) {
     const head = words[0];
     if (head === undefined) return undefined;
     const { name, opaque } = resolveProgram(head, vars);
-    const base = { args: words.slice(1), redirects: command.redirects, env };
-    if (opaque !== undefined) return { program: name, opaque, ...base };
+    const base = { args: words.slice(1), redirects: command.redirects, env, ...(head.text !== name ? { named: head.text } : {}) };
+    if (opaque !== undefined) return withVia({ program: name, opaque, ...base });
     const inner = unwrap(name, words.slice(1), env);
     if (inner === "lookup") return undefined;
-    if (inner === undefined) return { program: name, ...base };
+    if (inner === undefined) return withVia({ program: name, ...base });
+    via.push(name);
     // A wrapper that runs a script string is, to the reader, `sh -c script`.
-    if ("script" in inner) return { program: "sh", args: [{ text: "-c", substitutions: [] }, inner.script], redirects: command.redirects, env };
+    if ("script" in inner) return withVia({ program: "sh", args: [{ text: "-c", substitutions: [] }, inner.script], redirects: command.redirects, env });
     words = inner.words;
   }
   return undefined;
@@ -443,7 +450,9 @@ export function scriptSource(inv: Invocation): ScriptSource | undefined {
         const letter = letters[k] as string;
         if (grammar.inline.includes(letter)) {
           const rest = letters.slice(k + 1);
-          return rest !== "" && !shell ? { kind: "inline", word: { ...word, text: rest } } : inlineAt(args, i + 1);
+          if (rest !== "" && !shell) return { kind: "inline", word: { ...word, text: rest } };
+          // `bash -c -- X`: `--` ends the options; X is the script.
+          return inlineAt(args, shell && args[i + 1]?.text === "--" ? i + 2 : i + 1);
         }
         if (shell && letter === "s") return { kind: "stdin" };
         if (!shell && grammar.valued?.includes(letter)) {
