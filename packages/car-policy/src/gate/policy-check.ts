@@ -216,7 +216,8 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
 
   // The proof (unproven.ts): a shell command the reader cannot prove safe is answered as the policy says.
   const unproven = merged.unproven ?? "ask";
-  const command = inspectedAs === "shell" ? getOwn(mapping ? asCarParams(mapping, parameters) : parameters, "command") : undefined;
+  // An `apply_patch` carries a patch in `command`, not a command line: its paths are what the rules judge.
+  const command = inspectedAs === "shell" && !isPatch ? getOwn(mapping ? asCarParams(mapping, parameters) : parameters, "command") : undefined;
   if (typeof command === "string" && unproven !== "allow") {
     const reasons = unprovenReasons(command);
     if (reasons.length > 0) {

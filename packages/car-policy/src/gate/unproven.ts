@@ -356,8 +356,9 @@ function gitReasons(args: Word[], subIndex: number): string[] {
       if (next !== undefined) checkKey(next.text, "git -c");
     } else if (t.startsWith("-c") && t.length > 2 && i < subIndex) checkKey(t.slice(2), "git -c");
     else if ((t === "--config" || t === "-c") && i > subIndex) {
+      // `git clone -c key=value`; `git switch -c branch` is not configuration.
       const next = args[i + 1];
-      if (next !== undefined) checkKey(next.text, "git --config");
+      if (next?.text.includes("=")) checkKey(next.text, "git --config");
     } else if (t.startsWith("--config=")) checkKey(t.slice(9), "git --config");
     if (/^(ext|fd)::/i.test(t) || /^[a-z0-9+.-]*::/i.test(t)) out.push(`the remote '${clip(t, 24)}' runs a command through git's remote helpers`);
   }
