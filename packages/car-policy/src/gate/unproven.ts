@@ -275,7 +275,13 @@ export function sedRunsCommand(script: string): boolean {
         i += flags.length;
         if (flags.includes("w")) skipTo("\n");
       }
-    } else if (c !== undefined && "aicrRwWbtT:#".includes(c)) skipTo(c === "b" || c === "t" || c === "T" ? ";\n" : "\n");
+    } else if (c === "a" || c === "i" || c === "c") {
+      // Text to the end of the line, continued onto the next while a line ends in a backslash.
+      do {
+        skipTo("\n");
+        i++;
+      } while (i <= n && script[i - 2] === "\\");
+    } else if (c !== undefined && "rRwWbtT:#".includes(c)) skipTo(c === "b" || c === "t" || c === "T" ? ";\n" : "\n");
   }
   return false;
 }
