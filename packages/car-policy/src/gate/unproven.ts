@@ -64,23 +64,31 @@ export function unprovenReasons(command: string): string[] {
 /** Shell features, found in the text itself, that run text later or build a program from text. */
 function deferredTextReasons(command: string): string[] {
   const out: string[] = [];
-  for (const m of command.matchAll(
-    /(?:^|[\s;&|(`{'"])(?:export\s+|declare\s+(?:-\w+\s+)*|typeset\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*(?:%%)?)\+?=('[^']*'|"[^"]*"|[^\s;&|)]*)/g,
-  )) {
-    const name = m[1] as string;
-    if (!EXECUTING_VARIABLES.test(name)) continue;
-    const value = (m[2] as string).replace(/^['"]|['"]$/g, "");
-    if (PROGRAM_VARIABLES.test(name) && /^[\w./-]*$/.test(value) && isPlainProgram(programFamily(value.replace(/^.*\//, "")))) continue;
-    out.push(`it sets '${name}', which makes a later program run or load text`);
+  // Each pattern is tried only when the text holds its anchor: the hook runs this once per process, cold, and compiling them all costs milliseconds.
+  if (command.includes("=")) {
+    for (const m of command.matchAll(
+      /(?:^|[\s;&|(`{'"])(?:export\s+|declare\s+(?:-\w+\s+)*|typeset\s+(?:-\w+\s+)*|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*(?:%%)?)\+?=('[^']*'|"[^"]*"|[^\s;&|)]*)/g,
+    )) {
+      const name = m[1] as string;
+      if (!EXECUTING_VARIABLES.test(name)) continue;
+      const value = (m[2] as string).replace(/^['"]|['"]$/g, "");
+      if (PROGRAM_VARIABLES.test(name) && /^[\w./-]*$/.test(value) && isPlainProgram(programFamily(value.replace(/^.*\//, "")))) continue;
+      out.push(`it sets '${name}', which makes a later program run or load text`);
+    }
   }
-  if (/\$\{[^}]*@P\}/.test(command)) out.push("a '${…@P}' expansion runs the prompt's command substitutions");
-  if (/\(\([^()]*\[[^\]]*[$`]/.test(command) || /\blet\s[^;|&\n]*\[[^\]]*[$`]/.test(command))
-    out.push("an arithmetic array subscript is evaluated, and can run a command substitution");
-  if (/\b(read|unset|declare|typeset|local|export|readonly|mapfile|readarray|printf\s+-v|test\s+-v|\[\[\s+-v)\b[^;|&\n]*\w\[[^\]]*[$`]/.test(command))
-    out.push("a variable name with an array subscript is evaluated, and can run a command substitution");
-  if (/(^|[\s;&|(])case\s/.test(command)) out.push("a 'case' statement, whose patterns the reader does not separate from commands");
-  if (/\b(declare|typeset|local)\s+(-\w+\s+)*-\w*n/.test(command)) out.push("'declare -n' makes a name refer to another, chosen at run time");
-  if (/\bshopt\s+-s\s+[^;|&\n]*expand_aliases|\bsetopt\s+[^;|&\n]*aliases/.test(command))
+  if (command.includes("@P")) {
+    if (/\$\{[^}]*@P\}/.test(command)) out.push("a '${…@P}' expansion runs the prompt's command substitutions");
+  }
+  if (command.includes("[")) {
+    if (/\(\([^()]*\[[^\]]*[$`]/.test(command) || /\blet\s[^;|&\n]*\[[^\]]*[$`]/.test(command))
+      out.push("an arithmetic array subscript is evaluated, and can run a command substitution");
+    if (/\b(read|unset|declare|typeset|local|export|readonly|mapfile|readarray|printf\s+-v|test\s+-v|\[\[\s+-v)\b[^;|&\n]*\w\[[^\]]*[$`]/.test(command))
+      out.push("a variable name with an array subscript is evaluated, and can run a command substitution");
+  }
+  if (command.includes("case") && /(^|[\s;&|(])case\s/.test(command)) out.push("a 'case' statement, whose patterns the reader does not separate from commands");
+  if (/declare|typeset|local/.test(command) && /\b(declare|typeset|local)\s+(-\w+\s+)*-\w*n/.test(command))
+    out.push("'declare -n' makes a name refer to another, chosen at run time");
+  if (command.includes("alias") && /\bshopt\s+-s\s+[^;|&\n]*expand_aliases|\bsetopt\s+[^;|&\n]*aliases/.test(command))
     out.push("it turns on alias expansion, so a later word can run an alias body");
   return out;
 }
