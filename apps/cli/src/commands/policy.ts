@@ -21,7 +21,9 @@ check  Evaluates one tool call with the policy-check gate (the same one the
        PreToolUse hook and the MCP policy_check tool use) and prints its
        decision document. Policies: <CAR_HOME>/policies, then every
        .car/policies from the repository root down to --cwd (default: here).
-       Exit status: 0 allow, 1 deny, 2 a policy file does not load.
+       Its "answer" is deny, ask (a shell command the gate cannot prove
+       safe) or none. Exit status: 0 allow (an ask included), 1 deny, 2 a
+       policy file does not load.
 
 lint   Loads each *.toml in DIR — or, without DIR, in every directory the
        gate reads from here — and lists the rules it defines, or the error
