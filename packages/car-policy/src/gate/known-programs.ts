@@ -41,7 +41,7 @@ const PLAIN = `
   factor numfmt md5sum sha1sum sha256sum sha512sum b2sum cksum sum base32 jq yq gron xxd hexdump od strings
   ps pgrep pkill kill killall top htop lsof pidof nproc lscpu lsblk mount findmnt vmstat iostat
   which type whereis hash help history clear reset tput stty tty set unset shift read getopts let return
-  exit break continue export readonly declare typeset local umask ulimit times jobs fg bg disown alias unalias
+  exit break continue exec export readonly declare typeset local umask ulimit times jobs fg bg disown alias unalias
   printenv logname users who w last dmesg journalctl systemctl service tee less more most bat
   gzip gunzip zcat bzip2 bunzip2 xz unxz zip unzip 7z file env iconv shuf tsort
   tmux screen nohup convert magick ffmpeg ffprobe identify pngcrush optipng
@@ -117,6 +117,7 @@ const ROWS: Readonly<Record<string, KnownProgram>> = {
   make: { runs: ["--eval", "-E"] },
   gmake: { runs: ["--eval", "-E"] },
   npm: {
+    runsSubcommands: ["config set", "set"],
     subcommandRuns: { exec: ["-c", "--call"], x: ["-c", "--call"] },
     runs: ["--script-shell", "--node-options"],
     runsOperands: ["exec", "x"],

@@ -31,6 +31,11 @@ const MAX_REASONS = 8;
 
 /** Programs that read commands from standard input when it is not a terminal (`psql <<SQL`, `sqlite3 < x.sql`). */
 const STDIN_COMMAND_PROGRAMS = new Set(["sqlite3", "psql", "mysql", "mongosh", "redis-cli", "gdb", "lldb", "ed", "ftp", "sftp", "bc", "dc"]);
+/** Programs that copy files to another host. */
+const COPIERS = new Set(["scp", "rsync", "sftp", "rclone"]);
+/** Paths that hold credentials by convention. */
+const SECRET_PATH =
+  /(^|\/)(\.env(\.[\w-]+)?|\.ssh|id_[a-z0-9]+|\.aws|\.netrc|\.npmrc|\.pypirc|\.git-credentials|credentials(\.json)?|\.kube|\.gnupg|[^/]*\.(pem|key|p12|pfx))(\/|$)/;
 /** Wrappers that hand a program words read from their input. */
 const ARGUMENT_FEEDERS = new Set(["xargs", "parallel"]);
 /** Variables whose value is a program to run: a plain known program is fine (`GIT_PAGER=cat`). */
@@ -53,6 +58,8 @@ export function unprovenReasons(command: string): string[] {
   if (incomplete !== undefined) add(`the command does not parse (${incomplete})`);
   for (const reason of deferredTextReasons(command)) add(reason);
   const substituted = /\$\(|`|[<>]\(/.test(command);
+  if (/(^|[\s;&|(])coproc\s/.test(command)) add("'coproc' starts a program whose input the rest of the command writes");
+  for (const reason of writtenThenRun(pipelines.flat(2))) add(reason);
   for (const stages of pipelines) {
     stages.forEach((stage, j) => {
       for (const inv of stage) for (const reason of invocationReasons(inv, j, stages.length, substituted)) add(reason);
@@ -116,7 +123,7 @@ function invocationReasons(inv: Invocation, j: number, stages: number, substitut
   const out: string[] = [];
   const fed = inv.via?.find((w) => ARGUMENT_FEEDERS.has(w));
   const piped = j > 0;
-  const stdinRedirect = inv.redirects.find((r) => r.op === "<" || r.op === "<>" || r.op === "<<<" || r.heredoc !== undefined);
+  const stdinRedirect = inv.redirects.find((r) => r.op === "<" || r.op === "<>" || r.op === "<&" || r.op === "<<<" || r.heredoc !== undefined);
 
   if (decodes(inv) && (j < stages - 1 || substituted)) out.push(`'${name}' decodes a payload the reader never sees, and its output feeds another program`);
 
@@ -146,6 +153,24 @@ function invocationReasons(inv: Invocation, j: number, stages: number, substitut
   }
   const inner = operandProgram(name, row, inv);
   if (inner !== undefined) out.push(...invocationReasons(inner, j, stages, substituted));
+  return out;
+}
+
+/** `printf … > x.sh; bash x.sh`: a file the command writes and then runs is text reaching a shell, like a pipe. */
+function writtenThenRun(all: readonly Invocation[]): string[] {
+  const written = new Set<string>();
+  const plain = (path: string) => path.replace(/^(\.\/)+/, "");
+  for (const inv of all) {
+    for (const r of inv.redirects) if (/^(>|>>|>\||&>|&>>|<>)$/.test(r.op)) written.add(plain(r.target.text));
+    if (inv.program === "tee") for (const w of inv.args) if (!w.text.startsWith("-")) written.add(plain(w.text));
+  }
+  if (written.size === 0) return [];
+  const out: string[] = [];
+  for (const inv of all) {
+    const ran = isRunner(inv.program) ? scriptSource(inv) : undefined;
+    const file = ran?.kind === "file" ? ran.word.text : inv.named;
+    if (file !== undefined && written.has(plain(file))) out.push(`it writes '${clip(file, 24)}' and then runs it`);
+  }
   return out;
 }
 
@@ -409,6 +434,13 @@ function networkReasons(inv: Invocation, piped: boolean, redirected: boolean): s
     if (scheme !== undefined && !["http", "https", "ftp", "ftps"].includes(scheme)) out.push(`'${name}' speaks '${scheme}://', which can carry anything`);
   }
   if ((DOWNLOADERS.has(name) || NETWORK_TOOLS.has(name)) && (piped || redirected)) out.push(`'${name}' may send its standard input`);
+  // `scp`/`rsync` send file content by design: a copy to a remote host of what looks like a credential is not routine.
+  if (COPIERS.has(name)) {
+    const operands = inv.args.filter((w) => !w.text.startsWith("-"));
+    const secret = operands.find((w) => SECRET_PATH.test(w.text));
+    if (secret !== undefined && operands.some((w) => /^[^/]*:/.test(w.text)))
+      out.push(`'${name}' copies '${clip(secret.text, 24)}', which looks like a credential, to another host`);
+  }
   return out;
 }
 
