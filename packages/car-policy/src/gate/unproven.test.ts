@@ -85,6 +85,8 @@ const UNPROVEN: readonly (readonly [string, string])[] = [
   ["coproc sh; echo id >&3", "'coproc'"],
   ["npm config set script-shell ./evil", "npm config set"],
   ["scp .env host:/tmp/", "looks like a credential"],
+  ["git $OPTS log", "decided at run time, where an option"],
+  ['ssh "$h" uptime', "decided at run time, where an option"],
 ];
 
 /** Everyday commands the proof must hold for. */
@@ -118,6 +120,8 @@ const PROVEN: readonly string[] = [
   "alias ll='ls -la'",
   "echo hi > out.txt && cat out.txt",
   "scp build.tar.gz deploy@staging:/tmp/",
+  'git commit -m "$MSG"',
+  "ls $HOME",
 ];
 
 describe("the proof that a command is safe", () => {

@@ -333,6 +333,15 @@ function optionReasons(name: string, row: KnownProgram, inv: Invocation): string
     const hit = row.runs?.find((o) => optionMatches(o, t)) ?? (i > subIndex ? subRuns?.find((o) => optionMatches(o, t)) : undefined);
     if (hit !== undefined) out.push(`'${name} ${hit}' runs a command it is given`);
   }
+  // A word decided at run time where an option could stand may be the option that runs text (`git $OPTS log`).
+  if (row.runs !== undefined || row.runsSubcommands !== undefined || row.subcommandRuns !== undefined) {
+    for (const [i, w] of args.slice(0, end).entries()) {
+      const prev = i > 0 ? (args[i - 1] as Word).text : "";
+      const valueOfOption = /^-/.test(prev) && !prev.includes("=");
+      if (w.opaque !== undefined && /^[$`]/.test(w.text) && !valueOfOption && !literalSubstitution(w))
+        out.push(`'${name}' is given '${clip(w.text, 24)}', decided at run time, where an option that runs a command could stand`);
+    }
+  }
   const second = args.slice(subIndex + 1).find((w) => !w.text.startsWith("-"))?.text;
   const runningSub = sub === undefined ? undefined : row.runsSubcommands?.find((s) => s === sub || s === `${sub} ${second}`);
   if (runningSub !== undefined) out.push(`'${name} ${runningSub}' runs commands it is given`);
@@ -446,18 +455,21 @@ function networkReasons(inv: Invocation, piped: boolean, redirected: boolean): s
 
 /** `$(cat <<'EOF' … EOF)`: a substitution that only prints a quoted here-document is literal text. */
 function literalSubstitution(w: Word): boolean {
-  return w.substitutions.every((s) =>
-    s.pipelines.every((p) =>
-      p.stages.every(
-        (st) =>
-          st.kind === "simple" &&
-          st.words.length === 1 &&
-          st.words[0]?.text === "cat" &&
-          st.redirects.length === 1 &&
-          st.redirects[0]?.heredoc !== undefined &&
-          st.redirects[0].quoted === true,
+  return (
+    w.substitutions.length > 0 &&
+    w.substitutions.every((s) =>
+      s.pipelines.every((p) =>
+        p.stages.every(
+          (st) =>
+            st.kind === "simple" &&
+            st.words.length === 1 &&
+            st.words[0]?.text === "cat" &&
+            st.redirects.length === 1 &&
+            st.redirects[0]?.heredoc !== undefined &&
+            st.redirects[0].quoted === true,
+        ),
       ),
-    ),
+    )
   );
 }
 
