@@ -10,7 +10,7 @@
  * and if that car cannot start it exits 2, which both hosts read as a block.
  * There is no `; exit 0`.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { CarError, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import { parseArgs, expectPositionals } from "../argv.ts";
@@ -251,6 +251,8 @@ function shellQuote(word: string): string {
 function installHook(file: string, matcher: string, command: string): void {
   let settings: JsonObject = {};
   if (existsSync(file)) {
+    // A FIFO or a device in its place would hang or never end the read.
+    if (!statSync(file).isFile()) throw new CarError("invalid_params", `${file} is not a regular file; fix it or pass --no-hooks`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(readFileSync(file, "utf8"));
