@@ -55,7 +55,16 @@ export interface ApplyOptions {
   traceRules?: "ignore";
 }
 
+/**
+ * What the policy-check gate answers for a shell command it cannot prove
+ * safe (`unproven = "…"` in a policy file; `ask` when no file sets it).
+ */
+export const UNPROVEN_ANSWERS = ["ask", "deny", "allow"] as const;
+export type UnprovenAnswer = (typeof UNPROVEN_ANSWERS)[number];
+
 export class PolicyRules {
+  /** `unproven` as a file set it; merged sets keep the strictest (`deny` over `ask` over `allow`). */
+  unproven: UnprovenAnswer | undefined = undefined;
   deny_tool: string[] = [];
   deny_keyword: string[] = [];
   deny_tool_param: DenyToolParamSpec[] = [];
@@ -75,6 +84,8 @@ export class PolicyRules {
     appendAll(this.rate_limit_tool, other.rate_limit_tool);
     appendAll(this.trace_rule, other.trace_rule);
     appendAll(this.deny_command, other.deny_command);
+    // Reading more files never allows what fewer would stop: the strictest setting wins.
+    if (other.unproven !== undefined) this.unproven = strictest(this.unproven, other.unproven);
     return this;
   }
 
@@ -151,4 +162,10 @@ export class PolicyRules {
 /** `target.push(...more)` without spreading: a spread of a very long list overflows the call stack. */
 function appendAll<T>(target: T[], more: readonly T[]): void {
   for (const item of more) target.push(item);
+}
+
+/** The stricter of two `unproven` settings: `deny`, then `ask`, then `allow`. */
+function strictest(a: UnprovenAnswer | undefined, b: UnprovenAnswer): UnprovenAnswer {
+  const rank: Record<UnprovenAnswer, number> = { deny: 0, ask: 1, allow: 2 };
+  return a === undefined || rank[b] < rank[a] ? b : a;
 }

@@ -87,9 +87,11 @@ function commandText(value: JsonValue, text: string): string {
  * anything else is its words, each single-quoted.
  */
 export function argvToCommand(argv: readonly string[]): string {
-  const [program, flag, script] = argv;
-  if (argv.length === 3 && program !== undefined && /^(\/.*\/)?(ba|z|da|k)?sh$/.test(program) && flag !== undefined && /^-[a-z]*c[a-z]*$/.test(flag)) {
-    return script as string;
+  // `["bash", "-c", X]`, and `["bash", "-c", "--", X]`: `--` ends the options and X is still the script.
+  const [program, flag, ...rest] = argv;
+  const script = rest.length === 2 && rest[0] === "--" ? rest[1] : rest.length === 1 ? rest[0] : undefined;
+  if (script !== undefined && program !== undefined && /^(\/.*\/)?(ba|z|da|k)?sh$/.test(program) && flag !== undefined && /^-[a-z]*c[a-z]*$/.test(flag)) {
+    return script;
   }
   return argv.map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)).join(" ");
 }
