@@ -26,3 +26,14 @@ export {
   UNMAPPED_CAR_TOOLS,
   unaccountedTools,
 } from "./tool-map.ts";
+export { type SandboxSpec, sandboxSpecFrom } from "../sandbox/sandbox-spec.ts";
+export {
+  type LiteralPath,
+  type SandboxMode,
+  type SandboxPlace,
+  type SandboxSettings,
+  sandboxHosts,
+  sandboxMode,
+  sandboxSettings,
+  workspaceRoot,
+} from "../sandbox/sandbox-settings.ts";
