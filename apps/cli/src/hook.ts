@@ -14,6 +14,7 @@ import { readFileSync, writeSync } from "node:fs";
 import type { JsonValue } from "@car/ir";
 import { type Finding, type PolicyCheckResult, policyCheck } from "@car/policy/gate";
 import { resolveCarHome } from "@car/server/car-home";
+import { type SandboxAnswer, sandboxAnswer } from "./sandbox/hook-wrap.ts";
 
 export const usage = `Usage: car policy-check-hook
 
@@ -21,6 +22,12 @@ Reads a Claude Code or Codex PreToolUse payload on stdin and, when a CAR
 policy denies the call, prints the host's deny envelope on stdout:
   {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny",...}}
 Otherwise it prints nothing and the host's own permission flow decides.
+
+With sandbox = true (or "required") in a policy, a Bash call the rules let
+through is answered "ask" with updatedInput: the same command run by
+'car sandbox-exec' inside the OS sandbox (network only to the allowed hosts,
+no writes to protected paths). Shell calls that cannot be rewritten (Codex)
+are noted on stderr, or denied when the sandbox is required.
 
 Policies: <CAR_HOME>/policies, then every .car/policies from the repository
 root down to the payload's cwd. A policy file that does not load denies; a
@@ -41,18 +48,32 @@ export async function main(): Promise<number> {
     note(`${payload}; no decision made (failing open)`);
     return 0;
   }
-  const reason = denyReason(payload);
+  const denied = denyReason(payload);
+  // A call the rules let through may still have to run in the OS sandbox (src/sandbox/hook-wrap.ts).
+  const sandbox = denied === undefined ? sandboxFor(payload) : undefined;
+  const reason = denied ?? (sandbox !== undefined && "deny" in sandbox ? sandbox.deny : undefined);
   if (reason !== undefined) {
-    const envelope = {
-      hookSpecificOutput: { hookEventName: payload.event, permissionDecision: "deny", permissionDecisionReason: reason },
-    };
-    try {
-      writeSync(1, `${JSON.stringify(envelope)}\n`);
-    } catch {
-      // The host stopped reading; there is no one left to tell, and the exit code must stay 0.
-    }
+    answer({ hookEventName: payload.event, permissionDecision: "deny", permissionDecisionReason: reason });
+  } else if (sandbox !== undefined && "wrap" in sandbox) {
+    answer({ hookEventName: payload.event, permissionDecision: "ask", permissionDecisionReason: sandbox.reason, updatedInput: sandbox.wrap });
   }
   return 0;
+}
+
+function answer(hookSpecificOutput: Record<string, unknown>): void {
+  try {
+    writeSync(1, `${JSON.stringify({ hookSpecificOutput })}\n`);
+  } catch {
+    // The host stopped reading; there is no one left to tell, and the exit code must stay 0.
+  }
+}
+
+function sandboxFor(payload: PreToolUsePayload): SandboxAnswer | undefined {
+  try {
+    return sandboxAnswer(payload.tool, payload.params, payload.cwd, resolveCarHome(), note);
+  } catch (err) {
+    return { deny: `CAR policy check failed: ${(err as Error).message}` };
+  }
 }
 
 /** A line on stderr; a closed stderr is not worth failing the hook over. */

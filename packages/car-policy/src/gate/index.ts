@@ -37,3 +37,5 @@ export {
   sandboxSettings,
   workspaceRoot,
 } from "../sandbox/sandbox-settings.ts";
+export { loadPolicyDir } from "../files/load-policy-dir.ts";
+export { PolicyRules } from "../files/policy-rules.ts";
