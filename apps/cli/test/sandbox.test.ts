@@ -225,6 +225,20 @@ describe("car run's program tools", () => {
   });
 });
 
+describe("car run's module tools", () => {
+  it("run in car's own process, which no sandbox holds: said when the sandbox is wanted, refused when required", async () => {
+    const module = join(repo, "tools.mjs");
+    writeFileSync(module, 'export const lookup = () => ({ outcome: "in process" });\n');
+    const wanted = await car(["run", proposal("module"), "--tools", module, "--json", "--db", ":memory:"], repo);
+    expect(wanted.code, wanted.stderr).toBe(0);
+    expect(wanted.stderr).toContain("car: tools from a module run inside car's own process, which no sandbox holds");
+    const required = await car(["run", proposal("module-required"), "--tools", module, "--json", "--db", ":memory:", "--sandbox"], repo);
+    expect(required.code).toBe(1);
+    expect(required.stderr).toContain("the sandbox is required and cannot start here: tools from a module run inside car's own process");
+    expect(required.stdout).toBe("");
+  });
+});
+
 describe("where the sandbox cannot start", () => {
   const marker = () => join(root, `ran-${Math.random().toString(36).slice(2)}`);
 
