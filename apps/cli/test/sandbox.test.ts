@@ -144,6 +144,15 @@ describe("the reader alone", () => {
   });
 });
 
+describe("car policy lint", () => {
+  it("shows each file's sandbox request, so the setting is never invisible", async () => {
+    const r = await car(["policy", "lint", join(repo, ".car", "policies")], repo);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`sandbox:on allowed_hosts=["127.0.0.1:${allowed.port}"]`);
+    expect(r.stdout).toContain("2 rules loaded");
+  });
+});
+
 describe("car sandbox-exec", () => {
   it("keeps an evasion from an unlisted host while the allowlisted one answers", async () => {
     const before = unlisted.connections;

@@ -26,7 +26,7 @@ export {
   UNMAPPED_CAR_TOOLS,
   unaccountedTools,
 } from "./tool-map.ts";
-export { type SandboxSpec, sandboxSpecFrom } from "../sandbox/sandbox-spec.ts";
+export { describeSandboxSpec, type SandboxSpec, sandboxSpecFrom } from "../sandbox/sandbox-spec.ts";
 export {
   type LiteralPath,
   type SandboxMode,

@@ -56,3 +56,9 @@ export function sandboxSpecFrom(value: unknown, fail: Fail): SandboxSpec | undef
   }
   return spec;
 }
+
+/** How `car policy lint` names one file's sandbox request: `sandbox:on`, `sandbox:required allowed_hosts=[...]`. */
+export function describeSandboxSpec(spec: SandboxSpec): string {
+  const hosts = spec.allowed_hosts === undefined ? "" : ` allowed_hosts=${JSON.stringify(spec.allowed_hosts)}`;
+  return `sandbox:${spec.required ? "required" : "on"}${hosts}`;
+}
