@@ -9,7 +9,7 @@ import { extname, resolve } from "node:path";
 import { type ActionProposal, CarError, type CarErrorCode, ERROR_CODES, type ParsedProposal, type ProposalResult, serializeProposalResult } from "@car/ir";
 import { type CarEvent, isAuditedStore, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
-import { policyDirs } from "@car/policy/gate";
+import { policyDirs, sandboxMode } from "@car/policy/gate";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
 import { commitRefusalOf, isPostgresUrl, openRuntimeStore, refusalMessage, resolveCarHome } from "@car/server/home";
@@ -20,7 +20,7 @@ import { progressLine, resultSummary } from "../render/run-progress.ts";
 import type { LoadedTool } from "../tools/loaded-tool.ts";
 import { loadToolModule } from "../tools/module-tools.ts";
 import { openSandbox, type OsSandbox, SandboxUnavailableError } from "../sandbox/os-sandbox.ts";
-import { sandboxRequest } from "../sandbox/policy-sandbox.ts";
+import { loadRules, sandboxSettingsFor } from "../sandbox/policy-sandbox.ts";
 import { programTool } from "../tools/program-runner.ts";
 import { parseProgramTools } from "../tools/program-tools.ts";
 
@@ -240,12 +240,13 @@ async function sandboxForRun(
   toolsFile: string,
   warn: (line: string) => void,
 ): Promise<OsSandbox | undefined> {
-  const request = sandboxRequest(dirs, process.cwd(), resolveCarHome());
+  const rules = loadRules(dirs);
+  const asked = sandboxMode(rules);
   if (flag === false) {
-    if (request.mode === "required") throw new CarError("policy_denied", '--no-sandbox: a policy requires the sandbox (sandbox = "required")');
+    if (asked === "required") throw new CarError("policy_denied", '--no-sandbox: a policy requires the sandbox (sandbox = "required")');
     return undefined;
   }
-  const mode = flag === true ? "required" : request.mode;
+  const mode = flag === true ? "required" : asked;
   if (mode === "off") return undefined;
   if (MODULE_EXTENSIONS.has(extname(toolsFile))) {
     const why = "tools from a module run inside car's own process, which no sandbox holds; only a tools.json's programs run in it";
@@ -253,7 +254,7 @@ async function sandboxForRun(
     warn(`car: ${why}`);
     return undefined;
   }
-  return openSandbox(mode, request.settings, warn);
+  return openSandbox(mode, sandboxSettingsFor(rules, dirs, process.cwd(), resolveCarHome()), warn);
 }
 
 /** Renders one event as a progress line, labelling each action with its tool. */

@@ -6,12 +6,12 @@
  */
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import { policyDirs } from "@car/policy/gate";
+import { policyDirs, sandboxMode } from "@car/policy/gate";
 import { expectPositionals, parseArgs, usageError } from "@car/server/argv";
 import { resolveCarHome } from "@car/server/car-home";
 import { eprintln } from "../io.ts";
 import { openSandbox } from "../sandbox/os-sandbox.ts";
-import { sandboxRequest } from "../sandbox/policy-sandbox.ts";
+import { loadRules, sandboxSettingsFor } from "../sandbox/policy-sandbox.ts";
 import { shellQuote } from "../sandbox/shell-quote.ts";
 
 export const usage = `Usage: car sandbox-exec [--if-available] (-c <COMMAND> | -- <PROGRAM> [ARGS...])
@@ -45,9 +45,11 @@ export async function main(args: string[]): Promise<number> {
   }
   const cwd = process.cwd();
   const carHome = resolveCarHome();
-  const request = sandboxRequest(policyDirs(cwd, { carHome }), cwd, carHome);
-  const mode = request.mode === "required" || options["if-available"] !== true ? "required" : "on";
-  const sandbox = await openSandbox(mode, request.settings, eprintln);
+  const dirs = policyDirs(cwd, { carHome });
+  const rules = loadRules(dirs);
+  // Run directly, the defaults hold where no policy asks for a sandbox; a required one allows no fallback.
+  const mode = sandboxMode(rules) === "required" || options["if-available"] !== true ? "required" : "on";
+  const sandbox = await openSandbox(mode, sandboxSettingsFor(rules, dirs, cwd, carHome), eprintln);
   try {
     // The wrapped line is a shell script of the runtime's (bwrap and its proxy bridge); unwrapped, bash runs the command as it would inside.
     return await run(sandbox === undefined ? ["bash", "-c", command] : ["/bin/sh", "-c", await sandbox.wrapCommand(command)]);

@@ -9,10 +9,7 @@ import { realpathSync } from "node:fs";
 // The gate entry, not the package index: the hook loads this on every call.
 import { loadPolicyDir, PolicyRules, type SandboxMode, type SandboxSettings, sandboxMode, sandboxSettings } from "@car/policy/gate";
 
-export interface SandboxRequest {
-  mode: SandboxMode;
-  settings: SandboxSettings;
-}
+export type SandboxRequest = { mode: "off" } | { mode: Exclude<SandboxMode, "off">; settings: SandboxSettings };
 
 /** Every rule in `dirs`, merged; a file that does not load throws its `PolicyLoadError`. */
 export function loadRules(dirs: readonly string[]): PolicyRules {
@@ -21,9 +18,16 @@ export function loadRules(dirs: readonly string[]): PolicyRules {
   return merged;
 }
 
+/** The mode, and the settings when a policy asks (computed only then: the hook runs this on every shell call). */
 export function sandboxRequest(dirs: readonly string[], cwd: string, carHome: string): SandboxRequest {
   const rules = loadRules(dirs);
-  return { mode: sandboxMode(rules), settings: sandboxSettings(rules, { cwd, policyDirs: dirs, carHome, runnerPaths: runnerPaths() }) };
+  const mode = sandboxMode(rules);
+  return mode === "off" ? { mode } : { mode, settings: sandboxSettingsFor(rules, dirs, cwd, carHome) };
+}
+
+/** The settings for `rules`, with the runner's own files protected. */
+export function sandboxSettingsFor(rules: PolicyRules, dirs: readonly string[], cwd: string, carHome: string): SandboxSettings {
+  return sandboxSettings(rules, { cwd, policyDirs: dirs, carHome, runnerPaths: runnerPaths() });
 }
 
 /**
