@@ -279,6 +279,24 @@ describe("where the sandbox cannot start", () => {
     expect(run.code, run.stderr).toBe(0);
   });
 
+  it("falls back, or refuses, the same way when bubblewrap is there but the kernel refuses its namespaces", async () => {
+    // This container allows user namespaces, so a bwrap that answers as bwrap does where they are refused stands in for such a kernel.
+    const fake = join(root, "fake-bwrap");
+    mkdirSync(fake, { recursive: true });
+    writeFileSync(join(fake, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n", { mode: 0o755 });
+    const env = { PATH: `${fake}:${process.env["PATH"]}` };
+    const wanted = await car(["sandbox-exec", "--if-available", "-c", "echo ran"], repo, env);
+    expect(wanted.stderr).toContain(
+      "car: the sandbox cannot start here (bubblewrap cannot create the sandbox's namespaces here (bwrap: No permissions to creating new namespace))",
+    );
+    expect(wanted.stdout).toBe("ran\n");
+    const file = marker();
+    const required = await car(["sandbox-exec", "-c", `touch ${file}`], repo, env);
+    expect(required.code).toBe(1);
+    expect(required.stderr).toContain("the sandbox is required and cannot start here: bubblewrap cannot create the sandbox's namespaces here");
+    expect(existsSync(file)).toBe(false);
+  });
+
   it("runs nothing and fails with a typed error when the sandbox is required", async () => {
     const strict = workspace("strict-exec", 'sandbox = "required"\n');
     for (const [args, cwd] of [

@@ -11,6 +11,7 @@
  * or, when the sandbox is required, throws `SandboxUnavailableError`.
  * Never silently either way.
  */
+import { spawnSync } from "node:child_process";
 import { CarError } from "@car/ir";
 import type { SandboxSettings } from "@car/policy/gate";
 import { shellQuote } from "./shell-quote.ts";
@@ -53,6 +54,8 @@ export async function startSandbox(settings: SandboxSettings): Promise<OsSandbox
   if (!SandboxManager.isSupportedPlatform()) return { unavailable: `no sandbox for this platform (${process.platform})` };
   const deps = SandboxManager.checkDependencies();
   if (deps.errors.length > 0) return { unavailable: deps.errors.join("; ") };
+  const refused = namespacesRefused();
+  if (refused !== undefined) return { unavailable: refused };
   const parsed = SandboxRuntimeConfigSchema.safeParse(settings);
   // The settings come from validated policy files, so a refusal here is a defect, not bad input.
   if (!parsed.success) throw new CarError("internal", `the policy's sandbox settings do not validate: ${parsed.error.message}`);
@@ -77,6 +80,23 @@ export async function startSandbox(settings: SandboxSettings): Promise<OsSandbox
     },
     close: () => SandboxManager.reset(),
   };
+}
+
+/**
+ * Linux: whether bubblewrap can make the namespaces the sandbox needs (a
+ * container without them, Ubuntu's AppArmor user-namespace restriction).
+ * The runtime only finds out when the command runs, as a failure of the
+ * command; asked here, it is a reason to fall back or refuse up front.
+ */
+function namespacesRefused(): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  const probe = spawnSync("bwrap", ["--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"], {
+    encoding: "utf8",
+    timeout: 10_000,
+  });
+  if (probe.status === 0) return undefined;
+  const why = (probe.stderr ?? "").trim() || probe.error?.message || `exit ${probe.status ?? probe.signal}`;
+  return `bubblewrap cannot create the sandbox's namespaces here (${why})`;
 }
 
 /**
