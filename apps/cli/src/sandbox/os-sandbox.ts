@@ -51,7 +51,10 @@ export async function startSandbox(settings: SandboxSettings): Promise<OsSandbox
     return { unavailable: `@anthropic-ai/sandbox-runtime cannot be loaded (${(err as Error).message})` };
   }
   const { SandboxManager, SandboxRuntimeConfigSchema } = runtime;
-  if (!SandboxManager.isSupportedPlatform()) return { unavailable: `no sandbox for this platform (${process.platform})` };
+  // Windows is the runtime's alpha, with a machine-wide install and an argv-only wrap: not used here.
+  if (!["linux", "darwin"].includes(process.platform) || !SandboxManager.isSupportedPlatform()) {
+    return { unavailable: `no sandbox for this platform (${process.platform}); car uses it on Linux and macOS` };
+  }
   const deps = SandboxManager.checkDependencies();
   if (deps.errors.length > 0) return { unavailable: deps.errors.join("; ") };
   const refused = namespacesRefused();
