@@ -5,6 +5,8 @@
  * only the policy gate. The contract (DECISIONS.md §12):
  * - a rule that denies, or a policy file that will not load, prints the host's
  *   deny envelope naming the rule or the file;
+ * - a Bash call a policy wants sandboxed (`sandbox = true`) prints `ask` with
+ *   the command wrapped in `car sandbox-exec` (src/sandbox/hook-wrap.ts);
  * - anything else prints nothing — never `allow`, which would skip the user's
  *   own permission prompt, since policies can only ever narrow;
  * - a payload it cannot read fails open, with a note on stderr;
