@@ -43,6 +43,7 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "PreToolUse hook: deny a tool call a policy forbids, ask about a command not proven safe",
     load: () => import(HOOK_MODULE) as Promise<CommandModule>,
   },
+  "sandbox-exec": { summary: "Run a command inside the OS sandbox the policies describe", load: () => import("./commands/sandbox-exec.ts") },
   mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
   serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
   audit: { summary: "Verify the audit log's hash chain, query events, trim old ones", load: () => import("./commands/audit.ts") },

@@ -9,6 +9,8 @@
  *   envelope with the reasons. Codex's PreToolUse hook acts on `deny` only
  *   (it does not implement `ask`), so for Codex the nearest answer is a deny
  *   that says it is a question for the user;
+ * - a Bash call a policy wants sandboxed (`sandbox = true`) prints `ask` with
+ *   the command wrapped in `car sandbox-exec` (src/sandbox/hook-wrap.ts);
  * - anything else prints nothing — never `allow`, which would skip the user's
  *   own permission prompt, since policies can only ever narrow;
  * - a payload it cannot read fails open, with a note on stderr;
@@ -18,6 +20,7 @@ import { readFileSync, writeSync } from "node:fs";
 import type { JsonValue } from "@car/ir";
 import { type Finding, type PolicyCheckResult, policyCheck } from "@car/policy/gate";
 import { resolveCarHome } from "@car/server/car-home";
+import { type SandboxAnswer, sandboxAnswer } from "./sandbox/hook-wrap.ts";
 
 export const usage = `Usage: car policy-check-hook
 
@@ -28,6 +31,12 @@ When the gate cannot prove a shell command safe (and the policy's unproven
 setting is "ask", the default) it prints Claude Code's "ask" envelope; Codex
 has no ask, so it gets a deny saying the command needs the user's approval.
 Otherwise it prints nothing and the host's own permission flow decides.
+
+With sandbox = true (or "required") in a policy, a Bash call the rules let
+through is answered "ask" with updatedInput: the same command run by
+'car sandbox-exec' inside the OS sandbox (network only to the allowed hosts,
+no writes to protected paths). Shell calls that cannot be rewritten (Codex)
+are noted on stderr, or denied when the sandbox is required.
 
 Policies: <CAR_HOME>/policies, then every .car/policies from the repository
 root down to the payload's cwd. A policy file that does not load denies; a
@@ -57,24 +66,42 @@ export async function main(): Promise<number> {
     note(`${payload}; no decision made (failing open)`);
     return 0;
   }
-  const answer = hookAnswer(payload);
-  if (answer !== undefined) {
+  const gate = hookAnswer(payload);
+  // A call the gate does not deny may still have to run in the OS sandbox (src/sandbox/hook-wrap.ts).
+  const sandbox = gate?.decision === "deny" ? undefined : sandboxFor(payload);
+  if (gate?.decision === "deny") {
+    answer({ hookEventName: payload.event, permissionDecision: "deny", permissionDecisionReason: gate.reason });
+  } else if (sandbox !== undefined && "deny" in sandbox) {
+    answer({ hookEventName: payload.event, permissionDecision: "deny", permissionDecisionReason: sandbox.deny });
+  } else if (sandbox !== undefined && "wrap" in sandbox) {
+    // One question carrying both reasons when the gate also asks; the command runs wrapped either way.
+    const reason = gate === undefined ? sandbox.reason : `${gate.reason}; ${sandbox.reason}`;
+    answer({ hookEventName: payload.event, permissionDecision: "ask", permissionDecisionReason: reason, updatedInput: sandbox.wrap });
+  } else if (gate !== undefined) {
     // Codex does not implement `ask` for PreToolUse: the nearest it offers is a deny whose reason says so.
-    const codexAsk = answer.decision === "ask" && payload.codex;
-    const decision = codexAsk ? "deny" : answer.decision;
+    const codexAsk = payload.codex;
     const reason = codexAsk
-      ? `${answer.reason}. Codex's hook cannot ask, so CAR denies it: ask the user to approve and run it, or set unproven = "allow" in a .car/policies file`
-      : answer.reason;
-    const envelope = {
-      hookSpecificOutput: { hookEventName: payload.event, permissionDecision: decision, permissionDecisionReason: reason },
-    };
-    try {
-      writeSync(1, `${JSON.stringify(envelope)}\n`);
-    } catch {
-      // The host stopped reading; there is no one left to tell, and the exit code must stay 0.
-    }
+      ? `${gate.reason}. Codex's hook cannot ask, so CAR denies it: ask the user to approve and run it, or set unproven = "allow" in a .car/policies file`
+      : gate.reason;
+    answer({ hookEventName: payload.event, permissionDecision: codexAsk ? "deny" : "ask", permissionDecisionReason: reason });
   }
   return 0;
+}
+
+function answer(hookSpecificOutput: Record<string, unknown>): void {
+  try {
+    writeSync(1, `${JSON.stringify({ hookSpecificOutput })}\n`);
+  } catch {
+    // The host stopped reading; there is no one left to tell, and the exit code must stay 0.
+  }
+}
+
+function sandboxFor(payload: PreToolUsePayload): SandboxAnswer | undefined {
+  try {
+    return sandboxAnswer(payload.tool, payload.params, payload.cwd, resolveCarHome(), note);
+  } catch (err) {
+    return { deny: `CAR policy check failed: ${(err as Error).message}` };
+  }
 }
 
 /** A line on stderr; a closed stderr is not worth failing the hook over. */

@@ -8,7 +8,7 @@ import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
 import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine, PolicyRules, readPolicyFile, TraceGate, type UnprovenAnswer } from "@car/policy";
-import { policyCheck, policyDirs } from "@car/policy/gate";
+import { describeSandboxSpec, policyCheck, policyDirs } from "@car/policy/gate";
 import { expectPositionals, parseArgs, usageError } from "@car/server/argv";
 import { resolveCarHome } from "@car/server/home";
 import { println } from "../io.ts";
@@ -188,8 +188,8 @@ async function lintDir(dir: string): Promise<LintedDir> {
       const ruleProblems = rules.commandRuleProblems();
       files.push({
         path: file,
-        rule_count: engine.size + traceGate.size,
-        rules: [...engine.names(), ...traceGate.names()],
+        rule_count: engine.size + traceGate.size + rules.sandbox.length,
+        rules: [...engine.names(), ...traceGate.names(), ...rules.sandbox.map(describeSandboxSpec)],
         ...(patternErrors.length > 0 ? { pattern_errors: patternErrors } : {}),
         ...(ruleProblems.length > 0 ? { rule_problems: ruleProblems } : {}),
         ...(rules.unproven !== undefined ? { unproven: rules.unproven } : {}),

@@ -10,6 +10,7 @@ import { PolicyLoadError } from "./policy-load-error.ts";
 import type { DenyCommandSpec } from "../rules/deny-command.ts";
 import { PolicyRules, UNPROVEN_ANSWERS, type UnprovenAnswer } from "./policy-rules.ts";
 import { traceRuleFrom } from "../trace/trace-rule-spec.ts";
+import { sandboxSpecFrom } from "../sandbox/sandbox-spec.ts";
 
 type Table = Record<string, unknown>;
 
@@ -97,6 +98,11 @@ export function parsePolicyFile(file: string, text: string): PolicyRules {
       case "trace_rule":
         rules.trace_rule = tables(value, key, fail).map((t, i) => traceRuleFrom(t, `${key}[${i}]`, fail));
         break;
+      case "sandbox": {
+        const spec = sandboxSpecFrom(value, fail);
+        if (spec !== undefined) rules.sandbox.push(spec);
+        break;
+      }
       default:
         fail(`unknown key '${key}'`);
     }

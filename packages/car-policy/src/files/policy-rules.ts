@@ -14,6 +14,7 @@ import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-pa
 import { type DenyCommandSpec, denyCommandProblems, denyCommandRule, denyCommandRuleName } from "../rules/deny-command.ts";
 import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
 import type { TraceGate } from "../trace/trace-gate.ts";
+import type { SandboxSpec } from "../sandbox/sandbox-spec.ts";
 
 export type { DenyCommandSpec };
 
@@ -73,6 +74,12 @@ export class PolicyRules {
   rate_limit_tool: RateLimitToolSpec[] = [];
   trace_rule: TraceRule[] = [];
   deny_command: DenyCommandSpec[] = [];
+  /**
+   * What each file's `sandbox` key asks for (one entry per file that asks).
+   * Not an engine rule: whoever runs commands enforces it (`car run`'s program
+   * tools, `car sandbox-exec`, the hook's wrap), see `sandboxSettings`.
+   */
+  sandbox: SandboxSpec[] = [];
 
   /** Appends `other`'s rules after this set's (file order is merge order). */
   merge(other: PolicyRules): this {
@@ -86,6 +93,7 @@ export class PolicyRules {
     appendAll(this.deny_command, other.deny_command);
     // Reading more files never allows what fewer would stop: the strictest setting wins.
     if (other.unproven !== undefined) this.unproven = strictest(this.unproven, other.unproven);
+    appendAll(this.sandbox, other.sandbox);
     return this;
   }
 
@@ -99,7 +107,8 @@ export class PolicyRules {
       this.deny_tool_param_matching.length +
       this.rate_limit_tool.length +
       this.deny_command.length +
-      this.trace_rule.length
+      this.trace_rule.length +
+      this.sandbox.length
     );
   }
 

@@ -29,3 +29,16 @@ export {
   UNMAPPED_CAR_TOOLS,
   unaccountedTools,
 } from "./tool-map.ts";
+export { describeSandboxSpec, type SandboxSpec, sandboxSpecFrom } from "../sandbox/sandbox-spec.ts";
+export {
+  type LiteralPath,
+  type SandboxMode,
+  type SandboxPlace,
+  type SandboxSettings,
+  sandboxHosts,
+  sandboxMode,
+  sandboxSettings,
+  workspaceRoot,
+} from "../sandbox/sandbox-settings.ts";
+export { loadPolicyDir } from "../files/load-policy-dir.ts";
+export { PolicyRules } from "../files/policy-rules.ts";
