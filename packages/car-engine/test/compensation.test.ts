@@ -254,3 +254,36 @@ describe("rollback: compensate", () => {
     await expect(rt.executeProposal({ actions: [] }, undefined, { rollback: "undo" as never })).rejects.toThrow(/rollback must be "state" or "compensate"/);
   });
 });
+
+describe("rollback: compensate within the interpolation budget", () => {
+  it("resolves the undo's $id.output references within the budget: no step past it is dispatched, and the recorded plan stays bounded", async () => {
+    const KIB = 1024;
+    const rt = new Runtime({ maxInterpolatedBytes: 400 * KIB });
+    const undone: number[] = [];
+    rt.registerTool("big", () => "b".repeat(100 * KIB));
+    rt.registerTool("step", () => "ok");
+    rt.registerTool("undo", (p) => {
+      undone.push((p["v"] as string).length);
+      return "undone";
+    });
+    rt.registerTool("boom", () => {
+      throw new Error("the deploy broke");
+    });
+    const N = 20;
+    const actions: ActionInput[] = [tc("big", "big")];
+    for (let i = 0; i < N; i++) {
+      actions.push(tc(`s${i}`, "step", { dependencies: ["big"], reversibility: "compensable", compensation: { type: "action_ref", action_id: `u${i}` } }));
+      actions.push(tc(`u${i}`, "undo", { dependencies: [`s${i}`, "big"], parameters: { v: "$big.output" } }));
+    }
+    actions.push(tc("fail", "boom", { dependencies: Array.from({ length: N }, (_, i) => `s${i}`) }));
+    const r = await rt.executeProposal({ actions }, undefined, { rollback: "compensate" });
+    // 400 KiB holds three copies of the 100 KiB output (with their JSON quotes): the rest are refused, not sent.
+    expect(undone.length).toBeGreaterThan(0);
+    expect(undone.length).toBeLessThanOrEqual(4);
+    const refused = r.results.filter((x) => /its compensation failed: .*over the 409600-byte limit/.test(x.error ?? ""));
+    expect(refused.length).toBe(N - undone.length);
+    const planned = rt.events.query({ kinds: ["compensation_planned"] });
+    expect(JSON.stringify(planned).length).toBeLessThan(600 * KIB);
+    await rt.close();
+  });
+});

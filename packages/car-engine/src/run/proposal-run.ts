@@ -8,7 +8,7 @@
  * proposal commits, so an abort discards the overlay and the store is
  * exactly as it was before the proposal (the pre-proposal snapshot).
  */
-import { emptyMap, resolveOutputRefs } from "@car/ir";
+import { emptyMap, InterpolationBudget, resolveOutputRefs } from "@car/ir";
 import { compensationActionIndices } from "@car/ir/internal";
 import type { CarError } from "@car/ir";
 import type { ActionProposal, CostBudget, DependencyGraph, JsonObject, ProposalResult } from "@car/ir";
@@ -187,13 +187,20 @@ export class ProposalRun {
     const completed = this.#outcomes.completed.filter((i) => !this.#compensations.has(i));
     const plan = planCompensation(this.#proposal.actions, completed, this.#graph.indexOf);
     const outcomes = this.#outcomes;
+    // The undo is held to the same interpolation bound as the forward run: what its references
+    // may put into the steps' parameters (and so into the recorded plan) is bounded in all.
+    const budget = new InterpolationBudget(this.#env.maxInterpolatedBytes);
     const steps = plan.steps.map((step) => {
       if (step.ref_index === undefined || this.#hasRefs[step.ref_index] !== 1) return step;
       try {
-        const parameters = resolveOutputRefs(step.call.parameters, (id) => {
-          const j = this.#graph.indexOf.get(id);
-          return j !== undefined && outcomes.status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
-        });
+        const parameters = resolveOutputRefs(
+          step.call.parameters,
+          (id) => {
+            const j = this.#graph.indexOf.get(id);
+            return j !== undefined && outcomes.status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
+          },
+          budget,
+        );
         return { ...step, call: { ...step.call, parameters } };
       } catch (error) {
         return { ...step, error: reasonText(error) };
