@@ -39,5 +39,5 @@ export {
   type GateVerdict,
   type Posture,
 } from "./tiers/approval-gate.ts";
-export { evaluateTrace, type TraceCall, TraceGate, type TraceRecord } from "./trace/trace-gate.ts";
+export { evaluateTrace, type TraceCall, TraceFacts, TraceGate, type TraceRecord } from "./trace/trace-gate.ts";
 export { traceRuleFrom } from "./trace/trace-rule-spec.ts";
