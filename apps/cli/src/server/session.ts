@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
-import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import { type AgentSessions, borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
 import { callClientTool } from "./client-tool.ts";
@@ -34,6 +34,10 @@ export interface SessionOptions {
   limits: ServerLimits;
   /** Proposals running across the server, shared by every session. */
   serverProposals: Slots;
+  /** Every agent's session (trace facts, rate limits), shared by the agent's connections (DECISIONS §21). */
+  agents: AgentSessions;
+  /** Who this connection acts for (`agentKeyOf`): the key into `agents`. */
+  agentKey: string;
 }
 
 export class Session {
@@ -75,6 +79,7 @@ export class Session {
     });
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: borrowedStore(store) } : {}),
+      agent: options.agents.get(options.agentKey),
       approvalGate: this.gate,
       ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
@@ -102,6 +107,7 @@ export class Session {
     const shared = this.runtime;
     this.options = { ...this.options, store: undefined };
     this.runtime = new Runtime({
+      agent: this.options.agents.get(this.options.agentKey),
       approvalGate: this.gate,
       maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
       ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
@@ -132,8 +138,18 @@ export class Session {
     return true;
   }
 
+  /** Writes what this agent's session observed to the server's log, so it outlives a restart. */
+  persistAgent(): void {
+    this.options.agents.persist(this.options.agentKey);
+  }
+
   close(reason: Error): void {
     this.peer.close(reason);
+    try {
+      this.persistAgent();
+    } catch {
+      // Kept for the agent's next write; a closing connection has no one to tell.
+    }
     void this.runtime.close();
   }
 }

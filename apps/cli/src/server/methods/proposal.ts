@@ -80,6 +80,7 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
     }
   } finally {
     session.proposals.release();
+    session.persistAgent();
   }
   // An installed `events.retention` bound holds after every append, as the reference describes.
   await applyRetention(ctx.session.options.store);
