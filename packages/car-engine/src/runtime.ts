@@ -383,7 +383,7 @@ export class Runtime {
           if (action.tool !== undefined) traceApproval(this.traceGate, run.id, action.tool, d);
           if (d.record?.decision === "approved") admission.approvals.set(action.id, d.record);
         };
-        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed)));
+        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed, run.id)));
       }
       if (admission.findings.length > 0) {
         const result = run.rejectAll(admission.findings);

@@ -27,7 +27,17 @@ export { type ActionClassification, classifyAction, classifyProposal, type Propo
 export { operationFingerprint } from "./tiers/operation-fingerprint.ts";
 export { type ApprovalSubject, approvalSubject } from "./tiers/approval-subject.ts";
 export { APPROVE_WORDS, type ApprovalWord, approvalOutcome, REJECT_WORDS } from "./tiers/approval-answer.ts";
-export { type ApprovalLedger, type ApprovalOutcome, type ApprovalRecord, InMemoryApprovalLedger } from "./tiers/approval-ledger.ts";
+export {
+  answeringDecision,
+  type ApprovalLedger,
+  type ApprovalOutcome,
+  type ApprovalRecord,
+  type ApprovalScope,
+  checkApprovalScope,
+  InMemoryApprovalLedger,
+  inForce,
+  remainingUses,
+} from "./tiers/approval-ledger.ts";
 export {
   type ApprovalAnswer,
   type ApprovalCallback,

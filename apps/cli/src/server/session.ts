@@ -68,13 +68,15 @@ export class Session {
     // The ledger of the session's runtime as it is now (`isolate` replaces the runtime): where `permission.approve` records.
     const ledger: ApprovalLedger = {
       record: (record) => this.runtime.approvals.record(record),
-      latest: (fingerprint, now) => this.runtime.approvals.latest(fingerprint, now),
+      latest: (fingerprint, now, scope) => this.runtime.approvals.latest(fingerprint, now, scope),
+      consume: (record, now) => this.runtime.approvals.consume(record, now),
       list: () => this.runtime.approvals.list(),
     };
     this.gate = new ApprovalGate({
       ledger,
       sessionId: this.id,
       grantedTier: options.standingTier ?? "sandbox_edit",
+      ...(options.agentId !== undefined ? { agentId: options.agentId } : {}),
       ...(store !== undefined && options.agentId !== undefined ? { posture: postureLookup(store.postures, options.agentId) } : {}),
     });
     this.runtime = new Runtime({

@@ -58,7 +58,12 @@ export async function dispatchStep(path: CompensationPath, step: CompensationSte
   const gate = path.approvalGate;
   if (gate !== undefined) {
     const emit: ApprovalEmit = (kind, _id, data) => path.emit(kind, step.action_id, data);
-    const decision = await decideOnRecord(gate, action, tool.schema, emit, { ask: true, everyDecision: true, context: { compensation: true } });
+    const decision = await decideOnRecord(gate, action, tool.schema, emit, {
+      ask: true,
+      everyDecision: true,
+      context: { compensation: true },
+      run_id: path.run_id,
+    });
     if (decision.decision !== "allow") return fail(`denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`);
     traceApproval(path.traceGate, path.run_id, action.tool!, decision);
   }

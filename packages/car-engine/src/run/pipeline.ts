@@ -193,7 +193,13 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     const subject = params === action.parameters ? action : { ...action, parameters: params };
     const emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
-    decideOnRecord(gate, subject, schema, emit, { ask: true, everyDecision: true, context: {}, admitted: this.#approvals.get(action.id) })
+    decideOnRecord(gate, subject, schema, emit, {
+      ask: true,
+      everyDecision: true,
+      context: {},
+      admitted: this.#approvals.get(action.id),
+      run_id: this.#runId,
+    })
       .then((decision) => {
         if (decision.decision !== "allow") {
           outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
