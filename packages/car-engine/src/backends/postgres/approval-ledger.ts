@@ -64,8 +64,9 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
   async consume(record: ApprovalRecord, now: number): Promise<boolean> {
     if (record.id === undefined) return false;
     return this.#transaction(async (client, audit) => {
-      // Locks the row, so two runtimes spending the last use at once do not both succeed.
-      const { rows } = await client.query<LedgerRow>(`${SELECT} WHERE a.id = $1 FOR UPDATE OF a`, [record.id]);
+      // Locks the row first, so of two runtimes spending the last use at once the second reads the first's revocation.
+      await client.query("SELECT id FROM car_approvals WHERE id = $1 FOR UPDATE", [record.id]);
+      const { rows } = await client.query<LedgerRow>(`${SELECT} WHERE a.id = $1`, [record.id]);
       if (rows[0] === undefined || rows[0].revoked_at !== null) return false;
       const entry = entryFrom(rows[0]);
       if (!inForce(entry, now)) return false;
