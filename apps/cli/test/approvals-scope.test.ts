@@ -59,7 +59,10 @@ describe("car approvals approve with a scope", () => {
     expect((await run(file)).code).toBe(1);
     expect(fired() - before).toBe(1);
     const listed = await runCar(["audit", "query", "--kind", "approval_recorded", "--json"], { env: env() });
-    const recorded = listed.stdout.trim().split("\n").map((l) => JSON.parse(l) as { data: { uses?: number; expires_at: number; approval_id: number } });
+    const recorded = listed.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { data: { uses?: number; expires_at: number; approval_id: number } });
     const mine = recorded.find((e) => e.data.uses === 1)!;
     expect(mine.data.expires_at - Date.now()).toBeGreaterThan(3_500_000);
     expect(mine.data.expires_at - Date.now()).toBeLessThanOrEqual(3_600_000);
@@ -76,7 +79,12 @@ describe("car approvals approve with a scope", () => {
 
   it("refuses a malformed --uses or --ttl", async () => {
     const fp = "a".repeat(64);
-    for (const bad of [["--uses", "0"], ["--uses", "x"], ["--ttl", "1y"], ["--ttl", "0"]]) {
+    for (const bad of [
+      ["--uses", "0"],
+      ["--uses", "x"],
+      ["--ttl", "1y"],
+      ["--ttl", "0"],
+    ]) {
       const out = await runCar(["approvals", "approve", fp, "--tier", "full_access", ...bad], { env: env() });
       expect(out.code, bad.join(" ")).toBe(2);
     }
