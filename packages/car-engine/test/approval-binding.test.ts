@@ -101,6 +101,40 @@ describe("an approval of a templated action is not a blank cheque", () => {
   }
 });
 
+describe("a resolved form above the standing tier is put to an attached approver", () => {
+  it("the approver is asked about the resolved operation's own fingerprint, and its answer decides", async () => {
+    const clock = manualTimers(START);
+    const store = openStore("memory", clock);
+    const asked: string[] = [];
+    let answer: "approve" | "reject" = "reject";
+    const gate = new ApprovalGate({
+      ledger: store.approvals,
+      sessionId: "s",
+      grantedTier: "sandbox_edit",
+      clock,
+      approver: async (request) => {
+        asked.push(String(request.action.parameters["command"]));
+        return answer;
+      },
+    });
+    const rt = new Runtime({ store, approvalGate: gate, clock, timers: clock });
+    const ran: string[] = [];
+    let command = "rm -rf /tmp/a";
+    rt.registerTool("plan", () => command);
+    rt.registerTool("shell", (p) => {
+      ran.push(String(p["command"]));
+      return { ok: true };
+    });
+    const proposal = { actions: [tc("a", "plan"), tc("s", "shell", { parameters: { command: "$a.output" }, dependencies: ["a"] })] };
+    expect((await rt.executeProposal(proposal)).results[1]!.status).toBe("rejected");
+    answer = "approve";
+    command = "rm -rf /tmp/b";
+    expect((await rt.executeProposal(proposal)).results[1]!.status).toBe("succeeded");
+    expect(asked).toEqual(["rm -rf /tmp/a", "rm -rf /tmp/b"]);
+    expect(ran).toEqual(["rm -rf /tmp/b"]);
+  });
+});
+
 const KINDS: StoreKind[] = ["memory", "sqlite", "postgres"];
 for (const kind of KINDS) {
   describe.skipIf(kind === "postgres" && !installed)(`scoped approvals on the ${kind} ledger`, () => {
