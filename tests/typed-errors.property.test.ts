@@ -26,11 +26,11 @@ import {
   parseStateMutation,
   parseToolSchema,
   parseTraceEvent,
-  readJsonObject,
   resolveOutputRefs,
   findOutputRefs,
   outputRefsOf,
 } from "@car/ir";
+import { readJsonObject } from "@car/ir/internal";
 import { Runtime } from "@car/engine";
 import { equivalent, equivalentDetailed, optimize, simulate, simulateDetailed, transactionCheck, verify } from "@car/verify";
 

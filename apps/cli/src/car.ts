@@ -34,9 +34,16 @@ const COMMANDS: Record<string, CommandEntry> = {
   optimize: { summary: "Optimize a proposal (remove phantom dependencies)", load: () => import("./commands/optimize.ts") },
   equivalent: { summary: "Compare two proposals' effects over test states", load: () => import("./commands/equivalent.ts") },
   run: { summary: "Verify, enforce policies and execute a proposal", load: () => import("./commands/run.ts") },
-  init: { summary: "Create .car/policies/ with a commented example", load: () => import("./commands/init.ts") },
+  init: {
+    summary: "Create .car/policies/ (enforced defaults and a commented example) and install the PreToolUse hook",
+    load: () => import("./commands/init.ts"),
+  },
   policy: { summary: "Check a tool call against policies, or lint policy files", load: () => import("./commands/policy.ts") },
-  "policy-check-hook": { summary: "PreToolUse hook: deny a host's tool call that a policy forbids", load: () => import(HOOK_MODULE) as Promise<CommandModule> },
+  "policy-check-hook": {
+    summary: "PreToolUse hook: deny a tool call a policy forbids, ask about a command not proven safe",
+    load: () => import(HOOK_MODULE) as Promise<CommandModule>,
+  },
+  "sandbox-exec": { summary: "Run a command inside the OS sandbox the policies describe", load: () => import("./commands/sandbox-exec.ts") },
   mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
   serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
   audit: { summary: "Verify the audit log's hash chain, query events, trim old ones", load: () => import("./commands/audit.ts") },

@@ -11,4 +11,4 @@ export { loadToolModule } from "./tools/module-tools.ts";
 export { parseProgramTools, type ProgramTool } from "./tools/program-tools.ts";
 export { programTool } from "./tools/program-runner.ts";
 export type { LoadedTool, ToolContext } from "./tools/loaded-tool.ts";
-export { resolveCarHome } from "./car-home.ts";
+export { resolveCarHome } from "@car/server/home";

@@ -13,8 +13,8 @@ import { canonicalJson } from "@car/ir";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { borrowedStore, Runtime } from "@car/engine";
-import { sqlite } from "@car/engine/sqlite";
-import { openCarDatabase } from "../src/car-database.ts";
+import { sqlite } from "@car/store-sqlite";
+import { openCarDatabase } from "@car/server/home";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approveDeploy, demo, repoRoot } from "./demo.ts";
 import { runCar } from "./run-car.ts";
@@ -77,7 +77,12 @@ describe("car audit", () => {
     expect(trim.stdout).toMatch(/^removed \d+ events \(archived to .*old\.jsonl\); the chain now starts after seq \d+/);
     expect(readFileSync(archive, "utf8").trim().split("\n").length).toBeGreaterThan(0);
     const verify = await car(["audit", "verify", "--db", db]);
-    expect(verify.stdout).toMatch(/^intact: 5 events verified from the signed checkpoint after seq \d+/);
+    // The cut is on the record (DECISIONS §24): named first, and the verdict says the log was cut.
+    const removed = Number(/^removed (\d+) events/.exec(trim.stdout)![1]);
+    expect(verify.stdout).toMatch(new RegExp(`^cut: seq 1–${removed} \\(${removed} events\\) archived to .*old\\.jsonl and removed by retention at `));
+    expect(verify.stdout).toMatch(/\nintact after 1 cut: 5 events verified from the signed checkpoint after seq \d+/);
+    const json = JSON.parse((await car(["audit", "verify", "--db", db, "--json"])).stdout);
+    expect(json.cuts).toEqual([expect.objectContaining({ first_removed_seq: 1, last_removed_seq: removed, removed, mode: "archive" })]);
   });
 });
 

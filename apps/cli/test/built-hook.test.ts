@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TSX_LOADER } from "./run-car.ts";
 
 const cliDir = fileURLToPath(new URL("..", import.meta.url));
 const outDir = join(cliDir, "node_modules", ".cache", "car-cli-test-dist");
@@ -69,5 +70,29 @@ describe("the built policy-check-hook", () => {
     const r = hook(join(root, "repo", "sub"), "git status");
     expect(r.status).toBe(0);
     expect(r.stdout).toBe("");
+  });
+});
+
+describe("the built hook's sandbox wrap", () => {
+  it("wraps a Bash call in the built car's sandbox-exec, which runs it in the sandbox", () => {
+    const dir = join(root, "boxed");
+    mkdirSync(join(dir, ".car", "policies"), { recursive: true });
+    execFileSync("git", ["init", "-q", dir]);
+    writeFileSync(join(dir, ".car", "policies", "sandbox.toml"), 'sandbox = "required"\n');
+    const r = hook(dir, "echo inside; echo x > .car/policies/sandbox.toml");
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout).hookSpecificOutput;
+    expect(out.permissionDecision).toBe("ask");
+    // The command a host runs: plain node on the built car.mjs, no tsx; required, so no fallback flag.
+    expect(out.updatedInput.command).toBe(
+      `'${process.execPath}' '${join(outDir, "car.mjs")}' sandbox-exec -c 'echo inside; echo x > .car/policies/sandbox.toml'`,
+    );
+    // The workspace packages are not built here: tsx serves them from source to the built chunks (NODE_OPTIONS reaches
+    // only this run; the wrapped command itself carries no tsx). What runs is the built sandbox-exec and the installed runtime.
+    const env = { ...process.env, CAR_HOME: join(root, "home"), NODE_OPTIONS: `--import ${TSX_LOADER} --conditions=source` };
+    const ran = spawnSync("bash", ["-c", out.updatedInput.command], { cwd: dir, env, encoding: "utf8" });
+    expect(ran.stdout).toBe("inside\n");
+    expect(ran.stderr).toMatch(/sandbox\.toml: (Read-only file system|Permission denied)/);
+    expect(readFileSync(join(dir, ".car", "policies", "sandbox.toml"), "utf8")).toBe('sandbox = "required"\n');
   });
 });

@@ -42,7 +42,7 @@ describe("car", () => {
 });
 
 describe("car init and car policy", () => {
-  it("creates .car/policies with a commented example that loads and enforces nothing", async () => {
+  it("creates .car/policies with enforced defaults and a commented example that enforces nothing", async () => {
     const project = join(root, "project");
     mkdirSync(project);
     const r = await runCar(["init", "--dir", project]);
@@ -54,7 +54,11 @@ describe("car init and car policy", () => {
       expect(text).toContain(kind);
     const lint = await runCar(["policy", "lint", join(project, ".car", "policies"), "--json"]);
     expect(lint.code).toBe(0);
-    expect(JSON.parse(lint.stdout)).toMatchObject({ rules_loaded: 0, errors: 0 });
+    const linted = JSON.parse(lint.stdout) as { errors: number; directories: { files: { path: string; rule_count: number }[] }[] };
+    expect(linted.errors).toBe(0);
+    const counts = Object.fromEntries(linted.directories[0]!.files.map((f) => [f.path.split("/").at(-1), f.rule_count]));
+    expect(counts["example.toml"]).toBe(0);
+    expect(counts["defaults.toml"]).toBeGreaterThan(0);
     // A second init leaves the file as the user edited it.
     writeFileSync(example, 'deny_tool = ["x"]\n');
     const again = await runCar(["init"], { cwd: project });

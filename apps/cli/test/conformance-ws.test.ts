@@ -14,8 +14,7 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCapabilities, runConformance, wsAdapter, type ConformanceReport } from "@car/conformance";
-import { startServer, type RunningServer } from "../src/server/index.ts";
-import { openServeStore, type ServeStore } from "../src/server/serve-store.ts";
+import { openServeStore, type RunningServer, type ServeStore, startServer } from "@car/server";
 
 function failuresOf(report: ConformanceReport): string[] {
   return report.capabilities.flatMap((c) =>

@@ -14,7 +14,7 @@ import { parseAction } from "@car/ir";
 import { type ApprovalAnswer, ApprovalGate, operationFingerprint } from "@car/policy";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openCarDatabase } from "../src/car-database.ts";
+import { openCarDatabase } from "@car/server/home";
 import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "./chromium.ts";
 import { runCar } from "./run-car.ts";
 

@@ -14,7 +14,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TestClient } from "../src/server/test-client.ts";
+import { TestClient } from "../../../packages/car-server/test/test-client.ts";
 import { CAR_NODE_ARGS } from "./run-car.ts";
 
 const CLIENTS = 6;

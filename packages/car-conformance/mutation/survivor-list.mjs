@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * Prints the README's list of classified survivors from `classified.json`,
+ * Prints MUTATION.md's list of classified survivors from `classified.json`,
  * so the list a vendor reads is the one the scorer applies, never a copy
  * edited by hand:
  *

@@ -1,17 +1,14 @@
 /**
  * `@car/conformance/store`: the RuntimeStore conformance suite for store
- * authors (see the README, "A conformance suite for stores"). It lives in
- * `@car/engine`, whose own backends pass it; this entry makes it part of
- * RuntimeBench's public surface. No test framework is needed to run it.
+ * authors (see the README, "A conformance suite for stores"): the behaviour
+ * every store backend — in-memory, `@car/store-sqlite`,
+ * `@car/store-postgres`, or a third party's — must show. It is written
+ * without a test framework, so it runs under any runner. The core checks go
+ * through a real `Runtime`; the durable checks (reopen, hash chain,
+ * interruption, dispatch intents, ledger, postures) run only for a harness
+ * that declares `durable` and a store offering the part they check —
+ * otherwise they are reported as skipped with the reason, never as passed.
+ * One file per capability under `store/`.
  */
-export {
-  runStoreCheck,
-  runStoreConformance,
-  STORE_CHECKS,
-  type StoreCheck,
-  type StoreCheckContext,
-  type StoreCheckResult,
-  type StoreCheckStatus,
-  type StoreConformanceReport,
-  type StoreHarness,
-} from "@car/engine/store-conformance";
+export type { StoreCheck, StoreCheckContext, StoreCheckResult, StoreCheckStatus, StoreConformanceReport, StoreHarness } from "./store/check.ts";
+export { runStoreCheck, runStoreConformance, STORE_CHECKS } from "./store/run.ts";

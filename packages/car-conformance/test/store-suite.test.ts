@@ -1,27 +1,15 @@
 /**
  * The store suite as a store author runs it, from `@car/conformance/store`
- * with no test framework: a durable SQLite store passes every check, an
- * in-memory store passes the core and has every durable check skipped with
- * the reason, and a store that loses commits fails the checks that observe it.
+ * with no test framework: an in-memory store passes the core and has every
+ * durable check skipped with the reason, and a store that loses commits fails
+ * the checks that observe it. The durable stores run it in their own
+ * packages (`@car/store-sqlite`, `@car/store-postgres`).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { inMemoryStore, type RuntimeStore } from "@car/engine";
-import { sqlite } from "@car/engine/sqlite";
 import { runStoreConformance, STORE_CHECKS } from "@car/conformance/store";
 
 describe("the public store suite", () => {
-  it("passes a durable SQLite store on every check", async () => {
-    const report = await runStoreConformance("sqlite", () => {
-      const dir = mkdtempSync(join(tmpdir(), "store-suite-"));
-      return { durable: true, open: (clock) => sqlite(join(dir, "car.db"), { clock }), dispose: () => rmSync(dir, { recursive: true, force: true }) };
-    });
-    expect(report.results.filter((r) => r.status !== "passed")).toEqual([]);
-    expect(report.passed).toBe(STORE_CHECKS.length);
-  });
-
   it("never passes a durability check for a store that is not durable: it is skipped with the reason", async () => {
     const report = await runStoreConformance("in-memory", () => ({ durable: false, open: (clock) => inMemoryStore({ clock }), dispose: () => {} }));
     const durable = STORE_CHECKS.filter((c) => c.durable !== undefined).map((c) => c.name);
@@ -45,33 +33,5 @@ describe("the public store suite", () => {
     const failed = report.results.filter((r) => r.status === "failed");
     expect(failed.map((r) => r.name)).toContain("commits a proposal's writes with attribution, and records its events in order");
     expect(failed.every((r) => typeof r.error === "string" && r.error.length > 0)).toBe(true);
-  });
-
-  it("claims durability only where the store offers the parts: a durable store without a hash chain skips the chain check", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "store-suite-"));
-    try {
-      const report = await runStoreConformance(
-        "no-chain",
-        () => ({
-          durable: true,
-          open: (clock) => {
-            const store = sqlite(join(dir, "car.db"), { clock });
-            const noChain: RuntimeStore = {
-              state: store.state,
-              events: store.events,
-              approvals: store.approvals,
-              commitProposal: (c) => store.commitProposal(c),
-              close: () => store.close(),
-            };
-            return noChain;
-          },
-          dispose: () => {},
-        }),
-        { only: ["chains every event"] },
-      );
-      expect(report.results).toEqual([expect.objectContaining({ status: "skipped", reason: "the store offers no verifyChain" })]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

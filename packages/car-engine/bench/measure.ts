@@ -3,7 +3,8 @@ import { Runtime } from "../src/index.ts";
 import { proposalOf, tools } from "./shapes.ts";
 import type { Shape, ToolKind } from "./shapes.ts";
 
-export const gc = (globalThis as { gc?: () => void }).gc;
+export { gc, usPer } from "@car/test-kit/measure";
+import { gc } from "@car/test-kit/measure";
 
 export function runtime(kind: ToolKind): Runtime {
   const rt = new Runtime();
@@ -58,6 +59,3 @@ export async function engineMs(shape: Shape, n: number, kind: ToolKind, repeats:
   const proposal = proposalOf(shape, n);
   return timeIt(() => runOnce(shape, proposal, kind), repeats);
 }
-
-/** µs per action of `ms` spread over `n` actions. */
-export const usPer = (ms: number, n: number): number => (ms * 1000) / n;

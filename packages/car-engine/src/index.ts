@@ -12,10 +12,11 @@ export { costByAgent, metricsSummary, type AgentCost, type MetricsSummary } from
 export { AsyncQueue } from "./async-queue.ts";
 export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type AgentSession, type RuntimeOptions, type ExecuteOptions, type RollbackMode } from "./runtime.ts";
 export { AgentSessions, SESSION_TRACE_EVENT } from "./trace/agent-sessions.ts";
+export type { AdmissionGuard, AdmittedRun } from "./run/admission-guard.ts";
 export { COMPENSATION_EVENTS, type CompensationReport } from "./compensation/compensation-run.ts";
 export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
-export { type PendingCompensation } from "./compensation/compensation-phase.ts";
+export type { PendingCompensation } from "./compensation/compensation-phase.ts";
 export type { PolicyDefinition } from "@car/policy";
 export { TRACE_ATTRIBUTES } from "./telemetry/run-tracer.ts";
 export { TerminalToolError } from "./tools/terminal-tool-error.ts";
@@ -37,6 +38,6 @@ export {
   type PostureStore,
   type RetentionPolicy,
   type RetentionResult,
-} from "./backends/shared/durable-store.ts";
-export type { ChainBreak, ChainReport } from "./backends/shared/chain-verify.ts";
-export type { Checkpoint, SignedCheckpoint } from "./backends/shared/checkpoint.ts";
+} from "./durable/durable-store.ts";
+export type { ChainBreak, ChainReport, LogCut } from "./durable/chain-verify.ts";
+export type { Checkpoint, SignedCheckpoint } from "./durable/checkpoint.ts";

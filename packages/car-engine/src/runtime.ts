@@ -43,6 +43,7 @@ import { jsonCallbackCaller } from "./tools/tool-call.ts";
 import type { ToolCaller } from "./tools/tool-call.ts";
 import { admit } from "./run/admission.ts";
 import type { Admission } from "./run/admission.ts";
+import type { AdmissionGuard } from "./run/admission-guard.ts";
 import { approvalFindings } from "./run/approval-admission.ts";
 import { traceApproval } from "./trace/trace-steps.ts";
 import { transactionFindings } from "./run/transaction-admission.ts";
@@ -98,6 +99,13 @@ export interface RuntimeOptions {
   rollback?: RollbackMode;
   /** Bound on one compensation call that declares no `timeout_ms` (default 30 s). */
   compensationTimeoutMs?: number;
+  /**
+   * The host's check on every proposal this runtime admits, whatever its
+   * source (`executeProposal` directly, a planner attempt, a skill): it runs
+   * right after parsing and may refuse the proposal, hold resources for the
+   * run, and wrap the run's tool caller (run/admission-guard.ts).
+   */
+  admission?: AdmissionGuard;
   /**
    * The agent this runtime acts for, when a host runs several runtimes for
    * one agent (a server's connections): its session-scoped trace facts and
@@ -342,26 +350,32 @@ export class Runtime {
       throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
     if (dispatch !== undefined && options.toolCaller !== undefined) throw new CarError("invalid_params", "give dispatch or toolCaller, not both");
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
-    const budget = options.budget ?? this.#options.budget;
-    const admission = admit(parsed, this.#tools, budget);
-    const run = new ProposalRun(
-      this.#env,
-      {
-        run_id: newRunId(),
-        caller: dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller,
-        session_id: options.session_id ?? null,
-        budget,
-        maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
-        signal: options.signal,
-      },
-      parsed,
-      graph,
-      admission,
-    );
+    const held = this.#options.admission?.(parsed);
     try {
-      return await this.#run(run, parsed, admission, rollback);
+      const budget = options.budget ?? this.#options.budget;
+      const admission = admit(parsed, this.#tools, budget);
+      const caller = dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller;
+      const run = new ProposalRun(
+        this.#env,
+        {
+          run_id: newRunId(),
+          caller: caller !== undefined && held?.wrapCaller !== undefined ? held.wrapCaller(caller) : caller,
+          session_id: options.session_id ?? null,
+          budget,
+          maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
+          signal: options.signal,
+        },
+        parsed,
+        graph,
+        admission,
+      );
+      try {
+        return await this.#run(run, parsed, admission, rollback);
+      } finally {
+        run.endTrace();
+      }
     } finally {
-      run.endTrace();
+      held?.release();
     }
   }
 

@@ -5,7 +5,8 @@
  * forward actions classify flags, the declared contract is the same, and the
  * gaps the engine would report are the ones verify predicts.
  */
-import { compensationActionIndices, parseProposalWithGraph } from "@car/ir";
+import { parseProposalWithGraph } from "@car/ir";
+import { compensationActionIndices } from "@car/ir/internal";
 import { classifyProposal } from "@car/policy";
 import { verify } from "@car/verify";
 import fc from "fast-check";

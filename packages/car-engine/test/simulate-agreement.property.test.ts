@@ -18,7 +18,8 @@
  */
 import fc from "fast-check";
 import type { ActionInput, JsonValue } from "@car/ir";
-import { checkPrecondition, effectiveWriteSet, parseProposalWithGraph } from "@car/ir";
+import { effectiveWriteSet, parseProposalWithGraph } from "@car/ir";
+import { checkPrecondition } from "@car/ir/internal";
 import { simulate, verify } from "@car/verify";
 import { describe, expect, it } from "vitest";
 import { fakeRuntime } from "./helpers.ts";

@@ -12,7 +12,8 @@
 import { DirectedGraph } from "graphology";
 import { topologicalGenerations } from "graphology-dag";
 import { Ajv } from "ajv";
-import { buildDag, parseProposal, schemas, sequentialIds, shapeProblems, type Action, newAction } from "../src/index.ts";
+import { buildDag, parseProposal, schemas, sequentialIds, type Action, newAction } from "../src/index.ts";
+import { shapeProblems } from "../src/internal.ts";
 
 /** Deterministic PRNG (mulberry32), so every run measures the same inputs. */
 function rng(seed: number): () => number {

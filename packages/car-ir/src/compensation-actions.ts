@@ -6,9 +6,14 @@
  * and simulate all read the same fact from the wire shape the spec defines.
  */
 import type { Action, UndoGap } from "./types.ts";
+import { guarded } from "./input.ts";
 
 /** Index of every action some other action names as its `action_ref` compensation. */
 export function compensationActionIndices(actions: readonly Action[]): Set<number> {
+  return guarded("invalid_proposal", "proposal", () => compensationIndices(actions));
+}
+
+function compensationIndices(actions: readonly Action[]): Set<number> {
   const out = new Set<number>();
   let index: Map<string, number> | undefined;
   for (let i = 0; i < actions.length; i++) {

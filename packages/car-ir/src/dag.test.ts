@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildDag, dependencyEdges, newAction, pushWrittenKeys, sequentialIds, stateRead, stateWrite, successorRows, toolCall, type Action } from "./index.ts";
+import { buildDag, dependencyEdges, newAction, sequentialIds, stateRead, stateWrite, toolCall, type Action } from "./index.ts";
+import { pushWrittenKeys, successorRows } from "./internal.ts";
 import { carErrorOf } from "../test/car-error.ts";
 
 function act(id: string, extra: Partial<Action> = {}): Action {

@@ -18,6 +18,7 @@ import { CarError } from "./errors.ts";
 import { pushWrittenKeys, stateDependencyKeys } from "./state-sets.ts";
 import { Int32List } from "./int32-list.ts";
 import { nativeKernels } from "@car/native";
+import { guarded } from "./input.ts";
 
 export interface DependencyGraph {
   /** Action ids in declaration order. */
@@ -253,7 +254,8 @@ export const NATIVE_LEVELS_MIN_ACTIONS = Number.POSITIVE_INFINITY;
  * cycles (naming the ids on the cycle).
  */
 export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
-  return edgesOf(actions, indexIds(actions));
+  // Actions not in parsed shape (a `null` among them) are `invalid_proposal` too, never a `TypeError`.
+  return guarded("invalid_proposal", "proposal", () => edgesOf(actions, indexIds(actions)));
 }
 
 /**

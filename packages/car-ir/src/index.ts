@@ -1,17 +1,28 @@
+/**
+ * The public face of the Agent IR: what a producer or consumer of proposals
+ * needs — wire and input types, parsing, schemas, errors, ordering,
+ * preconditions, references, digests, serialisation and factories. The
+ * kernels the other CAR packages share (flat edge lists, key sets, the
+ * precondition miss, shape checks) are `@car/ir/internal`: no stability
+ * promise there.
+ */
 export * from "./types.ts";
 export * from "./input-types.ts";
 export * from "./errors.ts";
-// `adoptJson` stays internal: it rewrites its argument in place, safe only on the parser's own fresh data.
-export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn, stringCoerce } from "./json.ts";
-export * from "./state-sets.ts";
+export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn } from "./json.ts";
+export { effectiveReadSet, effectiveWriteSet, missingRequiredCompensation, rollbackContract } from "./state-sets.ts";
 export { COST_TARGET_DEFAULTS } from "./defaults.ts";
-export * from "./precondition.ts";
-export { buildDag, dependencyEdges, levelsFromPreds, levelsOf, NATIVE_LEVELS_MIN_ACTIONS, successorRows, type DependencyGraph, type FlatEdges } from "./dag.ts";
-export { Int32List } from "./int32-list.ts";
+export {
+  evaluatePrecondition,
+  evaluatePreconditions,
+  KNOWN_OPERATORS,
+  type PreconditionOutcome,
+  type StateLookup,
+} from "./precondition.ts";
+export { buildDag, dependencyEdges, type DependencyGraph } from "./dag.ts";
 export * from "./clock.ts";
 export { schemas, type SchemaName } from "./schemas.ts";
 export { proposalInputSchema } from "./proposal-input-schema.ts";
-export { shapeProblems, pointerToken } from "./validate.ts";
 export { compileSchema, type SchemaError, type SchemaValidation, type SchemaValidator } from "./compile-schema.ts";
 export { canonicalJson, paramsDigest } from "./canonical.ts";
 export {
@@ -19,7 +30,6 @@ export {
   findOutputRefs,
   outputRefsOf,
   hasOutputRefs,
-  pushOutputRefIds,
   resolveOutputRefs,
   InterpolationBudget,
   DEFAULT_MAX_INTERPOLATED_BYTES,
@@ -27,8 +37,8 @@ export {
   type LocatedOutputRef,
   type OutputLookup,
 } from "./refs.ts";
-export { readJsonObject } from "./input.ts";
 export { parseProposal, parseProposalWithGraph, isParsedProposal, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
+export { assertParsedActions, isParsedShape } from "./parsed-shape.ts";
 export { checkProposalActions, checkProposalBytes, DEFAULT_PROPOSAL_LIMITS, type ProposalLimits } from "./limits.ts";
 export { parseToolSchema, parseAgentSpec, parseAgentOutput, parseTraceEvent, parseStateMutation } from "./parse-shapes.ts";
 export {
@@ -51,4 +61,3 @@ export {
 } from "./factories.ts";
 export * from "./timers.ts";
 export { traceRuleName, TRACE_RULE_KINDS, type TraceRule, type TraceRuleKind, type TraceScope } from "./trace-rule.ts";
-export { compensationActionIndices, undoGap } from "./compensation-actions.ts";

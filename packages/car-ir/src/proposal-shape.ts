@@ -8,10 +8,10 @@
  * per-action call allocates its options and pointer strings) for valid ones.
  */
 
-const ACTION_TYPES = new Set(["tool_call", "state_write", "state_read", "assertion"]);
-const INVOCATION_MODES = new Set(["one_shot", "streaming", "long_running"]);
-const REVERSIBILITIES = new Set(["reversible", "compensable", "irreversible"]);
-const FAILURE_BEHAVIORS = new Set(["abort", "retry", "skip"]);
+export const ACTION_TYPES: ReadonlySet<string> = new Set(["tool_call", "state_write", "state_read", "assertion"]);
+export const INVOCATION_MODES: ReadonlySet<string> = new Set(["one_shot", "streaming", "long_running"]);
+export const REVERSIBILITIES: ReadonlySet<string> = new Set(["reversible", "compensable", "irreversible"]);
+export const FAILURE_BEHAVIORS: ReadonlySet<string> = new Set(["abort", "retry", "skip"]);
 /** The schema's `timestamp` pattern (action-proposal.json). */
 const TIMESTAMP = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$/u;
 const U32_MAX = 4294967295;

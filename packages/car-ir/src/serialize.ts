@@ -18,6 +18,7 @@ import {
   copyUnknownFields,
 } from "./fields.ts";
 import { cloneJson, emptyMap, setOwn } from "./json.ts";
+import { guarded } from "./input.ts";
 import type {
   Action,
   ActionProposal,
@@ -56,7 +57,12 @@ function serializeCompensation(c: Compensation): JsonObject {
   return out;
 }
 
+/** The action as wire JSON; an action that is not in parsed shape is `invalid_proposal`, never a `TypeError`. */
 export function serializeAction(a: Action): JsonObject {
+  return guarded("invalid_proposal", "action", () => actionJson(a));
+}
+
+function actionJson(a: Action): JsonObject {
   const out: JsonObject = { id: a.id, type: a.type };
   if (a.tool !== undefined) out["tool"] = a.tool;
   out["parameters"] = cloneJson(a.parameters);
@@ -79,16 +85,19 @@ export function serializeAction(a: Action): JsonObject {
   return out;
 }
 
+/** The proposal as wire JSON; a proposal that is not in parsed shape is `invalid_proposal`, never a `TypeError`. */
 export function serializeProposal(p: ActionProposal): JsonObject {
-  const out: JsonObject = {
-    id: p.id,
-    source: p.source,
-    timestamp: p.timestamp,
-    actions: p.actions.map(serializeAction),
-    context: cloneJson(p.context),
-  };
-  copyUnknownFields(p, out, PROPOSAL_FIELDS);
-  return out;
+  return guarded("invalid_proposal", "proposal", () => {
+    const out: JsonObject = {
+      id: p.id,
+      source: p.source,
+      timestamp: p.timestamp,
+      actions: p.actions.map(actionJson),
+      context: cloneJson(p.context),
+    };
+    copyUnknownFields(p, out, PROPOSAL_FIELDS);
+    return out;
+  });
 }
 
 /** The proposal as JSON text (compact). */

@@ -7,6 +7,7 @@
 import type { Action, ActionProposal, Reversibility } from "./types.ts";
 import { getOwn } from "./json.ts";
 import { compensationActionIndices } from "./compensation-actions.ts";
+import { guarded } from "./input.ts";
 
 function stateKeyParam(action: Action): string | undefined {
   const key = getOwn(action.parameters, "key");
@@ -101,10 +102,12 @@ const RANK: Record<Reversibility, number> = { reversible: 0, compensable: 1, irr
  * `"reversible"` — nothing to undo is not "unknown".
  */
 export function rollbackContract(proposal: Pick<ActionProposal, "actions">): Reversibility {
-  const compensations = compensationActionIndices(proposal.actions);
-  let worst: Reversibility = "reversible";
-  proposal.actions.forEach((a, i) => {
-    if (!compensations.has(i) && RANK[a.reversibility] > RANK[worst]) worst = a.reversibility;
+  return guarded("invalid_proposal", "proposal", () => {
+    const compensations = compensationActionIndices(proposal.actions);
+    let worst: Reversibility = "reversible";
+    proposal.actions.forEach((a, i) => {
+      if (!compensations.has(i) && RANK[a.reversibility] > RANK[worst]) worst = a.reversibility;
+    });
+    return worst;
   });
-  return worst;
 }

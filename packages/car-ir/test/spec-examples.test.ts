@@ -13,13 +13,13 @@ import {
   serializeCostSummary,
   serializeProposal,
   serializeProposalResult,
-  shapeProblems,
   type ActionResult,
   type CostSummary,
   type JsonObject,
   type JsonValue,
   type ProposalResult,
 } from "../src/index.ts";
+import { shapeProblems } from "../src/internal.ts";
 
 /** Removes `//` and `/* *\/` comments outside string literals. */
 export function stripJsonComments(text: string): string {

@@ -6,12 +6,14 @@
  *
  * The kernels take typed arrays the caller allocated and fill the output ones
  * in place; see src/kernels.rs for what each computes.
+ *
+ * This entry only loads: building the addon (which spawns cargo) lives behind
+ * `@car/native/build`, so a runtime that imports the kernels never loads
+ * `node:child_process`.
  */
 import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { PACKAGE_DIR } from "./paths.ts";
-
-export { buildNative, cargoAvailable } from "./build.ts";
 
 /** The kernels' signatures this loader expects; src/lib.rs exports the same number as `abi`. */
 const ABI = 3;

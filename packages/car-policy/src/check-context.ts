@@ -7,7 +7,8 @@
  * one parameter sit side by side (a file's `url` rules, then its `body`
  * rules); a check that needs none of this allocates only the context.
  */
-import { type Action, getOwn, type JsonValue, stringCoerce } from "@car/ir";
+import { type Action, getOwn, type JsonValue } from "@car/ir";
+import { stringCoerce } from "@car/ir/internal";
 
 export interface CheckContext {
   /** Every parameter as `[key, string form]`, in key order. */

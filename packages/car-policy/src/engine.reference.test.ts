@@ -4,7 +4,8 @@
  * exactly what the plain definition returns: every registered rule, in
  * order, each evaluated against freshly computed values.
  */
-import { type Action, type Clock, getOwn, type JsonObject, type JsonValue, stringCoerce } from "@car/ir";
+import { type Action, type Clock, getOwn, type JsonObject, type JsonValue } from "@car/ir";
+import { stringCoerce } from "@car/ir/internal";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CheckContext } from "./check-context.ts";

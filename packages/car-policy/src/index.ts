@@ -14,9 +14,11 @@ export {
   type DenyToolParamMatchingSpec,
   type DenyToolParamSpec,
   type RateLimitToolSpec,
+  UNPROVEN_ANSWERS,
+  type UnprovenAnswer,
 } from "./files/policy-rules.ts";
 export { DENY_COMMAND_FIELDS, parsePolicyFile, readDenyCommandSpec } from "./files/parse-policy-file.ts";
-export { isDangling, isPolicyFileName, loadPolicyDir } from "./files/load-policy-dir.ts";
+export { isDangling, isPolicyFileName, loadPolicyDir, MAX_POLICY_FILE_BYTES, readPolicyFile } from "./files/load-policy-dir.ts";
 export { ALLOW, type InspectionOutcome, type InspectionResult, type Inspector, InspectorChain } from "./inspectors/inspector.ts";
 export { DEFAULT_ALLOWED_HOSTS, EgressInspector, type EgressOptions } from "./inspectors/egress/egress-inspector.ts";
 export { canonicalHost, curlHost, isAllowlisted, isLoopback, UNKNOWN_HOST, urlHosts } from "./inspectors/egress/hosts.ts";

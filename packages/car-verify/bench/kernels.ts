@@ -16,7 +16,8 @@
  * `--single-threaded-gc`, so the collector's helper threads do not count.
  */
 import { loadavg } from "node:os";
-import { dependencyEdges, levelsFromPreds, parseProposal, pushWrittenKeys } from "@car/ir";
+import { dependencyEdges, parseProposal } from "@car/ir";
+import { levelsFromPreds, pushWrittenKeys } from "@car/ir/internal";
 import { nativeKernels, setNativeMode } from "@car/native";
 import { bucketByKey, groupByKey, internKeys, KeyTable, membersOf } from "../src/key-groups.ts";
 import { pairsWithin } from "../src/pairs.ts";

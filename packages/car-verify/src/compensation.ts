@@ -4,7 +4,8 @@
  * it just cannot be undone as claimed), and an `action_ref` compensation must
  * name an action of the same proposal (an error: the undo path is broken).
  */
-import type { Action, FlatEdges, VerificationIssue } from "@car/ir";
+import type { Action, VerificationIssue } from "@car/ir";
+import type { FlatEdges } from "@car/ir/internal";
 import { missingRequiredCompensation } from "@car/ir";
 import { issue } from "./issue.ts";
 

@@ -7,7 +7,7 @@
  */
 import type { JsonObject, JsonValue } from "@car/ir";
 import { CarError, getOwn, hasKey, jsonEquals } from "@car/ir";
-import type { ProposalInput } from "./input.ts";
+import type { VerifyInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { simulator } from "./simulate.ts";
 import type { StateInput } from "./state.ts";
@@ -45,7 +45,7 @@ function firstDifferingKey(left: JsonObject, right: JsonObject): string | undefi
 }
 
 /** Compares the two proposals' simulated post-states on every probe; reports the first difference. */
-export function equivalentDetailed(a: ProposalInput, b: ProposalInput, testStates?: readonly StateInput[]): EquivalenceReport {
+export function equivalentDetailed(a: VerifyInput, b: VerifyInput, testStates?: readonly StateInput[]): EquivalenceReport {
   const left = toParsed(a);
   const right = toParsed(b);
   if (testStates !== undefined && !Array.isArray(testStates)) throw new CarError("invalid_params", "invalid test states: must be an array of state objects");
@@ -71,6 +71,6 @@ export function equivalentDetailed(a: ProposalInput, b: ProposalInput, testState
 }
 
 /** `true` when both proposals leave the same state on every probe (default: `{}` and `{"x": 1, "y": 2}`). */
-export function equivalent(a: ProposalInput, b: ProposalInput, testStates?: readonly StateInput[]): boolean {
+export function equivalent(a: VerifyInput, b: VerifyInput, testStates?: readonly StateInput[]): boolean {
   return equivalentDetailed(a, b, testStates).equivalent;
 }

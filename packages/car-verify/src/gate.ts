@@ -9,7 +9,8 @@
  * references resolve, so their schema check is left to dispatch (which uses
  * the same message). Linear in the number of actions.
  */
-import { hasOutputRefs, parseOutputRef, stateActionKeys } from "@car/ir";
+import { assertParsedActions, hasOutputRefs, parseOutputRef } from "@car/ir";
+import { stateActionKeys } from "@car/ir/internal";
 import type { Action, SchemaError, SchemaValidator } from "@car/ir";
 
 /** What the gate needs to know of a registered tool: its parameter check, if it has one. */
@@ -35,6 +36,8 @@ export interface GateReport {
 }
 
 export function staticGate(actions: readonly Action[], tools: GateTools | undefined): GateReport {
+  // Public entry: actions not in parsed shape (a JSON copy edited to hold a `null`) are `invalid_proposal`, not a `TypeError` below.
+  assertParsedActions(actions);
   const findings: GateFinding[] = [];
   const n = actions.length;
   const hasRefs = new Uint8Array(n);

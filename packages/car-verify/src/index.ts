@@ -10,8 +10,9 @@ export type { TransactionConflict, TransactionConflictKind, TransactionReport, V
 export { judgeTransaction, TRANSACTION_MODES } from "./transaction-mode.ts";
 export type { TransactionMode, TransactionVerdict } from "./transaction-mode.ts";
 export { REPEAT_THRESHOLD } from "./repeated-calls.ts";
-export { ALL_PAIRS_LIMIT } from "./pairs.ts";
-export type { ProposalInput } from "./input.ts";
+export { ALL_PAIRS_LIMIT, CROSS_PROPOSAL_PAIR_BUDGET } from "./pairs.ts";
+export { TRACE_PAIR_BUDGET } from "./trace-rules.ts";
+export type { VerifyInput } from "./input.ts";
 export type { StateInput } from "./state.ts";
 export type { ToolSpec } from "./tools.ts";
 export { staticGate, missingKeyMessage, schemaErrorDetail, schemaMismatchMessage, unknownToolMessage } from "./gate.ts";

@@ -7,7 +7,7 @@
  * a large share of verify's garbage-collection time.
  */
 
-import { Int32List } from "@car/ir";
+import { Int32List } from "@car/ir/internal";
 import { nativeKernels } from "@car/native";
 
 /**

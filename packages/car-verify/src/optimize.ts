@@ -14,7 +14,7 @@
  */
 import type { ActionProposal, JsonValue, Precondition } from "@car/ir";
 import { cloneJson, effectiveWriteSet } from "@car/ir";
-import type { ProposalInput } from "./input.ts";
+import type { VerifyInput } from "./input.ts";
 import { toProposal } from "./input.ts";
 
 function hasExistsGate(preconditions: readonly Precondition[], key: string): boolean {
@@ -22,7 +22,7 @@ function hasExistsGate(preconditions: readonly Precondition[], key: string): boo
 }
 
 /** A new proposal with phantom state dependencies turned into `exists` preconditions. */
-export function optimize(input: ProposalInput): ActionProposal {
+export function optimize(input: VerifyInput): ActionProposal {
   const proposal = cloneJson(toProposal(input) as unknown as JsonValue) as unknown as ActionProposal;
   const written = new Set<string>();
   for (const action of proposal.actions) {

@@ -19,7 +19,7 @@
  * with the others on most pairs across independent branches; levels and
  * heights measure a path from both ends.
  */
-import { successorRows } from "@car/ir";
+import { successorRows } from "@car/ir/internal";
 import type { DependencyGraph } from "@car/ir";
 
 /** Words per node in `labels`. */

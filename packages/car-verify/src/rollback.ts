@@ -7,7 +7,8 @@
  * matches `permission.classify`'s flag of the same name.
  */
 import type { Action, RollbackReport } from "@car/ir";
-import { rollbackContract, undoGap } from "@car/ir";
+import { rollbackContract } from "@car/ir";
+import { undoGap } from "@car/ir/internal";
 
 export function rollbackReport(actions: readonly Action[], indexOf: ReadonlyMap<string, number>, compensations: ReadonlySet<number>): RollbackReport {
   const not_undoable: RollbackReport["not_undoable"] = [];

@@ -6,7 +6,7 @@
  */
 import type { ActionProposal, DependencyGraph, JsonObject } from "@car/ir";
 import { dependencyEdges } from "@car/ir";
-import type { ProposalInput } from "./input.ts";
+import type { VerifyInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import type { StateInput } from "./state.ts";
 import { stateMap, stateRecord } from "./state.ts";
@@ -44,7 +44,7 @@ export function simulator(proposal: ActionProposal, graph?: DependencyGraph): (s
 }
 
 /** The post-state plus which actions were skipped. Throws `invalid_proposal` for a proposal whose graph cannot be built. */
-export function simulateDetailed(input: ProposalInput, state?: StateInput): SimulationOutcome {
+export function simulateDetailed(input: VerifyInput, state?: StateInput): SimulationOutcome {
   const { proposal, graph } = toParsed(input);
   return simulator(proposal, graph)(state);
 }
@@ -54,7 +54,7 @@ export function simulateDetailed(input: ProposalInput, state?: StateInput): Simu
  * The same walk as `simulateDetailed`, without listing the skipped actions'
  * ids (a conflict-heavy 1M-action plan skips every one).
  */
-export function simulate(input: ProposalInput, state?: StateInput): JsonObject {
+export function simulate(input: VerifyInput, state?: StateInput): JsonObject {
   const { proposal, graph } = toParsed(input);
   return stateRecord(walker(proposal, graph)(state).simulated);
 }

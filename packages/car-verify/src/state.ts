@@ -3,7 +3,8 @@
  * it as a `Map`, so keys such as `__proto__` stay ordinary data both ways.
  */
 import type { JsonObject, JsonValue } from "@car/ir";
-import { cloneJson, emptyMap, readJsonObject } from "@car/ir";
+import { cloneJson, emptyMap } from "@car/ir";
+import { readJsonObject } from "@car/ir/internal";
 
 export type StateInput = Readonly<Record<string, JsonValue>>;
 

@@ -11,15 +11,28 @@
  * Inside one proposal "unordered" means no dependency path either way;
  * actions of different proposals are never ordered with each other. A key
  * with more than `ALL_PAIRS_LIMIT` actions on one side gets a linear set of
- * pairs instead of all of them, within a proposal and across proposals alike.
+ * pairs instead of all of them, within a proposal and across proposals alike;
+ * past `CROSS_PROPOSAL_PAIR_BUDGET` pairs across proposals (over all keys),
+ * every further key gets only a spanning set across proposals, so the report
+ * stays linear in the actions however many proposals are checked.
  */
 import type { Action, ActionProposal, DependencyGraph, JsonValue } from "@car/ir";
-import { dependencyEdges, getOwn, jsonEquals, pushReadKeys, pushWrittenKeys } from "@car/ir";
-import type { ProposalInput } from "./input.ts";
+import { dependencyEdges, getOwn, jsonEquals } from "@car/ir";
+import { pushReadKeys, pushWrittenKeys } from "@car/ir/internal";
+import type { VerifyInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { groupByKey, groupSize, type KeyGroups, KeyTable, membersOf } from "./key-groups.ts";
 import { CandidateBatch } from "./candidates.ts";
-import { pairsAcross, pairsBetween, pairsWithin } from "./pairs.ts";
+import {
+  CROSS_PROPOSAL_PAIR_BUDGET,
+  type PairBudget,
+  pairsAcross,
+  pairsAmongProposals,
+  pairsBetween,
+  pairsWithin,
+  readWriteCrossCount,
+  readWriteSpanning,
+} from "./pairs.ts";
 import { Reachability } from "./reach.ts";
 import { topoPositions } from "./topo-orders.ts";
 
@@ -104,9 +117,9 @@ function message(parts: string[]): string {
 
 const READ_WRITE_RESOLUTION = "add a dependency between them so the read happens strictly before or after the write";
 
-export function transactionCheck(proposals: ProposalInput | readonly ProposalInput[], store: VersionedStore = {}): TransactionReport {
+export function transactionCheck(proposals: VerifyInput | readonly VerifyInput[], store: VersionedStore = {}): TransactionReport {
   // Array.from visits holes too (map skips them): a sparse list is refused like any missing proposal.
-  const list = Array.isArray(proposals) ? Array.from(proposals as readonly ProposalInput[], (p) => toParsed(p)) : [toParsed(proposals)];
+  const list = Array.isArray(proposals) ? Array.from(proposals as readonly VerifyInput[], (p) => toParsed(p)) : [toParsed(proposals)];
   const { table, prepared, writeKeys, readKeys } = prepareAll(list);
   const several = prepared.length > 1;
 
@@ -203,26 +216,33 @@ export function transactionCheck(proposals: ProposalInput | readonly ProposalInp
     for (const x of prepared) count += groupSize(x.writes, k);
     return count;
   };
+  // Pairs across proposals grow with the square of their number: past this budget, over all keys, only linear sets.
+  // One proposal alone keeps every pair its keys allow (`ALL_PAIRS_LIMIT`), as `verify` does.
+  const pairBudget: PairBudget = { left: several ? CROSS_PROPOSAL_PAIR_BUDGET : Number.POSITIVE_INFINITY };
   for (const k of writeKeys) {
     // Most keys have one writer (a million at 1M actions): no views and no array made for them.
     if (writerCount(k) < 2) continue;
     const groups = prepared.map((x) => membersOf(x.writes, k));
-    groups.forEach((g, p) => pairsWithin(g, (i, j) => batch.add(0, k, p, i, p, j)));
-    for (let p = 0; p < groups.length; p++) {
-      for (let q = p + 1; q < groups.length; q++) pairsBetween(groups[p]!, groups[q]!, (i, j) => batch.add(0, k, p, i, q, j));
-    }
+    groups.forEach((g, p) => pairsWithin(g, (i, j) => batch.add(0, k, p, i, p, j), pairBudget));
+    pairsAmongProposals(groups, pairBudget, (p, i, q, j) => batch.add(0, k, p, i, q, j));
   }
   for (const k of readKeys) {
     if (writerCount(k) === 0) continue;
     const wgroups = prepared.map((x) => membersOf(x.writes, k));
+    const rgroups = prepared.map((x) => membersOf(x.reads, k));
+    const cross = readWriteCrossCount(rgroups, wgroups, pairBudget.left);
+    const everyPair = cross <= pairBudget.left;
+    pairBudget.left = everyPair ? pairBudget.left - cross : 0;
     prepared.forEach((x, p) => {
-      const rg = membersOf(x.reads, k);
-      pairsAcross(rg, wgroups[p]!, x.pos, (i, j) => batch.add(1, k, p, i, p, j));
+      const rg = rgroups[p]!;
+      pairsAcross(rg, wgroups[p]!, x.pos, (i, j) => batch.add(1, k, p, i, p, j), pairBudget);
+      if (!everyPair) return;
       wgroups.forEach((wg, q) => {
         if (q === p) return;
         pairsBetween(rg, wg, (i, j) => batch.add(1, k, p, i, q, j));
       });
     });
+    if (!everyPair) readWriteSpanning(rgroups, wgroups, (p, i, q, j) => batch.add(1, k, p, i, q, j));
   }
   batch.flush();
 

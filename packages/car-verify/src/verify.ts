@@ -5,14 +5,15 @@
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
 import type { TraceRule } from "@car/ir";
-import { CarError, compensationActionIndices, dependencyEdges, isCarError, levelsOf, preconditionFailureMessage, pushWrittenKeys } from "@car/ir";
+import { CarError, dependencyEdges, isCarError } from "@car/ir";
+import { compensationActionIndices, levelsOf, preconditionFailureMessage, pushWrittenKeys } from "@car/ir/internal";
 import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
-import { traceRuleIssues } from "./trace-rules.ts";
+import { checkTraceRules, traceRuleIssues } from "./trace-rules.ts";
 import { findWriteConflicts, type WriteConflicts } from "./conflicts.ts";
 import { GROUP_SAMPLE, sampleList } from "./grouped.ts";
 import { issue } from "./issue.ts";
-import type { ProposalInput } from "./input.ts";
+import type { VerifyInput } from "./input.ts";
 import { toParsed } from "./input.ts";
 import { groupByKey, groupSize, type KeyGroups, membersOf } from "./key-groups.ts";
 import { topoPositions } from "./topo-orders.ts";
@@ -230,11 +231,12 @@ function finish(
  * JSON data; input that does not parse is a thrown `invalid_proposal`. Every
  * other problem is an issue: `valid` is false exactly when one is an `error`.
  */
-export function verify(input: ProposalInput, options: VerifyOptions = {}): VerificationResult {
+export function verify(input: VerifyInput, options: VerifyOptions = {}): VerificationResult {
   if (typeof options !== "object" || options === null) throw new CarError("invalid_params", "invalid verify options: must be an object");
   if (options.maxActions !== undefined && !(Number.isInteger(options.maxActions) && options.maxActions >= 0)) {
     throw new CarError("invalid_params", "invalid verify options: maxActions must be a non-negative integer");
   }
+  checkTraceRules(options.traceRules);
   const parsed = toParsed(input);
   const actions = parsed.proposal.actions;
   const issues: VerificationIssue[] = [];

@@ -20,8 +20,10 @@
  *   `failure_behavior` is not modelled.
  */
 import type { Action, DependencyGraph, JsonValue } from "@car/ir";
-import type { Precondition, PreconditionMiss } from "@car/ir";
-import { checkPrecondition, getOwn, pushWrittenKeys, stateDependencyKeys } from "@car/ir";
+import type { Precondition } from "@car/ir";
+import type { PreconditionMiss } from "@car/ir/internal";
+import { getOwn } from "@car/ir";
+import { checkPrecondition, pushWrittenKeys, stateDependencyKeys } from "@car/ir/internal";
 
 /**
  * Why an action is blocked. A failed precondition keeps what it found, not

@@ -10,8 +10,8 @@
 import { CarError, ERROR_CODES, type CarErrorCode } from "@car/ir";
 import { type ApprovalOutcome, type ApprovalRecord, isPermissionTier, type PermissionTier, type Posture, tierRank } from "@car/policy";
 import type { LedgerEntry, PostureEntry } from "@car/engine";
-import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { databasePath, openCarDatabase, openRuntimeStore, type StoredEventLog, storedEvents } from "../car-database.ts";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
+import { databasePath, openCarDatabase, openRuntimeStore, type StoredEventLog, storedEvents } from "@car/server/home";
 import { println } from "../io.ts";
 
 export const usage = `Usage: car approvals approve <FINGERPRINT> [--tier TIER] [--by WHO] [--ttl DURATION] [--uses N] [--agent AGENT] [--run RUN_ID] [--reason TEXT] [--db PATH|URL]

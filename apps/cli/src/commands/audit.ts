@@ -12,11 +12,10 @@ import { join, resolve } from "node:path";
 import { writeFileSync } from "node:fs";
 import { CarError, ERROR_CODES } from "@car/ir";
 import type { CarEvent, EventQuery } from "@car/engine";
-import type { ChainReport } from "@car/engine";
-import { type Anchor, appendAnchor, readAnchors } from "@car/engine/sqlite";
-import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { ANCHOR_FILE, auditKeyPath, databasePath, isPostgresUrl, openCarDatabase, openPostgres } from "../car-database.ts";
-import { resolveCarHome } from "../car-home.ts";
+import type { ChainReport, LogCut } from "@car/engine";
+import { type Anchor, appendAnchor, readAnchors } from "@car/store-sqlite";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
+import { ANCHOR_FILE, auditKeyPath, databasePath, isPostgresUrl, openCarDatabase, openPostgres, resolveCarHome } from "@car/server/home";
 import { eprintln, println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 
@@ -144,7 +143,10 @@ async function verifyChain(args: string[]): Promise<number> {
         report.checkpoint === null
           ? "from the genesis hash"
           : `from the signed checkpoint after seq ${report.checkpoint.seq} (${report.checkpoint.created_at})`;
-      println(`${c.green("intact")}: ${report.verified} event${report.verified === 1 ? "" : "s"} verified ${anchor}; ${head}`);
+      // A cut log is never just "intact": each cut is named first (DECISIONS §24).
+      for (const cut of report.cuts) println(c.yellow(cutLine(cut)));
+      const verdict = report.cuts.length === 0 ? "intact" : `intact after ${report.cuts.length} cut${report.cuts.length === 1 ? "" : "s"}`;
+      println(`${c.green(verdict)}: ${report.verified} event${report.verified === 1 ? "" : "s"} verified ${anchor}; ${head}`);
       for (const line of verifyNotes(report)) println(line.startsWith("warning") ? c.yellow(line) : line);
     } else {
       println(
@@ -158,6 +160,13 @@ async function verifyChain(args: string[]): Promise<number> {
     return ERROR_CODES.chain_broken.exit;
   }
   return 0;
+}
+
+/** `cut: seq 1–40 (40 events) dropped by retention at <time>`. */
+function cutLine(cut: LogCut): string {
+  const range = cut.first_removed_seq === cut.last_removed_seq ? `seq ${cut.first_removed_seq}` : `seq ${cut.first_removed_seq}–${cut.last_removed_seq}`;
+  const how = cut.mode === "archive" ? `archived to ${cut.archive_path} and removed` : "dropped";
+  return `cut: ${range} (${cut.removed} event${cut.removed === 1 ? "" : "s"}) ${how} by retention at ${cut.created_at}`;
 }
 
 /** What an intact report did and did not cover, one line each. */

@@ -5,7 +5,7 @@
  */
 import { CarError, ERROR_CODES, isJsonObject, type JsonObject } from "@car/ir";
 import { equivalentDetailed } from "@car/verify";
-import { expectPositionals, parseArgs } from "../argv.ts";
+import { expectPositionals, parseArgs } from "@car/server/argv";
 import { loadProposal } from "../inputs.ts";
 import { println, readJson } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";

@@ -27,8 +27,8 @@ import {
 } from "@car/ir";
 import { policyCheck } from "@car/policy/gate";
 import { equivalentDetailed, optimize, simulateDetailed, verify } from "@car/verify";
-import { expectPositionals, parseArgs } from "../argv.ts";
-import { resolveCarHome } from "../car-home.ts";
+import { expectPositionals, parseArgs } from "@car/server/argv";
+import { resolveCarHome } from "@car/server/home";
 import { VERSION } from "../version.ts";
 import { LineTransport } from "./mcp-transport.ts";
 
@@ -69,7 +69,7 @@ const TOOLS: ToolDefinition[] = [
   {
     name: "policy_check",
     description:
-      "Evaluates a proposed tool call against CAR's policy layer before it runs: <CAR_HOME>/policies plus every .car/policies from the repository root down to cwd, and the built-in egress guard. Read `basis`, not only `decision`: no_rules_configured is an allow with nothing behind it; policy_load_failed denies.",
+      "Evaluates a proposed tool call against CAR's policy layer before it runs: <CAR_HOME>/policies plus every .car/policies from the repository root down to cwd, and the built-in egress guard. Read `basis`, not only `decision`: no_rules_configured is an allow with nothing behind it; policy_load_failed denies. `answer` is deny, ask (a shell command the gate cannot prove safe: ask the user before running it) or none.",
     inputSchema: {
       type: "object",
       required: ["tool"],

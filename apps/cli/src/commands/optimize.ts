@@ -5,7 +5,7 @@
  */
 import { serializeProposal } from "@car/ir";
 import { optimize } from "@car/verify";
-import { expectPositionals, parseArgs } from "../argv.ts";
+import { expectPositionals, parseArgs } from "@car/server/argv";
 import { loadProposal } from "../inputs.ts";
 import { println } from "../io.ts";
 

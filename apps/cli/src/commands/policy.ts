@@ -7,11 +7,11 @@
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { CarError, ERROR_CODES, isJsonObject, type JsonValue } from "@car/ir";
-import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine, TraceGate } from "@car/policy";
-import { policyCheck, policyDirs } from "@car/policy/gate";
-import { expectPositionals, parseArgs, usageError } from "../argv.ts";
-import { resolveCarHome } from "../car-home.ts";
-import { println, readText } from "../io.ts";
+import { isDangling, isPolicyFileName, parsePolicyFile, PolicyEngine, PolicyRules, readPolicyFile, TraceGate, type UnprovenAnswer } from "@car/policy";
+import { describeSandboxSpec, policyCheck, policyDirs } from "@car/policy/gate";
+import { expectPositionals, parseArgs, usageError } from "@car/server/argv";
+import { resolveCarHome } from "@car/server/home";
+import { println } from "../io.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 
 export const usage = `Usage: car policy check --tool <TOOL> [--params <JSON>] [--cwd <DIR>]
@@ -21,13 +21,17 @@ check  Evaluates one tool call with the policy-check gate (the same one the
        PreToolUse hook and the MCP policy_check tool use) and prints its
        decision document. Policies: <CAR_HOME>/policies, then every
        .car/policies from the repository root down to --cwd (default: here).
-       Exit status: 0 allow, 1 deny, 2 a policy file does not load.
+       Its "answer" is deny, ask (a shell command the gate cannot prove
+       safe) or none. Exit status: 0 allow (an ask included), 1 deny, 2 a
+       policy file does not load.
 
 lint   Loads each *.toml in DIR — or, without DIR, in every directory the
        gate reads from here — and lists the rules it defines, or the error
        naming the file; flags regexes that do not compile and deny_command
-       rules that can never match. Exit status: 0 all load, 1 a rule is
-       flagged, 2 some file does not load.`;
+       rules that can never match, and shows what the gate answers for a
+       shell command it cannot prove safe (unproven = "ask", the default,
+       "deny" or "allow"; the strictest setting among the files wins).
+       Exit status: 0 all load, 1 a rule is flagged, 2 some file does not load.`;
 
 export async function main(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -67,6 +71,8 @@ interface LintedFile {
   pattern_errors?: { rule: string; pattern: string; error: string }[];
   /** `deny_command` rules that can never match as written. */
   rule_problems?: { rule: string; error: string }[];
+  /** The file's `unproven` setting, when it has one. */
+  unproven?: UnprovenAnswer;
 }
 
 interface LintedDir {
@@ -84,10 +90,18 @@ async function lint(args: string[]): Promise<number> {
   const badPatterns = linted.flatMap((d) => d.files.flatMap((f) => f.pattern_errors ?? []));
   const ruleProblems = linted.flatMap((d) => d.files.flatMap((f) => f.rule_problems ?? []));
   const rules = linted.reduce((n, d) => n + d.files.reduce((m, f) => m + f.rule_count, 0), 0);
+  const unproven = effectiveUnproven(linted);
   if (options.json) {
     println(
       JSON.stringify(
-        { directories: linted, rules_loaded: rules, errors: errors.length, pattern_errors: badPatterns.length, rule_problems: ruleProblems.length },
+        {
+          directories: linted,
+          rules_loaded: rules,
+          unproven,
+          errors: errors.length,
+          pattern_errors: badPatterns.length,
+          rule_problems: ruleProblems.length,
+        },
         null,
         2,
       ),
@@ -103,12 +117,15 @@ async function lint(args: string[]): Promise<number> {
           continue;
         }
         println(`  ${f.path}: ${f.rule_count} rule${f.rule_count === 1 ? "" : "s"}`);
+        if (f.unproven !== undefined) println(`    unproven = "${f.unproven}"`);
         for (const r of f.rules) println(`    ${r}`);
         for (const p of f.rule_problems ?? []) println(`    ${c.red("error")} ${p.rule}: ${p.error}; the rule can never match`);
         for (const p of f.pattern_errors ?? [])
           println(`    ${c.red("error")} ${p.rule}: pattern ${JSON.stringify(p.pattern)} does not compile (${p.error}); every call to its tool is denied`);
       }
     }
+    const fromFiles = linted.some((d) => d.files.some((f) => f.unproven !== undefined));
+    println(`unproven = "${unproven}"${fromFiles ? "" : c.dim(" (the default)")}: a shell command the gate cannot prove safe is ${UNPROVEN_MEANING[unproven]}`);
     if (errors.length > 0) println(c.red(`${errors.length} file${errors.length === 1 ? "" : "s"} failed to load; every call is denied until fixed`));
     else if (badPatterns.length > 0)
       println(
@@ -128,6 +145,26 @@ async function lint(args: string[]): Promise<number> {
   return badPatterns.length > 0 || ruleProblems.length > 0 ? 1 : 0;
 }
 
+const UNPROVEN_MEANING: Record<UnprovenAnswer, string> = {
+  ask: "put to the user (Claude Code asks; Codex, which cannot ask, denies)",
+  deny: "denied",
+  allow: "let through to the host's own permission flow",
+};
+
+/** What the gate answers for a command it cannot prove safe, across every file that loaded: the strictest setting. */
+function effectiveUnproven(linted: LintedDir[]): UnprovenAnswer {
+  const merged = new PolicyRules();
+  for (const d of linted) {
+    for (const f of d.files) {
+      if (f.unproven === undefined) continue;
+      const one = new PolicyRules();
+      one.unproven = f.unproven;
+      merged.merge(one);
+    }
+  }
+  return merged.unproven ?? "ask";
+}
+
 async function lintDir(dir: string): Promise<LintedDir> {
   let names: string[];
   try {
@@ -145,16 +182,17 @@ async function lintDir(dir: string): Promise<LintedDir> {
     try {
       const engine = new PolicyEngine();
       const traceGate = new TraceGate();
-      const rules = parsePolicyFile(file, await readText(file, "policy file"));
+      const rules = parsePolicyFile(file, readPolicyFile(file));
       rules.apply(engine, { traceGate });
       const patternErrors = rules.patternErrors();
       const ruleProblems = rules.commandRuleProblems();
       files.push({
         path: file,
-        rule_count: engine.size + traceGate.size,
-        rules: [...engine.names(), ...traceGate.names()],
+        rule_count: engine.size + traceGate.size + rules.sandbox.length,
+        rules: [...engine.names(), ...traceGate.names(), ...rules.sandbox.map(describeSandboxSpec)],
         ...(patternErrors.length > 0 ? { pattern_errors: patternErrors } : {}),
         ...(ruleProblems.length > 0 ? { rule_problems: ruleProblems } : {}),
+        ...(rules.unproven !== undefined ? { unproven: rules.unproven } : {}),
       });
     } catch (err) {
       files.push({ path: file, rule_count: 0, rules: [], error: err instanceof CarError ? err.message : `policy file ${file}: ${(err as Error).message}` });

@@ -6,21 +6,21 @@
  */
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
-import { type ActionProposal, type CarErrorCode, ERROR_CODES, type ParsedProposal, type ProposalResult, serializeProposalResult } from "@car/ir";
+import { type ActionProposal, CarError, type CarErrorCode, ERROR_CODES, type ParsedProposal, type ProposalResult, serializeProposalResult } from "@car/ir";
 import { type CarEvent, isAuditedStore, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
-import { policyDirs } from "@car/policy/gate";
+import { policyDirs, sandboxMode } from "@car/policy/gate";
 import { verify } from "@car/verify";
-import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
-import { resolveCarHome } from "../car-home.ts";
-import { isPostgresUrl, openRuntimeStore } from "../car-database.ts";
-import { commitRefusalOf, refusalMessage } from "../commit-refusal.ts";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
+import { commitRefusalOf, isPostgresUrl, openRuntimeStore, refusalMessage, resolveCarHome } from "@car/server/home";
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";
 import { progressLine, resultSummary } from "../render/run-progress.ts";
 import type { LoadedTool } from "../tools/loaded-tool.ts";
 import { loadToolModule } from "../tools/module-tools.ts";
+import { openSandbox, type OsSandbox, SandboxUnavailableError } from "../sandbox/os-sandbox.ts";
+import { loadRules, sandboxSettingsFor } from "../sandbox/policy-sandbox.ts";
 import { programTool } from "../tools/program-runner.ts";
 import { parseProgramTools } from "../tools/program-tools.ts";
 
@@ -58,6 +58,17 @@ Options:
   --agent <ID>            Run as this agent: its postures (car approvals
                           set-posture) refine the tier gate
   --json                  Print the ProposalResult as JSON on stdout, no progress
+  --no-sandbox            Run program tools outside the OS sandbox a policy asks for
+                          (refused when a policy says sandbox = "required")
+  --sandbox               Require the sandbox: fail (exit 1) where it cannot start
+
+Sandbox: when a policy asks for it (sandbox = true), every program of a
+tools.json runs inside an OS sandbox (@anthropic-ai/sandbox-runtime; on Linux
+bubblewrap, socat and ripgrep must be installed): network only to the
+policy's allowed hosts, no writes outside the workspace and the temp
+directory or to a protected path. Where it cannot start, car says so on
+stderr and runs them without it, judged by the policy rules alone; with
+sandbox = "required" or --sandbox the run fails instead and nothing runs.
 
 Approvals: before anything runs, every action is classified (read_only,
 sandbox_edit, full_access). If one needs more than the standing tier, or is
@@ -87,6 +98,7 @@ export async function main(args: string[]): Promise<number> {
     db: { type: "string" },
     tier: { type: "string" },
     agent: { type: "string" },
+    sandbox: { type: "boolean" },
   });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
@@ -99,66 +111,75 @@ export async function main(args: string[]): Promise<number> {
   // Parsed once: verify and the runtime take the pair as it is, graph included.
   const parsed = await loadParsedProposal(path!);
   const { proposal } = parsed;
-  const tools = await loadTools(options.tools);
-  const state = options.state === undefined ? {} : await loadJsonObject(options.state, "state file");
   const policyDirList = options.policies?.map((d) => resolve(d)) ?? policyDirs(process.cwd(), { carHome: resolveCarHome() });
+  const runProposal = async (sandbox: OsSandbox | undefined): Promise<number> => {
+    const tools = await loadTools(options.tools!, sandbox);
+    const state = options.state === undefined ? {} : await loadJsonObject(options.state, "state file");
 
-  const c = colors(colorEnabled(process.stderr));
-  const showProgress = options.json !== true;
+    const c = colors(colorEnabled(process.stderr));
+    const showProgress = options.json !== true;
 
-  const store = await openRuntimeStore(options.db);
-  const runtime = new Runtime({ store, approvalGate: approvalGate(store, tier, options.agent) });
-  await runtime.recover();
+    const store = await openRuntimeStore(options.db);
+    const runtime = new Runtime({ store, approvalGate: approvalGate(store, tier, options.agent) });
+    await runtime.recover();
+    try {
+      for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);
+      let rules = 0;
+      for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
+      for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
+      // Verified against the state the run will see: the database's, with --state on top. Findings are
+      // shown, not enforced here; the static gate's are left to the engine's admission, which reports
+      // them once, as the rejections they become; trace rules are enforced by the TraceGate.
+      const report = verify(parsed, { state: runtime.state.snapshot(), gate: false, traceRules: runtime.traceGate.rules() });
+      if (showProgress) {
+        const paint = { error: c.red, warning: c.yellow, info: c.cyan };
+        for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+      }
+      if (showProgress)
+        eprintln(
+          c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`),
+        );
+
+      const { result, events } = await execute(runtime, parsed, {
+        events: options.events,
+        progress: showProgress ? progressView(proposal, c) : undefined,
+        maxConcurrency,
+        rollback,
+      });
+      if (options.report !== undefined) {
+        const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
+        writeFileSync(options.report, runReportHtml(runTimeline(proposal.id, events)));
+        if (showProgress) eprintln(c.dim(`report: ${options.report}`));
+      }
+      if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
+      else println(resultSummary(result, colors(colorEnabled(process.stdout))));
+      // DECISIONS §14: skip actions whose tool failed do not fail the run, but they are said.
+      const skippedFailures = proposal.actions.filter(
+        (a, i) => a.failure_behavior === "skip" && result.results[i]!.status === "skipped" && !result.results[i]!.error!.startsWith("not run"),
+      );
+      if (skippedFailures.length > 0)
+        eprintln(
+          c.yellow(
+            `warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`,
+          ),
+        );
+      const gated = gatedAtAdmission(events);
+      for (const line of gatedLines(gated, options.db)) eprintln(c.red(line));
+      // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
+      const refusal = await commitRefusalOf(runtime.events, proposal.id);
+      if (refusal !== undefined) eprintln(c.red(refusalMessage(refusal)));
+      const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : gated.length > 0 ? "approval_denied" : outcome(result);
+      return code === undefined ? 0 : ERROR_CODES[code].exit;
+    } finally {
+      await runtime.close();
+    }
+  };
+  // Started before the tools load (program tools run in it) and stopped however the run ends: its proxies keep the process alive.
+  const sandbox = await sandboxForRun(options.sandbox, policyDirList, options.tools, eprintln);
   try {
-    for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);
-    let rules = 0;
-    for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
-    for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
-    // Verified against the state the run will see: the database's, with --state on top. Findings are
-    // shown, not enforced here; the static gate's are left to the engine's admission, which reports
-    // them once, as the rejections they become; trace rules are enforced by the TraceGate.
-    const report = verify(parsed, { state: runtime.state.snapshot(), gate: false, traceRules: runtime.traceGate.rules() });
-    if (showProgress) {
-      const paint = { error: c.red, warning: c.yellow, info: c.cyan };
-      for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
-    }
-    if (showProgress)
-      eprintln(
-        c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`),
-      );
-
-    const { result, events } = await execute(runtime, parsed, {
-      events: options.events,
-      progress: showProgress ? progressView(proposal, c) : undefined,
-      maxConcurrency,
-      rollback,
-    });
-    if (options.report !== undefined) {
-      const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
-      writeFileSync(options.report, runReportHtml(runTimeline(proposal.id, events)));
-      if (showProgress) eprintln(c.dim(`report: ${options.report}`));
-    }
-    if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
-    else println(resultSummary(result, colors(colorEnabled(process.stdout))));
-    // DECISIONS §14: skip actions whose tool failed do not fail the run, but they are said.
-    const skippedFailures = proposal.actions.filter(
-      (a, i) => a.failure_behavior === "skip" && result.results[i]!.status === "skipped" && !result.results[i]!.error!.startsWith("not run"),
-    );
-    if (skippedFailures.length > 0)
-      eprintln(
-        c.yellow(
-          `warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`,
-        ),
-      );
-    const gated = gatedAtAdmission(events);
-    for (const line of gatedLines(gated, options.db)) eprintln(c.red(line));
-    // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
-    const refusal = await commitRefusalOf(runtime.events, proposal.id);
-    if (refusal !== undefined) eprintln(c.red(refusalMessage(refusal)));
-    const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : gated.length > 0 ? "approval_denied" : outcome(result);
-    return code === undefined ? 0 : ERROR_CODES[code].exit;
+    return await runProposal(sandbox);
   } finally {
-    await runtime.close();
+    await sandbox?.close();
   }
 }
 
@@ -202,9 +223,38 @@ function gatedLines(gated: readonly CarEvent[], db: string | undefined): string[
   return lines;
 }
 
-async function loadTools(file: string): Promise<LoadedTool[]> {
+async function loadTools(file: string, sandbox: OsSandbox | undefined): Promise<LoadedTool[]> {
   if (MODULE_EXTENSIONS.has(extname(file))) return loadToolModule(file);
-  return parseProgramTools(await readJson(file, "tools file"), file).map(programTool);
+  return parseProgramTools(await readJson(file, "tools file"), file).map((t) => programTool(t, sandbox));
+}
+
+/**
+ * The OS sandbox program tools run in: on when a policy asks (`sandbox`),
+ * required by `sandbox = "required"` or `--sandbox`, off with `--no-sandbox`
+ * (unless a policy requires it). A module's tools run in car's own process,
+ * which no sandbox holds: said on stderr, refused when required.
+ */
+async function sandboxForRun(
+  flag: boolean | undefined,
+  dirs: readonly string[],
+  toolsFile: string,
+  warn: (line: string) => void,
+): Promise<OsSandbox | undefined> {
+  const rules = loadRules(dirs);
+  const asked = sandboxMode(rules);
+  if (flag === false) {
+    if (asked === "required") throw new CarError("policy_denied", '--no-sandbox: a policy requires the sandbox (sandbox = "required")');
+    return undefined;
+  }
+  const mode = flag === true ? "required" : asked;
+  if (mode === "off") return undefined;
+  if (MODULE_EXTENSIONS.has(extname(toolsFile))) {
+    const why = "tools from a module run inside car's own process, which no sandbox holds; only a tools.json's programs run in it";
+    if (mode === "required") throw new SandboxUnavailableError(why);
+    warn(`car: ${why}`);
+    return undefined;
+  }
+  return openSandbox(mode, sandboxSettingsFor(rules, dirs, process.cwd(), resolveCarHome()), warn);
 }
 
 /** Renders one event as a progress line, labelling each action with its tool. */

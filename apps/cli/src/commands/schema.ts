@@ -4,7 +4,7 @@
  * to the model, then feed what it writes to `car verify` / `car run`.
  */
 import { proposalInputSchema } from "@car/ir";
-import { expectPositionals, parseArgs, usageError } from "../argv.ts";
+import { expectPositionals, parseArgs, usageError } from "@car/server/argv";
 import { println } from "../io.ts";
 
 export const usage = `Usage: car schema proposal

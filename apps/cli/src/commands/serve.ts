@@ -1,5 +1,5 @@
 /**
- * `car serve`: the JSON-RPC 2.0 WebSocket server. It lives in `src/server/`;
+ * `car serve`: the JSON-RPC 2.0 WebSocket server. It lives in `@car/server`;
  * this file only loads it on demand, so no other command pays for `ws`.
  */
 export const usage = "Usage: car serve [--host 127.0.0.1] [--port 9100] [options]";
@@ -8,6 +8,6 @@ export const usage = "Usage: car serve [--host 127.0.0.1] [--port 9100] [options
 export const handlesHelp = true;
 
 export async function main(args: string[]): Promise<number> {
-  const { runServe } = await import("../server/serve-command.ts");
+  const { runServe } = await import("@car/server");
   return runServe(args);
 }

@@ -4,7 +4,7 @@
  * dependencies cannot hold is skipped, as the executor would reject it.
  */
 import { simulate } from "@car/verify";
-import { expectPositionals, parseArgs } from "../argv.ts";
+import { expectPositionals, parseArgs } from "@car/server/argv";
 import { loadJsonObject, loadParsedProposal } from "../inputs.ts";
 import { println } from "../io.ts";
 

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { loadPolicyDir } from "@car/policy";
 import { ERROR_CODES, type ProposalLimits, type VerificationResult } from "@car/ir";
 import { simulateDetailed, verify } from "@car/verify";
-import { expectPositionals, parseArgs, positiveInteger, usageError } from "../argv.ts";
+import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
 import { loadJsonObject, loadParsedProposal, loadToolSpecs } from "../inputs.ts";
 import { colorEnabled, colors } from "../render/color.ts";
 import { writeJson } from "../render/json-stream.ts";

@@ -5,11 +5,14 @@
  * or `{"error": ...}` is a failure (`"terminal": true` makes it terminal). The
  * program is killed when its time runs out or when the engine aborts the call
  * (the action's timeout, or the proposal aborting): SIGTERM, then SIGKILL if
- * it lingers.
+ * it lingers. With an OS sandbox (`car run` when a policy asks for one) the
+ * program runs inside it: network only to the allowed hosts, no writes to a
+ * protected path (`src/sandbox/os-sandbox.ts`).
  */
 import { spawn } from "node:child_process";
 import type { JsonObject, JsonValue } from "@car/ir";
 import { readToolAnswer, toolCallOf, type ToolCallContext } from "@car/engine";
+import type { OsSandbox } from "../sandbox/os-sandbox.ts";
 import type { LoadedTool } from "./loaded-tool.ts";
 import type { ProgramTool } from "./program-tools.ts";
 
@@ -18,18 +21,29 @@ const MAX_STDOUT_BYTES = 32 * 1024 * 1024;
 const STDERR_TAIL_BYTES = 2048;
 const KILL_GRACE_MS = 2000;
 
-export function programTool(tool: ProgramTool): LoadedTool {
-  return { name: tool.name, schema: tool.schema, handler: (params, ctx) => runProgram(tool, params, ctx) };
+export function programTool(tool: ProgramTool, sandbox?: OsSandbox): LoadedTool {
+  return { name: tool.name, schema: tool.schema, handler: (params, ctx) => runProgram(tool, params, ctx, sandbox) };
 }
 
-export function runProgram(tool: ProgramTool, params: JsonObject, ctx: ToolCallContext): Promise<unknown> {
+export async function runProgram(tool: ProgramTool, params: JsonObject, ctx: ToolCallContext, sandbox?: OsSandbox): Promise<unknown> {
   const call = toolCallOf(tool.name, params, ctx);
+  if (sandbox === undefined) return spawnProgram(tool, tool.command, call, ctx);
+  // Inside the sandbox the program is a shell line of the runtime's: bwrap, which dies with that shell.
+  const line = await sandbox.wrap(tool.command);
+  try {
+    return await spawnProgram(tool, ["/bin/sh", "-c", line], call, ctx);
+  } finally {
+    sandbox.done();
+  }
+}
+
+function spawnProgram(tool: ProgramTool, argv: readonly string[], call: object, ctx: ToolCallContext): Promise<unknown> {
   return new Promise((resolvePromise, reject) => {
     if (ctx.signal.aborted) {
       reject(new Error(`tool '${tool.name}' was cancelled before it started`));
       return;
     }
-    const child = spawn(tool.command[0]!, tool.command.slice(1), {
+    const child = spawn(argv[0]!, argv.slice(1), {
       cwd: tool.cwd,
       env: { ...process.env, ...tool.env },
       stdio: ["pipe", "pipe", "pipe"],

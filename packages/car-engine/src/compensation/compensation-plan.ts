@@ -12,7 +12,8 @@
  * (its own parameters — `$id.output` references resolve against the forward
  * run's outputs — timeout and retries).
  */
-import { toolCall, undoGap } from "@car/ir";
+import { toolCall } from "@car/ir";
+import { undoGap } from "@car/ir/internal";
 import type { Action, JsonObject, UndoGap } from "@car/ir";
 
 export interface CompensationStep {

@@ -8,7 +8,8 @@
  * proposal commits, so an abort discards the overlay and the store is
  * exactly as it was before the proposal (the pre-proposal snapshot).
  */
-import { compensationActionIndices, emptyMap, resolveOutputRefs } from "@car/ir";
+import { emptyMap, resolveOutputRefs } from "@car/ir";
+import { compensationActionIndices } from "@car/ir/internal";
 import type { CarError } from "@car/ir";
 import type { ActionProposal, CostBudget, DependencyGraph, JsonObject, ProposalResult } from "@car/ir";
 import { dispatchStep } from "../compensation/compensation-dispatch.ts";

@@ -6,7 +6,8 @@
  * (state is rolled back, calls in flight are cancelled) or a run-time budget
  * that ran out (the rest is skipped, nothing rolled back).
  */
-import { isCarError, successorRows } from "@car/ir";
+import { isCarError } from "@car/ir";
+import { successorRows } from "@car/ir/internal";
 import type { DependencyGraph } from "@car/ir";
 
 /** The work the scheduler drives, one action index at a time. */

@@ -22,7 +22,7 @@ export {
   shouldDegrade,
   successRate,
   DEFAULT_EVOLUTION_THRESHOLD,
-  type Outcome,
+  type SkillOutcome,
   type OutcomeReport,
 } from "./outcomes.ts";
 export {

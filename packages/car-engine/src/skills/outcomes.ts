@@ -33,10 +33,10 @@ export interface OutcomeReport {
 }
 
 /** `true` / `"success"` is a success; `false` / `"fail"` / `"failure"` a failure; anything else is refused. */
-export type Outcome = boolean | "success" | "fail" | "failure";
+export type SkillOutcome = boolean | "success" | "fail" | "failure";
 
 /** Records one use of the latest version of `name`. */
-export function reportOutcome(store: SkillStore, name: string, outcome: Outcome, options: SkillOptions = {}): OutcomeReport {
+export function reportOutcome(store: SkillStore, name: string, outcome: SkillOutcome, options: SkillOptions = {}): OutcomeReport {
   const success = outcome === true || outcome === "success";
   if (!success && outcome !== false && outcome !== "fail" && outcome !== "failure") {
     throw new CarError("invalid_params", `outcome must be true, false, "success" or "fail", got ${JSON.stringify(outcome)}`);

@@ -8,8 +8,9 @@ import { emptyMap, type JsonValue, setOwn } from "@car/ir";
 import { parse, TomlDate } from "smol-toml";
 import { PolicyLoadError } from "./policy-load-error.ts";
 import type { DenyCommandSpec } from "../rules/deny-command.ts";
-import { PolicyRules } from "./policy-rules.ts";
+import { PolicyRules, UNPROVEN_ANSWERS, type UnprovenAnswer } from "./policy-rules.ts";
 import { traceRuleFrom } from "../trace/trace-rule-spec.ts";
+import { sandboxSpecFrom } from "../sandbox/sandbox-spec.ts";
 
 type Table = Record<string, unknown>;
 
@@ -89,9 +90,19 @@ export function parsePolicyFile(file: string, text: string): PolicyRules {
           return { tool: str(t, "tool", at, fail), max_calls: maxCalls as number, interval_secs: interval as number };
         });
         break;
+      case "unproven":
+        if (typeof value !== "string" || !(UNPROVEN_ANSWERS as readonly string[]).includes(value))
+          fail(`unproven must be one of ${UNPROVEN_ANSWERS.map((a) => `"${a}"`).join(", ")}`);
+        rules.unproven = value as UnprovenAnswer;
+        break;
       case "trace_rule":
         rules.trace_rule = tables(value, key, fail).map((t, i) => traceRuleFrom(t, `${key}[${i}]`, fail));
         break;
+      case "sandbox": {
+        const spec = sandboxSpecFrom(value, fail);
+        if (spec !== undefined) rules.sandbox.push(spec);
+        break;
+      }
       default:
         fail(`unknown key '${key}'`);
     }

@@ -14,6 +14,7 @@ import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-pa
 import { type DenyCommandSpec, denyCommandProblems, denyCommandRule, denyCommandRuleName } from "../rules/deny-command.ts";
 import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
 import type { TraceGate } from "../trace/trace-gate.ts";
+import type { SandboxSpec } from "../sandbox/sandbox-spec.ts";
 
 export type { DenyCommandSpec };
 
@@ -55,7 +56,16 @@ export interface ApplyOptions {
   traceRules?: "ignore";
 }
 
+/**
+ * What the policy-check gate answers for a shell command it cannot prove
+ * safe (`unproven = "…"` in a policy file; `ask` when no file sets it).
+ */
+export const UNPROVEN_ANSWERS = ["ask", "deny", "allow"] as const;
+export type UnprovenAnswer = (typeof UNPROVEN_ANSWERS)[number];
+
 export class PolicyRules {
+  /** `unproven` as a file set it; merged sets keep the strictest (`deny` over `ask` over `allow`). */
+  unproven: UnprovenAnswer | undefined = undefined;
   deny_tool: string[] = [];
   deny_keyword: string[] = [];
   deny_tool_param: DenyToolParamSpec[] = [];
@@ -64,17 +74,26 @@ export class PolicyRules {
   rate_limit_tool: RateLimitToolSpec[] = [];
   trace_rule: TraceRule[] = [];
   deny_command: DenyCommandSpec[] = [];
+  /**
+   * What each file's `sandbox` key asks for (one entry per file that asks).
+   * Not an engine rule: whoever runs commands enforces it (`car run`'s program
+   * tools, `car sandbox-exec`, the hook's wrap), see `sandboxSettings`.
+   */
+  sandbox: SandboxSpec[] = [];
 
   /** Appends `other`'s rules after this set's (file order is merge order). */
   merge(other: PolicyRules): this {
-    this.deny_tool.push(...other.deny_tool);
-    this.deny_keyword.push(...other.deny_keyword);
-    this.deny_tool_param.push(...other.deny_tool_param);
-    this.allow_tool_param.push(...other.allow_tool_param);
-    this.deny_tool_param_matching.push(...other.deny_tool_param_matching);
-    this.rate_limit_tool.push(...other.rate_limit_tool);
-    this.trace_rule.push(...other.trace_rule);
-    this.deny_command.push(...other.deny_command);
+    appendAll(this.deny_tool, other.deny_tool);
+    appendAll(this.deny_keyword, other.deny_keyword);
+    appendAll(this.deny_tool_param, other.deny_tool_param);
+    appendAll(this.allow_tool_param, other.allow_tool_param);
+    appendAll(this.deny_tool_param_matching, other.deny_tool_param_matching);
+    appendAll(this.rate_limit_tool, other.rate_limit_tool);
+    appendAll(this.trace_rule, other.trace_rule);
+    appendAll(this.deny_command, other.deny_command);
+    // Reading more files never allows what fewer would stop: the strictest setting wins.
+    if (other.unproven !== undefined) this.unproven = strictest(this.unproven, other.unproven);
+    appendAll(this.sandbox, other.sandbox);
     return this;
   }
 
@@ -88,7 +107,8 @@ export class PolicyRules {
       this.deny_tool_param_matching.length +
       this.rate_limit_tool.length +
       this.deny_command.length +
-      this.trace_rule.length
+      this.trace_rule.length +
+      this.sandbox.length
     );
   }
 
@@ -146,4 +166,15 @@ export class PolicyRules {
     for (const r of this.deny_command) engine.register(denyCommandRule(r));
     if (options.traceGate !== undefined) for (const r of this.trace_rule) options.traceGate.register(r);
   }
+}
+
+/** `target.push(...more)` without spreading: a spread of a very long list overflows the call stack. */
+function appendAll<T>(target: T[], more: readonly T[]): void {
+  for (const item of more) target.push(item);
+}
+
+/** The stricter of two `unproven` settings: `deny`, then `ask`, then `allow`. */
+function strictest(a: UnprovenAnswer | undefined, b: UnprovenAnswer): UnprovenAnswer {
+  const rank: Record<UnprovenAnswer, number> = { deny: 0, ask: 1, allow: 2 };
+  return a === undefined || rank[b] < rank[a] ? b : a;
 }

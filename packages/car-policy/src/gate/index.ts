@@ -8,6 +8,7 @@ export {
   policyCheckDirs,
   type Basis,
   type Finding,
+  type GateAnswer,
   type GateDecision,
   type GateLoadFailure,
   type PolicyCheckResult,
@@ -16,6 +17,8 @@ export {
 export { carHomeRoot, type CarHomeOptions, isStateRoot, policyDirs, policyDirsExcluding, PROJECT_DIR, repoProjectDirs } from "./policy-dirs.ts";
 export { patchPaths, resolvePatchPath } from "./patch-paths.ts";
 export { shellPatches } from "./shell-patches.ts";
+export { unprovenReasons } from "./unproven.ts";
+export { KNOWN_PROGRAMS, type KnownProgram } from "./known-programs.ts";
 export {
   asCarParams,
   inferredCarTool,
@@ -26,3 +29,16 @@ export {
   UNMAPPED_CAR_TOOLS,
   unaccountedTools,
 } from "./tool-map.ts";
+export { describeSandboxSpec, type SandboxSpec, sandboxSpecFrom } from "../sandbox/sandbox-spec.ts";
+export {
+  type LiteralPath,
+  type SandboxMode,
+  type SandboxPlace,
+  type SandboxSettings,
+  sandboxHosts,
+  sandboxMode,
+  sandboxSettings,
+  workspaceRoot,
+} from "../sandbox/sandbox-settings.ts";
+export { loadPolicyDir } from "../files/load-policy-dir.ts";
+export { PolicyRules } from "../files/policy-rules.ts";

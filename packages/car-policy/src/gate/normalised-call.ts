@@ -68,7 +68,7 @@ export function normalisedCommand(command: string): string {
     const args = inv.args.map((w) => collapse(w.text));
     lines.push([inv.program, ...args].join(" "));
     lines.push(canonicalFlags(inv.program, args));
-    for (const a of args) if (URL_SHAPE.test(a)) lines.push(...canonicalUrls(a));
+    for (const a of args) if (URL_SHAPE.test(a)) for (const url of canonicalUrls(a)) lines.push(url);
   }
   return lines.join("\n");
 }
@@ -87,7 +87,9 @@ function canonicalFlags(program: string, args: readonly string[]): string {
   }
   const parts = [program];
   if (short.size > 0) parts.push(`-${[...short].sort().join("")}`);
-  parts.push(...long.sort(), ...operands);
+  // No spread: a 128 KiB command can hold more operands than a call may take arguments.
+  for (const flag of long.sort()) parts.push(flag);
+  for (const operand of operands) parts.push(operand);
   return parts.join(" ");
 }
 

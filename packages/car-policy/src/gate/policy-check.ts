@@ -30,13 +30,24 @@ import { lexicalPath } from "../lexical-path.ts";
 import { patchPaths, resolvePatchPath } from "./patch-paths.ts";
 import { type CarHomeOptions, policyDirs } from "./policy-dirs.ts";
 import { asCarParams, inferredCarTool, mappingFor } from "./tool-map.ts";
+import { unprovenReasons } from "./unproven.ts";
+import type { UnprovenAnswer } from "../files/policy-rules.ts";
 
 export interface Finding {
   source: string;
   rule: string;
-  severity: "deny" | "warn";
+  /** `ask`: the command is not proven safe and the policy's `unproven` setting is `ask`. */
+  severity: "deny" | "warn" | "ask";
   reason: string;
 }
+
+/**
+ * The gate's three answers (DECISIONS §23): `deny` (a rule, a proven
+ * dangerous form, or `unproven = "deny"`), `ask` (a shell command the
+ * reader cannot prove safe), `none` (proven safe, or nothing to prove).
+ * `decision` keeps the seed's two values: an `ask` is `allow` there.
+ */
+export type GateAnswer = "deny" | "ask" | "none";
 
 export interface PolicySource {
   path: string;
@@ -48,6 +59,9 @@ export type Basis = "denied_by_rule" | "passed_rules" | "no_rules_configured" | 
 
 export interface GateDecision {
   decision: "allow" | "deny";
+  answer: GateAnswer;
+  /** What the policy answers for a command not proven safe (`unproven = …`, default `ask`). */
+  unproven: UnprovenAnswer;
   basis: Exclude<Basis, "policy_load_failed">;
   tool: string;
   /** The CAR tool the inspectors ran as; `null` when no inspector reads this call. */
@@ -59,6 +73,7 @@ export interface GateDecision {
 
 export interface GateLoadFailure {
   decision: "deny";
+  answer: "deny";
   basis: "policy_load_failed";
   tool: string;
   findings: [];
@@ -104,6 +119,7 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
   if (loadErrors.length > 0) {
     return {
       decision: "deny",
+      answer: "deny",
       basis: "policy_load_failed",
       tool,
       findings: [],
@@ -180,7 +196,7 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
 
   // The built-in guard, on the call in CAR's vocabulary. Only a mapped tool can be denied by it.
   const mapping = mappingFor(tool);
-  const inspectedAs = mapping ? mapping.car : (inferredCarTool(params) ?? null);
+  const inspectedAs = mapping ? mapping.car : (inferredCarTool(parameters) ?? null);
   if (inspectedAs !== null) {
     const inspectedParams = mapping ? asCarParams(mapping, parameters) : parameters;
     const chain = new InspectorChain().with(new EgressInspector());
@@ -198,9 +214,27 @@ export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly 
     }
   }
 
+  // The proof (unproven.ts): a shell command the reader cannot prove safe is answered as the policy says.
+  const unproven = merged.unproven ?? "ask";
+  // An `apply_patch` carries a patch in `command`, not a command line: its paths are what the rules judge.
+  const command = inspectedAs === "shell" && !isPatch ? getOwn(mapping ? asCarParams(mapping, parameters) : parameters, "command") : undefined;
+  if (typeof command === "string" && unproven !== "allow") {
+    const reasons = unprovenReasons(command);
+    if (reasons.length > 0) {
+      findings.push({
+        source: "gate:unproven",
+        rule: "unproven",
+        severity: unproven,
+        reason: `not proven safe: ${reasons.join("; ")}`,
+      });
+    }
+  }
+
   const denied = findings.some((f) => f.severity === "deny");
   return {
     decision: denied ? "deny" : "allow",
+    answer: denied ? "deny" : findings.some((f) => f.severity === "ask") ? "ask" : "none",
+    unproven,
     basis: denied ? "denied_by_rule" : rulesLoaded === 0 ? "no_rules_configured" : "passed_rules",
     tool,
     inspected_as: inspectedAs,
@@ -231,8 +265,13 @@ function resolveAbsolutePatchRules(rules: PolicyRules, cwd: string): void {
  */
 function paramsObject(params: JsonValue): JsonObject {
   const out = isJsonObject(params) ? cloneJson(params) : emptyMap();
-  const command = getOwn(out, "command");
-  if (command !== undefined && isArgv(command)) setOwn(out, "command", argvToCommand(command));
+  for (const key of ["command", "cmd"]) {
+    const value = getOwn(out, key);
+    if (value !== undefined && isArgv(value)) setOwn(out, key, argvToCommand(value));
+  }
+  // Codex's `exec_command` names its command line `cmd`: command rules read it as the command.
+  const cmd = getOwn(out, "cmd");
+  if (typeof cmd === "string" && getOwn(out, "command") === undefined) setOwn(out, "command", cmd);
   return out;
 }
 

@@ -8,16 +8,17 @@
  * repository-root rule. Every `.car` on the way is read, not only the nearest
  * — rules only add denials, so reading more can never allow what fewer would
  * deny. The walk stops at the outermost work tree's root (the highest
- * directory holding `.git`; a nested `.git` does not stop it, §18); outside a
- * repository only the working directory's own `.car` counts. A
+ * directory holding `.git`; a nested `.git` does not stop it, §18); a linked
+ * work tree (`git worktree add`) also reads its main work tree's `.car`;
+ * outside a repository only the working directory's own `.car` counts. A
  * `.car` that is a state root (`~/.car` when the cwd is `$HOME`) is the
  * operator's, not a project's, and is never read twice. The working
  * directory's own `.car/policies` is always listed, existing or not, so a
  * response shows where a project rule would have to go.
  */
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { isDangling } from "../files/load-policy-dir.ts";
 
 export const PROJECT_DIR = ".car";
@@ -67,18 +68,57 @@ export function policyDirsExcluding(cwd: string, operatorRoot: string, stateRoot
 export function repoProjectDirs(cwd: string, excluded: readonly string[]): string[] {
   const found: { dir: string; level: number }[] = [];
   let outermost = -1;
+  let root = "";
   let dir = resolve(cwd);
   for (let level = 0; ; level++) {
     const candidate = join(dir, PROJECT_DIR);
     if ((isDirectory(candidate) || isDangling(candidate)) && !isStateRoot(candidate, excluded)) found.push({ dir: candidate, level });
-    if (existsSync(join(dir, ".git"))) outermost = level;
+    if (existsSync(join(dir, ".git"))) {
+      outermost = level;
+      root = dir;
+    }
     const parent = dirname(dir);
     if (parent === dir) break;
     dir = parent;
   }
-  if (outermost !== -1) return found.filter((f) => f.level <= outermost).map((f) => f.dir);
+  if (outermost !== -1) {
+    const dirs = found.filter((f) => f.level <= outermost).map((f) => f.dir);
+    // A linked work tree (`git worktree add`) also answers to the main work tree's policies, read first.
+    const main = mainWorkTree(root);
+    const mainCar = main === undefined ? undefined : join(main, PROJECT_DIR);
+    if (mainCar !== undefined && (isDirectory(mainCar) || isDangling(mainCar)) && !isStateRoot(mainCar, excluded) && !dirs.some((d) => samePath(d, mainCar))) {
+      dirs.push(mainCar);
+    }
+    return dirs;
+  }
   const own = join(resolve(cwd), PROJECT_DIR);
   return (isDirectory(own) || isDangling(own)) && !isStateRoot(own, excluded) ? [own] : [];
+}
+
+/**
+ * The main work tree of a linked work tree: its `.git` is a file naming
+ * `<main>/.git/worktrees/<name>`, whose `commondir` leads back to
+ * `<main>/.git`. `undefined` for a main work tree, a submodule (no
+ * `commondir`), a bare repository, or anything unreadable.
+ */
+export function mainWorkTree(root: string): string | undefined {
+  const gitFile = join(root, ".git");
+  try {
+    if (!statSync(gitFile).isFile()) return undefined;
+    const pointer = /^gitdir:\s*(.+)$/m.exec(readSmallFile(gitFile))?.[1]?.trim();
+    if (pointer === undefined) return undefined;
+    const gitDir = resolve(root, pointer);
+    const common = resolve(gitDir, readSmallFile(join(gitDir, "commondir")).trim());
+    return basename(common) === ".git" ? dirname(common) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A small regular file's text (a `.git` pointer, a `commondir`); anything else is refused. */
+function readSmallFile(path: string): string {
+  if (!statSync(path).isFile() || statSync(path).size > 4096) throw new Error(`${path} is not a small regular file`);
+  return readFileSync(path, "utf8");
 }
 
 export function isStateRoot(dir: string, roots: readonly string[]): boolean {

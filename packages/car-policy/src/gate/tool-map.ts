@@ -31,9 +31,12 @@ export const TOOL_MAP: readonly ToolMapping[] = Object.freeze([
   row("Edit", "edit_file", FILE_PATH),
   row("MultiEdit", "edit_file", FILE_PATH),
   row("NotebookEdit", "edit_file", [["notebook_path", "path"]]),
-  // Codex.
+  // Claude Code tools that may carry a command: only a `command` string is read.
+  row("BashOutput", "shell"),
+  row("Task", "shell"),
+  // Codex. Unified exec's `exec_command` names its command line `cmd`.
   row("local_shell", "shell"),
-  row("exec_command", "shell"),
+  row("exec_command", "shell", [["cmd", "command"]]),
   // CAR's own vocabulary, inspected under its own names.
   row("shell", "shell"),
   row("http", "http"),

@@ -9,13 +9,14 @@
  * (`"-f|--force|+refspec"`), where `+refspec` matches an operand beginning
  * with `+` (git's force refspec); every entry must hold. `args` are operands
  * that must all appear, paths compared after lexical normalisation (`//`,
- * `/.`, `/./` are `/`; `/*` reaches `/`).
+ * `/.`, `/./` are `/`; `/*` reaches `/`). The reading itself is
+ * `commandShape`'s, which the tier classifier shares.
  */
 import { getOwn, type JsonValue } from "@car/ir";
 import type { PolicyRule } from "../engine.ts";
-import { invocationsOf, type Invocation } from "../inspectors/egress/command-position.ts";
+import { invocationsOf } from "../inspectors/egress/command-position.ts";
+import { commandShape, normaliseOperand } from "../inspectors/egress/command-shape.ts";
 import { programFamily } from "../inspectors/egress/program-tables.ts";
-import { lexicalPath } from "../lexical-path.ts";
 
 export interface DenyCommandSpec {
   program: string;
@@ -30,16 +31,6 @@ export interface DenyCommandSpec {
   /** The parameter holding the command line; default `command`. */
   param?: string;
 }
-
-/** Global options that take a value, so the subcommand after them is found (`git -C dir push`). */
-const GLOBAL_VALUED: Readonly<Record<string, readonly string[]>> = {
-  git: ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path"],
-  docker: ["-H", "--host", "--context", "-c", "--config", "-l", "--log-level"],
-  kubectl: ["-n", "--namespace", "--context", "--cluster", "--kubeconfig", "-s", "--server", "--user"],
-  npm: ["--prefix", "-w", "--workspace"],
-  pnpm: ["-C", "--dir", "--filter", "-F"],
-  cargo: ["-C", "--config", "-Z"],
-};
 
 export function denyCommandRuleName(spec: DenyCommandSpec): string {
   return `deny_command:${spec.program}${spec.subcommand !== undefined ? ` ${spec.subcommand}` : ""}`;
@@ -63,7 +54,7 @@ export function denyCommandRule(spec: DenyCommandSpec, name = denyCommandRuleNam
   const program = programFamily(spec.program);
   const param = spec.param ?? "command";
   const wanted = (spec.flags ?? []).map((entry) => entry.split("|"));
-  const args = (spec.args ?? []).map(normalisePath);
+  const args = (spec.args ?? []).map(normaliseOperand);
   const described = [spec.subcommand, ...(spec.flags ?? []), ...(spec.args ?? [])].filter((p) => p !== undefined).join(" ");
   const reason = `runs '${spec.program}${described ? ` ${described}` : ""}', which a deny_command rule denied in any spelling`;
   return {
@@ -76,7 +67,7 @@ export function denyCommandRule(spec: DenyCommandSpec, name = denyCommandRuleNam
       for (const inv of invocationsOf(commandText(getOwn(action.parameters, param) as JsonValue, text))) {
         if (inv.program !== program) continue;
         const shape = commandShape(inv);
-        if (spec.subcommand !== undefined && shape.subcommand !== spec.subcommand) continue;
+        if (spec.subcommand !== undefined && !shape.readings.includes(spec.subcommand)) continue;
         if (!wanted.every((alts) => alts.some((alt) => (alt === "+refspec" ? shape.operands.some((o) => o.startsWith("+")) : shape.flags.has(alt))))) continue;
         if (!args.every((a) => shape.operands.some((o) => o === a))) continue;
         return reason;
@@ -96,53 +87,11 @@ function commandText(value: JsonValue, text: string): string {
  * anything else is its words, each single-quoted.
  */
 export function argvToCommand(argv: readonly string[]): string {
-  const [program, flag, script] = argv;
-  if (argv.length === 3 && program !== undefined && /^(\/.*\/)?(ba|z|da|k)?sh$/.test(program) && flag !== undefined && /^-[a-z]*c[a-z]*$/.test(flag)) {
-    return script as string;
+  // `["bash", "-c", X]`, and `["bash", "-c", "--", X]`: `--` ends the options and X is still the script.
+  const [program, flag, ...rest] = argv;
+  const script = rest.length === 2 && rest[0] === "--" ? rest[1] : rest.length === 1 ? rest[0] : undefined;
+  if (script !== undefined && program !== undefined && /^(\/.*\/)?(ba|z|da|k)?sh$/.test(program) && flag !== undefined && /^-[a-z]*c[a-z]*$/.test(flag)) {
+    return script;
   }
   return argv.map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)).join(" ");
-}
-
-interface CommandShape {
-  subcommand: string | undefined;
-  flags: Set<string>;
-  operands: string[];
-}
-
-function commandShape(inv: Invocation): CommandShape {
-  const flags = new Set<string>();
-  const operands: string[] = [];
-  const globals = GLOBAL_VALUED[inv.program] ?? [];
-  let subcommand: string | undefined;
-  let options = true;
-  const words = inv.args.map((w) => w.text);
-  for (let i = 0; i < words.length; i++) {
-    const t = words[i] as string;
-    if (options && t === "--") {
-      options = false;
-      continue;
-    }
-    if (options && t.startsWith("--") && t.length > 2) {
-      const name = t.split("=")[0] as string;
-      flags.add(name);
-      if (subcommand === undefined && globals.includes(name) && !t.includes("=")) i++;
-    } else if (options && t.startsWith("-") && t.length > 1) {
-      if (subcommand === undefined && globals.includes(t)) {
-        i++;
-        continue;
-      }
-      for (const letter of t.slice(1)) flags.add(`-${letter}`);
-    } else if (subcommand === undefined) {
-      subcommand = t;
-      operands.push(normalisePath(t));
-    } else operands.push(normalisePath(t));
-  }
-  return { subcommand, flags, operands };
-}
-
-/** An absolute path operand, lexically normalised (`/*` reaches what its directory holds); anything else as it is. */
-function normalisePath(text: string): string {
-  if (!text.startsWith("/")) return text;
-  const path = lexicalPath(text);
-  return path.endsWith("/*") ? lexicalPath(path.slice(0, -1)) : path === "/*" ? "/" : path;
 }

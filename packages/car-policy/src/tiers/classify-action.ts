@@ -4,8 +4,10 @@
  * implies, each read from the part of the action that carries that evidence:
  *
  * 1. the tool name, by whole `snake`/`camel` segments (`send_email`, `readSecret`);
- * 2. the command line only (`command`/`args`/`argv`/`flags`), with the shell
- *    reader, so `curl` inside a commit message is not a `curl` run;
+ * 2. the command line (`command`/`args`/`argv`/`flags`), read as the gate
+ *    reads it (`command-tier.ts`), so `curl` inside a commit message is not
+ *    a `curl` run and `git -C . push -f` is a push; an exec-like tool's
+ *    other strings are read as commands too, to raise to `full_access`;
  * 3. parameter keys naming a credential (`api_key`, a nested `auth.token`);
  * 4. declared target paths (`path`, `file`, `dest`, …) at sensitive locations;
  * 5. a narrow list of always-dangerous phrases anywhere in the parameters.
@@ -14,9 +16,10 @@
  * access", a message body saying "send" sends nothing. These are conservative
  * keyword heuristics, and the reasons say which signal fired.
  */
-import type { Action, ActionProposal, JsonValue, Reversibility, ToolSchema } from "@car/ir";
-import { missingRequiredCompensation, rollbackContract } from "@car/ir";
-import { invocationsOf } from "../inspectors/egress/command-position.ts";
+import type { Action, ActionProposal, JsonObject, JsonValue, Reversibility, ToolSchema } from "@car/ir";
+import { getOwn, missingRequiredCompensation, parseOutputRef, rollbackContract } from "@car/ir";
+import { argvToCommand } from "../rules/deny-command.ts";
+import { type CommandReading, readCommand } from "./command-tier.ts";
 import { maxTier, type PermissionTier } from "./permission-tier.ts";
 
 export interface ActionClassification {
@@ -140,68 +143,10 @@ const READ_SEGMENTS = new Set([
 
 const EXEC_SEGMENTS = new Set(["shell", "bash", "exec", "execute", "run", "command"]);
 
-/** Programs and sub-commands that reach outside the sandbox. */
-const FULL_ACCESS_COMMANDS = [
-  /^(curl|wget|ssh|scp|sftp|nc|ncat|netcat|socat|telnet|ftp|su)(\s|$)/,
-  /^git (push|reset)\b/,
-  /^(terraform|tofu) (apply|destroy)\b/,
-  /^(kubectl|helm) (apply|delete|create|replace|patch|install|upgrade|uninstall|rollout)\b/,
-  /^(aws|gcloud|az|doctl|flyctl|heroku|vercel|netlify)\b/,
-  /^(docker|podman) (push|login)\b/,
-  /^(npm|pnpm|yarn|cargo|twine|gem) publish\b/,
-  /^gh (pr merge|release|repo delete|api)\b/,
-];
-/** Programs that only read. A command line made only of these is `read_only`. */
-const READ_ONLY_PROGRAMS = new Set([
-  "ls",
-  "cat",
-  "head",
-  "tail",
-  "less",
-  "more",
-  "grep",
-  "rg",
-  "ag",
-  "find",
-  "fd",
-  "pwd",
-  "echo",
-  "printf",
-  "wc",
-  "stat",
-  "file",
-  "which",
-  "whereis",
-  "whoami",
-  "id",
-  "date",
-  "uname",
-  "env",
-  "printenv",
-  "tree",
-  "du",
-  "df",
-  "ps",
-  "diff",
-  "sort",
-  "uniq",
-  "cut",
-  "tr",
-  "jq",
-  "true",
-  "false",
-  "test",
-  "basename",
-  "dirname",
-  "realpath",
-  "readlink",
-  "sha256sum",
-  "md5sum",
-  "shasum",
-]);
-const READ_ONLY_GIT = /^git (status|diff|log|show|branch|rev-parse|ls-files|blame|describe|remote -v)\b/;
-
 const COMMAND_KEYS = new Set(["command", "cmd", "args", "argv", "flags"]);
+/** Keys naming the program when its arguments come separately (`{command: "git", args: ["push"]}`). */
+const PROGRAM_KEYS = ["command", "cmd", "program", "executable", "bin"];
+const ARGS_KEYS = ["args", "argv", "arguments"];
 const PATH_KEYS = new Set(["path", "file", "file_path", "filepath", "filename", "dest", "destination", "target", "to_path", "output", "dir", "directory"]);
 const SENSITIVE_PATHS = [
   /(^|\/)\.ssh(\/|$)/,
@@ -252,9 +197,29 @@ export function classifyAction(action: Action, schema?: ToolSchema): ActionClass
   else if (edit) raise("sandbox_edit", `tool name segment '${edit}'`);
   else if (!read && !runsCommand) raise("sandbox_edit", "a tool with no read-only name is assumed to change something");
 
-  for (const key of Object.keys(params)) {
-    if (!COMMAND_KEYS.has(key.toLowerCase())) continue;
-    commandSignal(flattenText(params[key] as JsonValue), raise);
+  // A whole-string `$id.output` reference is decided by an earlier action: its resolved form is classified at dispatch
+  // (DECISIONS §22), so here it says only that the tool runs something.
+  const lines = commandLines(params);
+  const commandTexts = lines.filter((text) => !isOutputRef(text));
+  if (commandTexts.length < lines.length)
+    raise("sandbox_edit", "the command comes from an earlier action's output; its resolved form is classified at dispatch");
+  const readings = new Map<string, CommandReading>();
+  const readOnce = (text: string): CommandReading => {
+    let reading = readings.get(text);
+    if (reading === undefined) {
+      reading = readCommand(text);
+      readings.set(text, reading);
+    }
+    return reading;
+  };
+  for (const text of commandTexts) for (const s of readOnce(text).signals) raise(s.tier, s.why);
+  // An exec-like tool may run any string it is given: each is read as a command too, though only to raise to `full_access`
+  // (a `cwd` or a `stdin` text is no proof the tool changes files, and prose that does not parse as a command is no proof of anything).
+  if (runsCommand || segments.some((s) => EXEC_SEGMENTS.has(s))) {
+    for (const text of stringsIn(params)) {
+      if (lines.includes(text) || isOutputRef(text)) continue;
+      for (const s of readOnce(text).signals) if (s.tier === "full_access" && !s.unreadable) raise(s.tier, `parameter text: ${s.why}`);
+    }
   }
   for (const path of keyPaths(params)) {
     const segs = nameSegments(path[path.length - 1] as string);
@@ -300,20 +265,44 @@ export function classifyProposal(proposal: Pick<ActionProposal, "actions">): Pro
   };
 }
 
-function commandSignal(command: string, raise: (to: PermissionTier, why: string) => void): void {
-  if (command.trim() === "") return;
-  // Wrappers are peeled off to find the program, so privilege escalation is read from the text itself.
-  const escalation = /(^|[;&|(\s])(sudo|doas)\s/.exec(command);
-  if (escalation) raise("full_access", `the command runs '${escalation[2]}'`);
-  let onlyReads = true;
-  for (const inv of invocationsOf(command)) {
-    const line = [inv.program, ...inv.args.map((w) => w.text)].join(" ");
-    const hit = FULL_ACCESS_COMMANDS.find((re) => re.test(line));
-    if (hit) raise("full_access", `the command runs '${line.split(" ").slice(0, 2).join(" ")}'`);
-    if (!READ_ONLY_PROGRAMS.has(inv.program) && !READ_ONLY_GIT.test(line)) onlyReads = false;
-    if (inv.redirects.some((r) => r.op.includes(">") && r.target.text !== "/dev/null" && !/^\d$/.test(r.target.text))) onlyReads = false;
+/**
+ * The command lines a tool's command parameters hold: a string as it is, an
+ * argv array as the line it runs, and a program key with an argument array
+ * (`{command: "git", args: ["push", "-f"]}`) as one line.
+ */
+function commandLines(params: JsonObject): string[] {
+  const lines: string[] = [];
+  for (const key of Object.keys(params)) {
+    if (!COMMAND_KEYS.has(key.toLowerCase())) continue;
+    const value = params[key] as JsonValue;
+    if (isStringArray(value) && value.some(isOutputRef)) lines.push(value.find(isOutputRef) as string);
+    else lines.push(typeof value === "string" ? value : isStringArray(value) ? argvToCommand(value) : flattenText(value));
   }
-  if (!onlyReads) raise("sandbox_edit", "the command runs programs that can change files");
+  const program = PROGRAM_KEYS.map((k) => getOwn(params, k)).find((v) => typeof v === "string" && v.trim() !== "" && !/\s/.test(v.trim()));
+  const args = ARGS_KEYS.map((k) => getOwn(params, k)).find(isStringArray);
+  if (typeof program === "string" && args !== undefined && !args.some(isOutputRef)) lines.push(argvToCommand([program.trim(), ...args]));
+  return lines;
+}
+
+/** A command line that is, or is built from an argv holding, a whole-string output reference. */
+function isOutputRef(text: string): boolean {
+  return parseOutputRef(text) !== undefined;
+}
+
+function isStringArray(value: JsonValue | undefined): value is string[] {
+  return Array.isArray(value) && value.every((v) => typeof v === "string");
+}
+
+/** Every string in a value (keys excluded), each once, bounded in depth like `flattenText`. */
+function stringsIn(value: JsonValue, found: Set<string> = new Set(), depth = 0): Set<string> {
+  if (typeof value === "string") found.add(value);
+  else if (typeof value === "object" && value !== null && depth <= 32) {
+    if (Array.isArray(value)) {
+      if (isStringArray(value) && value.length > 1 && !value.some(isOutputRef)) found.add(argvToCommand(value));
+      for (const v of value) stringsIn(v, found, depth + 1);
+    } else for (const k of Object.keys(value)) stringsIn(value[k] as JsonValue, found, depth + 1);
+  }
+  return found;
 }
 
 /** Heuristic rollback contract over the tool name and parameters; an unrecognised tool is `irreversible`. */

@@ -8,6 +8,7 @@
  * text (a commit message, a grep pattern, a here-document given to `cat` or
  * `python3`) is only text.
  */
+import { afterGlobalOptions } from "./command-shape.ts";
 import { INTERPRETERS, programFamily, SHELLS, SOURCE_BUILTINS, WRAPPERS } from "./program-tables.ts";
 import { parseShell, type Pipeline, type Redirect, type Script, type SimpleCommand, type Stage, type Word } from "./shell-syntax.ts";
 
@@ -26,6 +27,10 @@ export interface Invocation {
   redirects: Redirect[];
   /** Variables assigned for this command (`http_proxy=… curl`, `env HTTPS_PROXY=… curl`). */
   env: string[];
+  /** The wrappers peeled off to reach the program, outermost first (`sudo`, `env`, `xargs`, `find` for `-exec`, `docker`): a program `xargs` runs gets words the reader never saw; absent when none. */
+  wrappers?: string[];
+  /** The program word as written (`./scripts/build.sh`, `/usr/bin/nc`), when it differs from `program`. */
+  named?: string;
 }
 
 /** A pipeline as the programs in each stage (a `( … )` stage may run several). */
@@ -172,7 +177,7 @@ export function commandInvocations(command: SimpleCommand, vars: ReadonlyMap<str
       let end = i + 1;
       while (end < inv.args.length && !/^[;+]$/.test((inv.args[end] as Word).text)) end++;
       const inner = invocationOf({ kind: "simple", words: inv.args.slice(i + 1, end), redirects: [] }, vars);
-      if (inner !== undefined) found.push(inner);
+      if (inner !== undefined) found.push({ ...inner, wrappers: [inv.program, ...(inner.wrappers ?? [])] });
       i = end;
     }
   }
@@ -194,18 +199,21 @@ export function invocationOf(command: SimpleCommand, vars: ReadonlyMap<string, s
   }
   if (i >= words.length || NOT_COMMANDS.has((words[i] as Word).text)) return undefined;
   words = words.slice(i);
+  const wrappers: string[] = [];
+  const withWrappers = (inv: Invocation): Invocation => (wrappers.length > 0 ? { ...inv, wrappers } : inv);
   // Wrappers nest (`sudo env FOO=1 timeout 5 nc …`); each pass peels one.
   for (let guard = 0; guard < 16; guard++) {
     const head = words[0];
     if (head === undefined) return undefined;
     const { name, opaque } = resolveProgram(head, vars);
-    const base = { args: words.slice(1), redirects: command.redirects, env };
-    if (opaque !== undefined) return { program: name, opaque, ...base };
+    const base = { args: words.slice(1), redirects: command.redirects, env, ...(head.text !== name ? { named: head.text } : {}) };
+    if (opaque !== undefined) return withWrappers({ program: name, opaque, ...base });
     const inner = unwrap(name, words.slice(1), env);
     if (inner === "lookup") return undefined;
-    if (inner === undefined) return { program: name, ...base };
+    if (inner === undefined) return withWrappers({ program: name, ...base });
+    wrappers.push(name);
     // A wrapper that runs a script string is, to the reader, `sh -c script`.
-    if ("script" in inner) return { program: "sh", args: [{ text: "-c", substitutions: [] }, inner.script], redirects: command.redirects, env };
+    if ("script" in inner) return withWrappers({ program: "sh", args: [{ text: "-c", substitutions: [] }, inner.script], redirects: command.redirects, env });
     words = inner.words;
   }
   return undefined;
@@ -220,10 +228,10 @@ type Unwrapped = { words: Word[] } | { script: Word };
  * added to `env`.
  */
 function unwrap(name: string, rest: Word[], env: string[]): Unwrapped | "lookup" | undefined {
-  if (name === "docker" || name === "podman" || name === "nerdctl") return words(containerCommand(rest));
+  if (name === "docker" || name === "podman" || name === "nerdctl") return words(containerCommand(rest.slice(afterGlobalOptions(name, rest))));
   if (name === "kubectl" || name === "oc") {
     const dashes = rest.findIndex((w) => w.text === "--");
-    return rest[0]?.text === "exec" && dashes !== -1 ? words(nonEmpty(rest.slice(dashes + 1))) : undefined;
+    return rest[afterGlobalOptions(name, rest)]?.text === "exec" && dashes !== -1 ? words(nonEmpty(rest.slice(dashes + 1))) : undefined;
   }
   const spec = WRAPPERS[name];
   if (spec === undefined) return undefined;
@@ -443,7 +451,9 @@ export function scriptSource(inv: Invocation): ScriptSource | undefined {
         const letter = letters[k] as string;
         if (grammar.inline.includes(letter)) {
           const rest = letters.slice(k + 1);
-          return rest !== "" && !shell ? { kind: "inline", word: { ...word, text: rest } } : inlineAt(args, i + 1);
+          if (rest !== "" && !shell) return { kind: "inline", word: { ...word, text: rest } };
+          // `bash -c -- X`: `--` ends the options; X is the script.
+          return inlineAt(args, shell && args[i + 1]?.text === "--" ? i + 2 : i + 1);
         }
         if (shell && letter === "s") return { kind: "stdin" };
         if (!shell && grammar.valued?.includes(letter)) {

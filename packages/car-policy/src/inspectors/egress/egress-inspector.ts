@@ -64,7 +64,7 @@ export interface EgressOptions {
   allowedHosts?: readonly string[];
 }
 
-interface Finding {
+export interface Finding {
   deny: boolean;
   reason: string;
 }
@@ -101,8 +101,13 @@ export class EgressInspector implements Inspector {
         { deny: true, reason: `the command is ${command.length} characters long, over the ${MAX_COMMAND_LENGTH} the guard reads, so it is denied unread` },
       ];
     }
+    return this.parsedCommandFindings(command, pipelinesOf(command));
+  }
+
+  /** `commandFindings` over a command already read with `pipelinesOf`, so a caller that has the parse does not read it twice. */
+  parsedCommandFindings(command: string, parsed: ReturnType<typeof pipelinesOf>): Finding[] {
     const findings: Finding[] = [];
-    const { pipelines, truncated, incomplete } = pipelinesOf(command);
+    const { pipelines, truncated, incomplete } = parsed;
     if (truncated) findings.push({ deny: true, reason: "the command nests substitutions too deeply to inspect" });
     const all = pipelines.flat(2);
     /** What the reader could not resolve statically; denied only alongside a network or execution signal. */
@@ -134,7 +139,7 @@ export class EgressInspector implements Inspector {
       const use = networkUse(inv);
       const unlisted = this.unlistedHosts(use.routed !== undefined ? [...use.urls, UNKNOWN_HOST] : use.urls);
       if (unlisted.length > 0) reachesOut = true;
-      fetchedFrom.push(...unlisted);
+      for (const host of unlisted) fetchedFrom.push(host);
       if (use.upload !== undefined && (unlisted.length > 0 || use.urls.length === 0)) {
         findings.push({ deny: true, reason: `uploads to ${hostPhrase(unlisted)} ('${use.upload}')${routedPhrase(use.routed)}` });
       }
@@ -319,7 +324,7 @@ const EXEC_SIGNAL = new RegExp(
  * programs that reach the network or decode, then URL-, IP-, host- and
  * socket-shaped text and the names of network clients anywhere in it.
  */
-function networkSignal(command: string, all: readonly Invocation[]): string | undefined {
+export function networkSignal(command: string, all: readonly Invocation[]): string | undefined {
   const program = all.find(
     (inv) => rawClient(inv) !== undefined || DOWNLOADERS.has(inv.program) || NETWORK_TOOLS.has(inv.program) || decoderName(inv) !== undefined,
   );

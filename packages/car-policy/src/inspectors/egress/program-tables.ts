@@ -253,6 +253,91 @@ export const WRAPPERS: Readonly<Record<string, WrapperGrammar>> = {
   eatmydata: { valued: "" },
 };
 
+/**
+ * Options a program takes before its subcommand that carry a value, so the
+ * subcommand after them is found (`git -C dir push`, `kubectl -n prod
+ * delete`, `terraform -chdir=x destroy`). Shared by `deny_command`, the
+ * container and cluster wrappers and the tier classifier.
+ */
+export const GLOBAL_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  git: ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--list-cmds", "--attr-source"],
+  docker: ["-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey"],
+  podman: ["--connection", "-c", "--url", "--identity", "--root", "--runroot", "--storage-driver", "--log-level", "--module", "--cgroup-manager"],
+  nerdctl: ["-H", "--host", "--address", "-a", "-n", "--namespace", "--snapshotter", "--cni-path", "--data-root"],
+  kubectl: [
+    "-n",
+    "--namespace",
+    "--context",
+    "--cluster",
+    "--kubeconfig",
+    "-s",
+    "--server",
+    "--user",
+    "--token",
+    "--as",
+    "--as-group",
+    "--as-uid",
+    "--certificate-authority",
+    "--client-certificate",
+    "--client-key",
+    "--request-timeout",
+    "--cache-dir",
+    "--tls-server-name",
+    "-v",
+    "--v",
+    "--log-file",
+    "--profile",
+    "--profile-output",
+  ],
+  oc: ["-n", "--namespace", "--context", "--cluster", "--kubeconfig", "-s", "--server", "--user", "--token", "--as", "--request-timeout", "-v", "--loglevel"],
+  helm: [
+    "-n",
+    "--namespace",
+    "--kube-context",
+    "--kubeconfig",
+    "--kube-apiserver",
+    "--kube-token",
+    "--kube-as-user",
+    "--kube-as-group",
+    "--kube-ca-file",
+    "--registry-config",
+    "--repository-cache",
+    "--repository-config",
+    "--burst-limit",
+    "--qps",
+  ],
+  terraform: ["-chdir"],
+  tofu: ["-chdir"],
+  npm: ["--prefix", "-w", "--workspace", "--userconfig", "--registry", "--cache"],
+  pnpm: ["-C", "--dir", "--filter", "-F", "--workspace-dir", "--config"],
+  yarn: ["--cwd"],
+  cargo: ["-C", "--config", "-Z", "--color"],
+  gem: ["--config-file"],
+  gh: ["-R", "--repo", "--hostname"],
+};
+
+/**
+ * Options before the subcommand known to take no value: with these, the word
+ * after them is certainly the subcommand (see `CommandShape.readings`).
+ */
+export const GLOBAL_SWITCHES: Readonly<Record<string, readonly string[]>> = {
+  git: [
+    "-p",
+    "-P",
+    "--paginate",
+    "--no-pager",
+    "--bare",
+    "--no-replace-objects",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-optional-locks",
+    "--no-advice",
+    "--no-lazy-fetch",
+  ],
+};
+
 /** A program name as the tables know it: see the file comment. */
 export function programFamily(name: string): string {
   let n = name.toLowerCase().replace(/\.exe$/, "");

@@ -27,6 +27,8 @@ export interface Redirect {
   target: Word;
   /** For `<<` and `<<-`: the here-document body. */
   heredoc?: string;
+  /** For `<<` and `<<-`: whether the delimiter was quoted, so the shell expands nothing in the body. */
+  quoted?: boolean;
 }
 
 export interface SimpleCommand {
@@ -173,9 +175,11 @@ class Reader {
     this.pos += m[0].length;
     const op = m[1] as string;
     while (BLANK.has(this.src[this.pos] as string)) this.pos++;
+    const from = this.pos;
     const target = this.word();
     const redirect: Redirect = { op, target };
     if (op === "<<" || op === "<<-") {
+      redirect.quoted = /['"\\]/.test(this.src.slice(from, this.pos));
       this.pending.push({ delimiter: target.text, stripTabs: op === "<<-", redirect });
     }
     return redirect;

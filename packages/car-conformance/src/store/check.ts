@@ -1,0 +1,63 @@
+/**
+ * What the RuntimeStore conformance suite is made of: a store harness (how
+ * the suite reaches a backend), a check and the context it runs in, and the
+ * results. The checks themselves sit one file per capability beside this one.
+ */
+import type { manualClock } from "@car/ir";
+import type { Clock } from "@car/ir";
+import type { Runtime, RuntimeStore } from "@car/engine";
+
+export type MaybePromise<T> = T | Promise<T>;
+
+/** How the suite reaches a backend: a fresh data set per check, opened as often as a check needs. */
+export interface StoreHarness {
+  /** True when a later `open` sees what an earlier one wrote. Durable checks are skipped (with this reason) otherwise. */
+  durable: boolean;
+  /** A store over this harness's data; a durable backend opens the same data again on every call. */
+  open(clock: Clock): MaybePromise<RuntimeStore>;
+  /** Deletes the data (temporary files, schemas). Stores are closed by the suite first. */
+  dispose(): MaybePromise<void>;
+}
+
+/** What a check is given: the harness's stores, a manual clock, and a runtime over a new store. */
+export interface StoreCheckContext {
+  readonly clock: ReturnType<typeof manualClock>;
+  open(): Promise<RuntimeStore>;
+  /** Closes every store this check opened (a durable check then reopens). */
+  closeAll(): Promise<void>;
+  /** A `Runtime` over a newly opened store, with tools `ok` (answers "done") and `boom` (throws). */
+  runtime(): Promise<{ rt: Runtime; store: RuntimeStore }>;
+}
+
+/** What a durable check needs beyond `durable: true`; absent parts make it skip with the reason. */
+export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures";
+
+export interface StoreCheck {
+  name: string;
+  /** Set for checks of durability; the parts of the store they use. */
+  durable?: readonly DurablePart[];
+  run(t: StoreCheckContext): Promise<void>;
+}
+
+export type StoreCheckStatus = "passed" | "failed" | "skipped";
+
+export interface StoreCheckResult {
+  name: string;
+  status: StoreCheckStatus;
+  /** Why a check was skipped. */
+  reason?: string;
+  /** What failed (the assertion or error message). */
+  error?: string;
+  duration_ms: number;
+}
+
+export interface StoreConformanceReport {
+  store: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  results: StoreCheckResult[];
+}
+
+/** The manual clock's start in every check: the timestamps a check asserts on are relative to it. */
+export const START = Date.parse("2026-01-01T00:00:00.000Z");

@@ -1,0 +1,24 @@
+/**
+ * The host's say at admission. A runtime embedded in a server must hold
+ * every proposal to the server's rules — tenancy, size limits, slots —
+ * whatever the proposal's source: a submit, a planner attempt, a skill. The
+ * host gives one guard to the runtime, and `executeProposal` calls it for
+ * every proposal it admits, so no source can forget it.
+ */
+import type { ActionProposal } from "@car/ir";
+import type { ToolCaller } from "../tools/tool-call.ts";
+
+/** What an admitted proposal holds until its run ends. */
+export interface AdmittedRun {
+  /** Wraps the run's tool caller, e.g. to meter the output the run receives. */
+  wrapCaller?(caller: ToolCaller): ToolCaller;
+  /** Called once when the run ends, however it ends. */
+  release(): void;
+}
+
+/**
+ * Checks a parsed proposal before anything else of admission. Throws a
+ * `CarError` to refuse it (nothing runs, nothing is logged); returns what
+ * the run holds, or nothing.
+ */
+export type AdmissionGuard = (proposal: ActionProposal) => AdmittedRun | undefined;

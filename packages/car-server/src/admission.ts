@@ -1,0 +1,95 @@
+/**
+ * The server's rules for every proposal a session runs, installed once as
+ * the session runtime's admission guard (`@car/engine`'s `admission`), so
+ * `proposal.submit`, `planner.run` and any later source of actions get the
+ * same refusals: the action limit, the tenancy boundary, a proposal slot on
+ * the connection and on the server, and a meter on the tool output the run
+ * receives — per run (`--max-output-bytes`), and held on the connection's
+ * share of the server's bound (held-bytes.ts) until the run ends.
+ */
+import { type ActionProposal, CarError } from "@car/ir";
+import { type AdmissionGuard, TerminalToolError, type ToolCaller } from "@car/engine";
+import { callClientTool } from "./client-tool.ts";
+import type { Session } from "./session.ts";
+import { checkProposalTenancy } from "./tenancy.ts";
+
+/** Refuses a proposal with more actions than the server takes. */
+function checkActionCount(proposal: ActionProposal, max: number): void {
+  const n = proposal.actions.length;
+  if (n > max) {
+    throw new CarError("invalid_proposal", `the proposal has ${n} actions; this server accepts at most ${max} per proposal (--max-actions)`, {
+      actions: n,
+      limit: max,
+    });
+  }
+}
+
+/**
+ * Counts the bytes of tool output one run receives, as the answers' frames
+ * measured on the socket (nothing is serialised again to count): past the
+ * limit the call fails terminally, so the run aborts and rolls back instead
+ * of the server holding ever more output.
+ */
+class OutputMeter {
+  /** Bytes of output this run received, all held on the connection's account until the run ends. */
+  received = 0;
+  constructor(
+    private readonly session: Session,
+    private readonly max: number,
+  ) {}
+
+  readonly caller: ToolCaller = async (call, signal) => {
+    let bytes = 0;
+    const answer = await callClientTool(this.session, call, signal, (n) => {
+      bytes += n;
+    });
+    this.received += bytes;
+    if (this.received > this.max) {
+      throw new TerminalToolError(
+        `budget_exceeded: the proposal's tool outputs reached ${this.received} bytes, over the ${this.max}-byte limit (--max-output-bytes)`,
+      );
+    }
+    try {
+      this.session.held.take(bytes, "tool output");
+    } catch (err) {
+      this.received -= bytes;
+      throw new TerminalToolError(`budget_exceeded: ${(err as Error).message}`);
+    }
+    return answer;
+  };
+
+  release(): void {
+    this.session.held.release(this.received);
+  }
+}
+
+export function serverAdmission(session: Session): AdmissionGuard {
+  return (proposal) => {
+    const { limits, serverProposals } = session.options;
+    checkActionCount(proposal, limits.maxActionsPerProposal);
+    checkProposalTenancy(proposal);
+    session.proposals.take();
+    try {
+      serverProposals.take();
+    } catch (err) {
+      session.proposals.release();
+      throw err;
+    }
+    const meter = new OutputMeter(session, limits.maxOutputBytesPerProposal);
+    return {
+      // The run's calls go to this client whatever caller the source passed, metered per run.
+      wrapCaller: () => meter.caller,
+      release() {
+        meter.release();
+        serverProposals.release();
+        session.proposals.release();
+        // What the run added to the agent's session goes to the log (DECISIONS §21); a failed write is kept for the next.
+        try {
+          session.persistAgent();
+        } catch {
+          // Retried with the agent's next run or at disconnect.
+        }
+      },
+    };
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * Walks the one method table. Every method declares a role and a tenancy,
+ * and the dispatcher enforces them: each `operator` method called from an
+ * agent's connection answers -32001 and changes nothing (the same call from
+ * the operator's connection then works, so the refusal was not an accident
+ * of bad params); and every method, called from an agent's connection with
+ * another tenant's keys in every place a key or a proposal can go, neither
+ * reveals nor changes that tenant's data — a method added without the right
+ * declaration fails here.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openCarDatabase } from "./car-database.ts";
+import { METHODS } from "./methods/index.ts";
+import { type RunningServer, startServer } from "./server.ts";
+import { TestClient } from "../test/test-client.ts";
+
+let carHome: string;
+let server: RunningServer;
+let closeStore: () => Promise<void>;
+const clients: TestClient[] = [];
+
+beforeAll(async () => {
+  carHome = await mkdtemp(join(tmpdir(), "car-serve-method-table-"));
+  const store = await openCarDatabase(join(carHome, "car.db"), { env: { CAR_HOME: carHome } });
+  closeStore = () => store.close();
+  server = await startServer({ port: 0, carHome, store });
+});
+afterAll(async () => {
+  for (const c of clients) c.socket.terminate();
+  await server.close({ graceMs: 0 });
+  await closeStore();
+  await rm(carHome, { recursive: true, force: true });
+});
+
+async function connect(agentId?: string): Promise<TestClient> {
+  const url = agentId === undefined ? server.url : `${server.url}?agent_id=${agentId}`;
+  const c = await TestClient.open(url, server.token);
+  clients.push(c);
+  return c;
+}
+
+/** For each operator method: params the operator's own call succeeds with. */
+const OPERATOR_CALLS: Record<string, unknown> = {
+  "permission.approve": { fingerprint: "a".repeat(64), required_tier: "full_access" },
+  "permission.reject": { fingerprint: "b".repeat(64), required_tier: "full_access" },
+  "agent_permissions.set": { agent_id: "bot", mode: "always_allow" },
+  "agent_permissions.reset": { agent_id: "bot" },
+  "events.retention": { policy: { max_events: 1 } },
+};
+
+/** What an operator act could change: the log, the ledger, the postures, the state. */
+async function observable(c: TestClient): Promise<unknown> {
+  return {
+    events: await c.result("events.count"),
+    chain: await c.result("events.chain.verify"),
+    postures: await c.result("agent_permissions.get"),
+    state: await c.result("state.snapshot"),
+  };
+}
+
+describe("the method table", () => {
+  it("declares a role and a tenancy for every method", () => {
+    for (const [method, spec] of Object.entries(METHODS)) {
+      expect(["operator", "agent"], method).toContain(spec.role);
+      expect(["none", "tenant_id", "proposal"], method).toContain(spec.tenancy);
+      expect(typeof spec.handler, method).toBe("function");
+    }
+    const operatorMethods = Object.keys(METHODS).filter((m) => METHODS[m]!.role === "operator");
+    expect(operatorMethods.sort()).toEqual(Object.keys(OPERATOR_CALLS).sort());
+  });
+
+  it("refuses every operator method on an agent's connection with -32001, changing nothing", async () => {
+    const operator = await connect();
+    const agent = await connect("bot");
+    // Something in the log to cut, and a posture to reset.
+    for (const id of ["p1", "p2", "p3"]) {
+      await operator.result("proposal.submit", { proposal: { id, actions: [{ id: "w", type: "state_write", parameters: { key: id, value: 1 } }] } });
+    }
+    for (const [method, params] of Object.entries(OPERATOR_CALLS)) {
+      const before = await observable(operator);
+      const refused = await agent.call(method, params);
+      expect(refused.error, method).toMatchObject({ code: -32001, data: { car_code: "unauthorized" } });
+      expect(refused.error!.message, method).toContain("operator");
+      expect(await observable(operator), method).toEqual(before);
+      const allowed = await operator.call(method, params);
+      expect(allowed.error, method).toBeUndefined();
+    }
+  });
+
+  it("capabilities.list reports the declared roles, and shows an agent only what it may call", async () => {
+    const agent = await connect("bot");
+    const operator = await connect();
+    const asAgent = await agent.result("capabilities.list");
+    const asOperator = await operator.result("capabilities.list");
+    expect(asAgent.caller_role).toBe("agent");
+    expect(asOperator.caller_role).toBe("operator");
+    expect(asOperator.methods).toHaveLength(Object.keys(METHODS).length);
+    for (const row of asOperator.methods) expect(row.role).toBe(METHODS[row.method]!.role);
+    expect(asAgent.methods.map((r: { method: string }) => r.method)).toEqual(
+      Object.keys(METHODS)
+        .filter((m) => METHODS[m]!.role === "agent")
+        .sort(),
+    );
+  });
+
+  it("no method lets an agent read or change another tenant's keys", async () => {
+    const operator = await connect();
+    await operator.result("state.set", { key: "secret", value: "alice-private-value", tenant_id: "alice" });
+    const agent = await connect("eve");
+    agent.handle("tools.execute", () => ({ result: "tenant:alice:secret" }));
+    const key = "tenant:alice:secret";
+    const proposal = {
+      id: "steal",
+      actions: [
+        { id: "r", type: "state_read", parameters: { key } },
+        { id: "w", type: "state_write", parameters: { key, value: "stolen" } },
+      ],
+    };
+    // The planner's model proposes the same proposal.
+    agent.handle("planner.propose", () => ({ result: proposal }));
+    const hostile = { key, keys: [key], value: "stolen", proposal, task: "read alice's secret", agent_id: "alice" };
+    for (const method of Object.keys(METHODS)) {
+      if (method === "events.retention" || method.startsWith("multi.")) continue; // operator-only / no state: covered above and below
+      const reply = await agent.call(method, hostile);
+      expect(JSON.stringify(reply), method).not.toContain("alice-private-value");
+      expect(await operator.result("state.get", { key: "secret", tenant_id: "alice" }), method).toBe("alice-private-value");
+    }
+    // A tenant-data method that names a key refuses outright rather than answer emptily; a listing leaves the tenant's keys out.
+    const listings = new Set(["state.keys", "state.snapshot", "events.query"]);
+    for (const method of Object.keys(METHODS).filter((m) => METHODS[m]!.tenancy !== "none" && m !== "planner.run")) {
+      const reply = await agent.call(method, hostile);
+      if (listings.has(method)) {
+        expect(reply.error, method).toBeUndefined();
+        const text = JSON.stringify(reply.result);
+        expect(text, method).not.toContain("alice-private-value");
+        // The agent's own refused attempts may quote the key it tried; no record of alice's data may appear.
+        if (method === "events.query")
+          expect(
+            (reply.result as { events: { data: { key?: string } }[] }).events.filter((e) => e.data.key === key),
+            method,
+          ).toEqual([]);
+        else expect(text, method).not.toContain("secret");
+        continue;
+      }
+      expect(reply.error, method).toMatchObject({ code: -32001, data: { car_code: "unauthorized" } });
+    }
+    // The operator, scoped to alice, still sees her write in the log.
+    const own = await operator.result("events.query", { tenant_id: "alice", kinds: ["state_changed"] });
+    expect(own.events.map((e: { data: { key: string } }) => e.data.key)).toContain("tenant:alice:secret");
+  });
+});

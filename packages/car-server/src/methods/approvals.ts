@@ -1,0 +1,146 @@
+/**
+ * The human half of the approval gate: `permission.evaluate` (what the gate
+ * would decide for each action, asking nobody), `permission.approve` /
+ * `permission.reject` (a durable decision on the ledger, keyed by the
+ * operation's fingerprint, that answers later evaluations on every session
+ * and survives restarts) and the session's standing tier
+ * (`permission.get_tier` / `set_tier`). The reviewer is stamped from the
+ * connection, never taken from the caller.
+ */
+import { type Action, CarError, type JsonValue, parseAction } from "@car/ir";
+import {
+  type ApprovalOutcome,
+  type ApprovalRecord,
+  type ApprovalSubject,
+  approvalSubject,
+  classifyAction,
+  isPermissionTier,
+  type PermissionTier,
+  PERMISSION_TIERS,
+  tierRank,
+} from "@car/policy";
+import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
+import { requireOperator } from "../operator.ts";
+import { invalidParams, optionalNumber, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";
+import type { Session } from "../session.ts";
+import { proposalParam } from "./static-analysis.ts";
+
+function schemaOf(session: Session, action: Action) {
+  return action.tool === undefined ? undefined : session.runtime.listTools().find((t) => t.name === action.tool);
+}
+
+async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const proposal = proposalParam(paramsObject(params));
+  const gate = ctx.session.gate;
+  const decisions: JsonValue[] = [];
+  for (const action of proposal.actions) {
+    const schema = schemaOf(ctx.session, action);
+    const d = await gate.evaluate(action, schema);
+    decisions.push({
+      action_id: d.action_id,
+      fingerprint: d.fingerprint,
+      decision: d.decision,
+      required: d.required,
+      reversibility: classifyAction(action, schema).reversibility,
+      granted: d.granted,
+      ...(d.reason !== undefined ? { reason: d.reason } : {}),
+    });
+  }
+  return { decisions };
+}
+
+/** The approval work-queue: only the `needs_approval` rows of `permission.evaluate`, same shape. */
+async function pending(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const { decisions } = (await evaluate(params, ctx)) as { decisions: { decision: string }[] };
+  return { pending: decisions.filter((d) => d.decision === "needs_approval") };
+}
+
+export function readTier(value: string, field: string): PermissionTier {
+  if (!isPermissionTier(value)) throw invalidParams(`${field} must be one of ${PERMISSION_TIERS.join(", ")}, got '${value}'`);
+  return value;
+}
+
+/**
+ * Moves the session's standing tier (`permission.set_tier`, `session.init`'s
+ * `tier`). Narrowing is anyone's; widening is an operator's (never an
+ * agent's), and no connection goes above the server's standing tier
+ * (`car serve --tier`): a client never grants itself a tier.
+ */
+export function moveTier(ctx: MethodContext, tier: PermissionTier, method: string): PermissionTier {
+  const gate = ctx.session.gate;
+  const ceiling = ctx.session.options.standingTier ?? "sandbox_edit";
+  if (tierRank(tier) > tierRank(ceiling)) {
+    throw new CarError("unauthorized", `${method}: ${tier} is above this server's standing tier ${ceiling} (set by the operator: car serve --tier)`);
+  }
+  if (tierRank(tier) > tierRank(gate.grantedTier)) requireOperator(ctx, `${method} (raising the tier)`);
+  return gate.setTier(tier);
+}
+
+/** `{ fingerprint, required_tier }` or `{ action }` (fingerprinted and classified here). */
+function decide(decision: ApprovalOutcome) {
+  return async (params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> => {
+    const p = paramsObject(params);
+    const session = ctx.session;
+    const actionParam = optionalObject(p, "action");
+    let subject: ApprovalSubject;
+    if (actionParam !== undefined) {
+      const action = parseAction(actionParam);
+      subject = approvalSubject(action, schemaOf(session, action));
+    } else {
+      subject = { fingerprint: requireString(p, "fingerprint"), required_tier: readTier(requireString(p, "required_tier"), "required_tier") };
+    }
+    const reason = optionalString(p, "reason");
+    const now = Date.now();
+    const ttl = optionalNumber(p, "ttl_secs");
+    if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 1)) throw invalidParams(`ttl_secs must be a positive integer, got ${ttl}`);
+    const record: ApprovalRecord = {
+      ...subject,
+      decision,
+      reviewer: session.options.agentId !== undefined ? `agent:${session.options.agentId}` : `conn:${session.id}`,
+      decided_at: now,
+      expires_at: ttl === undefined ? null : now + ttl * 1000,
+      session_id: session.id,
+      ...(reason !== undefined ? { reason } : {}),
+      ...approvalScope(p),
+    };
+    await session.runtime.approvals.record(record);
+    return record as unknown as JsonValue;
+  };
+}
+
+/**
+ * The decision's scope (DECISIONS §22): `run_id`, `agent_id` and `uses`
+ * (`ttl_secs` sets `expires_at`). None of them: the decision covers its
+ * operation for every run of every agent until revoked or superseded.
+ */
+function approvalScope(p: Record<string, JsonValue>): Pick<ApprovalRecord, "run_id" | "agent_id" | "uses"> {
+  const scope: Pick<ApprovalRecord, "run_id" | "agent_id" | "uses"> = {};
+  const run_id = optionalString(p, "run_id");
+  const agent_id = optionalString(p, "agent_id");
+  const uses = optionalNumber(p, "uses");
+  if (run_id !== undefined) scope.run_id = run_id;
+  if (agent_id !== undefined) scope.agent_id = agent_id;
+  if (uses !== undefined) {
+    if (!Number.isSafeInteger(uses) || uses < 1) throw invalidParams(`uses must be a positive integer, got ${uses}`);
+    scope.uses = uses;
+  }
+  return scope;
+}
+
+function getTier(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  return { granted_tier: ctx.session.gate.grantedTier };
+}
+
+function setTier(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  const tier = readTier(requireString(paramsObject(params), "tier"), "tier");
+  return { granted_tier: moveTier(ctx, tier, "permission.set_tier") };
+}
+
+export const approvalMethods: MethodTable = {
+  "permission.evaluate": agentMethod(evaluate),
+  "permission.pending": agentMethod(pending),
+  "permission.approve": operatorMethod(decide("approved")),
+  "permission.reject": operatorMethod(decide("rejected")),
+  "permission.get_tier": agentMethod(getTier),
+  "permission.set_tier": agentMethod(setTier),
+};

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { TestClient, useTestServer } from "../test/test-client.ts";
+
+const fx = useTestServer("car-serve-multi-");
+
+const agent = (name: string) => ({ name, system_prompt: `you are ${name}`, tools: [], max_turns: 1, metadata: {} });
+const output = (name: string, answer: string) => ({ name, answer, turns: 1, tool_calls: 0, duration_ms: 1, error: null });
+
+/** A client whose agents answer deterministically from their name and task. */
+async function agentClient(answer: (spec: any, task: string, params: any) => string | Promise<string>): Promise<TestClient> {
+  const c = await TestClient.open(fx.server.url, fx.server.token);
+  fx.track(c);
+  c.handle("multi.run_agent", async (params) => ({ result: output(params.spec.name, await answer(params.spec, params.task, params)) }));
+  return c;
+}
+
+describe("multi.*", () => {
+  it("runs a pipeline whose agents execute on the client through multi.run_agent", async () => {
+    const c = await agentClient((spec, task) => `${spec.name}(${task.split("\n")[0]})`);
+    const result = await c.result("multi.pipeline", { stages: [agent("draft"), agent("edit")], task: "write" });
+    expect(result.completed).toBe(true);
+    expect(result.stages.map((s: any) => s.name)).toEqual(["draft", "edit"]);
+    expect(result.stages[0].answer).toBe("draft(write)");
+    expect(result.final_answer).toBe(result.stages[1].answer);
+    const calls = c.frames.filter((f) => f.method === "multi.run_agent");
+    expect(calls).toHaveLength(2);
+    expect(calls[0].params).toMatchObject({ spec: agent("draft"), task: "write", step: expect.any(String), original_task: "write" });
+    expect(calls[0].params.request_id).toBe(calls[0].id);
+    expect(calls[1].params.inputs).toEqual([{ name: "draft", answer: "draft(write)" }]);
+
+    const events = await c.result("events.query", { kinds: ["multi_run_started", "multi_run_completed"] });
+    expect(events.count).toBe(2);
+  });
+
+  it("runs swarm, vote, map_reduce and supervisor", async () => {
+    let bossCalls = 0;
+    const c = await agentClient((spec, task) => {
+      if (spec.name === "boss") return ++bossCalls === 1 ? '{"delegate": [{"worker": "w1", "task": "dig"}]}' : '{"final_answer": "boss is done"}';
+      if (spec.name === "reducer") return "reduced";
+      if (spec.name.startsWith("voter")) return spec.name === "voter3" ? "no" : "Yes";
+      return `${spec.name}:${task.length}`;
+    });
+    const swarm = await c.result("multi.swarm", { mode: "parallel", agents: [agent("a"), agent("b")], task: "t" });
+    expect(swarm.mode).toBe("parallel");
+    expect(swarm.rounds[0].map((o: any) => o.name)).toEqual(["a", "b"]);
+
+    const vote = await c.result("multi.vote", { agents: [agent("voter1"), agent("voter2"), agent("voter3")], task: "ok?" });
+    expect(vote.winner).toMatchObject({ count: 2 });
+    expect(vote.majority).toBe(true);
+
+    const mr = await c.result("multi.map_reduce", { mapper: agent("mapper"), reducer: agent("reducer"), items: ["x", "y"], task: "sum" });
+    expect(mr.map).toHaveLength(2);
+    expect(mr.final_answer).toBe("reduced");
+
+    const sup = await c.result("multi.supervisor", { workers: [agent("w1")], supervisor: agent("boss"), task: "plan", max_rounds: 2 });
+    expect(sup.rounds.map((r: any) => r.decision)).toEqual(["delegate", "final"]);
+    expect(sup).toMatchObject({ completed: true, final_answer: "boss is done" });
+    expect(sup.rounds[0].delegations[0]).toMatchObject({ worker: "w1", task: "dig" });
+  });
+
+  it("records an agent that answers with a JSON-RPC error or a malformed output as a failed entry", async () => {
+    const c = await TestClient.open(fx.server.url, fx.server.token);
+    fx.track(c);
+    c.handle("multi.run_agent", (params) =>
+      params.spec.name === "broken"
+        ? { error: { code: -32000, message: "model unavailable" } }
+        : { result: { name: params.spec.name, answer: "x", tool_calls: [] } },
+    );
+    const result = await c.result("multi.swarm", { mode: "parallel", agents: [agent("broken"), agent("sloppy")], task: "t" });
+    const [broken, sloppy] = result.rounds[0];
+    expect(broken.error).toContain("model unavailable");
+    expect(typeof sloppy.error).toBe("string");
+    expect(result.failed_calls).toBe(2);
+  });
+
+  it("bounds an unanswered agent call by agent_timeout_ms", async () => {
+    const c = await TestClient.open(fx.server.url, fx.server.token);
+    fx.track(c);
+    c.handle("multi.run_agent", () => undefined);
+    const result = await c.result("multi.pipeline", { stages: [agent("mute")], task: "t", agent_timeout_ms: 20 });
+    expect(result.completed).toBe(false);
+    expect(result.cut_off[0]).toMatchObject({ name: "mute", reason: "timeout" });
+  });
+
+  it("refuses malformed specs and unknown modes with -32602 before any agent runs", async () => {
+    const c = await agentClient(() => "x");
+    const badSpec = await c.call("multi.pipeline", { stages: [{ name: "no-prompt" }], task: "t" });
+    expect(badSpec.error?.code).toBe(-32602);
+    const badMode = await c.call("multi.swarm", { mode: "hybrid", agents: [agent("a")], task: "t" });
+    expect(badMode.error?.code).toBe(-32602);
+    expect((await c.call("multi.vote", { agents: [agent("a")] })).error?.message).toBe("invalid params: task is required");
+    expect(c.frames.some((f) => f.method === "multi.run_agent")).toBe(false);
+  });
+});

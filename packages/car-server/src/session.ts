@@ -1,0 +1,175 @@
+/**
+ * The CAR side of one connection: its own runtime (tools, policies, detached
+ * tools, standing tier), the peer used to call back into the client, and the
+ * ids it hands out. One client's tools and rules never reach another's. With
+ * a server database, state, the event log, the approval ledger and postures
+ * are the database's, shared by every session (README: "What sessions
+ * share"); without one the session's runtime keeps its own in memory.
+ */
+import { join } from "node:path";
+import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
+import { type AgentSessions, borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import type { Tracer } from "@opentelemetry/api";
+import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
+import { serverAdmission } from "./admission.ts";
+import { callClientTool } from "./client-tool.ts";
+import type { RpcPeer } from "./peer.ts";
+import type { ServeStore } from "./serve-store.ts";
+import type { HeldAccount, HeldBytes, HeldState } from "./held-bytes.ts";
+import { type ServerLimits, Slots } from "./limits.ts";
+import { SessionRules } from "./session-rules.ts";
+
+export interface SessionOptions {
+  /** Callback wait for actions that declare no `timeout_ms`. */
+  toolTimeoutMs: number;
+  /** The state directory; the operator's rules in `<carHome>/policies` apply to every session. */
+  carHome: string;
+  /** The server's database, shared by every session; undefined keeps each session in memory (`--db :memory:`). */
+  store?: ServeStore | undefined;
+  /** The agent this connection acts for (`?agent_id=` on the URL): its postures refine the approval gate. */
+  agentId?: string | undefined;
+  /** The tier every session starts at, and the most it can hold (`car serve --tier`). Default `sandbox_edit`. */
+  standingTier?: PermissionTier | undefined;
+  /** Traces every proposal of the session (`car serve --otel`). */
+  tracer?: Tracer | undefined;
+  /** What one connection may take (docs/operating.md: "Limits"). */
+  limits: ServerLimits;
+  /** Proposals running across the server, shared by every session. */
+  serverProposals: Slots;
+  /** Every agent's session (trace facts, rate limits), shared by the agent's connections (DECISIONS §21). */
+  agents: AgentSessions;
+  /** Who this connection acts for (`agentKeyOf`): the key into `agents`. */
+  agentKey: string;
+  /** What all clients make the server hold (held-bytes.ts); each session gets an account of it. */
+  heldBytes: HeldBytes;
+  /** State values counted against the same pool, by key. */
+  heldState: HeldState;
+}
+
+export class Session {
+  /** Stamped as `session_id` on every `tools.execute` this connection receives. */
+  readonly id: string = `sess-${shortId(randomIds)}`;
+  runtime: Runtime;
+  /** The approval gate every proposal of the session passes (DECISIONS §16), at the session's standing tier. */
+  readonly gate: ApprovalGate;
+  /** Which rules are the operator's (read-only) and which this connection registered (§19). */
+  rules: SessionRules;
+  /** Proposals running on this connection. */
+  readonly proposals: Slots;
+  /** This connection's share of what the server holds for clients. */
+  readonly held: HeldAccount;
+  /** Set by a successful `server.handshake`. */
+  negotiatedProtocol: number | undefined;
+  /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
+  readonly toolCaller: ToolCaller = (call, signal) => callClientTool(this, call, signal);
+  private callbackSeq = 0;
+  private streaming = false;
+
+  constructor(
+    readonly peer: RpcPeer,
+    /** Fires when the connection closes or a shutdown cancels in-flight work. */
+    readonly signal: AbortSignal,
+    /** Replaced (without a store) when the session is isolated; read it afresh on every call. */
+    public options: SessionOptions,
+  ) {
+    const store = options.store;
+    // The ledger of the session's runtime as it is now (`isolate` replaces the runtime): where `permission.approve` records.
+    const ledger: ApprovalLedger = {
+      record: (record) => this.runtime.approvals.record(record),
+      latest: (fingerprint, now, scope) => this.runtime.approvals.latest(fingerprint, now, scope),
+      consume: (record, now) => this.runtime.approvals.consume(record, now),
+      list: () => this.runtime.approvals.list(),
+    };
+    this.gate = new ApprovalGate({
+      ledger,
+      sessionId: this.id,
+      grantedTier: options.standingTier ?? "sandbox_edit",
+      ...(options.agentId !== undefined ? { agentId: options.agentId } : {}),
+      ...(store !== undefined && options.agentId !== undefined ? { posture: postureLookup(store.postures, options.agentId) } : {}),
+    });
+    this.runtime = new Runtime({
+      ...(store !== undefined ? { store: borrowedStore(store) } : {}),
+      agent: options.agents.get(options.agentKey),
+      approvalGate: this.gate,
+      admission: serverAdmission(this),
+      ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
+      maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
+    });
+    this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
+    this.held = options.heldBytes.account(options.limits.maxHeldBytesPerConnection);
+    // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
+    this.runtime.loadPolicies(join(options.carHome, "policies"));
+    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
+  }
+
+  /**
+   * Makes this session private (the `session.isolated.v1` capability): from
+   * now on it behaves as a session of a `--db :memory:` server — its own
+   * empty state, event log and approval ledger, gone at disconnect — while
+   * the operator's policy files still apply. Only a session that has not
+   * registered anything may switch, and never an agent's connection (its
+   * posture lives in the shared database and must keep applying).
+   */
+  isolate(): void {
+    if (this.options.store === undefined) return;
+    if (this.options.agentId !== undefined) throw new CarError("unauthorized", "an agent connection cannot be isolated from the shared database");
+    if (this.runtime.listTools().length > 0 || this.rules.ownCount > 0) {
+      throw new CarError("invalid_params", "session.isolated.v1 must be negotiated before tools or policies are registered");
+    }
+    const shared = this.runtime;
+    this.options = { ...this.options, store: undefined };
+    this.runtime = new Runtime({
+      agent: this.options.agents.get(this.options.agentKey),
+      approvalGate: this.gate,
+      admission: serverAdmission(this),
+      maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
+      ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
+    });
+    this.runtime.loadPolicies(join(this.options.carHome, "policies"));
+    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
+    void shared.close();
+  }
+
+  /** A fresh id for a server→client request on this connection. */
+  nextCallbackId(prefix: string): string {
+    this.callbackSeq += 1;
+    return `${prefix}-${this.callbackSeq}`;
+  }
+
+  /**
+   * Forwards every chunk of every detached tool on this runtime as a
+   * `tools.stream.event` notification, until the connection ends. Idempotent:
+   * returns false when already forwarding.
+   */
+  streamToolEvents(): boolean {
+    if (this.streaming) return false;
+    this.streaming = true;
+    const feed = this.runtime.toolSubscribe(undefined, this.signal);
+    void (async () => {
+      for await (const event of feed) this.peer.notify("tools.stream.event", event as unknown as JsonValue);
+    })();
+    return true;
+  }
+
+  /** Writes what this agent's session observed to the server's log, so it outlives a restart. */
+  persistAgent(): void {
+    this.options.agents.persist(this.options.agentKey);
+  }
+
+  /** Whose state `state.set` values are counted under: the server's database, or this session's own memory. */
+  get stateHolder(): object {
+    return this.options.store ?? this.runtime.state;
+  }
+
+  close(reason: Error): void {
+    this.peer.close(reason);
+    this.held.close();
+    if (this.options.store === undefined) this.options.heldState.forget(this.runtime.state);
+    try {
+      this.persistAgent();
+    } catch {
+      // Kept for the agent's next write; a closing connection has no one to tell.
+    }
+    void this.runtime.close();
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * A small real `ws` client for the server's tests: matches responses to
+ * requests by id, answers server→client requests with registered handlers,
+ * and records notifications, so a test reads like the protocol it checks.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import WebSocket from "ws";
+import type { ServeIo } from "../src/serve-command.ts";
+import { startServer, type RunningServer } from "../src/server.ts";
+
+export interface ResponseFrame {
+  jsonrpc: "2.0";
+  id: string | number | null;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+export interface RequestFrame {
+  jsonrpc: "2.0";
+  id?: string | number;
+  method: string;
+  params?: any;
+}
+
+type Answer = { result: unknown } | { error: { code: number; message: string; data?: unknown } } | undefined;
+
+export class TestClient {
+  private seq = 0;
+  private readonly waiting = new Map<string | number, (frame: ResponseFrame) => void>();
+  private readonly handlers = new Map<string, (params: any, frame: RequestFrame) => Answer | Promise<Answer>>();
+  private readonly watchers: { test: (frame: any) => boolean; resolve: (frame: any) => void }[] = [];
+  /** Every frame received, in order. */
+  readonly frames: any[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+
+  private constructor(readonly socket: WebSocket) {
+    this.closed = new Promise((resolve) => socket.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    socket.on("message", (data) => void this.onMessage(JSON.parse(data.toString())));
+  }
+
+  static connect(url: string, options?: WebSocket.ClientOptions): Promise<TestClient> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(url, options);
+      socket.once("open", () => resolve(new TestClient(socket)));
+      socket.once("error", reject);
+    });
+  }
+
+  /** Connects and authenticates with `token` (skipped when undefined). */
+  static async open(url: string, token: string | undefined): Promise<TestClient> {
+    const client = await TestClient.connect(url);
+    if (token !== undefined) {
+      const auth = await client.call("session.auth", { token });
+      if (auth.error !== undefined) throw new Error(`auth failed: ${auth.error.message}`);
+    }
+    return client;
+  }
+
+  call(method: string, params?: unknown): Promise<ResponseFrame> {
+    const id = ++this.seq;
+    const reply = new Promise<ResponseFrame>((resolve) => this.waiting.set(id, resolve));
+    this.send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
+    return reply;
+  }
+
+  /** Calls and returns the result, failing the test on an error response. */
+  async result(method: string, params?: unknown): Promise<any> {
+    const reply = await this.call(method, params);
+    if (reply.error !== undefined) throw new Error(`${method} failed: ${reply.error.code} ${reply.error.message}`);
+    return reply.result;
+  }
+
+  send(frame: unknown): void {
+    this.sendRaw(JSON.stringify(frame));
+  }
+
+  sendRaw(text: string): void {
+    this.socket.send(text);
+  }
+
+  /** Answers every server→client request for `method`; returning undefined leaves it unanswered. */
+  handle(method: string, handler: (params: any, frame: RequestFrame) => Answer | Promise<Answer>): void {
+    this.handlers.set(method, handler);
+  }
+
+  /** The next frame (already received or future) that satisfies `test`. */
+  waitFor(test: (frame: any) => boolean): Promise<any> {
+    const seen = this.frames.find(test);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve) => this.watchers.push({ test, resolve }));
+  }
+
+  notifications(method: string): any[] {
+    return this.frames.filter((f) => f.method === method && f.id === undefined);
+  }
+
+  close(): Promise<unknown> {
+    this.socket.close();
+    return this.closed;
+  }
+
+  private async onMessage(frame: any): Promise<void> {
+    this.frames.push(frame);
+    for (const w of [...this.watchers]) {
+      if (w.test(frame)) {
+        this.watchers.splice(this.watchers.indexOf(w), 1);
+        w.resolve(frame);
+      }
+    }
+    if (!Array.isArray(frame) && frame.method === undefined && this.waiting.has(frame.id)) {
+      const resolve = this.waiting.get(frame.id)!;
+      this.waiting.delete(frame.id);
+      resolve(frame);
+      return;
+    }
+    const handler = frame.method !== undefined && frame.id !== undefined ? this.handlers.get(frame.method) : undefined;
+    if (handler === undefined) return;
+    const answer = await handler(frame.params, frame);
+    if (answer !== undefined && this.socket.readyState === WebSocket.OPEN) this.send({ jsonrpc: "2.0", id: frame.id, ...answer });
+  }
+}
+
+/**
+ * Test-file fixture: one server for the file (in a temporary CAR_HOME), a
+ * `client()` that opens authenticated clients, closed after each test.
+ */
+export function useTestServer(prefix: string): {
+  readonly server: RunningServer;
+  readonly carHome: string;
+  client(): Promise<TestClient>;
+  track(client: TestClient): TestClient;
+} {
+  const state = { server: undefined as RunningServer | undefined, carHome: "" };
+  const clients: TestClient[] = [];
+  beforeAll(async () => {
+    state.carHome = await mkdtemp(join(tmpdir(), prefix));
+    state.server = await startServer({ port: 0, carHome: state.carHome });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await state.server?.close({ graceMs: 0 });
+    await rm(state.carHome, { recursive: true, force: true });
+  });
+  return {
+    get server() {
+      return state.server!;
+    },
+    get carHome() {
+      return state.carHome;
+    },
+    async client() {
+      const c = await TestClient.open(state.server!.url, state.server!.token);
+      clients.push(c);
+      return c;
+    },
+    /** Closes a client the test opened itself after the test, like `client()`'s. */
+    track(client: TestClient) {
+      clients.push(client);
+      return client;
+    },
+  };
+}
+
+/** A `car serve` console in memory: what it printed, and a way to send it a signal. */
+export function recordingServeIo(carHome: string): ServeIo & { out: string[]; err: string[]; signal(name: NodeJS.Signals): void } {
+  let handler: ((s: NodeJS.Signals) => void) | undefined;
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    stdout: (l) => out.push(l),
+    stderr: (l) => err.push(l),
+    env: { CAR_HOME: carHome },
+    onSignal(h) {
+      handler = h;
+      return () => (handler = undefined);
+    },
+    signal: (name) => handler?.(name),
+  };
+}

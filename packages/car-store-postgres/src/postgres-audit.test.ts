@@ -1,0 +1,93 @@
+/**
+ * The audit trail's guarantees on PostgreSQL, with the database edited
+ * through a second connection as an attacker with write access would:
+ * direct writes are chained events written with their value; a hand-edited
+ * `car_state`, a rewritten event and a truncated tail are each reported.
+ */
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postgresBinDir, startPostgresCluster } from "@car/test-kit/postgres-cluster";
+import type { PostgresCluster } from "@car/test-kit/postgres-cluster";
+import { Runtime } from "@car/engine";
+import { postgres } from "./index.ts";
+import type { PostgresStore } from "./index.ts";
+
+const installed = postgresBinDir() !== undefined;
+if (!installed) console.warn("PostgreSQL is not installed (apt-get install postgresql): skipping the PostgreSQL audit tests");
+
+let cluster: PostgresCluster;
+let home: string;
+const open: PostgresStore[] = [];
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), "car-pg-audit-"));
+  if (installed) cluster = await startPostgresCluster();
+});
+afterAll(async () => {
+  for (const store of open) await store.close();
+  cluster?.stop();
+  rmSync(home, { recursive: true, force: true });
+});
+
+let databases = 0;
+async function fresh(): Promise<{ store: PostgresStore; url: string; sql: (text: string, params?: unknown[]) => Promise<pg.QueryResult> }> {
+  const url = cluster.createDatabase(`audit_${++databases}`);
+  const store = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
+  open.push(store);
+  await store.ready();
+  const sql = async (text: string, params: unknown[] = []): Promise<pg.QueryResult> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await client.query(text, params);
+    } finally {
+      await client.end();
+    }
+  };
+  return { store, url, sql };
+}
+
+async function runProposals(store: PostgresStore, ids: string[]): Promise<void> {
+  const rt = new Runtime({ store });
+  for (const id of ids) await rt.executeProposal({ id, actions: [{ id: "w", type: "state_write", parameters: { key: `k-${id}`, value: id } }] });
+}
+
+describe.skipIf(!installed)("PostgreSQL audit trail", () => {
+  it("a direct write appends its chained state_changed event with the value, and every event carries a MAC", async () => {
+    const { store, sql } = await fresh();
+    expect(statSync(join(home, "audit.key")).mode & 0o777).toBe(0o600);
+    store.state.set("tenant:t1:seed", { n: 1 });
+    await store.flush();
+    const events = await store.events.queryShared({ kinds: ["state_changed"] });
+    expect(events.map((e) => [e.proposal_id, e.data])).toEqual([[null, { key: "tenant:t1:seed", op: "set", value: { n: 1 }, version: 1 }]]);
+    await runProposals(store, ["p1"]);
+    expect((await sql("SELECT count(*)::int AS n FROM car_events WHERE mac IS NULL")).rows[0].n).toBe(0);
+    expect(await store.verifyChain()).toMatchObject({ ok: true, keyed: true, state: { compared: true, keys: 2 } });
+  });
+
+  it("names the first key a hand edit of car_state changed", async () => {
+    const { store, sql } = await fresh();
+    await runProposals(store, ["p1", "p2"]);
+    await sql("UPDATE car_state SET value = '\"forged\"' WHERE key = 'k-p2'");
+    expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { key: "k-p2", reason: expect.stringContaining('stored "forged"') } });
+  });
+
+  it("a rewritten event's MAC no longer matches; a truncated tail is caught against an anchor", async () => {
+    const { store, sql } = await fresh();
+    await runProposals(store, ["p1", "p2"]);
+    const anchor = (await store.anchor())!;
+    expect(anchor.database_id).toBe(await store.databaseId());
+    const [first] = (await sql("SELECT seq, mac FROM car_events ORDER BY seq LIMIT 1")).rows;
+    await sql("UPDATE car_events SET mac = $1 WHERE seq = $2", ["0".repeat(64), first.seq]);
+    expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { seq: Number(first.seq), reason: expect.stringContaining("MAC does not match") } });
+    await sql("UPDATE car_events SET mac = $1 WHERE seq = $2", [first.mac, first.seq]);
+    const cut = (await store.events.queryShared({ proposal_id: "p2" }))[0]!.seq;
+    await sql("DELETE FROM car_events WHERE seq >= $1", [cut]);
+    await sql("UPDATE car_log_head SET seq = $1, hash = (SELECT hash FROM car_events WHERE seq = $1) WHERE id = 1", [cut - 1]);
+    await sql("DELETE FROM car_state WHERE key = 'k-p2'");
+    expect(await store.verifyChain()).toMatchObject({ ok: true });
+    expect(await store.verifyChain({ anchors: [anchor] })).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("rolled back") } });
+  });
+});

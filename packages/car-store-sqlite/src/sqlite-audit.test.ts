@@ -1,0 +1,212 @@
+/**
+ * The audit trail's guarantees on SQLite, checked by editing the database
+ * file through a second connection the way an attacker with write access
+ * would: direct writes are chained events; a hand-edited state table, a
+ * rewrite that recomputed the hashes, a truncated tail and a rolled-back
+ * file are each reported.
+ */
+import { copyFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type CarEvent, Runtime } from "@car/engine";
+import { linkEvent } from "@car/engine/durable";
+import { SELECT_COLUMNS, chainAnchor, eventFromRow } from "./event-row.ts";
+import type { EventRow } from "./event-row.ts";
+import { sqlite } from "./sqlite-store.ts";
+import type { SqliteStore } from "./sqlite-store.ts";
+import { tempDatabase } from "@car/test-kit/temp-database";
+import type { TempDir } from "@car/test-kit/temp-database";
+
+let temp: TempDir;
+let keyFile: string;
+const open: SqliteStore[] = [];
+
+function store(options: { keyed?: boolean; path?: string } = {}): SqliteStore {
+  const s = sqlite(options.path ?? temp.db, options.keyed === false ? {} : { auditKeyFile: keyFile });
+  open.push(s);
+  return s;
+}
+
+async function runProposals(s: SqliteStore, ids: string[]): Promise<void> {
+  const rt = new Runtime({ store: s });
+  rt.registerTool("t", () => ({ ok: true }));
+  for (const id of ids) {
+    await rt.executeProposal({
+      id,
+      actions: [
+        { id: "a", type: "tool_call", tool: "t", parameters: { q: id } },
+        { id: "w", type: "state_write", parameters: { key: `k-${id}`, value: id } },
+      ],
+    });
+  }
+}
+
+/** Rewrites event `seq`'s data with `edit` and recomputes every later hash and the recorded head, as someone without the key would. */
+function rehashFrom(raw: Database.Database, seq: number, edit: (event: CarEvent) => void): void {
+  const anchor = chainAnchor(raw);
+  const rows = raw.prepare(`SELECT ${SELECT_COLUMNS} FROM events WHERE seq >= ? ORDER BY seq`).all(seq) as EventRow[];
+  let prev = rows[0]!.prev?.toString("hex") ?? anchor.hash;
+  const update = raw.prepare("UPDATE events SET data = ?, hash = ? WHERE seq = ?");
+  for (const row of rows) {
+    const { event } = eventFromRow(row, anchor);
+    if (event.seq === seq) edit(event);
+    const data = linkEvent(event, prev);
+    update.run(data, Buffer.from(event.hash!, "hex"), event.seq);
+    prev = event.hash!;
+  }
+  raw.prepare("UPDATE chain_head SET hash = ? WHERE id = 1").run(prev);
+}
+
+beforeEach(() => {
+  temp = tempDatabase();
+  keyFile = join(temp.dir, "home", "audit.key");
+});
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+  temp.remove();
+});
+
+describe("direct writes are on the record", () => {
+  it("state.set and delete append a chained state_changed event in the same transaction", async () => {
+    const s = store();
+    s.state.set("seed", { n: 1 });
+    s.state.set("gone", true);
+    s.state.delete("gone");
+    const direct = s.events.query({ kinds: ["state_changed"] });
+    expect(direct.map((e) => [e.proposal_id, e.data])).toEqual([
+      [null, { key: "seed", op: "set", value: { n: 1 }, version: 1 }],
+      [null, { key: "gone", op: "set", value: true, version: 1 }],
+      [null, { key: "gone", op: "delete", version: 2 }],
+    ]);
+    expect(direct.every((e) => typeof e.hash === "string")).toBe(true);
+    expect(s.verifyChain()).toMatchObject({ ok: true, state: { compared: true, keys: 1 } });
+  });
+
+  it("a write whose transaction fails leaves neither the value nor its event", async () => {
+    const s = store();
+    const raw = new Database(temp.db);
+    raw.exec("CREATE TRIGGER refuse BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no'); END");
+    expect(() => s.state.set("k", 1)).toThrow();
+    raw.exec("DROP TRIGGER refuse");
+    raw.close();
+    expect(s.state.exists("k")).toBe(false);
+    expect(s.events.count()).toBe(0);
+    expect(s.verifyChain()).toMatchObject({ ok: true, verified: 0 });
+  });
+});
+
+describe("verification replays the log against the stored state", () => {
+  it("names the first key a hand edit of the state table changed, added or removed", async () => {
+    const s = store();
+    await runProposals(s, ["p1", "p2"]);
+    expect(s.verifyChain()).toMatchObject({ ok: true, state: { compared: true, keys: 2 } });
+    const raw = new Database(temp.db);
+    raw.prepare("UPDATE state SET value = ? WHERE key = 'k-p2'").run('"forged"');
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { key: "k-p2", reason: expect.stringContaining('stored "forged", the log says "p2"') } });
+    raw.prepare("UPDATE state SET value = ? WHERE key = 'k-p2'").run('"p2"');
+    raw.prepare("INSERT INTO state (key, value, version, ord) VALUES ('a-extra', '1', 1, 99)").run();
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { key: "a-extra", reason: expect.stringContaining("the log says absent") } });
+    raw.prepare("DELETE FROM state WHERE key IN ('a-extra', 'k-p1')").run();
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { key: "k-p1" } });
+    raw.close();
+  });
+});
+
+describe("the keyed chain", () => {
+  it("creates the key on first use, readable by the owner only", () => {
+    store();
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+  });
+
+  it("a rewrite that recomputed every hash passes without the key and is caught with it", async () => {
+    const s = store();
+    await runProposals(s, ["p1", "p2"]);
+    const target = s.events.query({ kinds: ["action_succeeded"] })[0]!.seq;
+    const raw = new Database(temp.db);
+    rehashFrom(raw, target, (e) => {
+      e.data["duration_ms"] = 12345;
+    });
+    raw.close();
+    const unkeyed = store({ keyed: false });
+    expect(unkeyed.verifyChain()).toMatchObject({ ok: true, keyed: false });
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { seq: target, reason: expect.stringContaining("MAC does not match") } });
+  });
+
+  it("with the key, an event without a MAC is a break wherever it is: every MAC stripped and the chain rehashed fails at the first event", async () => {
+    const s = store();
+    await runProposals(s, ["p1", "p2"]);
+    expect(s.verifyChain()).toMatchObject({ ok: true, keyed: true });
+    const raw = new Database(temp.db);
+    const target = s.events.query({ kinds: ["action_succeeded"] })[0]!.seq;
+    raw.prepare("UPDATE events SET mac = NULL").run();
+    rehashFrom(raw, target, (e) => {
+      e.data["duration_ms"] = 12345;
+    });
+    raw.close();
+    // Without the key the rewrite is a consistent hash chain; with it, the first event already fails.
+    expect(store({ keyed: false }).verifyChain()).toMatchObject({ ok: true, keyed: false });
+    expect(s.verifyChain()).toMatchObject({
+      ok: false,
+      verified: 0,
+      broken: { seq: 1, reason: expect.stringContaining("carries no MAC, and an audit key exists") },
+    });
+  });
+
+  it("a log written before the database was keyed verifies only without the key", async () => {
+    const before = store({ keyed: false });
+    await runProposals(before, ["old"]);
+    const s = store();
+    await runProposals(s, ["new"]);
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { seq: 1, reason: expect.stringContaining("no MAC") } });
+    expect(store({ keyed: false }).verifyChain()).toMatchObject({ ok: true, keyed: false });
+  });
+});
+
+describe("anchors", () => {
+  it("a truncated tail with a consistent recorded head is caught only against an anchor", async () => {
+    const s = store();
+    await runProposals(s, ["p1", "p2"]);
+    const anchor = s.anchor()!;
+    expect(anchor).toMatchObject({ database_id: s.databaseId, seq: s.events.count() });
+    const raw = new Database(temp.db);
+    const cut = s.events.query({ proposal_id: "p2" })[0]!.seq;
+    raw.prepare("DELETE FROM events WHERE seq >= ?").run(cut);
+    raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT lower(hex(hash)) FROM events WHERE seq = ?) WHERE id = 1").run(cut - 1, cut - 1);
+    raw.prepare("DELETE FROM state WHERE key = 'k-p2'").run();
+    raw.close();
+    expect(s.verifyChain()).toMatchObject({ ok: true });
+    expect(s.verifyChain({ anchors: [anchor] })).toMatchObject({
+      ok: false,
+      broken: { reason: expect.stringContaining("events removed from the end, or the database was rolled back") },
+    });
+  });
+
+  it("a database file restored from an older copy and written again is caught against the newer anchor", async () => {
+    const s = store();
+    await runProposals(s, ["p1"]);
+    const early = s.anchor()!;
+    await s.close();
+    copyFileSync(temp.db, `${temp.db}.bak`);
+    const live = store();
+    await runProposals(live, ["p2"]);
+    const later = live.anchor()!;
+    await live.close();
+    copyFileSync(`${temp.db}.bak`, temp.db);
+    const restored = store();
+    expect(restored.verifyChain({ anchors: [early, later] })).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("rolled back") } });
+    await runProposals(restored, ["p3", "p4"]);
+    expect(restored.verifyChain({ anchors: [early] })).toMatchObject({ ok: true, anchors: { checked: 1 } });
+    expect(restored.verifyChain({ anchors: [early, later] })).toMatchObject({
+      ok: false,
+      broken: { seq: later.seq, reason: expect.stringContaining("not the one anchored") },
+    });
+  });
+
+  it("anchors of another database are ignored", async () => {
+    const s = store();
+    await runProposals(s, ["p1"]);
+    const foreign = { ...s.anchor()!, database_id: "other", seq: 999 };
+    expect(s.verifyChain({ anchors: [foreign] })).toMatchObject({ ok: true, anchors: { checked: 0, newest: null } });
+  });
+});
