@@ -4,7 +4,7 @@
  * graph → static gate → budget) and runs it (`ProposalRun`), then commits
  * its state changes and events together through the store.
  */
-import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, systemClock } from "@car/ir";
+import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, shortId, systemClock } from "@car/ir";
 import type {
   Action,
   ActionProposal,
@@ -20,7 +20,7 @@ import type {
   ToolStreamEvent,
   VerificationResult,
 } from "@car/ir";
-import { PolicyEngine, PolicyRules, TraceGate, loadPolicyDir, policyDirs, policyRuleFrom, traceRuleOfDefinition } from "@car/policy";
+import { PolicyEngine, PolicyRules, TraceFacts, TraceGate, loadPolicyDir, policyDirs, policyRuleFrom, traceRuleOfDefinition } from "@car/policy";
 import type { Tracer } from "@opentelemetry/api";
 import { verify } from "@car/verify";
 import type { TransactionMode, VerifyOptions } from "@car/verify";
@@ -106,6 +106,21 @@ export interface RuntimeOptions {
    * run, and wrap the run's tool caller (run/admission-guard.ts).
    */
   admission?: AdmissionGuard;
+  /**
+   * The agent this runtime acts for, when a host runs several runtimes for
+   * one agent (a server's connections): its session-scoped trace facts and
+   * its tools' rate-limit windows, shared by all of them so a reconnect or a
+   * second connection does not start afresh (DECISIONS §21). Own ones by default.
+   */
+  agent?: AgentSession;
+}
+
+/** What one agent's runtimes share (see `RuntimeOptions.agent`). */
+export interface AgentSession {
+  /** Session-scoped trace facts (`@session` rules). */
+  readonly trace: TraceFacts;
+  /** Tool `rate_limit` windows. */
+  readonly limiter: RateLimiter;
 }
 
 /** What an abort undoes (see `RuntimeOptions.rollback`). */
@@ -137,10 +152,12 @@ export class Runtime {
   readonly store: RuntimeStore;
   readonly policies: PolicyEngine = new PolicyEngine();
   /** The temporal rules (`trace_rule`), enforced at dispatch against what this runtime has run (its session). */
-  readonly traceGate: TraceGate = new TraceGate();
+  readonly traceGate: TraceGate;
   readonly #tools = new ToolRegistry();
   readonly #cache: ResultCache;
-  readonly #limiter = new RateLimiter();
+  readonly #limiter: RateLimiter;
+  /** Whether the rate-limit windows are this runtime's alone (an agent's shared ones outlive re-registration). */
+  readonly #ownsLimiter: boolean;
   readonly #detached: DetachedInvocations;
   readonly #options: RuntimeOptions;
   readonly #env: RunEnvironment;
@@ -152,6 +169,9 @@ export class Runtime {
     this.timers = options.timers ?? systemTimers;
     this.ids = options.ids ?? randomIds;
     this.store = options.store ?? inMemoryStore({ clock: this.clock });
+    this.traceGate = new TraceGate(options.agent?.trace ?? new TraceFacts());
+    this.#limiter = options.agent?.limiter ?? new RateLimiter();
+    this.#ownsLimiter = options.agent === undefined;
     const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     this.#cache = new ResultCache(options.resultCacheSize ?? 10_000);
     this.#detached = new DetachedInvocations((value) => checkChunk(value, maxOutputBytes));
@@ -199,15 +219,20 @@ export class Runtime {
   registerTool(schemaOrName: string | ToolSchemaInput, handler?: ToolHandler): ToolSchema {
     const schema = this.#tools.register(schemaOrName, handler);
     this.#cache.forget(schema.name);
-    this.#limiter.forget(schema.name);
+    this.#forgetWindow(schema.name);
     return schema;
   }
 
   /** Removes a tool; 0 when none matched (not an error). */
   unregisterTool(name: string): number {
     this.#cache.forget(name);
-    this.#limiter.forget(name);
+    this.#forgetWindow(name);
     return this.#tools.unregister(name);
+  }
+
+  /** Drops a tool's rate-limit window, unless it is the agent's: re-registering a tool must not reset the agent's limit. */
+  #forgetWindow(tool: string): void {
+    if (this.#ownsLimiter) this.#limiter.forget(tool);
   }
 
   /** Every registered ToolSchema, sorted by name. */
@@ -249,7 +274,7 @@ export class Runtime {
     for (const tool of prepared) {
       this.#tools.add(tool);
       this.#cache.forget(tool.schema.name);
-      this.#limiter.forget(tool.schema.name);
+      this.#forgetWindow(tool.schema.name);
     }
     for (const rule of rules) this.policies.register(rule);
     for (const trace of traces) this.traceGate.register(trace);
@@ -333,6 +358,7 @@ export class Runtime {
       const run = new ProposalRun(
         this.#env,
         {
+          run_id: newRunId(),
           caller: caller !== undefined && held?.wrapCaller !== undefined ? held.wrapCaller(caller) : caller,
           session_id: options.session_id ?? null,
           budget,
@@ -355,8 +381,9 @@ export class Runtime {
 
   /** Begins, runs and commits an admitted proposal. */
   async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission, rollback: RollbackMode): Promise<ProposalResult> {
-    run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject });
+    // First: a durable store refuses a second run of an id still executing (`duplicate_proposal`) before anything of it is logged.
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
+    run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject, run_id: run.id });
 
     try {
       const checkMode = this.#options.transactionCheck ?? "off";
@@ -367,10 +394,10 @@ export class Runtime {
       if (admission.findings.length === 0 && gate !== undefined) {
         const emit = (kind: EventKind, action_id: string, data: JsonObject): void => run.emit(kind, action_id, data);
         const allowed = (action: Action, d: ApprovalDecision): void => {
-          if (action.tool !== undefined) traceApproval(this.traceGate, parsed.id, action.tool, d);
+          if (action.tool !== undefined) traceApproval(this.traceGate, run.id, action.tool, d);
           if (d.record?.decision === "approved") admission.approvals.set(action.id, d.record);
         };
-        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed)));
+        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed, run.id)));
       }
       if (admission.findings.length > 0) {
         const result = run.rejectAll(admission.findings);
@@ -394,7 +421,7 @@ export class Runtime {
       const outcome = await runPhase(this.store, this.clock, run, run.compensationPlan(), this.#compensationTimeoutMs(), parsed.id);
       return compensatedResult(result, outcome);
     } finally {
-      this.traceGate.endProposal(parsed.id);
+      this.traceGate.endRun(run.id);
     }
   }
 
@@ -424,6 +451,7 @@ export class Runtime {
     const run = new ProposalRun(
       this.#env,
       {
+        run_id: newRunId(),
         caller: dispatch === undefined ? undefined : jsonCallbackCaller(dispatch, this.#env.maxOutputBytes),
         session_id: options.session_id ?? null,
         budget: undefined,
@@ -437,7 +465,7 @@ export class Runtime {
     try {
       return (await runPhase(this.store, this.clock, run, plan, this.#compensationTimeoutMs(), proposal_id, { done })).report;
     } finally {
-      this.traceGate.endProposal(proposal_id);
+      this.traceGate.endRun(run.id);
     }
   }
 
@@ -472,6 +500,11 @@ export class Runtime {
     this.#detached.close();
     await this.store.close?.();
   }
+}
+
+/** A fresh run id (DECISIONS §20). Random, not from the injected id generator, so ids a test expects are not shifted. */
+function newRunId(): string {
+  return `run-${shortId(randomIds)}`;
 }
 
 const POLICY_SHAPES =

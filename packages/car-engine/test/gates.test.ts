@@ -179,7 +179,7 @@ describe("approval gate", () => {
     expect(called).toEqual(["read a", "write b", "send"]);
   });
 
-  it("an approval of an action with output references covers its resolved form, unless that form is rejected", async () => {
+  it("an approval of an action with output references does not cover a resolved form above the standing tier (DECISIONS §22); one of its own does", async () => {
     const timers = manualTimers();
     const rt0 = new Runtime({ clock: timers, timers });
     const gate = new ApprovalGate({ ledger: rt0.approvals, sessionId: "s", clock: timers, timers });
@@ -201,10 +201,15 @@ describe("approval gate", () => {
     const decide = (fingerprint: string, decision: "approved" | "rejected") =>
       rt.approvals.record({ fingerprint, decision, required_tier: "full_access", reviewer: "conn:ops", decided_at: timers.now(), expires_at: null });
     await decide(template.fingerprint, "approved");
-    const ran = await rt.executeProposal(proposal);
+    // send_email is full_access: approving the template is not approving whatever it resolves to.
+    const unapproved = await rt.executeProposal(proposal);
+    expect(unapproved.results[1]).toMatchObject({ status: "rejected", error: expect.stringMatching(/^denied by approval gate: /) });
+    expect(sent).toEqual([]);
+    await decide(resolved.fingerprint, "approved");
+    const ran = await rt.executeProposal({ ...proposal, id: "p1" });
     expect(ran.results.map((x) => x.status)).toEqual(["succeeded", "succeeded"]);
     expect(sent).toEqual(["x@y.z"]);
-    // A decision recorded on the resolved operation itself still wins over the template's approval.
+    // A newer decision recorded on the resolved operation wins.
     await decide(resolved.fingerprint, "rejected");
     const refused = await rt.executeProposal({ ...proposal, id: "p2" });
     expect(refused.results[1]).toMatchObject({ status: "rejected", error: "denied by approval gate: rejected by conn:ops" });

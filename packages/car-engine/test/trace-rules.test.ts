@@ -141,6 +141,34 @@ describe("trace rules at dispatch", () => {
     }
   });
 
+  it("only_after: a detached run_tests that has merely started is not a success; one that ends in success is", async () => {
+    const rt = new Runtime();
+    const ends: { resolve(v: unknown): void; reject(e: Error): void }[] = [];
+    const calls: string[] = [];
+    rt.registerTool("run_tests", () => new Promise((resolve, reject) => ends.push({ resolve, reject })));
+    rt.registerTool("deploy", () => {
+      calls.push("deploy");
+      return { ok: true };
+    });
+    rt.registerPolicy({ name: "tests_first", rule: "trace_rule", trace: { kind: "only_after", tool: "deploy", after: "run_tests", scope: "session" } });
+    const started = await rt.executeProposal({
+      actions: [tc("t", "run_tests", { invocation_mode: "long_running" }), tc("d", "deploy", { dependencies: ["t"], failure_behavior: "skip" })],
+    });
+    expect(started.results[0]!.status).toBe("succeeded");
+    expect(started.results[1]).toMatchObject({ status: "rejected", error: expect.stringMatching(/^denied by policy: tests_first:/) });
+    // The tests then fail: still no success on record.
+    ends[0]!.reject(new Error("3 tests failed"));
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await rt.executeProposal({ actions: [tc("d", "deploy", { failure_behavior: "skip" })] })).results[0]!.status).toBe("rejected");
+    expect(calls).toEqual([]);
+    // A detached run that ends in success counts once it has.
+    await rt.executeProposal({ actions: [tc("t", "run_tests", { invocation_mode: "long_running" })] });
+    ends[1]!.resolve({ passed: 12 });
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await rt.executeProposal({ actions: [tc("d", "deploy")] })).results[0]!.status).toBe("succeeded");
+    expect(calls).toEqual(["deploy"]);
+  });
+
   it("a malformed registration is invalid_params naming the policy", () => {
     const { rt } = fakeRuntime();
     expect(() => rt.registerPolicy({ name: "x", rule: "trace_rule", trace: { kind: "only_after", tool: "deploy" } })).toThrow(

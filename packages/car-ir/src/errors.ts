@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   stale_read: { jsonrpc: -32030, exit: 1, summary: "a key read by the proposal changed before commit" },
   write_conflict: { jsonrpc: -32031, exit: 1, summary: "a concurrent writer committed the same key first" },
   interrupted: { jsonrpc: -32032, exit: 1, summary: "a proposal was interrupted before it completed" },
+  duplicate_proposal: { jsonrpc: -32033, exit: 1, summary: "a run of a proposal with this id is still executing" },
   not_found: { jsonrpc: -32040, exit: 1, summary: "the requested item does not exist" },
   unauthorized: { jsonrpc: -32001, exit: 2, summary: "authentication is missing or wrong" },
   storage_error: { jsonrpc: -32050, exit: 1, summary: "the durable store failed" },

@@ -29,7 +29,17 @@ export { type ActionClassification, classifyAction, classifyProposal, type Propo
 export { operationFingerprint } from "./tiers/operation-fingerprint.ts";
 export { type ApprovalSubject, approvalSubject } from "./tiers/approval-subject.ts";
 export { APPROVE_WORDS, type ApprovalWord, approvalOutcome, REJECT_WORDS } from "./tiers/approval-answer.ts";
-export { type ApprovalLedger, type ApprovalOutcome, type ApprovalRecord, InMemoryApprovalLedger } from "./tiers/approval-ledger.ts";
+export {
+  answeringDecision,
+  type ApprovalLedger,
+  type ApprovalOutcome,
+  type ApprovalRecord,
+  type ApprovalScope,
+  checkApprovalScope,
+  InMemoryApprovalLedger,
+  inForce,
+  remainingUses,
+} from "./tiers/approval-ledger.ts";
 export {
   type ApprovalAnswer,
   type ApprovalCallback,
@@ -41,5 +51,5 @@ export {
   type GateVerdict,
   type Posture,
 } from "./tiers/approval-gate.ts";
-export { evaluateTrace, type TraceCall, TraceGate, type TraceRecord } from "./trace/trace-gate.ts";
+export { evaluateTrace, type TraceCall, TraceFacts, TraceGate, type TraceRecord } from "./trace/trace-gate.ts";
 export { traceRuleFrom } from "./trace/trace-rule-spec.ts";

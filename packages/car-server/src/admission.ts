@@ -83,6 +83,12 @@ export function serverAdmission(session: Session): AdmissionGuard {
         meter.release();
         serverProposals.release();
         session.proposals.release();
+        // What the run added to the agent's session goes to the log (DECISIONS §21); a failed write is kept for the next.
+        try {
+          session.persistAgent();
+        } catch {
+          // Retried with the agent's next run or at disconnect.
+        }
       },
     };
   };

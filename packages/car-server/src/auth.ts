@@ -4,7 +4,7 @@
  * read it (a browser page cannot), and removed at shutdown so a stale token
  * never outlives the server that minted it.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CarError } from "@car/ir";
@@ -19,6 +19,18 @@ export function tokensMatch(expected: string, supplied: string): boolean {
   const a = Buffer.from(expected, "utf8");
   const b = Buffer.from(supplied, "utf8");
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Who a connection acts for, once authenticated (DECISIONS §21): its agent
+ * id, else the token it authenticated with (as a digest: the key is stored
+ * in the log), else — auth off — the one anonymous client. Session-scoped
+ * trace rules and rate limits key on this, not on the socket.
+ */
+export function agentKeyOf(agentId: string | undefined, token: string | undefined): string {
+  if (agentId !== undefined) return `agent:${agentId}`;
+  if (token !== undefined) return `token:${createHash("sha256").update(token).digest("hex").slice(0, 32)}`;
+  return "anonymous";
 }
 
 /** Where the token of a server using this state directory is written. */

@@ -6,11 +6,12 @@
  */
 import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { CarError } from "@car/ir";
+import { AgentSessions } from "@car/engine";
+import { CarError, systemClock } from "@car/ir";
 import type { PermissionTier } from "@car/policy";
 import { WebSocketServer } from "ws";
 import { resolveCarHome } from "./car-home.ts";
-import { generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
+import { agentKeyOf, generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
 import { Connection } from "./connection.ts";
 import { DEFAULT_LIMITS, type ServerLimits, Slots } from "./limits.ts";
 import { HeldBytes, HeldState } from "./held-bytes.ts";
@@ -117,6 +118,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const serverProposals = new Slots(limits.maxProposalsPerServer, "proposals running on this server (--max-proposals)");
+  // One session per agent, shared by its connections; its trace facts kept in the server's log when it has a database.
+  const agents = new AgentSessions(systemClock, options.store?.events);
   const heldBytes = new HeldBytes(limits.maxHeldBytes);
   const heldState = new HeldState(heldBytes);
   let draining = false;
@@ -143,6 +146,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         carHome,
         store: options.store,
         agentId: agentIdOf(request),
+        agents,
+        agentKey: agentKeyOf(agentIdOf(request), token),
         standingTier: options.standingTier,
         tracer: options.tracer,
         limits,

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
-import { borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import { type AgentSessions, borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
 import { serverAdmission } from "./admission.ts";
@@ -36,6 +36,10 @@ export interface SessionOptions {
   limits: ServerLimits;
   /** Proposals running across the server, shared by every session. */
   serverProposals: Slots;
+  /** Every agent's session (trace facts, rate limits), shared by the agent's connections (DECISIONS §21). */
+  agents: AgentSessions;
+  /** Who this connection acts for (`agentKeyOf`): the key into `agents`. */
+  agentKey: string;
   /** What all clients make the server hold (held-bytes.ts); each session gets an account of it. */
   heldBytes: HeldBytes;
   /** State values counted against the same pool, by key. */
@@ -72,17 +76,20 @@ export class Session {
     // The ledger of the session's runtime as it is now (`isolate` replaces the runtime): where `permission.approve` records.
     const ledger: ApprovalLedger = {
       record: (record) => this.runtime.approvals.record(record),
-      latest: (fingerprint, now) => this.runtime.approvals.latest(fingerprint, now),
+      latest: (fingerprint, now, scope) => this.runtime.approvals.latest(fingerprint, now, scope),
+      consume: (record, now) => this.runtime.approvals.consume(record, now),
       list: () => this.runtime.approvals.list(),
     };
     this.gate = new ApprovalGate({
       ledger,
       sessionId: this.id,
       grantedTier: options.standingTier ?? "sandbox_edit",
+      ...(options.agentId !== undefined ? { agentId: options.agentId } : {}),
       ...(store !== undefined && options.agentId !== undefined ? { posture: postureLookup(store.postures, options.agentId) } : {}),
     });
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: borrowedStore(store) } : {}),
+      agent: options.agents.get(options.agentKey),
       approvalGate: this.gate,
       admission: serverAdmission(this),
       ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
@@ -112,6 +119,7 @@ export class Session {
     const shared = this.runtime;
     this.options = { ...this.options, store: undefined };
     this.runtime = new Runtime({
+      agent: this.options.agents.get(this.options.agentKey),
       approvalGate: this.gate,
       admission: serverAdmission(this),
       maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
@@ -143,6 +151,11 @@ export class Session {
     return true;
   }
 
+  /** Writes what this agent's session observed to the server's log, so it outlives a restart. */
+  persistAgent(): void {
+    this.options.agents.persist(this.options.agentKey);
+  }
+
   /** Whose state `state.set` values are counted under: the server's database, or this session's own memory. */
   get stateHolder(): object {
     return this.options.store ?? this.runtime.state;
@@ -152,6 +165,11 @@ export class Session {
     this.peer.close(reason);
     this.held.close();
     if (this.options.store === undefined) this.options.heldState.forget(this.runtime.state);
+    try {
+      this.persistAgent();
+    } catch {
+      // Kept for the agent's next write; a closing connection has no one to tell.
+    }
     void this.runtime.close();
   }
 }

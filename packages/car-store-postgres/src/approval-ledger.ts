@@ -8,11 +8,12 @@
  * `approval_revoked`) in the same transaction.
  */
 import { CarError, rfc3339 } from "@car/ir";
-import type { ApprovalRecord } from "@car/policy";
+import { answeringDecision, checkApprovalScope, inForce, remainingUses } from "@car/policy";
+import type { ApprovalRecord, ApprovalScope } from "@car/policy";
 import type { PoolClient } from "pg";
-import { approvalRecordedData, ledgerEntryOf } from "@car/engine/durable";
+import { approvalRecordedData, ledgerEntryOf, SPENT_BY } from "@car/engine/durable";
 import type { DurableApprovalLedger, LedgerEntry } from "@car/engine";
-import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
+import type { Audit, AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 
 interface LedgerRow {
   id: string;
@@ -24,6 +25,16 @@ interface LedgerRow {
 /** bigint columns arrive as text: convert, then map as every backend does. */
 function entryFrom(row: LedgerRow): LedgerEntry {
   return ledgerEntryOf({ ...row, id: Number(row.id), revoked_at: row.revoked_at === null ? null : Number(row.revoked_at) });
+}
+
+/** Stores a decision (without any ledger id it carries) and audits it, in the caller's transaction. */
+async function insertRecord(client: PoolClient, audit: Audit, record: ApprovalRecord): Promise<void> {
+  const { id: _id, ...stored } = record;
+  const { rows } = await client.query<{ id: string }>(
+    "INSERT INTO car_approvals (fingerprint, decision, expires_at, record) VALUES ($1, $2, $3, $4) RETURNING id::text",
+    [stored.fingerprint, stored.decision, stored.expires_at, JSON.stringify(stored)],
+  );
+  audit("approval_recorded", approvalRecordedData(Number(rows[0]!.id), stored), { timestamp: rfc3339(stored.decided_at), action_id: stored.action_id });
 }
 
 const SELECT = "SELECT a.id::text, a.record, r.revoked_at::text, r.revoked_by FROM car_approvals a LEFT JOIN car_revocations r ON r.approval_id = a.id";
@@ -40,21 +51,31 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
   }
 
   async record(record: ApprovalRecord): Promise<void> {
-    await this.#transaction(async (client, audit) => {
-      const { rows } = await client.query<{ id: string }>(
-        "INSERT INTO car_approvals (fingerprint, decision, expires_at, record) VALUES ($1, $2, $3, $4) RETURNING id::text",
-        [record.fingerprint, record.decision, record.expires_at, JSON.stringify(record)],
-      );
-      audit("approval_recorded", approvalRecordedData(Number(rows[0]!.id), record), { timestamp: rfc3339(record.decided_at), action_id: record.action_id });
-    });
+    checkApprovalScope(record);
+    await this.#transaction((client, audit) => insertRecord(client, audit, record));
   }
 
-  async latest(fingerprint: string, now: number): Promise<ApprovalRecord | undefined> {
-    const { rows } = await this.#read<LedgerRow>(`${SELECT} WHERE a.fingerprint = $1 ORDER BY a.id DESC LIMIT 1`, [fingerprint]);
-    const row = rows[0];
-    if (row === undefined || row.revoked_at !== null) return undefined;
-    const entry = entryFrom(row);
-    return entry.expires_at === null || entry.expires_at > now ? entry : undefined;
+  async latest(fingerprint: string, now: number, scope: ApprovalScope = {}): Promise<ApprovalRecord | undefined> {
+    const { rows } = await this.#read<LedgerRow>(`${SELECT} WHERE a.fingerprint = $1 ORDER BY a.id`, [fingerprint]);
+    const answer = answeringDecision(rows.map(entryFrom), scope);
+    return answer === undefined || answer.revoked_at !== undefined || !inForce(answer, now) ? undefined : answer;
+  }
+
+  async consume(record: ApprovalRecord, now: number): Promise<boolean> {
+    if (record.id === undefined) return false;
+    return this.#transaction(async (client, audit) => {
+      // Locks the row first, so of two runtimes spending the last use at once the second reads the first's revocation.
+      await client.query("SELECT id FROM car_approvals WHERE id = $1 FOR UPDATE", [record.id]);
+      const { rows } = await client.query<LedgerRow>(`${SELECT} WHERE a.id = $1`, [record.id]);
+      if (rows[0] === undefined || rows[0].revoked_at !== null) return false;
+      const entry = entryFrom(rows[0]);
+      if (!inForce(entry, now)) return false;
+      await client.query("INSERT INTO car_revocations (approval_id, revoked_at, revoked_by) VALUES ($1, $2, $3)", [entry.id, now, SPENT_BY]);
+      const rest = remainingUses(entry);
+      audit("approval_used", { approval_id: entry.id, fingerprint: entry.fingerprint, uses_left: rest?.uses ?? 0 }, { timestamp: rfc3339(now) });
+      if (rest !== undefined) await insertRecord(client, audit, rest);
+      return true;
+    });
   }
 
   async list(): Promise<LedgerEntry[]> {

@@ -178,12 +178,15 @@ export class PostgresStore implements RuntimeStore {
    * and every event after the last one known. `prefix` may record the
    * proposal as executing in the same statement.
    */
-  async #refresh(prefix = "", params: unknown[] = []): Promise<void> {
+  async #refresh(prefix = "", params: unknown[] = []): Promise<boolean> {
     const n = params.length;
+    // With a `begun` prefix, a part-3 row says its INSERT or UPDATE took effect.
+    const begun = prefix === "" ? "" : "UNION ALL SELECT 3, 0, NULL, NULL, NULL, NULL FROM begun";
     const { rows } = await this.#query<RefreshRow>(
       `${prefix}SELECT 0 AS part, 0::bigint AS o, pg_snapshot_xmin(pg_current_snapshot())::text AS a, NULL AS b, NULL::boolean AS present, NULL AS version
        UNION ALL SELECT 1, ord, key, value, present, version::text FROM car_state WHERE txid >= $${n + 1}::text::xid8
        UNION ALL SELECT 2, seq, body, hash, NULL, NULL FROM car_events WHERE seq > $${n + 2}
+       ${begun}
        ORDER BY part, o`,
       [...params, this.#horizon.toString(), this.events.knownThrough],
     );
@@ -195,6 +198,7 @@ export class PostgresStore implements RuntimeStore {
     this.events.learn(events);
     const horizon = BigInt(rows[0]!.a);
     if (horizon > this.#horizon) this.#horizon = horizon;
+    return rows[rows.length - 1]!.part === 3;
   }
 
   async #query<R extends pg.QueryResultRow>(sql: string, params: readonly unknown[] = []): Promise<pg.QueryResult<R>> {
@@ -205,16 +209,30 @@ export class PostgresStore implements RuntimeStore {
     }
   }
 
+  /**
+   * Records the proposal as executing, in the statement that refreshes the
+   * caches. A row still executing under this runtime, or under another whose
+   * liveness lock is held, is left alone and the run refused
+   * (`duplicate_proposal`, DECISIONS §20); one left by a runtime that is gone
+   * is taken over.
+   */
   async beginProposal(begin: ProposalBegin): Promise<void> {
     await this.#ready;
     await this.flush();
-    await this.#refresh(
+    const begun = await this.#refresh(
       `WITH begun AS (
-         INSERT INTO car_proposals (proposal_id, status, runtime_key, began_at) VALUES ($1, 'executing', $2, $3)
+         INSERT INTO car_proposals AS p (proposal_id, status, runtime_key, began_at) VALUES ($1, 'executing', $2, $3)
          ON CONFLICT (proposal_id) DO UPDATE SET status = 'executing', runtime_key = EXCLUDED.runtime_key, began_at = EXCLUDED.began_at
+         WHERE p.status <> 'executing' OR (p.runtime_key <> $2 AND pg_try_advisory_xact_lock(${RUNTIME_LOCK_CLASS}, p.runtime_key))
+         RETURNING 1
        ) `,
       [begin.proposal_id, this.#runtimeKey, begin.timestamp],
     );
+    if (!begun) {
+      throw new CarError("duplicate_proposal", `a run of proposal '${begin.proposal_id}' is still executing; wait for it to end or use another id`, {
+        proposal_id: begin.proposal_id,
+      });
+    }
   }
 
   /**
@@ -274,7 +292,7 @@ export class PostgresStore implements RuntimeStore {
     this.events.learn(events);
     // Other runtimes committed in between: fetch their events now, so feeds and queries are not held back
     // until the next proposal. Nothing waits for it (the next `beginProposal` refreshes anyway).
-    if (this.events.hasGap) this.#catchUp = this.#catchUp.then(() => this.#refresh()).catch(() => {});
+    if (this.events.hasGap) this.#catchUp = this.#catchUp.then(async () => void (await this.#refresh())).catch(() => {});
     return transitions;
   }
 

@@ -8,8 +8,9 @@
  * transaction, so the audit trail and the ledger agree.
  */
 import { CarError, rfc3339 } from "@car/ir";
-import type { ApprovalRecord } from "@car/policy";
-import { approvalRecordedData, type ApprovalRow, ledgerEntryOf } from "@car/engine/durable";
+import { answeringDecision, checkApprovalScope, inForce, remainingUses } from "@car/policy";
+import type { ApprovalRecord, ApprovalScope } from "@car/policy";
+import { approvalRecordedData, type ApprovalRow, ledgerEntryOf, SPENT_BY } from "@car/engine/durable";
 import type { DurableApprovalLedger, LedgerEntry } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
@@ -19,14 +20,14 @@ const SELECT = "SELECT a.id, a.record, r.revoked_at, r.revoked_by FROM approvals
 export class SqliteApprovalLedger implements DurableApprovalLedger {
   readonly #writer: StoreWriter;
   readonly #insert;
-  readonly #latest;
+  readonly #byFingerprint;
   readonly #grants;
   readonly #revoke;
 
   constructor(db: SqliteDatabase, writer: StoreWriter) {
     this.#writer = writer;
     this.#insert = db.prepare("INSERT INTO approvals (fingerprint, decision, decided_at, expires_at, record) VALUES (?, ?, ?, ?, ?)");
-    this.#latest = db.prepare(`${SELECT} WHERE a.fingerprint = ? ORDER BY a.id DESC LIMIT 1`);
+    this.#byFingerprint = db.prepare(`${SELECT} WHERE a.fingerprint = ? ORDER BY a.id`);
     this.#grants = db.prepare(
       `${SELECT} WHERE a.decision = 'approved' AND r.approval_id IS NULL AND (a.expires_at IS NULL OR a.expires_at > ?)
        AND a.id = (SELECT max(b.id) FROM approvals b WHERE b.fingerprint = a.fingerprint) ORDER BY a.id`,
@@ -38,17 +39,33 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
   readonly list: () => Promise<LedgerEntry[]>;
 
   async record(record: ApprovalRecord): Promise<void> {
-    this.#writer.atomically(() => {
-      const id = Number(this.#insert.run(record.fingerprint, record.decision, record.decided_at, record.expires_at, JSON.stringify(record)).lastInsertRowid);
-      this.#writer.audit("approval_recorded", approvalRecordedData(id, record), { timestamp: rfc3339(record.decided_at), action_id: record.action_id });
-    });
+    checkApprovalScope(record);
+    this.#writer.atomically(() => this.#insertRecord(record));
   }
 
-  async latest(fingerprint: string, now: number): Promise<ApprovalRecord | undefined> {
-    const row = this.#latest.get(fingerprint) as ApprovalRow | undefined;
-    if (row === undefined || row.revoked_at !== null) return undefined;
-    const entry = ledgerEntryOf(row);
-    return entry.expires_at === null || entry.expires_at > now ? entry : undefined;
+  #insertRecord(record: ApprovalRecord): void {
+    const { id: _id, ...stored } = record;
+    const id = Number(this.#insert.run(stored.fingerprint, stored.decision, stored.decided_at, stored.expires_at, JSON.stringify(stored)).lastInsertRowid);
+    this.#writer.audit("approval_recorded", approvalRecordedData(id, stored), { timestamp: rfc3339(stored.decided_at), action_id: stored.action_id });
+  }
+
+  async latest(fingerprint: string, now: number, scope: ApprovalScope = {}): Promise<ApprovalRecord | undefined> {
+    const answer = answeringDecision((this.#byFingerprint.all(fingerprint) as ApprovalRow[]).map(ledgerEntryOf), scope);
+    return answer === undefined || answer.revoked_at !== undefined || !inForce(answer, now) ? undefined : answer;
+  }
+
+  async consume(record: ApprovalRecord, now: number): Promise<boolean> {
+    return this.#writer.atomically(() => {
+      const row = (this.#byFingerprint.all(record.fingerprint) as ApprovalRow[]).find((r) => r.id === record.id);
+      if (row === undefined || row.revoked_at !== null) return false;
+      const entry = ledgerEntryOf(row);
+      if (!inForce(entry, now)) return false;
+      this.#revoke.run(entry.id, now, SPENT_BY);
+      const rest = remainingUses(entry);
+      this.#writer.audit("approval_used", { approval_id: entry.id, fingerprint: entry.fingerprint, uses_left: rest?.uses ?? 0 }, { timestamp: rfc3339(now) });
+      if (rest !== undefined) this.#insertRecord(rest);
+      return true;
+    });
   }
 
   async grants(now: number): Promise<LedgerEntry[]> {

@@ -100,6 +100,11 @@ interface ExecutingRow {
   owner: string;
 }
 
+/** Whether the store instance that wrote an `executing` row is still running. */
+function ownerAlive(row: Pick<ExecutingRow, "owner_pid" | "owner">): boolean {
+  return row.owner_pid === process.pid ? LIVE_INSTANCES.has(row.owner) : processAlive(row.owner_pid);
+}
+
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -134,6 +139,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   #closed = false;
   readonly #insertRun;
   readonly #endRun;
+  readonly #executingRuns;
   readonly #dataVersionQuery;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -188,6 +194,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.postures = new SqlitePostureStore(this.#db, this);
     this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, status, began_at, owner_pid, owner) VALUES (?, 'executing', ?, ?, ?)");
     this.#endRun = this.#db.prepare("UPDATE proposals SET status = ?, ended_at = ? WHERE run = ?");
+    this.#executingRuns = this.#db.prepare("SELECT owner_pid, owner FROM proposals WHERE proposal_id = ? AND status = 'executing'");
     LIVE_INSTANCES.add(this.#instance);
   }
 
@@ -227,8 +234,21 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   beginProposal(begin: ProposalBegin): void {
     if (this.#closed) throw new CarError("storage_error", `the store '${this.path}' is closed`);
     this.#syncFromOthers();
+    this.#refuseExecuting(begin.proposal_id);
     this.events.openProposal(begin.proposal_id);
     this.#unwrittenBegins.set(begin.proposal_id, begin);
+  }
+
+  /** `duplicate_proposal` when a run of this id is executing: on this instance, or (its row says) on another live one. */
+  #refuseExecuting(proposal_id: string): void {
+    let executing = this.#runs.has(proposal_id) || this.#unwrittenBegins.has(proposal_id);
+    if (!executing) {
+      const rows = this.#executingRuns.all(proposal_id) as Pick<ExecutingRow, "owner_pid" | "owner">[];
+      executing = rows.some((row) => row.owner !== this.#instance && ownerAlive(row));
+    }
+    if (executing) {
+      throw new CarError("duplicate_proposal", `a run of proposal '${proposal_id}' is still executing; wait for it to end or use another id`, { proposal_id });
+    }
   }
 
   /** Writes the rows of proposals begun since the last write (inside the caller's transaction). */
@@ -269,8 +289,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
       const now = rfc3339(this.#clock.now());
       const out: InterruptedProposal[] = [];
       for (const row of rows) {
-        const live = row.owner_pid === process.pid ? LIVE_INSTANCES.has(row.owner) : processAlive(row.owner_pid);
-        if (live) continue;
+        if (ownerAlive(row)) continue;
         this.#endRun.run("interrupted", now, row.run);
         const dispatched = this.#dispatchedSince(row.proposal_id, row.began_at);
         this.events.append({

@@ -14,7 +14,7 @@ import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/
 import { databasePath, openCarDatabase, openRuntimeStore, type StoredEventLog, storedEvents } from "@car/server/home";
 import { println } from "../io.ts";
 
-export const usage = `Usage: car approvals approve <FINGERPRINT> [--tier TIER] [--by WHO] [--ttl SECONDS] [--reason TEXT] [--db PATH|URL]
+export const usage = `Usage: car approvals approve <FINGERPRINT> [--tier TIER] [--by WHO] [--ttl DURATION] [--uses N] [--agent AGENT] [--run RUN_ID] [--reason TEXT] [--db PATH|URL]
        car approvals reject <FINGERPRINT> [--tier TIER] [--by WHO] [--ttl SECONDS] [--reason TEXT] [--db PATH|URL]
        car approvals list [--json] [--db PATH]
        car approvals set-posture <AGENT> <POSTURE> [--tier TIER] [--db PATH]
@@ -26,7 +26,12 @@ approve / reject record a decision on the operation with that fingerprint
 permission.evaluate reports); the same run then passes (or stays refused).
 TIER defaults to the tier the gate asked for, found in the audit log; an
 approval below what the operation needs does not count. --ttl makes the
-decision lapse after SECONDS (default: it stands until revoked); --by names the reviewer (default cli:$USER).
+decision lapse after DURATION (seconds, or with a unit: 90s, 30m, 1h, 2d;
+default: it stands until revoked); --uses lets it admit N executions, then
+lapse; --agent makes it apply to that agent's sessions only; --run to one
+run (a run_id from the log). With none of these an approval covers its
+operation for every run of every agent, as often as it comes, until it is
+revoked or a newer decision replaces it. --by names the reviewer (default cli:$USER).
 
 POSTURE is always_allow, require_approval or deny; it refines the permission
 tier gate for that agent's actions (for every tier, or only TIER: read_only,
@@ -150,11 +155,16 @@ async function decide(decision: ApprovalOutcome, args: string[]): Promise<number
     by: { type: "string" },
     reason: { type: "string" },
     ttl: { type: "string" },
+    uses: { type: "string" },
+    agent: { type: "string" },
+    run: { type: "string" },
   });
   const [fingerprint] = expectPositionals(positionals, ["FINGERPRINT"]);
   if (!/^[0-9a-f]{64}$/.test(fingerprint!)) throw usageError(`FINGERPRINT must be 64 hex digits (as car run prints it), got '${fingerprint}'`);
   const tier = tierOption(options.tier);
-  const ttlSeconds = options.ttl === undefined ? undefined : positiveInteger(options.ttl, "--ttl");
+  const ttlSeconds = options.ttl === undefined ? undefined : durationSeconds(options.ttl);
+  const uses = options.uses === undefined ? undefined : positiveInteger(options.uses, "--uses");
+  if (options.agent === "" || options.run === "") throw usageError("--agent and --run need a value");
   const store = await openRuntimeStore(options.db);
   try {
     const asked = await lastRequest(store.events, fingerprint!);
@@ -175,15 +185,35 @@ async function decide(decision: ApprovalOutcome, args: string[]): Promise<number
       ...(options.reason !== undefined ? { reason: options.reason } : {}),
       ...(asked?.action_id !== undefined ? { action_id: asked.action_id } : {}),
       ...(asked?.tool !== undefined ? { tool: asked.tool } : {}),
+      ...(uses !== undefined ? { uses } : {}),
+      ...(options.agent !== undefined ? { agent_id: options.agent } : {}),
+      ...(options.run !== undefined ? { run_id: options.run } : {}),
     };
     await store.approvals.record(record);
     const subject = asked?.tool ?? asked?.action_id ?? `${fingerprint!.slice(0, 16)}…`;
     const expiry = record.expires_at === null ? "" : `, until ${new Date(record.expires_at).toISOString()}`;
-    println(`${decision} ${subject} up to ${record.required_tier} (fingerprint ${fingerprint}) by ${record.reviewer}${expiry}`);
+    const scope = [
+      uses !== undefined ? `${uses} use(s)` : "",
+      options.agent !== undefined ? `agent ${options.agent} only` : "",
+      options.run !== undefined ? `run ${options.run} only` : "",
+    ].filter((s) => s !== "");
+    println(
+      `${decision} ${subject} up to ${record.required_tier} (fingerprint ${fingerprint}) by ${record.reviewer}${expiry}${scope.length > 0 ? `; ${scope.join(", ")}` : ""}`,
+    );
     return 0;
   } finally {
     await store.close?.();
   }
+}
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `--ttl`: whole seconds, or a whole number with a unit (`90s`, `30m`, `1h`, `2d`). */
+function durationSeconds(value: string): number {
+  const match = /^(\d+)([smhd]?)$/.exec(value);
+  const seconds = match === null ? Number.NaN : Number(match[1]) * UNIT_SECONDS[match[2] || "s"]!;
+  if (!Number.isSafeInteger(seconds) || seconds < 1) throw usageError(`--ttl must be a positive duration such as 3600, 90s, 30m, 1h or 2d, got '${value}'`);
+  return seconds;
 }
 
 function exit(code: CarErrorCode): number {

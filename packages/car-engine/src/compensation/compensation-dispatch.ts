@@ -27,7 +27,8 @@ export const DEFAULT_COMPENSATION_TIMEOUT_MS = 30_000;
 export type CallResult = { output: JsonValue } | { error: string; terminal: boolean };
 
 export interface CompensationPath {
-  readonly proposal_id: string;
+  /** The run whose trace the compensation's calls join (DECISIONS §20). */
+  readonly run_id: string;
   readonly tools: { get(name: string): RegisteredTool | undefined };
   readonly policies: PolicyEngine;
   readonly approvalGate: ApprovalGate | undefined;
@@ -57,15 +58,20 @@ export async function dispatchStep(path: CompensationPath, step: CompensationSte
   const gate = path.approvalGate;
   if (gate !== undefined) {
     const emit: ApprovalEmit = (kind, _id, data) => path.emit(kind, step.action_id, data);
-    const decision = await decideOnRecord(gate, action, tool.schema, emit, { ask: true, everyDecision: true, context: { compensation: true } });
+    const decision = await decideOnRecord(gate, action, tool.schema, emit, {
+      ask: true,
+      everyDecision: true,
+      context: { compensation: true },
+      run_id: path.run_id,
+    });
     if (decision.decision !== "allow") return fail(`denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`);
-    traceApproval(path.traceGate, path.proposal_id, action.tool!, decision);
+    traceApproval(path.traceGate, path.run_id, action.tool!, decision);
   }
-  const traced = admitToTrace(path.traceGate, path.proposal_id, action);
+  const traced = admitToTrace(path.traceGate, path.run_id, action);
   if (traced.length > 0) return refuse(path, step, traced, fail);
   const result = await path.call(action, tool, params);
   if ("error" in result) return fail(result.error, result.terminal);
-  traceSuccess(path.traceGate, path.proposal_id, action.tool!);
+  traceSuccess(path.traceGate, path.run_id, action.tool!);
   return { ok: true };
 }
 

@@ -32,6 +32,9 @@ export function approvalRecordedData(id: number, record: ApprovalRecord): Record
     reviewer: record.reviewer,
     expires_at: record.expires_at,
   };
-  for (const key of ["reason", "session_id", "tool"] as const) if (record[key] !== undefined) data[key] = record[key];
+  for (const key of ["reason", "session_id", "tool", "run_id", "agent_id", "uses", "copy_of"] as const) if (record[key] !== undefined) data[key] = record[key];
   return data;
 }
+
+/** Who a spent use's revocation names (`ApprovalLedger.consume`). */
+export const SPENT_BY = "spent";

@@ -9,7 +9,7 @@
  * `postureLookup`, …) is exported from `@car/engine`.
  */
 export { type Anchor, type HashAt, anchorBreak, anchorSummary, appendAnchor, readAnchors } from "./anchor.ts";
-export { type ApprovalRow, approvalRecordedData, ledgerEntryOf } from "./approval-rows.ts";
+export { type ApprovalRow, approvalRecordedData, ledgerEntryOf, SPENT_BY } from "./approval-rows.ts";
 export { type ChainBreak, type ChainReport, ChainVerifier, type StoredEventRow } from "./chain-verify.ts";
 export {
   type Checkpoint,

@@ -25,13 +25,14 @@ export async function approvalFindings(
   tools: ToolRegistry,
   emit: ApprovalEmit,
   allowed: (action: Action, decision: ApprovalDecision) => void,
+  run_id: string,
 ): Promise<AdmissionFinding[]> {
   const findings: AdmissionFinding[] = [];
   for (let i = 0; i < proposal.actions.length; i++) {
     const action = proposal.actions[i]!;
     const schema = action.tool === undefined ? undefined : tools.get(action.tool)?.schema;
     // With an approver the question is put now, before anything runs; without one the ledger answers.
-    const d = await decideOnRecord(gate, action, schema, emit, { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" } });
+    const d = await decideOnRecord(gate, action, schema, emit, { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" }, run_id });
     if (d.decision === "allow") {
       allowed(action, d);
       continue;

@@ -21,8 +21,10 @@ export interface ApprovalOnRecord {
   everyDecision: boolean;
   /** Fields every event of this decision carries (e.g. `stage`, `compensation`). */
   context: JsonObject;
-  /** The approval that admitted the declared form, answering for the resolved one (`AuthorizeOptions.admitted`). */
+  /** The approval that admitted the declared form, answering for the resolved one within the standing tier (`AuthorizeOptions.admitted`). */
   admitted?: ApprovalRecord | undefined;
+  /** The run the action belongs to: run-scoped decisions answer only within it. */
+  run_id: string;
 }
 
 export async function decideOnRecord(
@@ -37,9 +39,11 @@ export async function decideOnRecord(
     if (action.tool !== undefined) data["tool"] = action.tool;
     emit(EVENT_KINDS.approvalRequested, action.id, data);
   };
+  // The verdict admits an execution: a use-limited approval it rests on spends a use.
+  const scope = { run_id: how.run_id, spend: true };
   const d = how.ask
-    ? await gate.authorize(action, schema, how.admitted === undefined ? { asking } : { asking, admitted: how.admitted })
-    : await gate.evaluate(action, schema);
+    ? await gate.authorize(action, schema, how.admitted === undefined ? { asking, ...scope } : { asking, admitted: how.admitted, ...scope })
+    : await gate.evaluate(action, schema, scope);
   if (d.decision === "allow" && d.waited_ms === undefined && !how.everyDecision) return d;
   const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, ...how.context };
   if (d.reason !== undefined) data["reason"] = d.reason;

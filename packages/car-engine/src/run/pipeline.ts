@@ -11,6 +11,7 @@ import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
+import type { DetachedInvocations } from "../tools/detached.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
 import type { CostMeter } from "./cost-meter.ts";
@@ -31,6 +32,8 @@ export interface PipelineEnvironment {
   readonly approvalGate: ApprovalGate | undefined;
   /** Temporal rules, judged against the trace as the last step before a tool is dispatched. */
   readonly traceGate: TraceGate;
+  /** Detached invocations: a detached call's success enters the trace when its final result is one. */
+  readonly detached: DetachedInvocations;
   readonly clock: { now(): number };
   /** Bytes `$id.output` references may put into one proposal's parameters, in all. */
   readonly maxInterpolatedBytes: number;
@@ -38,7 +41,7 @@ export interface PipelineEnvironment {
 
 /** The parts of one run the pipeline works with. */
 export interface RunParts {
-  readonly proposalId: string;
+  readonly runId: string;
   readonly actions: readonly Action[];
   /** Actions named by an `action_ref` compensation: declared, never run forward. */
   readonly compensations: ReadonlySet<number>;
@@ -59,7 +62,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   /** The assumptions the started actions declared, for the commit to check. */
   readonly assumptions: AssumptionRecord[] = [];
   readonly #env: PipelineEnvironment;
-  readonly #proposalId: string;
+  readonly #runId: string;
   readonly #actions: readonly Action[];
   readonly #compensations: ReadonlySet<number>;
   readonly #graph: DependencyGraph;
@@ -80,7 +83,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
 
   constructor(env: PipelineEnvironment, parts: RunParts) {
     this.#env = env;
-    this.#proposalId = parts.proposalId;
+    this.#runId = parts.runId;
     this.#actions = parts.actions;
     this.#compensations = parts.compensations;
     this.#graph = parts.graph;
@@ -190,13 +193,19 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     const subject = params === action.parameters ? action : { ...action, parameters: params };
     const emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
-    decideOnRecord(gate, subject, schema, emit, { ask: true, everyDecision: true, context: {}, admitted: this.#approvals.get(action.id) })
+    decideOnRecord(gate, subject, schema, emit, {
+      ask: true,
+      everyDecision: true,
+      context: {},
+      admitted: this.#approvals.get(action.id),
+      run_id: this.#runId,
+    })
       .then((decision) => {
         if (decision.decision !== "allow") {
           outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
           return true;
         }
-        if (action.tool !== undefined) traceApproval(this.#env.traceGate, this.#proposalId, action.tool, decision);
+        if (action.tool !== undefined) traceApproval(this.#env.traceGate, this.#runId, action.tool, decision);
         if (this.#scheduler.abortReason !== undefined) return true; // aborted while waiting: never started, so skipped
         return !this.#traced(i, action, params) || this.#start(i, action, params);
       })
@@ -216,7 +225,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
    */
   #traced(i: number, action: Action, params: JsonObject): boolean {
     if (action.type !== "tool_call") return true;
-    const violations = admitToTrace(this.#env.traceGate, this.#proposalId, params === action.parameters ? action : { ...action, parameters: params });
+    const violations = admitToTrace(this.#env.traceGate, this.#runId, params === action.parameters ? action : { ...action, parameters: params });
     if (violations.length === 0) return true;
     for (const v of violations) this.#events.emit(EVENT_KINDS.policyViolation, action.id, { policy_name: v.policy_name, reason: v.reason });
     this.#outcomes.reject(i, deniedByPolicy(violations), "policy");
@@ -255,7 +264,16 @@ export class ActionPipeline implements ScheduledWork, CallListener {
 
   #concludeCall(i: number, called: Called): void {
     this.#outcomes.conclude(i, this.#startMs[i]!, called);
-    if (this.#outcomes.status[i] === SUCCEEDED) traceSuccess(this.#env.traceGate, this.#proposalId, this.#actions[i]!.tool!);
+    if (this.#outcomes.status[i] !== SUCCEEDED) return;
+    const action = this.#actions[i]!;
+    const { traceGate } = this.#env;
+    const runId = this.#runId;
+    if (action.invocation_mode === "one_shot") traceSuccess(traceGate, runId, action.tool!);
+    else {
+      // Started is not succeeded: the call joins the trace as a success only if it ends in one.
+      const handle = (this.#outcomes.outputs[i] as { tool_handle?: unknown } | undefined)?.tool_handle;
+      if (typeof handle === "string") this.#env.detached.onSuccess(handle, () => traceSuccess(traceGate, runId, action.tool!));
+    }
   }
 
   /** `action_started` data, shared between actions of one type and tool (it never changes). */

@@ -49,6 +49,8 @@ export interface RunEnvironment extends DispatchEnvironment, PipelineEnvironment
 }
 
 export interface RunOptions {
+  /** This execution's own id, minted by the runtime: what "this proposal" means to trace rules (DECISIONS §20). */
+  run_id: string;
   /** Where calls to tools without a handler go. */
   caller: ToolCaller | undefined;
   session_id: string | null;
@@ -101,7 +103,7 @@ export class ProposalRun {
     this.#scheduler = scheduler;
     this.#outcomes = new Outcomes(proposal.id, proposal.actions, this.#events, this.#working, env.tools, env.clock, scheduler);
     this.#pipeline = new ActionPipeline(env, {
-      proposalId: proposal.id,
+      runId: options.run_id,
       actions: proposal.actions,
       compensations: this.#compensations,
       graph,
@@ -114,6 +116,11 @@ export class ProposalRun {
       meter: this.#meter,
       dispatcher,
     });
+  }
+
+  /** This execution's run id. */
+  get id(): string {
+    return this.#options.run_id;
   }
 
   /** Events appended for this proposal so far, in order (for the commit). */
@@ -221,7 +228,7 @@ export class ProposalRun {
     const meter = new CostMeter(undefined, env.clock);
     const dispatcher = new Dispatcher(env, this.#options.caller, this.#options.session_id, meter, new Scheduler(this.#graph, 0, () => {}), this.#events);
     const path: CompensationPath = {
-      proposal_id: this.#proposal.id,
+      run_id: this.#options.run_id,
       tools: env.tools,
       policies: env.policies,
       approvalGate: env.approvalGate,

@@ -6,7 +6,9 @@
  *
  * - `beginProposal` before the first action runs. A durable backend records
  *   the proposal as executing (so a crash leaves it visible as interrupted)
- *   and may refresh its synchronous state cache.
+ *   and may refresh its synchronous state cache. It refuses a proposal id
+ *   that is still executing (here or in another live process) with
+ *   `duplicate_proposal` (DECISIONS §20): the run is refused, not begun.
  * - `commitProposal` once, at the end, with the proposal's writes, the reads
  *   and assumptions it depended on, and every event appended for it. A
  *   backend applies the writes to `state` and persists writes and events in

@@ -26,6 +26,8 @@ interface Invocation {
   result?: JsonValue;
   error?: string;
   controller: AbortController;
+  /** Told once, when the invocation's final result is a success. */
+  onSuccess?: () => void;
 }
 
 interface Subscription {
@@ -128,6 +130,18 @@ export class DetachedInvocations {
     return sub.queue;
   }
 
+  /**
+   * Calls `fn` once the invocation ends in success (at once if it already
+   * has); never when it fails or is cancelled. A detached call counts as
+   * succeeded for trace rules only then, not when it starts (DECISIONS §21).
+   */
+  onSuccess(id: string, fn: () => void): void {
+    const inv = this.#live.get(id);
+    if (inv === undefined) return;
+    if (inv.status === "succeeded") fn();
+    else if (inv.status === "running") inv.onSuccess = fn;
+  }
+
   /** Cancels every running invocation and ends every feed (runtime shutdown). */
   close(): void {
     for (const id of [...this.#live.keys()]) this.cancel(id);
@@ -178,6 +192,7 @@ export class DetachedInvocations {
     if (chunk.kind === "done") {
       inv.status = "succeeded";
       if (chunk.result !== undefined) inv.result = chunk.result;
+      inv.onSuccess?.();
     } else if (chunk.kind === "error") {
       inv.status = "failed";
       inv.error = chunk.message;

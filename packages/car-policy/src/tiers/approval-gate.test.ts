@@ -49,6 +49,7 @@ describe("ApprovalGate", () => {
         session_id: "sess",
         action_id: "w1",
         tool: "write_file",
+        id: 1,
       },
     ]);
     // The same operation under another id, with keys reordered, is answered from the ledger.

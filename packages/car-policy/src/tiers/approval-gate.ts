@@ -11,6 +11,14 @@
  * An optional posture lookup (per agent, per tier: `always_allow`,
  * `require_approval`, `deny`) refines this; without one the tier rules above
  * apply unchanged.
+ *
+ * An approval binds what was approved (DECISIONS §22): a recorded decision
+ * answers only evaluations its scope covers (run, agent, uses, expiry), and
+ * the approval that admitted an action's declared form (`$id.output`
+ * references unresolved) answers for a resolved form only when that form's
+ * own tier is within the standing tier. A resolved form above it needs a
+ * decision on its own fingerprint: the approver is asked when one is
+ * attached (the hook a supervisor plugs into), otherwise it is refused.
  */
 import type { Action, Clock, Timers, ToolSchema } from "@car/ir";
 import { isCarError, systemClock, systemTimers } from "@car/ir";
@@ -55,6 +63,8 @@ export interface ApprovalGateOptions {
   decisionTtlMs?: number | null;
   clock?: Clock;
   timers?: Timers;
+  /** The agent the gate's session acts for: decisions scoped to another agent do not answer for it. */
+  agentId?: string;
   /** A per-agent posture for the required tier, when the host has one (possibly from a database, hence the promise). */
   posture?: (tier: PermissionTier, action: Action) => Posture | undefined | Promise<Posture | undefined>;
 }
@@ -72,11 +82,22 @@ export interface GateDecision {
   waited_ms?: number;
 }
 
+/** What an evaluation is for: its run (for run-scoped decisions), and whether it admits an execution. */
+export interface EvaluateOptions {
+  /** The run the action belongs to (the runtime's run id). */
+  run_id?: string;
+  /**
+   * The verdict admits an execution: a use-limited decision that allows it
+   * spends one use. Off for questions that run nothing (`permission.evaluate`).
+   */
+  spend?: boolean;
+}
+
 /** What `authorize` may be told besides the action. */
-export interface AuthorizeOptions {
+export interface AuthorizeOptions extends EvaluateOptions {
   /** Called just before the approver is asked (not when the ledger or the tiers answer). */
   asking?: (request: ApprovalRequest) => void;
-  /** The approval that admitted the action's declared form, for its resolved form at dispatch. */
+  /** The approval that admitted the action's declared form: it answers for the resolved form only within the standing tier (DECISIONS §22). */
   admitted?: ApprovalRecord;
 }
 
@@ -108,30 +129,40 @@ export class ApprovalGate {
   }
 
   /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
-  async evaluate(action: Action, schema?: ToolSchema): Promise<GateDecision> {
-    return this.#evaluate(action, classifyAction(action, schema), undefined);
+  async evaluate(action: Action, schema?: ToolSchema, how: EvaluateOptions = {}): Promise<GateDecision> {
+    return this.#evaluate(action, classifyAction(action, schema), undefined, how);
   }
 
   /**
    * `admitted` is the approval that let this action's declared form (with
-   * `$id.output` references) through admission: it answers for the resolved
-   * form too, as far as its tier reaches, unless the resolved operation has a
-   * decision of its own in the ledger.
+   * `$id.output` references) through admission. It answers for the resolved
+   * form only when that form's own tier is within the standing tier (and is
+   * not `full_access`, which always needs a human): approving a template is
+   * not approving whatever it resolves to (DECISIONS §22). Above that, the
+   * resolved operation needs a decision of its own fingerprint.
    */
-  async #evaluate(action: Action, { tier, reasons }: ActionClassification, admitted: ApprovalRecord | undefined): Promise<GateDecision> {
+  async #evaluate(action: Action, { tier, reasons }: ActionClassification, admitted: ApprovalRecord | undefined, how: EvaluateOptions): Promise<GateDecision> {
     const fingerprint = operationFingerprint(action);
     const base = { action_id: action.id, fingerprint, required: tier, granted: this.#granted };
     const looked = this.#options.posture?.(tier, action);
     const posture = looked instanceof Promise ? await looked : looked;
     if (posture === "deny") return { ...base, decision: "deny", reason: `the agent's posture denies ${tier} actions` };
-    const prior = (await this.#options.ledger.latest(fingerprint, this.#clock.now())) ?? admitted;
+    const carried = admitted !== undefined && tier !== "full_access" && tierRank(tier) <= tierRank(this.#granted) ? admitted : undefined;
+    const now = this.#clock.now();
+    let recorded = await this.#options.ledger.latest(fingerprint, now, { run_id: how.run_id, agent_id: this.#options.agentId });
+    const mustAsk = posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(this.#granted);
+    // A use-limited approval that this execution rests on spends a use now; none left means it does not answer.
+    const restsOn = mustAsk && posture !== "always_allow" && recorded?.decision === "approved" && tierRank(recorded.required_tier) >= tierRank(tier);
+    if (how.spend === true && restsOn && recorded?.uses !== undefined) {
+      if (!(await this.#options.ledger.consume(recorded!, now))) recorded = undefined;
+    }
+    const prior = recorded ?? carried;
     // A recorded approval counts only at or above the operation's true tier, so an under-scoped approval cannot widen access.
     if (prior?.decision === "rejected") return { ...base, decision: "deny", reason: `rejected by ${prior.reviewer}`, record: prior };
     if (prior?.decision === "approved" && tierRank(prior.required_tier) >= tierRank(tier)) {
       return { ...base, decision: "allow", reason: `approved by ${prior.reviewer}`, record: prior };
     }
     if (posture === "always_allow") return { ...base, decision: "allow", reason: `the agent's posture allows ${tier} actions` };
-    const mustAsk = posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(this.#granted);
     if (!mustAsk) return { ...base, decision: "allow" };
     return { ...base, decision: "needs_approval", reason: reasons.join("; ") || `requires ${tier}` };
   }
@@ -145,7 +176,7 @@ export class ApprovalGate {
   async authorize(action: Action, schema?: ToolSchema, how: AuthorizeOptions = {}): Promise<GateDecision> {
     const { asking, admitted } = how;
     const classification = classifyAction(action, schema);
-    const evaluated = await this.#evaluate(action, classification, admitted?.decision === "approved" ? admitted : undefined);
+    const evaluated = await this.#evaluate(action, classification, admitted?.decision === "approved" ? admitted : undefined, how);
     if (evaluated.decision !== "needs_approval") return evaluated;
     const { tier, reasons } = classification;
     const request: ApprovalRequest = {

@@ -4,10 +4,10 @@ import { describe, expect, it } from "vitest";
 import { evaluateTrace, TraceGate, type TraceRecord } from "./trace-gate.ts";
 
 const P1 = "p1";
-const call = (tool: string, proposal_id = P1, fingerprint?: string) => ({ tool, action_id: "x", proposal_id, ...(fingerprint ? { fingerprint } : {}) });
-const ran = (tool: string, proposal_id = P1): TraceRecord[] => [
-  { type: "dispatched", tool, proposal_id },
-  { type: "succeeded", tool, proposal_id },
+const call = (tool: string, run_id = P1, fingerprint?: string) => ({ tool, action_id: "x", run_id, ...(fingerprint ? { fingerprint } : {}) });
+const ran = (tool: string, run_id = P1): TraceRecord[] => [
+  { type: "dispatched", tool, run_id },
+  { type: "succeeded", tool, run_id },
 ];
 
 describe("only_after", () => {
@@ -21,7 +21,7 @@ describe("only_after", () => {
         reason: "'deploy' may run only after 'run_tests' succeeded in this proposal, and it has not",
       },
     ]);
-    expect(evaluateTrace([rule], [{ type: "dispatched", tool: "run_tests", proposal_id: P1 }], call("deploy"))).toHaveLength(1);
+    expect(evaluateTrace([rule], [{ type: "dispatched", tool: "run_tests", run_id: P1 }], call("deploy"))).toHaveLength(1);
     expect(evaluateTrace([rule], ran("run_tests"), call("deploy"))).toEqual([]);
   });
 
@@ -40,7 +40,7 @@ describe("never_after", () => {
 
   it("refuses X once Y was dispatched, even if Y failed", () => {
     expect(evaluateTrace([rule], [], call("http_request"))).toEqual([]);
-    const failed: TraceRecord[] = [{ type: "dispatched", tool: "read_secret", proposal_id: "p0" }];
+    const failed: TraceRecord[] = [{ type: "dispatched", tool: "read_secret", run_id: "p0" }];
     expect(evaluateTrace([rule], failed, call("http_request"))[0]?.policy_name).toBe("trace_rule:never_after(http_request,read_secret)@session");
   });
 });
@@ -56,7 +56,7 @@ describe("max_calls", () => {
     expect(gate.admit(call("send_email"))).toHaveLength(1);
     // Another proposal has its own budget; ending one forgets only its own facts.
     expect(gate.admit(call("send_email", "p2"))).toEqual([]);
-    gate.endProposal(P1);
+    gate.endRun(P1);
     expect(gate.admit(call("send_email"))).toEqual([]);
   });
 
@@ -76,17 +76,17 @@ describe("requires_approval", () => {
 
   it("needs an approval of this exact operation, or of the tool", () => {
     expect(evaluateTrace([rule], [], call("deploy", P1, "fp-a"))).toHaveLength(1);
-    expect(evaluateTrace([rule], [{ type: "approved", tool: "deploy", proposal_id: P1, fingerprint: "fp-b" }], call("deploy", P1, "fp-a"))).toHaveLength(1);
-    expect(evaluateTrace([rule], [{ type: "approved", tool: "deploy", proposal_id: P1, fingerprint: "fp-a" }], call("deploy", P1, "fp-a"))).toEqual([]);
-    expect(evaluateTrace([rule], [{ type: "approved", tool: "deploy", proposal_id: P1 }], call("deploy", P1))).toEqual([]);
-    expect(evaluateTrace([rule], [{ type: "approved", tool: "other", proposal_id: P1 }], call("deploy", P1))).toHaveLength(1);
+    expect(evaluateTrace([rule], [{ type: "approved", tool: "deploy", run_id: P1, fingerprint: "fp-b" }], call("deploy", P1, "fp-a"))).toHaveLength(1);
+    expect(evaluateTrace([rule], [{ type: "approved", tool: "deploy", run_id: P1, fingerprint: "fp-a" }], call("deploy", P1, "fp-a"))).toEqual([]);
+    expect(evaluateTrace([rule], [{ type: "approved", tool: "deploy", run_id: P1 }], call("deploy", P1))).toEqual([]);
+    expect(evaluateTrace([rule], [{ type: "approved", tool: "other", run_id: P1 }], call("deploy", P1))).toHaveLength(1);
   });
 });
 
 describe("registration", () => {
   it("names, unregisters by name, and keeps the session's past for rules added later", () => {
     const gate = new TraceGate();
-    gate.observe({ type: "succeeded", tool: "run_tests", proposal_id: "p0" });
+    gate.observe({ type: "succeeded", tool: "run_tests", run_id: "p0" });
     const name = gate.register({ kind: "only_after", tool: "deploy", after: "run_tests", scope: "session", name: "tests_first" });
     expect(name).toBe("tests_first");
     expect(gate.names()).toEqual(["tests_first"]);
@@ -110,9 +110,9 @@ describe("properties", () => {
     fc.record({ kind: fc.constant("requires_approval" as const), tool: tools, scope }),
   );
   const record: fc.Arbitrary<TraceRecord> = fc.oneof(
-    fc.record({ type: fc.constant("dispatched" as const), tool: tools, proposal_id: proposal }),
-    fc.record({ type: fc.constant("succeeded" as const), tool: tools, proposal_id: proposal }),
-    fc.record({ type: fc.constant("approved" as const), tool: tools, proposal_id: proposal }),
+    fc.record({ type: fc.constant("dispatched" as const), tool: tools, run_id: proposal }),
+    fc.record({ type: fc.constant("succeeded" as const), tool: tools, run_id: proposal }),
+    fc.record({ type: fc.constant("approved" as const), tool: tools, run_id: proposal }),
   );
 
   it("admitting calls one by one never lets a max_calls rule through more than N times", () => {

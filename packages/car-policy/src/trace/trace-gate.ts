@@ -1,8 +1,13 @@
 /**
  * The TraceGate: enforces trace rules at dispatch. It folds the run's trace —
  * what was dispatched, what succeeded, what was approved — into per-scope
- * facts (one set for the session, one per proposal) and answers whether the
- * next call may go. Unlike a `PolicyEngine` rule it is stateful by design:
+ * facts (one set for the session, one per run) and answers whether the
+ * next call may go. Proposal-scoped facts key on the run id the runtime
+ * mints for each execution (DECISIONS §20), never on the proposer's
+ * `proposal.id`, so two proposals sharing an id cannot share or reset them.
+ * The session's facts may be handed in (`new TraceGate(facts)`): a host
+ * shares one `TraceFacts` between every runtime acting for one agent
+ * (DECISIONS §21), so reconnecting does not start the session afresh. Unlike a `PolicyEngine` rule it is stateful by design:
  * the same call can be allowed or refused depending on what ran before.
  *
  * `admit` checks and, when the call passes, records it as dispatched in one
@@ -15,21 +20,23 @@ import { type PolicyViolation, type TraceRule, traceRuleName } from "@car/ir";
 /** One step of the trace, as the runtime reports it. */
 export type TraceRecord =
   /** A call admitted by every gate and handed to its tool (a retry is not a new call). */
-  | { type: "dispatched"; tool: string; proposal_id: string }
-  | { type: "succeeded"; tool: string; proposal_id: string }
+  | { type: "dispatched"; tool: string; run_id: string }
+  /** A call that ended in success (a detached call: when its final result is a success, not when it starts). */
+  | { type: "succeeded"; tool: string; run_id: string }
   /** An approval: of one operation (`fingerprint`, see `operationFingerprint`), or of the tool as a whole. */
-  | { type: "approved"; tool: string; proposal_id: string; fingerprint?: string };
+  | { type: "approved"; tool: string; run_id: string; fingerprint?: string };
 
 /** The call being judged. `fingerprint` lets an approval of exactly this operation count. */
 export interface TraceCall {
   tool: string;
   action_id: string;
-  proposal_id: string;
+  /** The run the call belongs to (the runtime's run id, not the proposal's `id`). */
+  run_id: string;
   fingerprint?: string;
 }
 
-/** What one scope has seen so far. */
-class ScopeFacts {
+/** What one scope has seen so far. A host may extend `observe` to keep the session's facts somewhere durable. */
+export class TraceFacts {
   readonly succeeded = new Set<string>();
   readonly dispatched = new Map<string, number>();
   readonly approvedTools = new Set<string>();
@@ -51,7 +58,7 @@ class ScopeFacts {
   }
 }
 
-const NOTHING_YET = new ScopeFacts();
+const NOTHING_YET = new TraceFacts();
 
 interface Registered {
   rule: TraceRule;
@@ -61,8 +68,13 @@ interface Registered {
 export class TraceGate {
   readonly #rules: Registered[] = [];
   #byTool = new Map<string, Registered[]>();
-  readonly #session = new ScopeFacts();
-  readonly #proposals = new Map<string, ScopeFacts>();
+  readonly #session: TraceFacts;
+  readonly #runs = new Map<string, TraceFacts>();
+
+  /** `session`: the facts of the agent this gate's runtime acts for, shared with its other runtimes; fresh ones by default. */
+  constructor(session: TraceFacts = new TraceFacts()) {
+    this.#session = session;
+  }
 
   /** Adds a rule; returns its stable name. */
   register(rule: TraceRule): string {
@@ -112,8 +124,12 @@ export class TraceGate {
   /** Records one step of the trace. Every step is kept (per tool), so a rule registered later sees the session's past. */
   observe(record: TraceRecord): void {
     this.#session.observe(record);
-    let facts = this.#proposals.get(record.proposal_id);
-    if (facts === undefined) this.#proposals.set(record.proposal_id, (facts = new ScopeFacts()));
+    let facts = this.#runs.get(record.run_id);
+    if (facts === undefined) {
+      // A success reported after its run ended (a detached call) is the session's alone: the run's facts are gone.
+      if (record.type === "succeeded") return;
+      this.#runs.set(record.run_id, (facts = new TraceFacts()));
+    }
     facts.observe(record);
   }
 
@@ -123,7 +139,7 @@ export class TraceGate {
     if (rules === undefined) return [];
     const out: PolicyViolation[] = [];
     for (const { rule, name } of rules) {
-      const facts = rule.scope === "session" ? this.#session : (this.#proposals.get(call.proposal_id) ?? NOTHING_YET);
+      const facts = rule.scope === "session" ? this.#session : (this.#runs.get(call.run_id) ?? NOTHING_YET);
       const reason = breach(rule, facts, call);
       if (reason !== undefined) out.push({ policy_name: name, action_id: call.action_id, reason });
     }
@@ -133,13 +149,13 @@ export class TraceGate {
   /** `check`, and when nothing is broken, records the call as dispatched — atomically. */
   admit(call: TraceCall): PolicyViolation[] {
     const violations = this.check(call);
-    if (violations.length === 0) this.observe({ type: "dispatched", tool: call.tool, proposal_id: call.proposal_id });
+    if (violations.length === 0) this.observe({ type: "dispatched", tool: call.tool, run_id: call.run_id });
     return violations;
   }
 
-  /** Forgets a finished proposal's own facts (its steps stay in the session's). */
-  endProposal(proposal_id: string): void {
-    this.#proposals.delete(proposal_id);
+  /** Forgets a finished run's own facts (its steps stay in the session's). */
+  endRun(run_id: string): void {
+    this.#runs.delete(run_id);
   }
 }
 
@@ -151,7 +167,7 @@ export function evaluateTrace(rules: readonly TraceRule[], trace: readonly Trace
   return gate.check(call);
 }
 
-function breach(rule: TraceRule, facts: ScopeFacts, call: TraceCall): string | undefined {
+function breach(rule: TraceRule, facts: TraceFacts, call: TraceCall): string | undefined {
   const where = rule.scope === "session" ? "this session" : "this proposal";
   switch (rule.kind) {
     case "only_after":

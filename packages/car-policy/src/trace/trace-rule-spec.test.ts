@@ -23,7 +23,7 @@ describe("trace rules from a policy file", () => {
     const gate = new TraceGate();
     rules.apply(new PolicyEngine(), { traceGate: gate });
     expect(gate.names()).toEqual(["trace_rule:only_after(deploy,run_tests)", "trace_rule:requires_approval(charge_card)@session"]);
-    expect(gate.admit({ tool: "deploy", action_id: "d", proposal_id: "p" })).toHaveLength(1);
+    expect(gate.admit({ tool: "deploy", action_id: "d", run_id: "p" })).toHaveLength(1);
   });
 
   it("refuse to apply without a TraceGate (they would silently not apply) unless told to ignore them", () => {

@@ -21,7 +21,7 @@ import {
 } from "@car/policy";
 import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
 import { requireOperator } from "../operator.ts";
-import { invalidParams, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";
+import { invalidParams, optionalNumber, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
 import { proposalParam } from "./static-analysis.ts";
 
@@ -90,18 +90,41 @@ function decide(decision: ApprovalOutcome) {
       subject = { fingerprint: requireString(p, "fingerprint"), required_tier: readTier(requireString(p, "required_tier"), "required_tier") };
     }
     const reason = optionalString(p, "reason");
+    const now = Date.now();
+    const ttl = optionalNumber(p, "ttl_secs");
+    if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 1)) throw invalidParams(`ttl_secs must be a positive integer, got ${ttl}`);
     const record: ApprovalRecord = {
       ...subject,
       decision,
       reviewer: session.options.agentId !== undefined ? `agent:${session.options.agentId}` : `conn:${session.id}`,
-      decided_at: Date.now(),
-      expires_at: null,
+      decided_at: now,
+      expires_at: ttl === undefined ? null : now + ttl * 1000,
       session_id: session.id,
       ...(reason !== undefined ? { reason } : {}),
+      ...approvalScope(p),
     };
     await session.runtime.approvals.record(record);
     return record as unknown as JsonValue;
   };
+}
+
+/**
+ * The decision's scope (DECISIONS §22): `run_id`, `agent_id` and `uses`
+ * (`ttl_secs` sets `expires_at`). None of them: the decision covers its
+ * operation for every run of every agent until revoked or superseded.
+ */
+function approvalScope(p: Record<string, JsonValue>): Pick<ApprovalRecord, "run_id" | "agent_id" | "uses"> {
+  const scope: Pick<ApprovalRecord, "run_id" | "agent_id" | "uses"> = {};
+  const run_id = optionalString(p, "run_id");
+  const agent_id = optionalString(p, "agent_id");
+  const uses = optionalNumber(p, "uses");
+  if (run_id !== undefined) scope.run_id = run_id;
+  if (agent_id !== undefined) scope.agent_id = agent_id;
+  if (uses !== undefined) {
+    if (!Number.isSafeInteger(uses) || uses < 1) throw invalidParams(`uses must be a positive integer, got ${uses}`);
+    scope.uses = uses;
+  }
+  return scope;
 }
 
 function getTier(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
