@@ -2,7 +2,8 @@
 // fresh CAR home, so every run shows the same thing. The deploy action needs
 // full_access, which is always a human's decision: the first `car run` is
 // stopped by the approval gate before any tool fires; the demo then records
-// the approval (`car approvals approve`) and runs the same proposal again.
+// the approval (`car approvals approve`) and runs the same proposal again,
+// where the deploy's resolved form is stopped for an approval of its own.
 //
 // Usage: node examples/deploy/demo.mjs [CAR COMMAND...]
 // (default: node apps/cli/dist/car.mjs, the built CLI)
@@ -34,15 +35,24 @@ function car(argv, note) {
 }
 
 try {
-  const gated = car(args, "1. the approval gate: deploy needs full_access, so nothing runs");
-  const fingerprints = [...gated.stderr.matchAll(/car approvals approve ([0-9a-f]{64})/g)].map((m) => m[1]);
-  if (gated.status === 0 || fingerprints.length === 0) {
-    process.stdout.write("\nexpected the approval gate to stop the first run\n");
-    process.exitCode = 1;
-  } else {
-    for (const fp of fingerprints) car(["approvals", "approve", fp, "--by", "demo"], "2. an operator approves the operation (recorded in the audit log)");
-    process.exitCode = car(args, "3. the same proposal runs").status ?? 1;
+  // 1. Admission stops the deploy: full_access is a human's decision. Then its declared form is approved.
+  // 2. At dispatch the deploy's `$build.output.artifact` has resolved: approving the template did not approve
+  //    what it resolves to (DECISIONS §22), so the resolved operation is stopped and approved in its turn.
+  // 3. The same proposal runs.
+  const steps = [
+    "1. the approval gate: deploy needs full_access, so nothing runs",
+    "3. the deploy's artifact has resolved: the resolved operation needs its own approval",
+  ];
+  let ran;
+  for (let round = 0; ; round++) {
+    ran = car(args, round < steps.length ? steps[round] : `${round * 2 + 1}. the same proposal runs`);
+    const fingerprints = [...ran.stderr.matchAll(/car approvals approve ([0-9a-f]{64})/g)].map((m) => m[1]);
+    if (ran.status === 0 || fingerprints.length === 0 || round === steps.length) break;
+    for (const fp of fingerprints)
+      car(["approvals", "approve", fp, "--by", "demo"], `${round * 2 + 2}. an operator approves the operation (recorded in the audit log)`);
   }
+  if (ran.status !== 0) process.stdout.write("\nexpected the proposal to run once its operations were approved\n");
+  process.exitCode = ran.status ?? 1;
 } finally {
   rmSync(home, { recursive: true, force: true });
 }

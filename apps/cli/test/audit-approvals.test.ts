@@ -16,7 +16,7 @@ import { borrowedStore, Runtime } from "@car/engine";
 import { sqlite } from "@car/store-sqlite";
 import { openCarDatabase } from "@car/server/home";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { approveDeploy, demo, repoRoot } from "./demo.ts";
+import { deployApprovals, demo, repoRoot } from "./demo.ts";
 import { runCar } from "./run-car.ts";
 let root: string;
 let carHome: string;
@@ -33,7 +33,7 @@ const car = (args: string[]) => runCar(args, { cwd: repoRoot, env: { CAR_HOME: c
 
 describe("car audit", () => {
   it("verifies the chain of a run's events, and names the seq of an edited event", async () => {
-    expect((await car(approveDeploy(db))).code).toBe(0);
+    for (const approve of deployApprovals(db)) expect((await car(approve)).code).toBe(0);
     expect((await car(["run", ...demo, "--db", db, "--json"])).code).toBe(0);
     const ok = await car(["audit", "verify", "--db", db]);
     expect(ok.code).toBe(0);
@@ -153,7 +153,7 @@ describe("car audit and the keyed chain", () => {
   afterAll(() => rmSync(chainDb, { force: true }));
 
   it("records `car run --state` seeding as chained events, with the key created owner-only", async () => {
-    expect((await car(approveDeploy(chainDb))).code).toBe(0);
+    for (const approve of deployApprovals(chainDb)) expect((await car(approve)).code).toBe(0);
     expect((await car(["run", ...demo, "--db", chainDb, "--json"])).code).toBe(0);
     expect(statSync(join(carHome, "audit.key")).mode & 0o777).toBe(0o600);
     const lines = (await car(["audit", "query", "--db", chainDb, "--kind", "state_changed", "--json"])).stdout.trim().split("\n");

@@ -3,7 +3,7 @@
  * `src/car.ts`, resolving workspace packages from source, so every test works
  * from a fresh clone without a build.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -53,5 +53,37 @@ export function runCar(args: readonly string[], options: CarRunOptions = {}): Pr
     });
     child.stdin.on("error", () => {});
     child.stdin.end(options.input ?? "");
+  });
+}
+
+/** A `car serve` child process and the URL it printed. */
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  /** What it has written to stderr so far. */
+  stderr(): string;
+}
+
+/**
+ * Starts `car serve --port 0 …args` in a child process (`nodeArgs` first,
+ * e.g. a heap cap) and resolves once it prints where it listens.
+ */
+export function startCarServe(nodeArgs: readonly string[], args: readonly string[], env: Record<string, string>): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, ...CAR_NODE_ARGS, "serve", "--port", "0", ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      const m = /listening on (ws:\/\/\S+)/.exec(out);
+      if (m) resolve({ child, url: m[1]!, stderr: () => stderr });
+    });
+    child.once("exit", (code) => reject(new Error(`car serve exited early with ${code}: ${stderr}`)));
   });
 }

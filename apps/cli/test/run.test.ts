@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parseProposal } from "@car/ir";
 import { operationFingerprint } from "@car/policy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { approveDeploy, demo, deployFingerprint, repoRoot } from "./demo.ts";
+import { deployApprovals, demo, deployFingerprint, repoRoot, resolvedDeployFingerprint } from "./demo.ts";
 import { CAR_NODE_ARGS, runCar } from "./run-car.ts";
 
 let root: string;
@@ -47,8 +47,10 @@ beforeAll(async () => {
   carHome = join(root, "car-home");
   mkdirSync(carHome);
   // The tests below run the demo in this CAR home: its deploy is approved once, as an operator would.
-  const approved = await runCar(approveDeploy(), { env: { CAR_HOME: carHome } });
-  expect(approved.code, approved.stderr).toBe(0);
+  for (const approve of deployApprovals()) {
+    const approved = await runCar(approve, { env: { CAR_HOME: carHome } });
+    expect(approved.code, approved.stderr).toBe(0);
+  }
   writeFileSync(join(root, "programs.mjs"), PROGRAMS);
   const program = (mode: string, extra: Record<string, unknown> = {}) => ({ command: [process.execPath, "./programs.mjs", mode], ...extra });
   writeFileSync(
@@ -77,10 +79,14 @@ describe("car run", () => {
       );
     });
     expect(r.code, r.stderr).toBe(0);
-    const [gated, approval, ran] = r.stdout.split(/^# \d\. /m).slice(1) as [string, string, string];
+    const [gated, approval, resolved, resolvedApproval, ran] = r.stdout.split(/^# \d\. /m).slice(1) as [string, string, string, string, string];
     expect(gated).toContain("0 executed, 4 rejected, 0 skipped; 0 tool calls");
     expect(r.stderr).toContain(`approval needed: deploy fingerprint ${deployFingerprint} requires full_access, granted sandbox_edit`);
     expect(approval).toContain(`approved deploy up to full_access (fingerprint ${deployFingerprint}) by demo`);
+    // The template's approval does not cover what it resolved to (DECISIONS §22): nothing was deployed, and the resolved form is named.
+    expect(resolved).toMatch(/deploy\s+rejected/);
+    expect(r.stderr).toContain(`approval needed: deploy's resolved form fingerprint ${resolvedDeployFingerprint} requires full_access, granted sandbox_edit`);
+    expect(resolvedApproval).toContain(`(fingerprint ${resolvedDeployFingerprint}) by demo`);
     expect(ran).toMatch(/build\s+succeeded/);
     expect(ran).toMatch(/deploy\s+succeeded.*"url":"https:\/\/staging.example.internal"/);
     expect(ran).toMatch(/record\s+succeeded/);

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestClient } from "../../../packages/car-server/test/test-client.ts";
-import { CAR_NODE_ARGS } from "./run-car.ts";
+import { startCarServe } from "./run-car.ts";
 
 const MIB = 1024 * 1024;
 /** Each answer is nearly as large as one tool output may be (8 MiB). */
@@ -31,27 +31,12 @@ const BYSTANDER_BOUND_MS = 5_000;
 let home: string;
 let child: ChildProcess;
 let url: string;
-let stderr = "";
+let serverStderr: () => string;
 const clients: TestClient[] = [];
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), "car-serve-memory-"));
-  child = spawn(process.execPath, ["--max-old-space-size=768", ...CAR_NODE_ARGS, "serve", "--port", "0", "--no-auth"], {
-    env: { ...process.env, CAR_HOME: home },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-      const m = /listening on (ws:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`car serve exited early with ${code}: ${stderr}`)));
-  });
+  ({ child, url, stderr: serverStderr } = await startCarServe(["--max-old-space-size=768"], ["--no-auth"], { CAR_HOME: home }));
 }, 60_000);
 
 afterAll(async () => {
@@ -210,7 +195,7 @@ describe("car serve under a 768 MiB heap", () => {
     console.log(
       `memory soak: bystander's slowest state.get ${slowest.toFixed(0)} ms; routes took ${[t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4].join(", ")} ms`,
     );
-    expect(child.exitCode, stderr).toBeNull();
+    expect(child.exitCode, serverStderr()).toBeNull();
     expect(slowest).toBeLessThan(BYSTANDER_BOUND_MS);
     // What the routes held was given back: an ordinary proposal runs.
     const after = await bigToolClient();

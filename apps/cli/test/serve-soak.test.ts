@@ -8,14 +8,14 @@
  * must be refused, and the server's resident memory must stay under
  * RSS_BOUND_MIB for the whole run (sampled from /proc).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestClient } from "../../../packages/car-server/test/test-client.ts";
-import { CAR_NODE_ARGS } from "./run-car.ts";
+import { startCarServe } from "./run-car.ts";
 
 const CLIENTS = 6;
 const SOAK_MS = 8_000;
@@ -35,19 +35,7 @@ function rssMib(pid: number): number {
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), "car-serve-soak-"));
-  child = spawn(process.execPath, ["--max-old-space-size=256", ...CAR_NODE_ARGS, "serve", "--port", "0", "--no-auth", "--db", ":memory:"], {
-    env: { ...process.env, CAR_HOME: home },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-      const m = /listening on (ws:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`car serve exited early with ${code}`)));
-  });
+  ({ child, url } = await startCarServe(["--max-old-space-size=256"], ["--no-auth", "--db", ":memory:"], { CAR_HOME: home }));
 });
 
 afterAll(async () => {

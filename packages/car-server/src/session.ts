@@ -7,8 +7,8 @@
  * share"); without one the session's runtime keeps its own in memory.
  */
 import { join } from "node:path";
-import { CarError, type JsonValue, randomIds, shortId } from "@car/ir";
-import { type AgentSessions, borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import { CarError, type JsonValue, randomIds, shortId, systemClock } from "@car/ir";
+import { AgentSessions, borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
 import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
 import { serverAdmission } from "./admission.ts";
@@ -105,7 +105,8 @@ export class Session {
   /**
    * Makes this session private (the `session.isolated.v1` capability): from
    * now on it behaves as a session of a `--db :memory:` server — its own
-   * empty state, event log and approval ledger, gone at disconnect — while
+   * empty state, event log, approval ledger and session-scoped trace facts
+   * and rate limits, gone at disconnect — while
    * the operator's policy files still apply. Only a session that has not
    * registered anything may switch, and never an agent's connection (its
    * posture lives in the shared database and must keep applying).
@@ -117,7 +118,8 @@ export class Session {
       throw new CarError("invalid_params", "session.isolated.v1 must be negotiated before tools or policies are registered");
     }
     const shared = this.runtime;
-    this.options = { ...this.options, store: undefined };
+    // Private all through: its session-scoped trace facts and rate-limit windows too (an agent's connection never gets here).
+    this.options = { ...this.options, store: undefined, agents: new AgentSessions(systemClock) };
     this.runtime = new Runtime({
       agent: this.options.agents.get(this.options.agentKey),
       approvalGate: this.gate,

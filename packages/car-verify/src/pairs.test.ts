@@ -24,8 +24,25 @@ describe("pairs across proposals", () => {
         }
         const seen = new Set(pairs.flatMap(([p, x, q, y]) => [`${p}/${x}`, `${q}/${y}`]));
         expect(seen.size).toBe(members);
-        if (budget.left === 0) expect(pairs.length).toBeLessThanOrEqual(members);
+        // Every pair when they all fit the budget (exactly fitting included); past it, the budget's worth plus a linear set.
+        let total = 0;
+        for (let p = 0; p < gs.length; p++) for (let q = p + 1; q < gs.length; q++) total += gs[p]!.length * gs[q]!.length;
+        if (total <= left) expect(pairs.length).toBe(total);
+        else expect(pairs.length).toBeLessThanOrEqual((Number.isFinite(left) ? left : 0) + members);
       }),
+      // 2·7 + 2·4 + 7·4 = 50 pairs: a budget of 50 lists them all and ends at exactly 0.
+      {
+        examples: [
+          [
+            [
+              [0, 1],
+              [0, 1, 2, 3, 4, 5, 6],
+              [0, 1, 2, 3],
+            ],
+            50,
+          ],
+        ],
+      },
     );
   });
 

@@ -165,6 +165,7 @@ export async function main(args: string[]): Promise<number> {
         );
       const gated = gatedAtAdmission(events);
       for (const line of gatedLines(gated, options.db)) eprintln(c.red(line));
+      for (const line of resolvedLines(gatedAtDispatch(events), options.db)) eprintln(c.red(line));
       // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
       const refusal = await commitRefusalOf(runtime.events, proposal.id);
       if (refusal !== undefined) eprintln(c.red(refusalMessage(refusal)));
@@ -201,6 +202,28 @@ function approvalGate(store: RuntimeStore, tier: PermissionTier, agent: string |
 /** The gate's refusals at admission, from this run's `approval_decided` events. */
 function gatedAtAdmission(events: readonly CarEvent[]): CarEvent[] {
   return events.filter((e) => e.kind === "approval_decided" && e.data["stage"] === "admission");
+}
+
+/**
+ * The resolved forms refused at dispatch for want of an approval of their
+ * own (DECISIONS §22): `car run` has no one to ask, so the gate answered
+ * for nobody (`reviewer: "none"`).
+ */
+function gatedAtDispatch(events: readonly CarEvent[]): CarEvent[] {
+  return events.filter((e) => e.kind === "approval_decided" && e.data["stage"] !== "admission" && e.data["reviewer"] === "none");
+}
+
+/** One line per resolved form that needs its own approval, and the command that approves it. */
+function resolvedLines(gated: readonly CarEvent[], db: string | undefined): string[] {
+  const lines = gated.map(
+    (e) =>
+      `approval needed: ${e.action_id}'s resolved form fingerprint ${String(e.data["fingerprint"])} requires ${String(e.data["required"])}, granted ${String(e.data["granted"])} (an approval of the template does not cover what it resolves to)`,
+  );
+  if (gated.length > 0 && db !== ":memory:") {
+    const dbOption = db === undefined ? "" : isPostgresUrl(db) ? " --db <the same postgres:// URL>" : ` --db ${db}`;
+    for (const e of gated) lines.push(`  approve: car approvals approve ${String(e.data["fingerprint"])}${dbOption}`);
+  }
+  return lines;
 }
 
 /** One line per refused action, then how to approve what needs approval. */

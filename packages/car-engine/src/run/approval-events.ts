@@ -50,7 +50,7 @@ export async function decideOnRecord(
   if (d.waited_ms !== undefined) {
     data["wait_ms"] = d.waited_ms;
     data["reviewer"] = d.record?.reviewer ?? "approver";
-  }
+  } else if (d.record !== undefined) data["reviewer"] = d.record.reviewer;
   emit(EVENT_KINDS.approvalDecided, action.id, data);
   return d;
 }
