@@ -18,7 +18,7 @@
  */
 import { readFileSync, writeSync } from "node:fs";
 import type { JsonValue } from "@car/ir";
-import { type Finding, type PolicyCheckResult, policyCheck } from "@car/policy/gate";
+import { type Finding, type LoadedPolicies, loadPolicies, type PolicyCheckResult, policyCheckDirs, policyDirs } from "@car/policy/gate";
 import { resolveCarHome } from "@car/server/car-home";
 import { type SandboxAnswer, sandboxAnswer } from "./sandbox/hook-wrap.ts";
 
@@ -66,9 +66,10 @@ export async function main(): Promise<number> {
     note(`${payload}; no decision made (failing open)`);
     return 0;
   }
-  const gate = hookAnswer(payload);
+  const policies = readPolicies(payload);
+  const gate = "deny" in policies ? { decision: "deny" as const, reason: policies.deny } : hookAnswer(payload, policies);
   // A call the gate does not deny may still have to run in the OS sandbox (src/sandbox/hook-wrap.ts).
-  const sandbox = gate?.decision === "deny" ? undefined : sandboxFor(payload);
+  const sandbox = gate?.decision === "deny" || "deny" in policies ? undefined : sandboxFor(payload, policies);
   if (gate?.decision === "deny") {
     answer({ hookEventName: payload.event, permissionDecision: "deny", permissionDecisionReason: gate.reason });
   } else if (sandbox !== undefined && "deny" in sandbox) {
@@ -96,9 +97,33 @@ function answer(hookSpecificOutput: Record<string, unknown>): void {
   }
 }
 
-function sandboxFor(payload: PreToolUsePayload): SandboxAnswer | undefined {
+/** Where the policies are and what they say, read once for both the gate and the sandbox. */
+interface HookPolicies {
+  carHome: string;
+  dirs: string[];
+  loaded: LoadedPolicies;
+}
+
+function readPolicies(payload: PreToolUsePayload): HookPolicies | { deny: string } {
+  let carHome: string;
   try {
-    return sandboxAnswer(payload.tool, payload.params, payload.cwd, resolveCarHome(), note);
+    carHome = resolveCarHome();
+  } catch (err) {
+    // The operator's machine-wide rules cannot be located: failing open would
+    // skip them silently, which is the failure a policy hook exists to prevent.
+    return { deny: `CAR policy check could not run: ${(err as Error).message}` };
+  }
+  try {
+    const dirs = policyDirs(payload.cwd, { carHome });
+    return { carHome, dirs, loaded: loadPolicies(dirs) };
+  } catch (err) {
+    return { deny: `CAR policy check failed: ${(err as Error).message}` };
+  }
+}
+
+function sandboxFor(payload: PreToolUsePayload, policies: HookPolicies): SandboxAnswer | undefined {
+  try {
+    return sandboxAnswer(payload.tool, payload.params, payload.cwd, policies.carHome, { rules: policies.loaded.merged, dirs: policies.dirs }, note);
   } catch (err) {
     return { deny: `CAR policy check failed: ${(err as Error).message}` };
   }
@@ -156,18 +181,10 @@ function readPayload(raw: string): PreToolUsePayload | string {
 }
 
 /** The hook's answer, or `undefined` when CAR makes no decision. */
-function hookAnswer(payload: PreToolUsePayload): HookAnswer | undefined {
-  let carHome: string;
-  try {
-    carHome = resolveCarHome();
-  } catch (err) {
-    // The operator's machine-wide rules cannot be located: failing open would
-    // skip them silently, which is the failure a policy hook exists to prevent.
-    return { decision: "deny", reason: `CAR policy check could not run: ${(err as Error).message}` };
-  }
+function hookAnswer(payload: PreToolUsePayload, policies: HookPolicies): HookAnswer | undefined {
   let decision: PolicyCheckResult;
   try {
-    decision = policyCheck(payload.tool, payload.params, payload.cwd, { carHome });
+    decision = policyCheckDirs(payload.tool, payload.params, policies.dirs, payload.cwd, policies.loaded);
   } catch (err) {
     // The gate answers every input with a document; a throw is a defect, and
     // letting calls through unchecked would hide it.

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TestClient } from "../../../packages/car-server/test/test-client.ts";
+import { slowProposal, TestClient } from "../../../packages/car-server/test/test-client.ts";
 
 const cliRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const tsx = resolve(cliRoot, "../../node_modules/.bin/tsx");
@@ -17,16 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(carHome, { recursive: true, force: true });
 });
-
-const slowProposal = {
-  proposal: {
-    id: "slow",
-    actions: [
-      { id: "a", type: "tool_call", tool: "wait" },
-      { id: "b", type: "state_write", parameters: { key: "k", value: 1 }, dependencies: ["a"] },
-    ],
-  },
-};
 
 describe("car serve as a child process", () => {
   it("shuts down on SIGTERM after the in-flight proposal finishes, and exits 0", async () => {

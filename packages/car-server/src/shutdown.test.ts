@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runServe } from "./serve-command.ts";
 import { startServer } from "./server.ts";
-import { recordingServeIo, TestClient } from "../test/test-client.ts";
+import { recordingServeIo, slowProposal, TestClient } from "../test/test-client.ts";
 
 let carHome: string;
 beforeAll(async () => {
@@ -13,16 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(carHome, { recursive: true, force: true });
 });
-
-const slowProposal = {
-  proposal: {
-    id: "slow",
-    actions: [
-      { id: "a", type: "tool_call", tool: "wait" },
-      { id: "b", type: "state_write", parameters: { key: "k", value: 1 }, dependencies: ["a"] },
-    ],
-  },
-};
 
 describe("graceful shutdown", () => {
   it("lets an in-flight proposal finish, refuses new requests meanwhile, then closes", async () => {

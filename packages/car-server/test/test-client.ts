@@ -27,6 +27,17 @@ export interface RequestFrame {
 
 type Answer = { result: unknown } | { error: { code: number; message: string; data?: unknown } } | undefined;
 
+/** A proposal whose first action waits on the client's `wait` tool: it is in flight until the test answers. */
+export const slowProposal = {
+  proposal: {
+    id: "slow",
+    actions: [
+      { id: "a", type: "tool_call", tool: "wait" },
+      { id: "b", type: "state_write", parameters: { key: "k", value: 1 }, dependencies: ["a"] },
+    ],
+  },
+};
+
 export class TestClient {
   private seq = 0;
   private readonly waiting = new Map<string | number, (frame: ResponseFrame) => void>();

@@ -219,10 +219,7 @@ function resolvedLines(gated: readonly CarEvent[], db: string | undefined): stri
     (e) =>
       `approval needed: ${e.action_id}'s resolved form fingerprint ${String(e.data["fingerprint"])} requires ${String(e.data["required"])}, granted ${String(e.data["granted"])} (an approval of the template does not cover what it resolves to)`,
   );
-  if (gated.length > 0 && db !== ":memory:") {
-    const dbOption = db === undefined ? "" : isPostgresUrl(db) ? " --db <the same postgres:// URL>" : ` --db ${db}`;
-    for (const e of gated) lines.push(`  approve: car approvals approve ${String(e.data["fingerprint"])}${dbOption}`);
-  }
+  if (db !== ":memory:") for (const e of gated) lines.push(approveLine(e, db));
   return lines;
 }
 
@@ -240,10 +237,15 @@ function gatedLines(gated: readonly CarEvent[], db: string | undefined): string[
     lines.push("  (--db :memory: keeps no approvals: run with a database to approve them)");
     return lines;
   }
+  for (const e of gated) if (e.data["decision"] !== "deny") lines.push(approveLine(e, db));
+  return lines;
+}
+
+/** `  approve: car approvals approve <fingerprint> [--db …]` for a gated event's operation. */
+function approveLine(gated: CarEvent, db: string | undefined): string {
   // A postgres:// URL may hold a password: it is not echoed.
   const dbOption = db === undefined ? "" : isPostgresUrl(db) ? " --db <the same postgres:// URL>" : ` --db ${db}`;
-  for (const e of gated) if (e.data["decision"] !== "deny") lines.push(`  approve: car approvals approve ${String(e.data["fingerprint"])}${dbOption}`);
-  return lines;
+  return `  approve: car approvals approve ${String(gated.data["fingerprint"])}${dbOption}`;
 }
 
 async function loadTools(file: string, sandbox: OsSandbox | undefined): Promise<LoadedTool[]> {

@@ -14,7 +14,8 @@
  */
 import { realpathSync } from "node:fs";
 import { getOwn, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
-import { mappingFor, policyDirs } from "@car/policy/gate";
+import type { PolicyRules } from "@car/policy";
+import { mappingFor } from "@car/policy/gate";
 import { sandboxRequest } from "./policy-sandbox.ts";
 import { shellQuote } from "./shell-quote.ts";
 
@@ -24,11 +25,18 @@ export type SandboxAnswer = { wrap: JsonObject; reason: string } | { deny: strin
 const HOSTS_SHOWN = 4;
 
 /** How the hook answers `tool`/`params` for the sandbox, or `undefined` when no policy asks for one or it is not a shell call. */
-export function sandboxAnswer(tool: string, params: JsonValue, cwd: string, carHome: string, note: (text: string) => void): SandboxAnswer | undefined {
+export function sandboxAnswer(
+  tool: string,
+  params: JsonValue,
+  cwd: string,
+  carHome: string,
+  policies: { rules: PolicyRules; dirs: readonly string[] },
+  note: (text: string) => void,
+): SandboxAnswer | undefined {
   if (mappingFor(tool)?.car !== "shell") return undefined;
   let request: ReturnType<typeof sandboxRequest>;
   try {
-    request = sandboxRequest(policyDirs(cwd, { carHome }), cwd, carHome);
+    request = sandboxRequest(policies.rules, policies.dirs, cwd, carHome);
   } catch (err) {
     return { deny: `CAR denied ${tool}: the sandbox policy could not be read: ${(err as Error).message}` };
   }

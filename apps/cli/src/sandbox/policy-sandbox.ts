@@ -18,9 +18,8 @@ export function loadRules(dirs: readonly string[]): PolicyRules {
   return merged;
 }
 
-/** The mode, and the settings when a policy asks (computed only then: the hook runs this on every shell call). */
-export function sandboxRequest(dirs: readonly string[], cwd: string, carHome: string): SandboxRequest {
-  const rules = loadRules(dirs);
+/** The mode `rules` (the policy files of `dirs`) ask for, and the settings when they ask (computed only then: the hook runs this on every shell call). */
+export function sandboxRequest(rules: PolicyRules, dirs: readonly string[], cwd: string, carHome: string): SandboxRequest {
   const mode = sandboxMode(rules);
   return mode === "off" ? { mode } : { mode, settings: sandboxSettingsFor(rules, dirs, cwd, carHome) };
 }

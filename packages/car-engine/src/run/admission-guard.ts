@@ -10,7 +10,7 @@ import type { ToolCaller } from "../tools/tool-call.ts";
 
 /** What an admitted proposal holds until its run ends. */
 export interface AdmittedRun {
-  /** Wraps the run's tool caller, e.g. to meter the output the run receives. */
+  /** The run's tool caller, given the one its source passed: a wrapper of it, or a replacement (`car serve` sends every call to its client, metered). */
   wrapCaller?(caller: ToolCaller): ToolCaller;
   /** Called once when the run ends, however it ends. */
   release(): void;

@@ -6,6 +6,8 @@
 export {
   policyCheck,
   policyCheckDirs,
+  loadPolicies,
+  type LoadedPolicies,
   type Basis,
   type Finding,
   type GateAnswer,

@@ -98,24 +98,39 @@ export function policyCheck(tool: string, params: JsonValue, cwd: string, option
   return policyCheckDirs(tool, params, policyDirs(cwd, options), cwd);
 }
 
-/** `policyCheck` against an explicit directory list. */
-export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly string[], cwd: string): PolicyCheckResult {
-  const sources: PolicySource[] = [];
-  const loadErrors: { path: string; error: string }[] = [];
-  const merged = new PolicyRules();
-  let rulesLoaded = 0;
+/** The policy files of a directory list, each read once: their rules merged, where they came from, and what would not load. */
+export interface LoadedPolicies {
+  merged: PolicyRules;
+  sources: PolicySource[];
+  loadErrors: { path: string; error: string }[];
+  rulesLoaded: number;
+}
+
+/**
+ * Reads and merges the policy files of `dirs`. A caller that needs the rules
+ * for more than the check (the hook's sandbox wrapping) loads them here once
+ * and passes them to `policyCheckDirs`.
+ */
+export function loadPolicies(dirs: readonly string[]): LoadedPolicies {
+  const loaded: LoadedPolicies = { merged: new PolicyRules(), sources: [], loadErrors: [], rulesLoaded: 0 };
   for (const dir of dirs) {
     try {
       const rules = loadPolicyDir(dir);
-      rulesLoaded += rules.len;
-      sources.push({ path: dir, exists: existsSync(dir), rules: rules.len });
-      merged.merge(rules);
+      loaded.rulesLoaded += rules.len;
+      loaded.sources.push({ path: dir, exists: existsSync(dir), rules: rules.len });
+      loaded.merged.merge(rules);
     } catch (err) {
       // A file that will not parse is not "no rules": failing open on a typo
       // would enforce nothing while reporting a clean result.
-      loadErrors.push({ path: dir, error: err instanceof Error ? err.message : String(err) });
+      loaded.loadErrors.push({ path: dir, error: err instanceof Error ? err.message : String(err) });
     }
   }
+  return loaded;
+}
+
+/** `policyCheck` against an explicit directory list (its files read here, unless `loaded` has them already). */
+export function policyCheckDirs(tool: string, params: JsonValue, dirs: readonly string[], cwd: string, loaded = loadPolicies(dirs)): PolicyCheckResult {
+  const { merged, sources, loadErrors, rulesLoaded } = loaded;
   if (loadErrors.length > 0) {
     return {
       decision: "deny",
