@@ -63,12 +63,16 @@ export interface MethodDeclaration {
 /** A method table fragment: one file per namespace contributes one. */
 export type MethodTable = Readonly<Record<string, MethodSpec>>;
 
+function declare(role: MethodRole, handler: MethodHandler, declared: MethodDeclaration): MethodSpec {
+  return Object.freeze({ handler, role, tenancy: declared.tenancy ?? "none", resources: Object.freeze([...(declared.resources ?? [])]) });
+}
+
 /** A method every authenticated connection may call; by default it reaches no tenant data and holds nothing. */
 export function agentMethod(handler: MethodHandler, declared: MethodDeclaration = {}): MethodSpec {
-  return Object.freeze({ handler, role: "agent", tenancy: declared.tenancy ?? "none", resources: Object.freeze([...(declared.resources ?? [])]) });
+  return declare("agent", handler, declared);
 }
 
 /** A method only an operator connection may call. */
 export function operatorMethod(handler: MethodHandler, declared: MethodDeclaration = {}): MethodSpec {
-  return Object.freeze({ handler, role: "operator", tenancy: declared.tenancy ?? "none", resources: Object.freeze([...(declared.resources ?? [])]) });
+  return declare("operator", handler, declared);
 }
