@@ -227,13 +227,13 @@ describe("car run's program tools", () => {
   });
 
   it("stop a program that outlives its time inside the sandbox too", async () => {
-    writeFileSync(join(repo, "hang.mjs"), 'import { appendFileSync } from "node:fs";\nsetInterval(() => appendFileSync("ticks.txt", "."), 100);\n');
+    writeFileSync(join(repo, "hang.mjs"), 'import { appendFileSync } from "node:fs";\nappendFileSync("ticks.txt", ".");\nsetInterval(() => appendFileSync("ticks.txt", "."), 100);\n');
     const file = join(repo, "hang-tools.json");
-    writeFileSync(file, JSON.stringify({ hang: { command: [process.execPath, "./hang.mjs"], timeout_ms: 1500 } }));
+    writeFileSync(file, JSON.stringify({ hang: { command: [process.execPath, "./hang.mjs"], timeout_ms: 4000 } }));
     const plan = join(root, "hang.json");
     writeFileSync(plan, JSON.stringify({ id: "hang", actions: [{ id: "h", type: "tool_call", tool: "hang", parameters: {} }] }));
     const r = await car(["run", plan, "--tools", file, "--json", "--db", ":memory:"], repo);
-    expect(JSON.parse(r.stdout).results[0].error).toBe("tool 'hang' timed out after 1500 ms; the program was stopped");
+    expect(JSON.parse(r.stdout).results[0].error).toBe("tool 'hang' timed out after 4000 ms; the program was stopped");
     const ticks = readFileSync(join(repo, "ticks.txt"), "utf8").length;
     expect(ticks).toBeGreaterThan(0);
     await new Promise((done) => setTimeout(done, 1000));
