@@ -1,9 +1,10 @@
 /**
  * Roll-ups over the audit log that the reference's `metrics.summary` and
  * `events.cost_by_agent` return. Both are folds over the events the runtime
- * already writes, so they cost nothing until asked for. This runtime meters
- * no inference, so money and token fields are zero unless an agent's output
- * reported `tokens_in` / `tokens_out` / `cost_usd` (kept on its event).
+ * already writes, so they cost nothing until asked for. Tokens and cost are
+ * what multi-agent calls reported in `AgentOutput.tokens`, kept on their
+ * `agent_finished` / `agent_failed` events as `tokens_in` / `tokens_out` /
+ * `cost_usd`; the runtime itself runs no model.
  */
 import { getOwn, type JsonValue } from "@car/ir";
 import { MULTI_EVENT_KINDS } from "../multi/multi-run.ts";

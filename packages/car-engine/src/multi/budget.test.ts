@@ -66,7 +66,8 @@ describe("token and cost ceilings", () => {
       );
       expect(agent.calls).toHaveLength(1);
       expect(result.budget_exceeded).toMatchObject({ limit: c.limit, spent: c.spent });
-      expect(result.cut_off.map((x) => x.reason)).toEqual(["budget_exceeded", "budget_exceeded", "budget_exceeded"]);
+      // The refused stage breaks the pipeline: the stages after it are upstream failures.
+      expect(result.cut_off.map((x) => x.reason)).toEqual(["budget_exceeded", "upstream_failed", "upstream_failed"]);
     }
   });
 
@@ -96,7 +97,7 @@ describe("token and cost ceilings", () => {
     const { options } = fakeEnv();
     const agent = scripted({ a: () => ({ ...output("a", "x"), tokens: { input_tokens: -1, output_tokens: 2 } }) as never });
     const result = await runPipeline([spec("a")], "t", agent, options);
-    expect(result.stages[0]!.error).toMatch(/tokens\.input_tokens/);
+    expect(result.stages[0]!.error).toMatch(/tokens.input_tokens/);
   });
 });
 

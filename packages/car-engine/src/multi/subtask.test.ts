@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import type { AgentSpec } from "@car/ir";
+import { fakeEnv, output, scripted } from "../../test/multi/agents.ts";
+import { type ManualTimers, sleep } from "../index.ts";
+import { readMainAnswer, runSubtask, spawnSubtaskSchema } from "./index.ts";
+
+const main: AgentSpec = { name: "lead", system_prompt: "you lead", tools: ["grep", "read_file"], max_turns: 3, metadata: { model: "m" } };
+
+/** A main agent that answers turn by turn from a script. */
+function mainScript(turns: string[]) {
+  let turn = 0;
+  return () => output("lead", turns[turn++] ?? '{"final_answer": "out of script"}');
+}
+
+describe("runSubtask", () => {
+  it("spawns sub-agents with a subset of the main agent's tools, concurrently, and feeds their answers back", async () => {
+    const { options, timers } = fakeEnv();
+    const spawns = JSON.stringify({
+      spawn_subtask: [
+        { task: "find uses", tools: ["grep"] },
+        { task: "read the file", tools: ["read_file"], system_prompt: "be brief" },
+      ],
+    });
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const sub = async (task: string, ctx: { signal: AbortSignal }, s: AgentSpec) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await sleep(timers as ManualTimers, 10, ctx.signal);
+      inFlight--;
+      return output(s.name, `${s.tools.join(",")} did ${task}`);
+    };
+    const agent = scripted({
+      lead: mainScript([spawns, '{"final_answer": "combined"}']),
+      "lead/sub-1": sub,
+      "lead/sub-2": sub,
+    });
+    const result = await (timers as ManualTimers).settle(runSubtask(main, "investigate", agent, options));
+
+    expect(result).toMatchObject({ completed: true, final_answer: "combined" });
+    expect(result.subtasks.map((s) => [s.id, s.turn, s.status, s.output?.answer])).toEqual([
+      ["sub-1", 1, "succeeded", "grep did find uses"],
+      ["sub-2", 1, "succeeded", "read_file did read the file"],
+    ]);
+    expect(maxInFlight).toBe(2);
+    const subSpecs = agent.calls.filter((c) => c.name.startsWith("lead/"));
+    expect(subSpecs).toHaveLength(2);
+    // The second turn sees both results.
+    const turn2 = agent.calls.filter((c) => c.name === "lead")[1]!;
+    expect(turn2.task).toContain("grep did find uses");
+    expect(turn2.ctx.inputs.map((i) => i.name)).toEqual(["sub-1", "sub-2"]);
+  });
+
+  it("rejects a grant outside the main agent's tools before any sub-agent runs", async () => {
+    const { options } = fakeEnv();
+    const agent = scripted({
+      lead: mainScript([
+        JSON.stringify({
+          spawn_subtask: [
+            { task: "ok", tools: ["grep"] },
+            { task: "escalate", tools: ["shell"] },
+          ],
+        }),
+        "I could not.",
+      ]),
+    });
+    const result = await runSubtask(main, "t", agent, options);
+    expect(agent.calls.filter((c) => c.name !== "lead")).toHaveLength(0);
+    expect(result.subtasks.map((s) => s.status)).toEqual(["rejected", "rejected"]);
+    expect(result.subtasks[1]!.error).toMatch(/tools/);
+    expect(result).toMatchObject({ completed: true, final_answer: "I could not." });
+  });
+
+  it("the tool's schema makes the grant an enum of main's tools", () => {
+    const schema = spawnSubtaskSchema(main);
+    expect((schema.parameters as any).properties.tools.items.enum).toEqual(["grep", "read_file"]);
+    const none = spawnSubtaskSchema({ ...main, tools: [] });
+    expect((none.parameters as any).properties.tools.maxItems).toBe(0);
+  });
+
+  it("max_agents caps the sub-agents the main agent may spawn", async () => {
+    const { options } = fakeEnv({ budget: { max_agents: 2 } });
+    const many = JSON.stringify({ spawn_subtask: [1, 2, 3].map((n) => ({ task: `part ${n}`, tools: ["grep"] })) });
+    const agent = scripted({ lead: mainScript([many, '{"final_answer": "done"}']) });
+    const result = await runSubtask(main, "t", agent, options);
+    // The main agent's first turn is one call; one sub-agent more fits; the rest and turn 2 are refused.
+    expect(result.agent_calls).toBe(2);
+    expect(result.subtasks.map((s) => s.status)).toEqual(["succeeded", "failed", "failed"]);
+    expect(result.subtasks[1]!.error).toMatch(/not started/);
+    expect(result.completed).toBe(false);
+  });
+
+  it("ends after max_turns with the sub-agents' answers", async () => {
+    const { options } = fakeEnv();
+    const spawn = JSON.stringify({ spawn_subtask: { task: "again", tools: [] } });
+    const agent = scripted({ lead: () => output("lead", spawn) });
+    const result = await runSubtask({ ...main, max_turns: 2 }, "t", agent, options);
+    expect(result.turns).toHaveLength(2);
+    expect(result.subtasks).toHaveLength(1);
+    expect(result.completed).toBe(false);
+    expect(result.final_answer).toBe("[lead/sub-1]\nlead/sub-1: again");
+  });
+
+  it("reads the main agent's answer", () => {
+    expect(readMainAnswer('{"final_answer": "x"}')).toEqual({ kind: "final", answer: "x" });
+    expect(readMainAnswer('plan:\n```json\n{"spawn_subtask": [{"task": "a", "tools": []}]}\n```')).toMatchObject({ kind: "spawn" });
+    expect(readMainAnswer("just text")).toEqual({ kind: "unstructured" });
+  });
+});
