@@ -17,8 +17,9 @@
  * budget counts the main agent and every sub-agent alike, so `max_agents`
  * and the token ceilings also cap how many sub-agents may be spawned.
  */
-import { CarError, getOwn, isJsonObject } from "@car/ir";
+import { CarError, getOwn, isCarError, isJsonObject } from "@car/ir";
 import type { AgentOutput, AgentSpec, JsonObject, JsonValue, ToolSchemaInput } from "@car/ir";
+import type { AdmissionGuard } from "../run/admission-guard.ts";
 import { Runtime } from "../runtime.ts";
 import { answersOf, labelled } from "./compose.ts";
 import { MultiRun, parseSpec, succeeded } from "./multi-run.ts";
@@ -48,6 +49,14 @@ export interface SubtaskResult extends RunSummary {
   completed: boolean;
 }
 
+export interface SubtaskOptions extends MultiOptions {
+  /**
+   * The host's admission guard, given every turn's proposal of spawns as it
+   * is given any other proposal (a server's action limit and slots).
+   */
+  admission?: AdmissionGuard;
+}
+
 /** The `spawn_subtask` tool offered to `main`: its `tools` parameter is an enum of main's own tools. */
 export function spawnSubtaskSchema(main: AgentSpec): ToolSchemaInput {
   const grantable = [...new Set(main.tools)].filter((t) => t !== SPAWN_SUBTASK_TOOL);
@@ -68,7 +77,7 @@ export function spawnSubtaskSchema(main: AgentSpec): ToolSchemaInput {
   };
 }
 
-export async function runSubtask(main: AgentSpec, task: string, agent: AgentFn, options: MultiOptions = {}): Promise<SubtaskResult> {
+export async function runSubtask(main: AgentSpec, task: string, agent: AgentFn, options: SubtaskOptions = {}): Promise<SubtaskResult> {
   const mainSpec = parseSpec(main, "main");
   const run = new MultiRun("subtask", task, agent, options);
   const schema = spawnSubtaskSchema(mainSpec);
@@ -77,7 +86,11 @@ export async function runSubtask(main: AgentSpec, task: string, agent: AgentFn, 
   const clock = options.clock ?? rt?.clock;
   const timers = options.timers ?? rt?.timers;
   // A private runtime: the spawns are this run's own actions, audited as agent calls on the run's log.
-  const executor = new Runtime({ ...(clock === undefined ? {} : { clock }), ...(timers === undefined ? {} : { timers }) });
+  const executor = new Runtime({
+    ...(clock === undefined ? {} : { clock }),
+    ...(timers === undefined ? {} : { timers }),
+    ...(options.admission === undefined ? {} : { admission: options.admission }),
+  });
   let spawned = 0;
   let currentTurn = 0;
   const outputs = new Map<string, AgentOutput>();
@@ -123,20 +136,28 @@ export async function runSubtask(main: AgentSpec, task: string, agent: AgentFn, 
       // A spawn on the last turn is no answer: the sub-agents' answers stand in below.
       if (last) break;
       const actions = decision.calls.map((parameters) => ({ id: `sub-${++spawned}`, type: "tool_call", tool: SPAWN_SUBTASK_TOOL, parameters }));
-      const result = await executor.executeProposal({ id: `${run.run_id}-turn-${turn}`, actions } as never);
-      for (const [i, r] of result.results.entries()) {
+      let errors: (string | null)[];
+      try {
+        const result = await executor.executeProposal({ id: `${run.run_id}-turn-${turn}`, actions } as never);
+        errors = result.results.map((r) => r.error);
+      } catch (error) {
+        // The host's admission guard (or the parser) refused the whole turn: no spawn of it ran.
+        if (!isCarError(error)) throw error;
+        errors = actions.map(() => error.message);
+      }
+      for (const [i, action] of actions.entries()) {
         const parameters = decision.calls[i]!;
-        const output = outputs.get(r.action_id) ?? null;
+        const output = outputs.get(action.id) ?? null;
         const status = output === null ? "rejected" : succeeded(output) ? "succeeded" : "failed";
         const taskText = getOwn(parameters, "task");
         subtasks.push({
-          id: r.action_id,
+          id: action.id,
           turn,
           task: typeof taskText === "string" ? taskText : "",
           tools: getOwn(parameters, "tools") ?? null,
           status,
           output,
-          error: status === "succeeded" ? null : (output?.error ?? r.error ?? "not run"),
+          error: status === "succeeded" ? null : (output?.error ?? errors[i] ?? "not run"),
         });
       }
       if (run.stopped) break;
