@@ -15,6 +15,7 @@ import { findSkill } from "../skills/find.ts";
 import { InMemorySkillStore } from "../skills/in-memory-skill-store.ts";
 import { evolveSkills, repairSkill, type SkillEvolver, type SkillRepairer } from "../skills/improve.ts";
 import { ingestDistilledSkills } from "../skills/ingest.ts";
+import { traceEventsFrom } from "../skills/runtime-trace.ts";
 import { domainsNeedingEvolution, reportOutcome } from "../skills/outcomes.ts";
 import type { SkillOptions } from "../skills/record-version.ts";
 import type { SkillStore } from "../skills/skill-store.ts";
@@ -25,9 +26,16 @@ import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
 export interface CarRuntimeOptions extends RuntimeOptions {
   /** Where skills live; in memory unless given (e.g. a `JsonFileSkillStore`). */
   skills?: SkillStore;
-  /** What `evolveSkills` asks for better skills (the original used its inference engine). */
+  /**
+   * What `evolveSkills` asks for better skills (the original used its
+   * inference engine); without one, the domain is re-distilled from the trace.
+   */
   evolver?: SkillEvolver;
-  /** What `repairSkill` asks for a repaired skill. */
+  /**
+   * What `repairSkill` asks for a repaired skill; without one, a degraded
+   * skill adopts the code of a sequence that keeps succeeding in its domain
+   * in this runtime's own events, or stays as it is (null).
+   */
   repairer?: SkillRepairer;
 }
 
@@ -221,16 +229,14 @@ export class CarRuntime {
   }
 
   async evolveSkills(eventsJson: string, domain: string): Promise<string> {
-    const evolver = this.#options.evolver;
-    if (evolver === undefined) throw new CarError("invalid_params", "evolveSkills needs an evolver: pass { evolver } to new CarRuntime()");
     const events = jsonArg(eventsJson, "eventsJson") as unknown[];
-    return jsonResult(await evolveSkills(this.skills, domain, evolver, { ...this.#skillOptions(), events }));
+    return jsonResult(await evolveSkills(this.skills, domain, this.#options.evolver, { ...this.#skillOptions(), events }));
   }
 
   async repairSkill(skillName: string): Promise<string | null> {
-    const repairer = this.#options.repairer;
-    if (repairer === undefined) throw new CarError("invalid_params", "repairSkill needs a repairer: pass { repairer } to new CarRuntime()");
-    const repaired = await repairSkill(this.skills, skillName, repairer, this.#skillOptions());
+    const skill = this.skills.get(skillName);
+    const events = skill === undefined ? [] : traceEventsFrom(this.runtime.events.query(), skill.domain);
+    const repaired = await repairSkill(this.skills, skillName, this.#options.repairer, { ...this.#skillOptions(), events });
     return repaired === null ? null : jsonResult(repaired);
   }
 
