@@ -140,6 +140,9 @@ describe("multi.*", () => {
     expect(result.subtasks[0].output.answer).toBe("lead/sub-1 used grep on a");
     const subSpecs = c.frames.filter((f) => f.method === "multi.run_agent" && f.params.spec.name !== "lead").map((f) => f.params.spec.tools);
     expect(subSpecs).toEqual([["grep"], ["read_file"]]);
+    // The main agent's calls carry the spawn_subtask tool, its grant an enum of main's tools.
+    const leadCall = c.frames.find((f) => f.method === "multi.run_agent" && f.params.spec.name === "lead");
+    expect(leadCall.params.tools[0].parameters.properties.tools.items.enum).toEqual(["grep", "read_file"]);
   });
 
   it("enforces a token budget from the agents' reported usage and reports the real counts", async () => {

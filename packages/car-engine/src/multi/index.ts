@@ -15,4 +15,13 @@ export { readSupervisorAnswer, type Delegation, type SupervisorDecision } from "
 export { runMapReduce, type MapReduceResult } from "./map-reduce.ts";
 export { runVote, voteKey, type VoteOptions, type VoteResult, type VoteTally } from "./vote.ts";
 export { runTournament, readVerdict, type TournamentResult, type MatchResult, type Bye } from "./tournament.ts";
-export { runSubtask, spawnSubtaskSchema, readMainAnswer, SPAWN_SUBTASK_TOOL, type SubtaskResult, type SubtaskRecord, type SubtaskOptions } from "./subtask.ts";
+export {
+  runSubtask,
+  spawnSubtaskSchema,
+  readMainAnswer,
+  checkGrant,
+  SPAWN_SUBTASK_TOOL,
+  type SubtaskResult,
+  type SubtaskRecord,
+  type SubtaskOptions,
+} from "./subtask.ts";

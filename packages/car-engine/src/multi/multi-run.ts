@@ -5,7 +5,7 @@
  * for that agent, and writes the run to the event log.
  */
 import { CarError, cloneJson, parseAgentOutput, parseAgentSpec, randomIds, rfc3339, shortId, systemClock } from "@car/ir";
-import type { AgentOutput, AgentSpec, Clock, JsonObject } from "@car/ir";
+import type { AgentOutput, AgentSpec, Clock, JsonObject, ToolSchemaInput } from "@car/ir";
 import type { EventLog } from "../events/event-log.ts";
 import { InMemoryEventLog } from "../events/in-memory-event-log.ts";
 import { systemTimers } from "@car/ir";
@@ -133,7 +133,7 @@ export class MultiRun {
    * Runs one agent and always resolves with an AgentOutput: the agent's own
    * (validated) or an error entry naming what went wrong.
    */
-  async call(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[] = []): Promise<AgentOutput> {
+  async call(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[] = [], tools: readonly ToolSchemaInput[] = []): Promise<AgentOutput> {
     await this.#slots.acquire();
     try {
       if (this.#stop !== undefined) return this.skip(spec, step, this.#stop.reason, this.#stop.detail);
@@ -142,7 +142,7 @@ export class MultiRun {
       }
       const refusal = this.#spend.refusal();
       if (refusal !== undefined) return this.skip(spec, step, "budget_exceeded", refusal);
-      return await this.#invoke(spec, task, step, inputs);
+      return await this.#invoke(spec, task, step, inputs, tools);
     } finally {
       this.#slots.release();
     }
@@ -186,7 +186,7 @@ export class MultiRun {
     };
   }
 
-  async #invoke(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[]): Promise<AgentOutput> {
+  async #invoke(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[], tools: readonly ToolSchemaInput[]): Promise<AgentOutput> {
     const call_id = `call-${++this.#calls}`;
     const started = this.#clock.now();
     this.#emit(MULTI_EVENT_KINDS.agentStarted, call_id, { agent: spec.name, step, task });
@@ -231,6 +231,7 @@ export class MultiRun {
         return controller.signal;
       },
       timeout_ms: this.#timeoutMs ?? null,
+      tools: tools.map((t) => cloneJson(t as unknown as JsonObject) as unknown as ToolSchemaInput),
     };
     try {
       Promise.resolve(this.#agent(cloneJson(spec as unknown as JsonObject) as unknown as AgentSpec, task, ctx)).then(

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { AgentSpec } from "@car/ir";
 import { fakeEnv, output, scripted } from "../../test/multi/agents.ts";
 import { type ManualTimers, sleep } from "../index.ts";
-import { readMainAnswer, runSubtask, spawnSubtaskSchema } from "./index.ts";
+import { checkGrant, readMainAnswer, runSubtask, spawnSubtaskSchema } from "./index.ts";
+import { isCarError } from "@car/ir";
 
 const main: AgentSpec = { name: "lead", system_prompt: "you lead", tools: ["grep", "read_file"], max_turns: 3, metadata: { model: "m" } };
 
@@ -69,6 +70,30 @@ describe("runSubtask", () => {
     expect(result.subtasks.map((s) => s.status)).toEqual(["rejected", "rejected"]);
     expect(result.subtasks[1]!.error).toMatch(/tools/);
     expect(result).toMatchObject({ completed: true, final_answer: "I could not." });
+  });
+
+  it("the executor re-checks a grant: only main's own tools, never spawn_subtask itself", () => {
+    expect(checkGrant(["grep"], main)).toEqual(["grep"]);
+    for (const grant of [["shell"], "grep", [1], ["spawn_subtask"], null]) {
+      const error = (() => {
+        try {
+          checkGrant(grant, { ...main, tools: [...main.tools, "spawn_subtask"] });
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(isCarError(error, "policy_denied"), JSON.stringify(grant)).toBe(true);
+    }
+  });
+
+  it("offers the main agent the spawn_subtask schema as a tool, and sub-agents none", async () => {
+    const { options } = fakeEnv();
+    const agent = scripted({ lead: mainScript([JSON.stringify({ spawn_subtask: [{ task: "x", tools: ["grep"] }] }), '{"final_answer": "y"}']) });
+    await runSubtask(main, "t", agent, options);
+    const [first, sub] = agent.calls;
+    expect(first!.ctx.tools.map((t) => t.name)).toEqual(["spawn_subtask"]);
+    expect(first!.ctx.tools[0]).toEqual(spawnSubtaskSchema(main));
+    expect(sub!.ctx.tools).toEqual([]);
   });
 
   it("the tool's schema makes the grant an enum of main's tools", () => {

@@ -77,11 +77,19 @@ export function spawnSubtaskSchema(main: AgentSpec): ToolSchemaInput {
   };
 }
 
+/** The grant as a list of the main agent's tools; anything else is `policy_denied`. */
+export function checkGrant(grant: unknown, main: AgentSpec): string[] {
+  const allowed = new Set(main.tools);
+  if (!Array.isArray(grant) || grant.some((t) => typeof t !== "string" || !allowed.has(t) || t === SPAWN_SUBTASK_TOOL)) {
+    throw new CarError("policy_denied", `spawn_subtask may grant only the main agent's tools (${[...allowed].join(", ")})`);
+  }
+  return [...new Set(grant as string[])];
+}
+
 export async function runSubtask(main: AgentSpec, task: string, agent: AgentFn, options: SubtaskOptions = {}): Promise<SubtaskResult> {
   const mainSpec = parseSpec(main, "main");
   const run = new MultiRun("subtask", task, agent, options);
   const schema = spawnSubtaskSchema(mainSpec);
-  const allowed = new Set(mainSpec.tools);
   const rt = options.runtime;
   const clock = options.clock ?? rt?.clock;
   const timers = options.timers ?? rt?.timers;
@@ -95,16 +103,13 @@ export async function runSubtask(main: AgentSpec, task: string, agent: AgentFn, 
   let currentTurn = 0;
   const outputs = new Map<string, AgentOutput>();
   executor.registerTool(schema, async (params, ctx) => {
-    const grant = params["tools"];
     // Defense in depth: the gate already held the grant to the enum.
-    if (!Array.isArray(grant) || grant.some((t) => typeof t !== "string" || !allowed.has(t) || t === SPAWN_SUBTASK_TOOL)) {
-      throw new CarError("policy_denied", `spawn_subtask may grant only the main agent's tools (${[...allowed].join(", ")})`);
-    }
+    const grant = checkGrant(params["tools"], mainSpec);
     const prompt = getOwn(params, "system_prompt");
     const sub: AgentSpec = {
       name: `${mainSpec.name}/${ctx.action_id}`,
       system_prompt: typeof prompt === "string" ? prompt : `You are a sub-agent of ${mainSpec.name}. Use only the tools you were granted.`,
-      tools: grant as string[],
+      tools: grant,
       max_turns: mainSpec.max_turns,
       metadata: { ...mainSpec.metadata, parent: mainSpec.name },
     };
@@ -124,7 +129,7 @@ export async function runSubtask(main: AgentSpec, task: string, agent: AgentFn, 
       currentTurn = turn;
       const last = turn === mainSpec.max_turns;
       const inputs = subtasks.filter((s) => s.output !== null && succeeded(s.output)).map((s) => ({ name: s.id, answer: s.output!.answer }));
-      const entry = await run.call(mainSpec, briefing(task, schema, subtasks, last), `main turn ${turn}`, inputs);
+      const entry = await run.call(mainSpec, briefing(task, schema, subtasks, last), `main turn ${turn}`, inputs, last ? [] : [schema]);
       turns.push(entry);
       if (!succeeded(entry)) break;
       const decision = readMainAnswer(entry.answer);

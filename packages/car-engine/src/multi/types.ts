@@ -3,7 +3,7 @@
  * user supplies, the options that hand the runtime its limits and its audit
  * log, and the report of what the runtime cut off.
  */
-import type { AgentOutput, AgentSpec, Clock, IdGenerator } from "@car/ir";
+import type { AgentOutput, AgentSpec, Clock, IdGenerator, ToolSchemaInput } from "@car/ir";
 import type { EventLog } from "../events/event-log.ts";
 import type { Runtime } from "../runtime.ts";
 import type { Timers } from "@car/ir";
@@ -31,6 +31,8 @@ export interface AgentCallContext {
   signal: AbortSignal;
   /** The per-agent timeout, or null when there is none. */
   timeout_ms: number | null;
+  /** Tools the runtime offers this call (the subtask main agent's `spawn_subtask`), for a runner that calls tools natively; usually empty. */
+  tools: readonly ToolSchemaInput[];
 }
 
 /**

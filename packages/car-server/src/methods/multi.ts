@@ -45,6 +45,7 @@ function clientAgent(session: Session, held: HeldAccount, answers: AnswerBytes):
       session_id: session.id,
     };
     if (ctx.timeout_ms !== null) params["timeout_ms"] = ctx.timeout_ms;
+    if (ctx.tools.length > 0) params["tools"] = ctx.tools as unknown as JsonValue;
     let bytes = 0;
     const answer = await session.peer.call("multi.run_agent", params, id, ctx.signal, (n) => {
       bytes += n;
