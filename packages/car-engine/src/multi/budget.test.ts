@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fakeEnv, output, scripted, spec } from "../../test/multi/agents.ts";
 import { costByAgent, metricsSummary } from "../events/metrics.ts";
-import { MULTI_EVENT_KINDS, runPipeline, runSwarm } from "./index.ts";
+import { MULTI_EVENT_KINDS, parseBudget, runPipeline, runSwarm } from "./index.ts";
 
 /** An answer that reports its usage. */
 function metered(name: string, input_tokens: number, output_tokens: number, cost_usd?: number): AgentOutput {
@@ -175,6 +175,25 @@ describe("budget accounting holds for any spend", () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe("parseBudget takes any value", () => {
+  it("answers limits or throws invalid_params, never anything else", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.anything(), fc.dictionary(fc.constantFrom("max_agents", "max_total_tokens", "max_cost_usd", "max_duration_ms", "bogus"), fc.anything())),
+        (value) => {
+          try {
+            const limits = parseBudget(value);
+            for (const v of Object.values(limits)) expect(typeof v === "number" && v >= 0).toBe(true);
+          } catch (error) {
+            expect(isCarError(error, "invalid_params")).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });
