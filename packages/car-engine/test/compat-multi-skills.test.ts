@@ -60,3 +60,21 @@ describe("evolveSkills / repairSkill without an improver", () => {
     expect(JSON.parse((await rt.repairSkill("legacy"))!)).toMatchObject({ name: "legacy", code: "check → restart", change: "repaired" });
   });
 });
+
+describe("the validation-gated lifecycle through CarRuntime", () => {
+  it("trials, gates, reads meta, exports and imports", async () => {
+    const rt = new CarRuntime();
+    await rt.ingestSkill("deploy", "old", "ops", "", "", [], "");
+    expect(rt.ingestProvisionalSkills(JSON.stringify([{ name: "deploy", code: "new", domain: "ops" }]))).toBe(1);
+    expect(() => rt.ingestProvisionalSkills("[]", "acme")).toThrow(/tenant/);
+    expect(JSON.parse(await rt.skillMeta("deploy@cand"))).toMatchObject({ status: "provisional", incumbent: "deploy" });
+    for (let i = 0; i < 5; i++) rt.reportOutcome("deploy@cand", "success");
+    expect(JSON.parse(await rt.gateSkillCandidates())).toEqual({ promoted: ["deploy@cand"], rejected: [] });
+    expect(await rt.skillMeta("deploy@cand")).toBe("null");
+    const doc = (await rt.exportSkill("deploy"))!;
+    const other = new CarRuntime();
+    expect(await other.importSkill(doc)).toBe(true);
+    expect(JSON.parse(other.listSkills())[0]).toMatchObject({ name: "deploy", code: "new", change: "imported" });
+    await expect(other.importSkill(doc.replace('code = "new"', 'code = "evil"'))).rejects.toSatisfy((e) => isCarError(e, "invalid_params"));
+  });
+});

@@ -16,6 +16,8 @@ import { InMemorySkillStore } from "../skills/in-memory-skill-store.ts";
 import { evolveSkills, repairSkill, type SkillEvolver, type SkillRepairer } from "../skills/improve.ts";
 import { ingestDistilledSkills } from "../skills/ingest.ts";
 import { traceEventsFrom } from "../skills/runtime-trace.ts";
+import { ingestProvisionalSkills, runPromotionGate, skillMeta } from "../skills/lifecycle.ts";
+import { exportSkill, importSkill } from "../skills/portable.ts";
 import { domainsNeedingEvolution, reportOutcome } from "../skills/outcomes.ts";
 import type { SkillOptions } from "../skills/record-version.ts";
 import type { SkillStore } from "../skills/skill-store.ts";
@@ -238,6 +240,29 @@ export class CarRuntime {
     const events = skill === undefined ? [] : traceEventsFrom(this.runtime.events.query(), skill.domain);
     const repaired = await repairSkill(this.skills, skillName, this.#options.repairer, { ...this.#skillOptions(), events });
     return repaired === null ? null : jsonResult(repaired);
+  }
+
+  /** Candidates on trial as `<name>@cand`; returns how many entered. Skills here are not tenant-scoped: a `tenant` is refused. */
+  ingestProvisionalSkills(skillsJson: string, tenant?: string | null): number {
+    if (tenant !== undefined && tenant !== null) throw new CarError("invalid_params", "tenant: skills are not tenant-scoped in this runtime");
+    return ingestProvisionalSkills(this.skills, jsonArg(skillsJson, "skillsJson") as DistilledSkillInput[], this.#skillOptions());
+  }
+
+  async gateSkillCandidates(): Promise<string> {
+    return jsonResult(runPromotionGate(this.skills, this.#skillOptions()));
+  }
+
+  async skillMeta(key: string): Promise<string> {
+    return jsonResult(skillMeta(this.skills, key));
+  }
+
+  async exportSkill(key: string): Promise<string | null> {
+    return exportSkill(this.skills, key);
+  }
+
+  async importSkill(markdown: string): Promise<boolean> {
+    importSkill(this.skills, markdown, this.#skillOptions());
+    return true;
   }
 
   #skillOptions(): SkillOptions {
