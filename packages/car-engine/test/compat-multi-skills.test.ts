@@ -57,7 +57,8 @@ describe("evolveSkills / repairSkill without an improver", () => {
         ],
       });
     }
-    expect(JSON.parse((await rt.repairSkill("legacy"))!)).toMatchObject({ name: "legacy", code: "check → restart", change: "repaired" });
+    expect(await rt.repairSkill("legacy")).toBe("check → restart");
+    expect(JSON.parse(rt.listSkills())[0]).toMatchObject({ name: "legacy", version: 2, change: "repaired" });
   });
 });
 

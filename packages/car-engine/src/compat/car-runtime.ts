@@ -239,7 +239,8 @@ export class CarRuntime {
     const skill = this.skills.get(skillName);
     const events = skill === undefined ? [] : traceEventsFrom(this.runtime.events.query(), skill.domain);
     const repaired = await repairSkill(this.skills, skillName, this.#options.repairer, { ...this.#skillOptions(), events });
-    return repaired === null ? null : jsonResult(repaired);
+    // node-api.md: "Returns repaired code or null" (the new version is recorded too).
+    return repaired === null ? null : repaired.code;
   }
 
   /** Candidates on trial as `<name>@cand`; returns how many entered. Skills here are not tenant-scoped: a `tenant` is refused. */
