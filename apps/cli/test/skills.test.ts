@@ -95,6 +95,11 @@ describe("car skills list", () => {
     const json = await runCar(["skills", "list", "--domain", "code", "--json", path]);
     expect(JSON.parse(json.stdout).map((s: { name: string }) => s.name)).toEqual(["lint"]);
 
+    const help = await runCar(["skills", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: car skills distill");
+    expect((await runCar(["skills", "forget"])).code).toBe(2);
+
     const missing = await runCar(["skills", "list", join(dir, "nope.json")]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no such file/);
