@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AgentSpec } from "@car/ir";
 import { fakeEnv, output, scripted } from "../../test/multi/agents.ts";
@@ -130,5 +131,35 @@ describe("runSubtask", () => {
     expect(readMainAnswer('{"final_answer": "x"}')).toEqual({ kind: "final", answer: "x" });
     expect(readMainAnswer('plan:\n```json\n{"spawn_subtask": [{"task": "a", "tools": []}]}\n```')).toMatchObject({ kind: "spawn" });
     expect(readMainAnswer("just text")).toEqual({ kind: "unstructured" });
+  });
+
+  it("for any grants, a sub-agent runs only with a subset of main's tools, and a turn with any other grant runs none", async () => {
+    const universe = ["grep", "read_file", "shell", "write_file", "curl"];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.subarray(universe),
+        fc.array(fc.uniqueArray(fc.constantFrom(...universe), { maxLength: 3 }), { minLength: 1, maxLength: 4 }),
+        async (mainTools, grants) => {
+          const { options } = fakeEnv();
+          const lead = { ...main, tools: mainTools, max_turns: 2 };
+          const granted: string[][] = [];
+          const sub = (_task: string, _ctx: unknown, s: AgentSpec) => {
+            granted.push(s.tools);
+            return output(s.name, "done");
+          };
+          const agent = scripted({
+            lead: mainScript([JSON.stringify({ spawn_subtask: grants.map((tools, i) => ({ task: `t${i}`, tools })) }), '{"final_answer": "f"}']),
+            ...Object.fromEntries(grants.map((_, i) => [`lead/sub-${i + 1}`, sub])),
+          });
+          const result = await runSubtask(lead, "t", agent, options);
+          const ran = agent.calls.filter((c) => c.name !== "lead");
+          for (const tools of granted) for (const t of tools) expect(mainTools).toContain(t);
+          const allowed = grants.every((g) => g.every((t) => mainTools.includes(t)));
+          expect(ran).toHaveLength(allowed ? grants.length : 0);
+          expect(result.subtasks.map((r) => r.status)).toEqual(grants.map(() => (allowed ? "succeeded" : "rejected")));
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
