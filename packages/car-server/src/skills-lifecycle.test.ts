@@ -27,6 +27,8 @@ describe("skills lifecycle", () => {
     expect(await c.result("skill.meta", { key: "deploy@cand" })).toBeNull();
     expect(await c.result("skill.meta", { key: "nothing" })).toBeNull();
 
+    expect((await c.call("skills.gate", { min_trial_samples: 1 })).error?.code).toBe(-32602);
+    expect(await c.result("skills.gate", {})).toEqual({ promoted: [], rejected: [] });
     const tenant = await c.call("skills.ingest_provisional", { skills: [], tenant: "acme" });
     expect(tenant.error?.code).toBe(-32602);
   });

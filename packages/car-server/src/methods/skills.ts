@@ -153,7 +153,9 @@ function ingestProvisional(params: JsonValue | undefined, ctx: MethodContext): J
   return { ingested: ingestProvisionalSkills(storeOf(ctx.session), skills, { clock: ctx.session.runtime.clock }) };
 }
 
-function gate(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+/** Takes no params (the reference's `null`): the gate's sample floor is the engine's default, so a param would be ignored, and is refused. */
+function gate(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  if (params !== undefined && params !== null && Object.keys(paramsObject(params)).length > 0) throw invalidParams("skills.gate takes no params");
   return json(runPromotionGate(storeOf(ctx.session), { clock: ctx.session.runtime.clock }));
 }
 
