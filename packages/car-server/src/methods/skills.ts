@@ -73,7 +73,8 @@ function distill(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 function list(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const domain = optionalString(paramsObject(params ?? {}), "domain");
   const all = storeOf(ctx.session).list();
-  return json(domain === undefined ? all : all.filter((s) => s.domain === domain));
+  // `platform` is the reference's name for the domain.
+  return json((domain === undefined ? all : all.filter((s) => s.domain === domain)).map((s) => ({ ...s, platform: s.domain })));
 }
 
 /** `skill.ingest`: one hand-written skill; returns its version number. */
