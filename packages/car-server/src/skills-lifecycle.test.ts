@@ -17,7 +17,9 @@ describe("skills lifecycle", () => {
     const all = await c.result("skill.find", {});
     expect(all[0]).toMatchObject({ name: "deploy", platform: "ops", code: "old", match_score: expect.any(Number), stats: expect.any(Object) });
 
-    expect((await c.result("skills.list", { domain: "ops" })).map((s: { name: string; platform: string }) => [s.name, s.platform])).toEqual([["deploy", "ops"]]);
+    expect((await c.result("skills.list", { domain: "ops" })).map((s: { name: string; platform: string }) => [s.name, s.platform])).toEqual([
+      ["deploy", "ops"],
+    ]);
     expect(await c.result("skills.ingest_provisional", { skills: [{ name: "deploy", code: "new", domain: "ops" }] })).toEqual({ ingested: 1 });
     expect(await c.result("skills.ingest_provisional", { skills: [{ name: "deploy", code: "new", domain: "ops" }] })).toEqual({ ingested: 0 });
     expect(await c.result("skill.meta", { key: "deploy@cand" })).toMatchObject({ status: "provisional", incumbent: "deploy", version: 1 });
