@@ -6,7 +6,17 @@
  */
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
-import { type ActionProposal, CarError, type CarErrorCode, ERROR_CODES, type ParsedProposal, type ProposalResult, serializeProposalResult } from "@car/ir";
+import {
+  type ActionProposal,
+  CarError,
+  type CarErrorCode,
+  ERROR_CODES,
+  type JsonObject,
+  jsonEquals,
+  type ParsedProposal,
+  type ProposalResult,
+  serializeProposalResult,
+} from "@car/ir";
 import { type CarEvent, isAuditedStore, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
 import { policyDirs, sandboxMode } from "@car/policy/gate";
@@ -40,7 +50,14 @@ Options:
   --tools <FILE>          The tools (required)
   --policies <DIR>        Policy directory (repeatable); default: <CAR_HOME>/policies
                           and every .car/policies from the repository root down to here
-  --state <FILE>          Initial state (a JSON object)
+  --state <FILE>          Initial state (a JSON object): seeds the database before
+                          the run. A key the database does not hold is written; one
+                          it holds with the same value is left alone; one it holds
+                          with another value refuses the run (exit 2, nothing
+                          written): start on a fresh --db (or --db :memory:)
+  --strict                A field the spec does not name (a typo such as
+                          'dependecies') refuses the proposal (exit 2); without it
+                          each is a warning with a did-you-mean, kept as is
   --events <FILE>         Append the proposal's events to FILE as JSON lines: exactly
                           what the durable log holds for it
   --report <FILE>         Write the run as a self-contained HTML page: a timeline of
@@ -99,6 +116,7 @@ export async function main(args: string[]): Promise<number> {
     tier: { type: "string" },
     agent: { type: "string" },
     sandbox: { type: "boolean" },
+    strict: { type: "boolean" },
   });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
@@ -109,7 +127,7 @@ export async function main(args: string[]): Promise<number> {
   if (!isPermissionTier(tier)) throw usageError(`--tier must be read_only, sandbox_edit or full_access, got '${tier}'`);
 
   // Parsed once: verify and the runtime take the pair as it is, graph included.
-  const parsed = await loadParsedProposal(path!);
+  const parsed = await loadParsedProposal(path!, {}, options.strict === true);
   const { proposal } = parsed;
   const policyDirList = options.policies?.map((d) => resolve(d)) ?? policyDirs(process.cwd(), { carHome: resolveCarHome() });
   const runProposal = async (sandbox: OsSandbox | undefined): Promise<number> => {
@@ -126,7 +144,7 @@ export async function main(args: string[]): Promise<number> {
       for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);
       let rules = 0;
       for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
-      for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
+      await seedState(runtime, state, options.state);
       // Verified against the state the run will see: the database's, with --state on top. Findings are
       // shown, not enforced here; the static gate's are left to the engine's admission, which reports
       // them once, as the rejections they become; trace rules are enforced by the TraceGate.
@@ -182,6 +200,27 @@ export async function main(args: string[]): Promise<number> {
   } finally {
     await sandbox?.close();
   }
+}
+
+/**
+ * `--state FILE` is the *initial* state: it seeds the database, never
+ * rewrites what is already there. Keys the database lacks are written (on the
+ * record, as state_changed events); a key it holds with the same value is
+ * left alone, so re-running a seeded plan works; a key holding another value
+ * refuses the run before anything is written, naming each such key.
+ */
+async function seedState(runtime: Runtime, state: JsonObject, file: string | undefined): Promise<void> {
+  const differing = Object.keys(state).filter((key) => {
+    const held = runtime.state.get(key);
+    return held !== undefined && !jsonEquals(held, state[key]!);
+  });
+  if (differing.length > 0) {
+    throw new CarError(
+      "invalid_params",
+      `--state ${file}: the database already holds ${differing.map((k) => `'${k}'`).join(", ")} with other values; --state only seeds initial state, it does not overwrite it (use a fresh --db, or --db :memory:)`,
+    );
+  }
+  for (const key of Object.keys(state)) if (runtime.state.get(key) === undefined) await runtime.state.set(key, state[key]!);
 }
 
 /**
