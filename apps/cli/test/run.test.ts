@@ -231,6 +231,27 @@ describe("car run", () => {
     expect(strict.stderr).not.toContain("running proposal");
   });
 
+  it("names one operation gated four times once: one approval line naming its actions, one approve command, repeated reasons shown once", async () => {
+    const tools = join(root, "deploy-tools.mjs");
+    writeFileSync(tools, "export const deploy = () => ({ ok: true });\n");
+    const same = { type: "tool_call", tool: "deploy", parameters: { env: "prod" } };
+    const proposal = writeProposal(
+      "four-deploys.json",
+      ["d1", "d2", "d3", "d4"].map((id) => ({ id, ...same })),
+    );
+    const db = join(root, "four.db");
+    const r = await runCar(["run", proposal, "--tools", tools, "--db", db], { env: { CAR_HOME: carHome, NO_COLOR: "1" } });
+    expect(r.code).toBe(1);
+    const fingerprint = /fingerprint ([0-9a-f]{64})/.exec(r.stderr)![1]!;
+    const output = `${r.stdout}\n${r.stderr}`;
+    // The first rejection's progress line and summary row, the approval line, the approve command: not 16 copies.
+    expect(output.split(fingerprint).length - 1).toBe(4);
+    expect(r.stderr).toContain(`approval needed: d1, d2, d3, d4 fingerprint ${fingerprint} requires full_access, granted sandbox_edit`);
+    expect(r.stderr.match(/approve: car approvals approve/g)).toHaveLength(1);
+    expect(r.stderr).toContain("⊘ d4 (deploy) rejected: same as d1");
+    expect(r.stdout).toMatch(/d4\s+rejected\s+\d+ ms\s+same as d1/);
+  });
+
   it("runs programs from a tools.json with the call JSON on stdin", async () => {
     const proposal = writeProposal("echo2.json", [
       { id: "first", type: "tool_call", tool: "echo", parameters: { n: 1 } },

@@ -26,7 +26,7 @@ import { commitRefusalOf, isPostgresUrl, openRuntimeStore, refusalMessage, resol
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";
-import { progressLine, resultSummary } from "../render/run-progress.ts";
+import { progressLine, resultSummary, ShownOnce } from "../render/run-progress.ts";
 import type { LoadedTool } from "../tools/loaded-tool.ts";
 import { loadToolModule } from "../tools/module-tools.ts";
 import { openSandbox, type OsSandbox, SandboxUnavailableError } from "../sandbox/os-sandbox.ts";
@@ -252,31 +252,48 @@ function gatedAtDispatch(events: readonly CarEvent[]): CarEvent[] {
   return events.filter((e) => e.kind === "approval_decided" && e.data["stage"] !== "admission" && e.data["reviewer"] === "none");
 }
 
-/** One line per resolved form that needs its own approval, and the command that approves it. */
+/**
+ * The gate's events grouped by operation (fingerprint), in first-seen order: actions with the same
+ * tool and parameters are one operation, approved once, so it is named once with all its actions.
+ */
+function byOperation(gated: readonly CarEvent[]): { event: CarEvent; actions: string[] }[] {
+  const groups = new Map<string, { event: CarEvent; actions: string[] }>();
+  for (const e of gated) {
+    const fingerprint = String(e.data["fingerprint"]);
+    const group = groups.get(fingerprint);
+    if (group === undefined) groups.set(fingerprint, { event: e, actions: [String(e.action_id)] });
+    else if (!group.actions.includes(String(e.action_id))) group.actions.push(String(e.action_id));
+  }
+  return [...groups.values()];
+}
+
+/** One line per resolved form that needs its own approval, and the command that approves it: once per operation. */
 function resolvedLines(gated: readonly CarEvent[], db: string | undefined): string[] {
-  const lines = gated.map(
-    (e) =>
-      `approval needed: ${e.action_id}'s resolved form fingerprint ${String(e.data["fingerprint"])} requires ${String(e.data["required"])}, granted ${String(e.data["granted"])} (an approval of the template does not cover what it resolves to)`,
+  const groups = byOperation(gated);
+  const lines = groups.map(
+    ({ event: e, actions }) =>
+      `approval needed: ${actions.join(", ")}'s resolved form fingerprint ${String(e.data["fingerprint"])} requires ${String(e.data["required"])}, granted ${String(e.data["granted"])} (an approval of the template does not cover what it resolves to)`,
   );
-  if (db !== ":memory:") for (const e of gated) lines.push(approveLine(e, db));
+  if (db !== ":memory:") for (const { event } of groups) lines.push(approveLine(event, db));
   return lines;
 }
 
-/** One line per refused action, then how to approve what needs approval. */
+/** One line per refused operation (naming its actions), then how to approve what needs approval: once per operation. */
 function gatedLines(gated: readonly CarEvent[], db: string | undefined): string[] {
   if (gated.length === 0) return [];
-  const lines = gated.map((e) => {
+  const groups = byOperation(gated);
+  const lines = groups.map(({ event: e, actions }) => {
     const d = e.data;
     const what = d["decision"] === "deny" ? "approval denied" : "approval needed";
     const reason = d["reason"] === undefined ? "" : ` (${String(d["reason"])})`;
-    return `${what}: ${e.action_id} fingerprint ${String(d["fingerprint"])} requires ${String(d["required"])}, granted ${String(d["granted"])}${reason}`;
+    return `${what}: ${actions.join(", ")} fingerprint ${String(d["fingerprint"])} requires ${String(d["required"])}, granted ${String(d["granted"])}${reason}`;
   });
   lines.push("nothing ran: the whole proposal is rejected until every action is approved");
   if (db === ":memory:") {
     lines.push("  (--db :memory: keeps no approvals: run with a database to approve them)");
     return lines;
   }
-  for (const e of gated) if (e.data["decision"] !== "deny") lines.push(approveLine(e, db));
+  for (const { event } of groups) if (event.data["decision"] !== "deny") lines.push(approveLine(event, db));
   return lines;
 }
 
@@ -324,7 +341,8 @@ async function sandboxForRun(
 /** Renders one event as a progress line, labelling each action with its tool. */
 function progressView(proposal: ActionProposal, c: Colors): (event: CarEvent) => string | undefined {
   const labels = new Map(proposal.actions.map((a) => [a.id, a.tool ?? a.type]));
-  return (event) => progressLine(event, c, labels);
+  const shown = new ShownOnce();
+  return (event) => progressLine(event, c, labels, shown);
 }
 
 interface ExecuteSetup {
