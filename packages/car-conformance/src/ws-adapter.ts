@@ -228,9 +228,13 @@ class WsRuntime implements ConformanceRuntime {
     await this.#peer.call("permission.approve", { action });
   }
 
-  /** `permission.evaluate` of a one-action proposal: the fingerprint the server's ledger keys the action on. */
+  /**
+   * `permission.evaluate` of a one-action proposal: the fingerprint the server's ledger keys the action on.
+   * Its `dependencies` are dropped (they name actions this proposal lacks; an operation is its tool and parameters).
+   */
   async fingerprint(action: JsonValue): Promise<string> {
-    const answer = await this.#peer.call("permission.evaluate", { proposal: { actions: [action] } });
+    const alone = isJsonObject(action) ? { ...action, dependencies: [] } : action;
+    const answer = await this.#peer.call("permission.evaluate", { proposal: { actions: [alone] } });
     const rows = isJsonObject(answer) && Array.isArray(answer["decisions"]) ? answer["decisions"] : [];
     const row = rows[0];
     if (!isJsonObject(row) || typeof row["fingerprint"] !== "string") throw new Error(`permission.evaluate answered ${JSON.stringify(answer)}, no fingerprint`);
