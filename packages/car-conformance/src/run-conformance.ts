@@ -4,7 +4,8 @@
  * not share the machine with each other), with a per-scenario deadline so a
  * runtime that hangs fails that scenario instead of the run. The verdict is
  * honest about what was checked: optional capabilities count only when the
- * runtime declares them, and a filtered run is never called conformant.
+ * runtime declares them, and neither a filtered run nor one that skipped a
+ * required scenario is ever called conformant.
  */
 import { CarError } from "@car/ir";
 import type { RuntimeFactory } from "./adapter.ts";
@@ -43,7 +44,7 @@ export function knownFeatures(suite: readonly CapabilityFile[]): string[] {
   return [...names].sort();
 }
 
-/** Runs the suite and returns the report; never throws for a runtime's failures (only for an unknown capability). */
+/** Runs the suite and returns the report; never throws for a runtime's failures (only for an unknown capability or a scenario filter that selects nothing). */
 export async function runConformance(options: RunOptions): Promise<ConformanceReport> {
   const started = performance.now();
   const timestamp = new Date().toISOString();
