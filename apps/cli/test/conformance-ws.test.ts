@@ -115,7 +115,7 @@ describe("the package README's commands against `car serve` with its defaults", 
     const { code, stdout, stderr } = await conformance(["--cmd", "car serve --port 0", "--junit", junit]);
     expect({ code, tail: stdout.split("\n").slice(-3).join("\n") }).toMatchObject({ code: 1 });
     expect(stdout).toContain(NOT_RUN_OVER_WS);
-    expect(stdout).toContain(" 0 failed, 0 not judged, 1 skipped");
+    expect(stdout).toContain(" 0 failed, 0 not judged, ");
     expect(stderr).not.toContain("✗");
   }, 300_000);
 
@@ -175,7 +175,7 @@ describe("the package README's commands against `car serve` with its defaults", 
       const { code, stdout } = await conformance(["--ws", url, "--token", token]);
       expect({ code, tail: stdout.split("\n").slice(-2).join("\n") }).toMatchObject({ code: 1 });
       expect(stdout).toContain(NOT_RUN_OVER_WS);
-      expect(stdout).toContain(" 0 failed, 0 not judged, 1 skipped");
+      expect(stdout).toContain(" 0 failed, 0 not judged, ");
     }, 300_000);
   });
 });
