@@ -225,6 +225,11 @@ describe("car run", () => {
     expect(warned.stderr).toContain("verify: warning second: /actions/1/dependecies: unknown field 'dependecies' — did you mean 'dependencies'?");
     expect(warned.stderr).toContain("did you mean 'failure_behavior'?");
     expect(warned.stderr).toContain("did you mean 'max_retries'?");
+    // --json: stdout is the result alone, the warnings still reach stderr.
+    const json = await runCar([...args, "--json"], { env: { CAR_HOME: carHome } });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).results).toHaveLength(2);
+    expect(json.stderr).toContain("warning: second: /actions/1/max_retry: unknown field 'max_retry' — did you mean 'max_retries'?");
     const strict = await runCar([...args, "--strict"], { env: { CAR_HOME: carHome } });
     expect(strict.code).toBe(2);
     expect(strict.stderr).toContain("/actions/1/dependecies: unknown field 'dependecies' — did you mean 'dependencies'?");

@@ -16,6 +16,7 @@ import {
   type ParsedProposal,
   type ProposalResult,
   serializeProposalResult,
+  unknownFields,
 } from "@car/ir";
 import { type CarEvent, isAuditedStore, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
@@ -152,6 +153,9 @@ export async function main(args: string[]): Promise<number> {
       if (showProgress) {
         const paint = { error: c.red, warning: c.yellow, info: c.cyan };
         for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+      } else {
+        // --json keeps stdout for the result, but a misspelt field is still said (DECISIONS §25), on stderr.
+        for (const f of unknownFields(proposal)) eprintln(`warning: ${f.action_id ?? "(proposal)"}: ${f.pointer}: ${f.message}`);
       }
       if (showProgress)
         eprintln(
