@@ -141,6 +141,12 @@ export interface ExecuteOptions {
    * tool's output, so nothing is serialised on the way. Not with `dispatch`.
    */
   toolCaller?: ToolCaller;
+  /**
+   * Refuse a proposal holding a field the spec does not name (a typo such as
+   * `dependecies`) as `invalid_proposal`, each with its pointer and a
+   * did-you-mean, instead of keeping it for the round trip (DECISIONS §25).
+   */
+  strict?: boolean;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -319,11 +325,13 @@ export class Runtime {
    * against every order the plan permits). Pure: nothing runs, and policies
    * are not evaluated (they are enforced at execution).
    */
-  verifyProposal(proposal: ProposalInput | ParsedProposal, options: { maxActions?: number } = {}): VerificationResult {
+  verifyProposal(proposal: ProposalInput | ParsedProposal, options: { maxActions?: number; strict?: boolean } = {}): VerificationResult {
     const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools(), traceRules: this.traceGate.rules() };
     // `?.`: a null or non-object `options` is "none given", not a TypeError.
     const maxActions = (options as { maxActions?: number } | null)?.maxActions;
     if (maxActions !== undefined) verifyOptions.maxActions = maxActions;
+    const strict = (options as { strict?: boolean } | null)?.strict;
+    if (strict !== undefined) verifyOptions.strict = strict;
     return verify(proposal, verifyOptions);
   }
 
@@ -349,7 +357,8 @@ export class Runtime {
     if (rollback !== "state" && rollback !== "compensate")
       throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
     if (dispatch !== undefined && options.toolCaller !== undefined) throw new CarError("invalid_params", "give dispatch or toolCaller, not both");
-    const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
+    if (options.strict !== undefined && typeof options.strict !== "boolean") throw new CarError("invalid_params", "strict must be a boolean");
+    const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids, strict: options.strict === true });
     const held = this.#options.admission?.(parsed);
     try {
       const budget = options.budget ?? this.#options.budget;

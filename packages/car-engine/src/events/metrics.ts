@@ -30,7 +30,7 @@ export interface MetricsSummary {
   cumulative_cost_usd: number;
   tokens_in: number;
   tokens_out: number;
-  /** Mean `duration_ms` of finished tool actions; null before any. */
+  /** Mean time from a tool action's `action_started` to its `action_succeeded` / `action_failed`, in ms; null before any. */
   avg_latency_ms: number | null;
   approvals_recorded: number;
   permission_decisions: number;
@@ -61,6 +61,10 @@ export function costByAgent(events: readonly CarEvent[]): AgentCost[] {
   return [...byAgent.values()].sort((a, b) => (a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0));
 }
 
+function actionKey(event: CarEvent): string {
+  return `${event.proposal_id ?? ""}\u0000${event.action_id ?? ""}`;
+}
+
 /** The operational roll-up of an event log (`metrics.summary`). */
 export function metricsSummary(events: readonly CarEvent[]): MetricsSummary {
   let succeeded = 0;
@@ -68,21 +72,32 @@ export function metricsSummary(events: readonly CarEvent[]): MetricsSummary {
   let rejected = 0;
   let latencyTotal = 0;
   let latencyCount = 0;
+  // The outcome events carry no duration (their data is shared between calls), so latency is measured
+  // between each tool action's start and its outcome, on the events' own clock.
+  const started = new Map<string, number>();
   let approvals = 0;
   let decisions = 0;
   let gateRejections = 0;
   let violations = 0;
   for (const event of events) {
     switch (event.kind) {
+      case EVENT_KINDS.actionStarted:
+        if (typeof getOwn(event.data, "tool") === "string") started.set(actionKey(event), Date.parse(event.timestamp));
+        break;
       case EVENT_KINDS.actionSucceeded:
-      case EVENT_KINDS.actionFailed:
+      case EVENT_KINDS.actionFailed: {
         if (event.kind === EVENT_KINDS.actionSucceeded) succeeded++;
         else failed++;
-        if (typeof getOwn(event.data, "duration_ms") === "number") {
-          latencyTotal += numberAt(event, "duration_ms");
+        const key = actionKey(event);
+        const from = started.get(key);
+        const to = Date.parse(event.timestamp);
+        if (from !== undefined && Number.isFinite(from) && Number.isFinite(to)) {
+          started.delete(key);
+          latencyTotal += Math.max(0, to - from);
           latencyCount++;
         }
         break;
+      }
       case EVENT_KINDS.actionRejected:
         rejected++;
         break;
