@@ -79,6 +79,8 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
     await runProposals(store, ["p1", "p2"]);
     const anchor = (await store.anchor())!;
     expect(anchor.database_id).toBe(await store.databaseId());
+    expect(anchor.database).toBe(store.location);
+    expect(store.location).toMatch(/^postgres:\/\/127\.0\.0\.1:\d+\/audit_\d+$/);
     const [first] = (await sql("SELECT seq, mac FROM car_events ORDER BY seq LIMIT 1")).rows;
     await sql("UPDATE car_events SET mac = $1 WHERE seq = $2", ["0".repeat(64), first.seq]);
     expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { seq: Number(first.seq), reason: expect.stringContaining("MAC does not match") } });
@@ -87,7 +89,21 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
     await sql("DELETE FROM car_events WHERE seq >= $1", [cut]);
     await sql("UPDATE car_log_head SET seq = $1, hash = (SELECT hash FROM car_events WHERE seq = $1) WHERE id = 1", [cut - 1]);
     await sql("DELETE FROM car_state WHERE key = 'k-p2'");
+    // The proposals table is checked against the log too: a thorough writer removes p2's row as well.
+    expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { table: "proposals" } });
+    await sql("DELETE FROM car_proposals WHERE proposal_id = 'p2'");
     expect(await store.verifyChain()).toMatchObject({ ok: true });
     expect(await store.verifyChain({ anchors: [anchor] })).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("rolled back") } });
+    // Giving the database a new id does not slip past the anchor: it names the database's location too.
+    await sql("UPDATE car_meta SET value = 'edited' WHERE key = 'database_id'");
+    expect(await store.verifyChain({ anchors: [anchor] })).toMatchObject({
+      ok: false,
+      broken: { reason: expect.stringContaining(`with id ${anchor.database_id}, but it now says edited`) },
+    });
+    const foreign = { ...anchor, database_id: "other", database: "postgres://elsewhere:5432/other" };
+    expect(await store.verifyChain({ anchors: [foreign] })).toMatchObject({
+      ok: false,
+      broken: { reason: expect.stringContaining("no entry for the database") },
+    });
   });
 });

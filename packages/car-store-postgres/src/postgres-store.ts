@@ -108,8 +108,11 @@ export class PostgresStore implements RuntimeStore {
   /** A refresh started after a commit that landed behind other runtimes' events. */
   #catchUp: Promise<void> = Promise.resolve();
   #closed = false;
+  /** Where this database lives, as anchors record it: `postgres://host:port/name`, without credentials or options. */
+  readonly location: string;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
+    this.location = databaseLocation(url);
     this.#clock = options.clock ?? systemClock;
     this.mode = options.mode ?? "strict";
     const keyFile = options.auditKeyFile;
@@ -134,8 +137,8 @@ export class PostgresStore implements RuntimeStore {
       (events) => this.#writePersisted(events),
     );
     const audited = <T>(work: (client: PoolClient, audit: Audit) => Promise<T>): Promise<T> => this.#audited(work);
-    this.approvals = new PostgresApprovalLedger(read, audited);
-    this.postures = new PostgresPostureStore(read, audited);
+    this.approvals = new PostgresApprovalLedger(read, audited, this.#auditKey);
+    this.postures = new PostgresPostureStore(read, audited, this.#auditKey);
     this.#ready = this.#start();
     this.#ready.catch(() => {});
   }
@@ -417,7 +420,7 @@ export class PostgresStore implements RuntimeStore {
   async verifyChain(options: { anchors?: readonly Anchor[] } = {}): Promise<ChainReport> {
     await this.#ready;
     try {
-      return await verifyLog(this.#pool, this.#auditKey, await this.databaseId(), options.anchors);
+      return await verifyLog(this.#pool, this.#auditKey, { id: await this.databaseId(), location: this.location }, options.anchors);
     } catch (error) {
       throw storageError(error, "cannot read the event log");
     }
@@ -434,7 +437,7 @@ export class PostgresStore implements RuntimeStore {
     await this.#ready;
     const head = (await this.#query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
     if (Number(head.seq) === 0) return null;
-    return { database_id: await this.databaseId(), seq: Number(head.seq), hash: head.hash, anchored_at: rfc3339(this.#clock.now()) };
+    return { database_id: await this.databaseId(), database: this.location, seq: Number(head.seq), hash: head.hash, anchored_at: rfc3339(this.#clock.now()) };
   }
 
   /** Waits for background writes (direct state writes, events outside proposals); rethrows the first that failed. */
@@ -570,6 +573,20 @@ export class PostgresStore implements RuntimeStore {
       this.#liveness?.release();
       await this.#pool.end();
     }
+  }
+}
+
+/** A connection URL's server and database name: what identifies the database, not how one logs in to it. */
+function databaseLocation(url: string): string {
+  try {
+    const u = new URL(url);
+    return `postgres://${u.hostname}:${u.port === "" ? "5432" : u.port}${u.pathname}`;
+  } catch {
+    // A keyword/value connection string: itself, without a password.
+    return url
+      .replace(/password\s*=\s*('[^']*'|\S+)/gi, "")
+      .replace(/\s+/g, " ")
+      .trim();
   }
 }
 
