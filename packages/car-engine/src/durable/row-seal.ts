@@ -12,8 +12,11 @@
  * older copy restored: `car audit verify` finds those by replaying the
  * chained log (table-replay.ts) and against anchors.
  *
- * Without an audit key the seal is a plain SHA-256 — it catches a naive
- * edit only, like the unkeyed hash chain (the README's trust model).
+ * Without an audit key the seal is `sha256:` and a plain SHA-256 — it
+ * catches a naive edit only, like the unkeyed hash chain (the README's
+ * trust model). With the key an unkeyed seal is refused (no downgrade);
+ * without it a keyed seal cannot be checked and is taken as it stands, as
+ * the MACs are (verification then says the log is unkeyed).
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { CarError, canonicalJson } from "@car/ir";
@@ -24,15 +27,19 @@ import type { AuditKey } from "./event-mac.ts";
 /** The tables whose rows are sealed. */
 export type SealedTable = "approvals" | "postures";
 
+const UNKEYED = "sha256:";
+
 export function rowSeal(key: AuditKey | undefined, table: SealedTable, row: JsonObject): string {
   const text = canonicalJson({ table, row });
-  return key === undefined ? sha256Hex(text) : createHmac("sha256", key.key).update(text, "utf8").digest("hex");
+  return key === undefined ? `${UNKEYED}${sha256Hex(text)}` : createHmac("sha256", key.key).update(text, "utf8").digest("hex");
 }
 
 export function sealMatches(key: AuditKey | undefined, table: SealedTable, row: JsonObject, seal: string | null): boolean {
   if (typeof seal !== "string") return false;
-  const expected = Buffer.from(rowSeal(key, table, row), "hex");
-  const actual = Buffer.from(seal, "hex");
+  // Without the key a keyed seal cannot be checked (see above).
+  if (key === undefined && !seal.startsWith(UNKEYED)) return /^[0-9a-f]{64}$/.test(seal);
+  const expected = Buffer.from(rowSeal(key, table, row));
+  const actual = Buffer.from(seal);
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
