@@ -101,9 +101,10 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
       broken: { reason: expect.stringContaining(`with id ${anchor.database_id}, but it now says edited`) },
     });
     const foreign = { ...anchor, database_id: "other", database: "postgres://elsewhere:5432/other" };
-    expect(await store.verifyChain({ anchors: [foreign] })).toMatchObject({
+    const other = { ...anchor, database_id: "edited", database: "postgres://elsewhere:5432/other" };
+    expect(await store.verifyChain({ anchors: [foreign, other] })).toMatchObject({
       ok: false,
-      broken: { reason: expect.stringContaining("no entry for the database") },
+      broken: { reason: expect.stringContaining("at postgres://elsewhere:5432/other, but it was opened at") },
     });
   });
 });

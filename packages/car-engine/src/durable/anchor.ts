@@ -14,7 +14,9 @@
  * every anchor naming some other database; the location is written down
  * outside, so an anchored location whose id changed, an anchored id found
  * elsewhere, or an anchor file with no entry for this database at all is
- * each reported. One file can hold several databases' anchors.
+ * each a break; no entry at all is reported (`anchorSummary` counts none)
+ * as a warning, not a break, since a database never anchored is not a
+ * tampered one. One file can hold several databases' anchors.
  */
 import { appendFileSync, chmodSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -96,9 +98,8 @@ function names(anchor: Anchor, self: DatabaseIdentity): boolean {
 /**
  * The first anchor the log no longer honours, as a chain break; undefined
  * when every one holds. Beyond the heads: an anchor of this location under
- * another id (the id was edited, or the file replaced), of this id at
- * another location (a copy), and a non-empty anchor file with no entry for
- * this database at all are breaks. `headSeq`: the newest event's seq (0 for an empty log).
+ * another id (the id was edited, or the file replaced) and of this id at
+ * another location (a copy) are breaks. `headSeq`: the newest event's seq (0 for an empty log).
  */
 export function anchorBreak(anchors: readonly Anchor[], self: DatabaseIdentity, headSeq: number, hashAt: HashAt): ChainBreak | undefined {
   for (const anchor of anchors) {
@@ -113,11 +114,6 @@ export function anchorBreak(anchors: readonly Anchor[], self: DatabaseIdentity, 
         reason: `the anchor of ${anchor.anchored_at} records database ${self.id} at ${anchor.database}, but it was opened at ${self.location}: a copy, or the anchored database was replaced`,
       };
   }
-  if (anchors.length > 0 && !anchors.some((a) => names(a, self)))
-    return {
-      seq: 0,
-      reason: `the anchor file has no entry for the database at ${self.location} (id ${self.id}): it was never anchored there, or its entries were removed`,
-    };
   for (const anchor of anchors) {
     if (!names(anchor, self) || anchor.seq === 0) continue;
     if (anchor.seq > headSeq) {

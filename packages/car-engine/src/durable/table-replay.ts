@@ -19,6 +19,8 @@ import { jsonEquals } from "@car/ir";
 import type { JsonObject, JsonValue } from "@car/ir";
 import type { CarEvent } from "../events/event.ts";
 import { EVENT_KINDS } from "../events/event.ts";
+import { compensationRunId } from "../compensation/compensation-phase.ts";
+import { COMPENSATION_EVENTS } from "../compensation/compensation-run.ts";
 import { type ApprovalRow, SPENT_BY } from "./approval-rows.ts";
 import type { AuditKey } from "./event-mac.ts";
 import { ALL_TIERS, type PostureRow } from "./posture-rows.ts";
@@ -163,22 +165,37 @@ function posturesBreak(events: readonly CarEvent[], rows: readonly PostureRow[])
   return { table: "postures", reason: `the posture of '${agent}' for tier ${tier} is in the log but its row is gone` };
 }
 
-/** Each proposal id's runs, oldest first, in the status the log leaves them. */
+/**
+ * Each run id's runs, oldest first, in the status the log leaves them. A
+ * compensation phase is a run of its own (`<id>#compensation`) whose events
+ * carry the proposal's id: `compensation_planned` begins it and
+ * `compensation_completed` ends it; a resumed phase begins with no event,
+ * so a completion after an interruption is a run of its own.
+ */
 function replayRuns(events: readonly CarEvent[]): Map<string, string[]> {
   const runs = new Map<string, string[]>();
+  const list = (id: string): string[] => {
+    let l = runs.get(id);
+    if (l === undefined) runs.set(id, (l = []));
+    return l;
+  };
+  /** Ends the open run of `id` as `status`, or records a run that left no begin event. */
+  const end = (id: string, status: string): void => {
+    const l = list(id);
+    if (l.at(-1) === "executing") l[l.length - 1] = status;
+    else l.push(status);
+  };
   for (const e of events) {
     if (e.proposal_id === null) continue;
-    const list = runs.get(e.proposal_id) ?? [];
-    if (e.kind === EVENT_KINDS.proposalReceived) list.push("executing");
+    if (e.kind === EVENT_KINDS.proposalReceived) list(e.proposal_id).push("executing");
     else if (e.kind === EVENT_KINDS.proposalCompleted && typeof e.data["outcome"] === "string") {
-      if (list.length === 0) list.push("executing");
-      list[list.length - 1] = e.data["outcome"];
-    } else if (e.kind === EVENT_KINDS.proposalInterrupted) {
-      // A run begun whose events never reached the log (PostgreSQL writes them later) is interrupted all the same.
-      if (list.length === 0 || list.at(-1) !== "executing") list.push("interrupted");
-      else list[list.length - 1] = "interrupted";
-    } else continue;
-    runs.set(e.proposal_id, list);
+      // A refused commit completes a second time: the last word wins.
+      const l = list(e.proposal_id);
+      if (l.length === 0) l.push(e.data["outcome"]);
+      else l[l.length - 1] = e.data["outcome"];
+    } else if (e.kind === EVENT_KINDS.proposalInterrupted) end(e.proposal_id, "interrupted");
+    else if (e.kind === COMPENSATION_EVENTS.planned) list(compensationRunId(e.proposal_id)).push("executing");
+    else if (e.kind === COMPENSATION_EVENTS.completed) end(compensationRunId(e.proposal_id), "committed");
   }
   return runs;
 }
