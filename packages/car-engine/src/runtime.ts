@@ -54,6 +54,8 @@ import { checkChunk } from "./tools/tool-output.ts";
 import { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
 import { compensatedResult, pendingCompensations, resumable, runPhase } from "./compensation/compensation-phase.ts";
 import { requireIntactLog } from "./durable/intact-log.ts";
+import type { AuditedRuntimeStore } from "./durable/durable-store.ts";
+import { traceSettings } from "./telemetry/run-tracer.ts";
 import type { CompensationReport, PendingCompensation } from "./compensation/compensation-phase.ts";
 
 export interface RuntimeOptions {
@@ -189,7 +191,7 @@ export class Runtime {
       maxOutputBytes,
       maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
-      tracer: options.tracer,
+      tracer: options.tracer === undefined ? undefined : traceSettings(options.tracer, (this.store as Partial<AuditedRuntimeStore>).keyedDigest),
       traceGate: this.traceGate,
     };
   }

@@ -36,7 +36,16 @@ import {
   type RuntimeStore,
   type StateTransition,
 } from "@car/engine";
-import { type Anchor, type AuditKey, type ChainReport, commitRefusal, directWriteEvent, loadOrCreateKeyFile, readKeyFile } from "@car/engine/durable";
+import {
+  type Anchor,
+  type AuditKey,
+  type ChainReport,
+  commitRefusal,
+  directWriteEvent,
+  loadOrCreateKeyFile,
+  outboundDigest,
+  readKeyFile,
+} from "@car/engine/durable";
 import { PostgresApprovalLedger } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
 import { appendStatement, appendToLog, linkAppended, macStatement, verifyLog } from "./log-chain.ts";
@@ -108,6 +117,8 @@ export class PostgresStore implements RuntimeStore {
   /** A refresh started after a commit that landed behind other runtimes' events. */
   #catchUp: Promise<void> = Promise.resolve();
   #closed = false;
+  /** HMAC under the audit key for digests that leave the process (span attributes); undefined without a key. */
+  readonly keyedDigest: ((text: string) => string) | undefined;
   /** Where this database lives, as anchors record it: `postgres://host:port/name`, without credentials or options. */
   readonly location: string;
 
@@ -116,7 +127,9 @@ export class PostgresStore implements RuntimeStore {
     this.#clock = options.clock ?? systemClock;
     this.mode = options.mode ?? "strict";
     const keyFile = options.auditKeyFile;
-    this.#auditKey = keyFile === undefined ? undefined : options.readonlyKey === true ? readKeyFile(keyFile) : loadOrCreateKeyFile(keyFile);
+    const key = keyFile === undefined ? undefined : options.readonlyKey === true ? readKeyFile(keyFile) : loadOrCreateKeyFile(keyFile);
+    this.#auditKey = key;
+    this.keyedDigest = key === undefined ? undefined : (text) => outboundDigest(key, text);
     // 31 bits: a runtime's id in `car_proposals` and its liveness lock key.
     this.#runtimeKey = 1 + Math.floor(Math.random() * 0x7ffffffe);
     this.#pool = new pg.Pool({ connectionString: url, max: (options.poolSize ?? 10) + 1 });

@@ -57,6 +57,7 @@ import {
   directWriteEvent,
   firstStateDifference,
   loadOrCreateKeyFile,
+  outboundDigest,
   parseHexKey,
   readKeyFile,
   replayStateChanges,
@@ -131,6 +132,8 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   readonly #retention: RetentionPolicy | undefined;
   readonly #keyFile: string | undefined;
   readonly #auditKey: CheckpointKey | undefined;
+  /** HMAC under the audit key for digests that leave the process (span attributes); undefined without a key. */
+  readonly keyedDigest: ((text: string) => string) | undefined;
   /** This database's random id, which anchors name (undefined for a read-only open of a database that predates it). */
   readonly databaseId: string | undefined;
   /** The `proposals` row of each proposal this instance is running. */
@@ -152,6 +155,8 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.#retention = options.retention === undefined ? undefined : validateRetention(options.retention);
     this.#keyFile = options.auditKeyFile;
     this.#auditKey = this.#keyFile === undefined ? undefined : options.readonly === true ? readKeyFile(this.#keyFile) : loadOrCreateKeyFile(this.#keyFile);
+    const key = this.#auditKey;
+    this.keyedDigest = key === undefined ? undefined : (text) => outboundDigest(key, text);
     this.#db = openDatabase(path, options);
     this.#immediate = immediateRunner(this.#db);
     this.databaseId = this.#databaseId(options.readonly === true);

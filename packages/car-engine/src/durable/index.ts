@@ -27,7 +27,7 @@ export {
 export { type RefusalCode, commitRefusal } from "./commit-refusal.ts";
 export { directWriteEvent } from "./direct-write-event.ts";
 export { GENESIS_HASH, type UnhashedEvent, canonicalEventParts, canonicalEventText, linkEvent, sha256Hex } from "./event-hash.ts";
-export { type AuditKey, eventMac, macMatches } from "./event-mac.ts";
+export { type AuditKey, eventMac, macMatches, outboundDigest } from "./event-mac.ts";
 export { IntentBatch } from "./intent-batch.ts";
 export { ALL_TIERS, type PostureRow, postureEntryOf } from "./posture-rows.ts";
 export { appliedStateChanges, firstStateDifference, replayStateChanges } from "./state-replay.ts";

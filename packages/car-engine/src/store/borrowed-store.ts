@@ -18,6 +18,6 @@ export function borrowedStore(store: RuntimeStore): RuntimeStore {
   };
   if (store.beginProposal !== undefined) view.beginProposal = (begin) => store.beginProposal!(begin);
   if (store.recover !== undefined) view.recover = () => store.recover!();
-  if (isAuditedStore(store)) Object.assign(view, { postures: store.postures, verifyChain: () => store.verifyChain() });
+  if (isAuditedStore(store)) Object.assign(view, { postures: store.postures, verifyChain: () => store.verifyChain(), keyedDigest: store.keyedDigest });
   return view;
 }
