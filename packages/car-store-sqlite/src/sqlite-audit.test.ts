@@ -242,3 +242,33 @@ describe("anchors", () => {
     });
   });
 });
+
+describe("rows written before rows had seals", () => {
+  const legacy = async (forge: boolean): Promise<void> => {
+    const s = store();
+    await s.approvals.record({ fingerprint: "f1", decision: "approved", required_tier: "full_access", reviewer: "ops", decided_at: 1, expires_at: null });
+    s.postures.set("bot", "deny", null, 2);
+    await s.close();
+    // As an earlier version left them: no seals. And perhaps a row slipped in by hand.
+    const raw = new Database(temp.db);
+    raw.exec("UPDATE approvals SET seal = NULL; UPDATE postures SET seal = NULL");
+    if (forge) raw.prepare("INSERT INTO postures (agent_id, tier, posture, updated_at) VALUES ('rogue', '*', 'always_allow', 3)").run();
+    raw.close();
+  };
+
+  it("are sealed on open when the whole log vouches for them, and honoured", async () => {
+    await legacy(false);
+    const s = store();
+    expect(await s.approvals.latest("f1", 5)).toMatchObject({ decision: "approved" });
+    expect(s.postures.resolve("bot", "read_only")).toBe("deny");
+    expect(s.verifyChain()).toMatchObject({ ok: true });
+  });
+
+  it("stay unsealed, and refused, when a row the log does not vouch for is among them", async () => {
+    await legacy(true);
+    const s = store();
+    await expect(s.approvals.latest("f1", 5)).rejects.toMatchObject({ code: "chain_broken" });
+    expect(() => s.postures.resolve("rogue", "full_access")).toThrow(expect.objectContaining({ code: "chain_broken" }));
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { table: "approvals" } });
+  });
+});

@@ -64,6 +64,13 @@ export class SqlitePostureStore implements PostureStore {
     return this.rows().map(postureEntryOf);
   }
 
+  /** Seals every row that has none (rows the store has found the log vouches for). */
+  sealUnsealed(): void {
+    const seal = this.#db.prepare("UPDATE postures SET seal = ? WHERE agent_id = ? AND tier = ?");
+    for (const row of this.rows())
+      if (row.seal === null) seal.run(rowSeal(this.#key, "postures", postureSealRow(row.agent_id, row.tier, row.posture, row.updated_at)), row.agent_id, row.tier);
+  }
+
   /** Every row as stored, seal included (what verification checks). */
   rows(): (PostureRow & { seal: string | null })[] {
     return this.#db.prepare("SELECT agent_id, tier, posture, updated_at, seal FROM postures ORDER BY agent_id, tier").all() as (PostureRow & {

@@ -62,6 +62,7 @@ import {
   readKeyFile,
   replayStateChanges,
   type SignedCheckpoint,
+  replayBreak,
   type StoredTables,
   tableBreak,
 } from "@car/engine/durable";
@@ -205,6 +206,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.#endRun = this.#db.prepare("UPDATE proposals SET status = ?, ended_at = ? WHERE run = ?");
     this.#executingRuns = this.#db.prepare("SELECT owner_pid, owner FROM proposals WHERE proposal_id = ? AND status = 'executing'");
     LIVE_INSTANCES.add(this.#instance);
+    if (options.readonly !== true) this.#sealLegacyRows();
   }
 
   // --- StoreWriter ----------------------------------------------------------
@@ -371,6 +373,33 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
       report.state = { compared: true, keys: Object.keys(stored).length };
       return report;
     })();
+  }
+
+  /**
+   * Seals the approval and posture rows written before rows had seals (a
+   * database from an earlier version), but only when the whole log verifies
+   * and vouches for every row of the tables: a row inserted by hand without
+   * a seal stays unsealed, and so refused. After retention cut the log, it
+   * cannot vouch, and nothing is sealed.
+   */
+  #sealLegacyRows(): void {
+    const unsealed = this.#db
+      .prepare("SELECT EXISTS (SELECT 1 FROM approvals WHERE seal IS NULL) OR EXISTS (SELECT 1 FROM postures WHERE seal IS NULL)")
+      .pluck()
+      .get() as number;
+    if (unsealed === 0) return;
+    this.atomically(() => {
+      if (storedCheckpoints(this.#db).length > 0) return;
+      const verifier = new ChainVerifier([], undefined, this.#auditKey);
+      const events: CarEvent[] = [];
+      for (const row of this.events.storedRows()) {
+        if (!verifier.check(row)) return;
+        events.push(row.event);
+      }
+      if (!verifier.finish(this.events.recordedHead()).ok || replayBreak(events, this.#storedTables()) !== undefined) return;
+      this.approvals.sealUnsealed();
+      this.postures.sealUnsealed();
+    });
   }
 
   /** The tables verification checks against the log, as stored. */

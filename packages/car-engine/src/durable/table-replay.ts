@@ -69,14 +69,19 @@ export interface TableBreak {
  * it (then only seals are checked). `key`: the audit key the seals are under.
  */
 export function tableBreak(events: readonly CarEvent[] | undefined, tables: StoredTables, key: AuditKey | undefined): TableBreak | undefined {
+  return sealBreak(tables, key) ?? (events === undefined ? undefined : replayBreak(events, tables));
+}
+
+/**
+ * The first row the whole verified log does not vouch for, seals aside:
+ * what a store checks before it seals rows written before seals existed.
+ */
+export function replayBreak(events: readonly CarEvent[], tables: StoredTables): TableBreak | undefined {
   return (
-    sealBreak(tables, key) ??
-    (events === undefined
-      ? undefined
-      : (approvalsBreak(events, tables.approvals) ??
-        posturesBreak(events, tables.postures) ??
-        proposalsBreak(events, tables.proposals) ??
-        (tables.transitions === undefined ? undefined : transitionsBreak(events, tables.transitions))))
+    approvalsBreak(events, tables.approvals) ??
+    posturesBreak(events, tables.postures) ??
+    proposalsBreak(events, tables.proposals) ??
+    (tables.transitions === undefined ? undefined : transitionsBreak(events, tables.transitions))
   );
 }
 
