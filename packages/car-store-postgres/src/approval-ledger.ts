@@ -47,6 +47,17 @@ export async function approvalRows(read: ReadQuery): Promise<(ApprovalRow & { se
   return (await read<LedgerRow>(`${SELECT} ORDER BY a.id`)).rows.map(rowFrom);
 }
 
+/** Seals every approval row that has none, in the caller's transaction (rows the store has found the log vouches for). */
+export async function sealUnsealedApprovals(client: PoolClient, key: AuditKey | undefined): Promise<void> {
+  const read: ReadQuery = (sql, params) => client.query(sql, params === undefined ? [] : [...params]);
+  for (const row of await approvalRows(read))
+    if (row.seal === null)
+      await client.query("UPDATE car_approvals SET seal = $1 WHERE id = $2", [
+        rowSeal(key, "approvals", approvalSealRow(row.id, row.record, row.revoked_at, row.revoked_by)),
+        row.id,
+      ]);
+}
+
 const GRANTS = `${SELECT} WHERE a.decision = 'approved' AND r.approval_id IS NULL AND (a.expires_at IS NULL OR a.expires_at > $1)
   AND a.id = (SELECT max(b.id) FROM car_approvals b WHERE b.fingerprint = a.fingerprint)`;
 

@@ -32,6 +32,8 @@ import {
   ChainVerifier,
   type DatabaseIdentity,
   eventMac,
+  replayBreak,
+  type StoredTables,
   tableBreak,
   firstStateDifference,
   replayStateChanges,
@@ -140,7 +142,11 @@ export async function verifyLog(pool: Pool, key: AuditKey | undefined, self: Dat
   }
 }
 
-async function verifyIn(client: PoolClient, key: AuditKey | undefined, self: DatabaseIdentity, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+/** The whole log, verified: the report so far and the events read (all of them when it is ok). */
+async function readVerifiedLog(
+  client: PoolClient,
+  key: AuditKey | undefined,
+): Promise<{ report: ChainReport; events: CarEvent[]; head: { seq: string; hash: string } }> {
   const head = (await client.query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
   const verifier = new ChainVerifier([], undefined, key);
   const events: CarEvent[] = [];
@@ -153,15 +159,36 @@ async function verifyIn(client: PoolClient, key: AuditKey | undefined, self: Dat
         event = eventFromRow(row);
       } catch {
         verifier.check({ event: { seq: after + 1, kind: "", proposal_id: null, timestamp: "", data: {} }, problem: "the stored event is not JSON" });
-        return verifier.finish();
+        return { report: verifier.finish(), events, head };
       }
       after = event.seq;
-      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return verifier.finish();
+      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return { report: verifier.finish(), events, head };
       events.push(event);
     }
     if (rows.length < PAGE) break;
   }
-  const report = verifier.finish(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash });
+  return { report: verifier.finish(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash }), events, head };
+}
+
+/** The tables verification checks against the log, read in `client`'s transaction. */
+async function storedTables(client: PoolClient): Promise<StoredTables> {
+  const read: ReadQuery = (sql, params) => client.query(sql, params === undefined ? [] : [...params]);
+  const proposals = (await client.query<{ proposal_id: string; status: string }>("SELECT proposal_id, status FROM car_proposals ORDER BY proposal_id")).rows;
+  return { approvals: await approvalRows(read), postures: await postureRows(read), proposals: { per: "proposal", rows: proposals } };
+}
+
+/**
+ * Whether the whole log verifies and vouches for every row of the tables,
+ * seals aside: what the store checks, in the caller's transaction, before it
+ * seals rows written before rows had seals.
+ */
+export async function logVouchesForTables(client: PoolClient, key: AuditKey | undefined): Promise<boolean> {
+  const { report, events } = await readVerifiedLog(client, key);
+  return report.ok && replayBreak(events, await storedTables(client)) === undefined;
+}
+
+async function verifyIn(client: PoolClient, key: AuditKey | undefined, self: DatabaseIdentity, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+  const { report, events, head } = await readVerifiedLog(client, key);
   if (!report.ok) return report;
   const headSeq = Number(head.seq);
   if (anchors !== undefined) {
@@ -170,13 +197,7 @@ async function verifyIn(client: PoolClient, key: AuditKey | undefined, self: Dat
     report.anchors = anchorSummary(anchors, self);
   }
   // Read in this transaction's snapshot, like the log.
-  const read: ReadQuery = (sql, params) => client.query(sql, params === undefined ? [] : [...params]);
-  const proposals = (await client.query<{ proposal_id: string; status: string }>("SELECT proposal_id, status FROM car_proposals ORDER BY proposal_id")).rows;
-  const table = tableBreak(
-    events,
-    { approvals: await approvalRows(read), postures: await postureRows(read), proposals: { per: "proposal", rows: proposals } },
-    key,
-  );
+  const table = tableBreak(events, await storedTables(client), key);
   if (table !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, ...table } };
   const stored = emptyMap();
   for (const row of (await client.query<{ key: string; value: string }>("SELECT key, value FROM car_state WHERE present")).rows)

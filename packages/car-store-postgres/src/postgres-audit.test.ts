@@ -107,4 +107,26 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
       broken: { reason: expect.stringContaining("at postgres://elsewhere:5432/other, but it was opened at") },
     });
   });
+
+  it("seals rows from before seals on start when the log vouches for them; a hand-inserted one keeps them all refused", async () => {
+    const { store, url, sql } = await fresh();
+    await store.approvals.record({ fingerprint: "f1", decision: "approved", required_tier: "full_access", reviewer: "ops", decided_at: 1, expires_at: null });
+    await store.postures.set("bot", "deny", null, 2);
+    await sql("UPDATE car_approvals SET seal = NULL");
+    await sql("UPDATE car_postures SET seal = NULL");
+    const reopened = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
+    open.push(reopened);
+    await reopened.ready();
+    expect(await reopened.approvals.latest("f1", 5)).toMatchObject({ decision: "approved" });
+    expect(await reopened.postures.resolve("bot", "read_only")).toBe("deny");
+    expect(await reopened.verifyChain()).toMatchObject({ ok: true });
+
+    await sql("UPDATE car_approvals SET seal = NULL");
+    await sql("INSERT INTO car_postures (agent_id, tier, posture, updated_at) VALUES ('rogue', '*', 'always_allow', 3)");
+    const third = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
+    open.push(third);
+    await third.ready();
+    await expect(third.approvals.latest("f1", 5)).rejects.toMatchObject({ code: "chain_broken" });
+    await expect(third.postures.resolve("rogue", "full_access")).rejects.toMatchObject({ code: "chain_broken" });
+  });
 });

@@ -46,9 +46,9 @@ import {
   outboundDigest,
   readKeyFile,
 } from "@car/engine/durable";
-import { PostgresApprovalLedger } from "./approval-ledger.ts";
+import { PostgresApprovalLedger, sealUnsealedApprovals } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
-import { appendStatement, appendToLog, linkAppended, macStatement, verifyLog } from "./log-chain.ts";
+import { appendStatement, appendToLog, linkAppended, logVouchesForTables, macStatement, verifyLog } from "./log-chain.ts";
 import type { Appended } from "./log-chain.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
@@ -56,7 +56,7 @@ import { PostgresEventLog } from "./event-log.ts";
 import { sqlLiteral } from "./event-sql.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
-import { PostgresPostureStore } from "./posture-store.ts";
+import { PostgresPostureStore, sealUnsealedPostures } from "./posture-store.ts";
 import { StateCache } from "./state-cache.ts";
 import type { DirectWrite } from "./state-cache.ts";
 
@@ -165,6 +165,7 @@ export class PostgresStore implements RuntimeStore {
     const client = await this.#connect();
     try {
       this.migrationsApplied = await migrate(client);
+      await this.#sealLegacyRows(client);
       for (;;) {
         const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1, $2) AS ok", [RUNTIME_LOCK_CLASS, this.#runtimeKey]);
         if (rows[0]!.ok) break;
@@ -177,6 +178,32 @@ export class PostgresStore implements RuntimeStore {
     this.#liveness = client;
     client.on("error", () => {});
     await this.#refresh();
+  }
+
+  /**
+   * Seals the approval and posture rows written before rows had seals (a
+   * database from an earlier version), but only when the whole log verifies
+   * and vouches for every row: a row inserted by hand without a seal stays
+   * unsealed, and so refused. The log head is locked meanwhile, so no
+   * runtime appends while the log is read.
+   */
+  async #sealLegacyRows(client: PoolClient): Promise<void> {
+    const { rows } = await client.query<{ unsealed: boolean }>(
+      "SELECT EXISTS (SELECT 1 FROM car_approvals WHERE seal IS NULL) OR EXISTS (SELECT 1 FROM car_postures WHERE seal IS NULL) AS unsealed",
+    );
+    if (!rows[0]!.unsealed) return;
+    await client.query("BEGIN");
+    try {
+      await client.query("SELECT seq FROM car_log_head WHERE id = 1 FOR UPDATE");
+      if (await logVouchesForTables(client, this.#auditKey)) {
+        await sealUnsealedApprovals(client, this.#auditKey);
+        await sealUnsealedPostures(client, this.#auditKey);
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
   }
 
   async #connect(): Promise<PoolClient> {

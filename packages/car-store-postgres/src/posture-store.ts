@@ -10,6 +10,7 @@ import { rfc3339 } from "@car/ir";
 import type { PermissionTier, Posture } from "@car/policy";
 import type { PostureEntry, PostureStore } from "@car/engine";
 import { ALL_TIERS, type AuditKey, postureEntryOf, type PostureRow, postureSealRow, rowSeal, sealMatches, unsealedRow } from "@car/engine/durable";
+import type { PoolClient } from "pg";
 import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 
 /** `updated_at` is a bigint, so it arrives as text. */
@@ -24,6 +25,18 @@ const SELECT = "SELECT agent_id, tier, posture, updated_at::text, seal FROM car_
 /** Every posture row as stored, seal included (what verification checks, in its own transaction). */
 export async function postureRows(read: ReadQuery): Promise<(PostureRow & { seal: string | null })[]> {
   return (await read<PostgresPostureRow>(`${SELECT} ORDER BY agent_id, tier`)).rows.map(rowFrom);
+}
+
+/** Seals every posture row that has none, in the caller's transaction (rows the store has found the log vouches for). */
+export async function sealUnsealedPostures(client: PoolClient, key: AuditKey | undefined): Promise<void> {
+  const read: ReadQuery = (sql, params) => client.query(sql, params === undefined ? [] : [...params]);
+  for (const row of await postureRows(read))
+    if (row.seal === null)
+      await client.query("UPDATE car_postures SET seal = $1 WHERE agent_id = $2 AND tier = $3", [
+        rowSeal(key, "postures", postureSealRow(row.agent_id, row.tier, row.posture, row.updated_at)),
+        row.agent_id,
+        row.tier,
+      ]);
 }
 
 export class PostgresPostureStore implements PostureStore {

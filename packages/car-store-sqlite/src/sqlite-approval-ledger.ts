@@ -61,7 +61,8 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
 
   /** Seals every row that has none (rows the store has found the log vouches for). */
   sealUnsealed(): void {
-    for (const row of this.rows()) if (row.seal === null) this.#seal.run(rowSeal(this.#key, "approvals", approvalSealRow(row.id, row.record, row.revoked_at, row.revoked_by)), row.id);
+    for (const row of this.rows())
+      if (row.seal === null) this.#seal.run(rowSeal(this.#key, "approvals", approvalSealRow(row.id, row.record, row.revoked_at, row.revoked_by)), row.id);
   }
 
   /** Every row as stored, revocation and seal included (what verification checks). */

@@ -68,7 +68,8 @@ export class SqlitePostureStore implements PostureStore {
   sealUnsealed(): void {
     const seal = this.#db.prepare("UPDATE postures SET seal = ? WHERE agent_id = ? AND tier = ?");
     for (const row of this.rows())
-      if (row.seal === null) seal.run(rowSeal(this.#key, "postures", postureSealRow(row.agent_id, row.tier, row.posture, row.updated_at)), row.agent_id, row.tier);
+      if (row.seal === null)
+        seal.run(rowSeal(this.#key, "postures", postureSealRow(row.agent_id, row.tier, row.posture, row.updated_at)), row.agent_id, row.tier);
   }
 
   /** Every row as stored, seal included (what verification checks). */
