@@ -91,7 +91,7 @@ describe("the Runtime answers an edited JSON copy of a parsed proposal with a re
           parses = false;
         }
         try {
-          await rt.executeProposal(p);
+          await rt.executeProposal(p as never);
         } catch (error) {
           if (!(error instanceof CarError)) throw new Error(`executeProposal threw ${String(error)} on ${JSON.stringify(p)}`);
         }
@@ -106,7 +106,7 @@ describe("the Runtime answers an edited JSON copy of a parsed proposal with a re
     fc.assert(
       fc.property(mutated, (p) => {
         try {
-          rt.verifyProposal(p);
+          rt.verifyProposal(p as never);
         } catch (error) {
           if (!(error instanceof CarError)) throw new Error(`verifyProposal threw ${String(error)} on ${JSON.stringify(p)}`);
         }
