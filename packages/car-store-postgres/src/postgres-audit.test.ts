@@ -2,7 +2,10 @@
  * The audit trail's guarantees on PostgreSQL, with the database edited
  * through a second connection as an attacker with write access would:
  * direct writes are chained events written with their value; a hand-edited
- * `car_state`, a rewritten event and a truncated tail are each reported.
+ * `car_state`, a rewritten event and a truncated tail are each reported;
+ * anchors name the database's location; rows from before seals are sealed
+ * only when the log vouches for them; an agent's rate-limit slots survive
+ * a restart.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +14,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBinDir, startPostgresCluster } from "@car/test-kit/postgres-cluster";
 import type { PostgresCluster } from "@car/test-kit/postgres-cluster";
-import { Runtime } from "@car/engine";
+import { AgentSessions, borrowedStore, Runtime } from "@car/engine";
+import { systemClock } from "@car/ir";
 import { postgres } from "./index.ts";
 import type { PostgresStore } from "./index.ts";
 
@@ -128,5 +132,27 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
     await third.ready();
     await expect(third.approvals.latest("f1", 5)).rejects.toMatchObject({ code: "chain_broken" });
     await expect(third.postures.resolve("rogue", "full_access")).rejects.toMatchObject({ code: "chain_broken" });
+  });
+
+  it("an agent's rate-limit slots survive a restart (DECISIONS §21)", async () => {
+    const { store, url } = await fresh();
+    const limit = { max_calls: 2, interval_secs: 60 };
+    const agents = new AgentSessions(systemClock, store.events);
+    const rt = new Runtime({ store: borrowedStore(store), agent: agents.get("bot") });
+    rt.registerTool({ name: "notify", rate_limit: limit }, () => "sent");
+    await rt.executeProposal({
+      actions: [
+        { id: "a", type: "tool_call", tool: "notify" },
+        { id: "b", type: "tool_call", tool: "notify", dependencies: ["a"] },
+      ],
+    });
+    agents.persist("bot");
+    await store.flush();
+    const restarted = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
+    open.push(restarted);
+    await restarted.ready();
+    const again = new AgentSessions(systemClock, restarted.events);
+    expect(again.get("bot").limiter.acquire("notify", limit, Date.now())).toBeGreaterThan(0);
+    expect(again.get("other").limiter.acquire("notify", limit, Date.now())).toBe(0);
   });
 });
