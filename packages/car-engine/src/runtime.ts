@@ -53,6 +53,9 @@ import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
 import { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
 import { compensatedResult, pendingCompensations, resumable, runPhase } from "./compensation/compensation-phase.ts";
+import { requireIntactLog } from "./durable/intact-log.ts";
+import type { AuditedRuntimeStore } from "./durable/durable-store.ts";
+import { traceSettings } from "./telemetry/run-tracer.ts";
 import type { CompensationReport, PendingCompensation } from "./compensation/compensation-phase.ts";
 
 export interface RuntimeOptions {
@@ -194,7 +197,7 @@ export class Runtime {
       maxOutputBytes,
       maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
-      tracer: options.tracer,
+      tracer: options.tracer === undefined ? undefined : traceSettings(options.tracer, (this.store as Partial<AuditedRuntimeStore>).keyedDigest),
       traceGate: this.traceGate,
     };
   }
@@ -452,10 +455,13 @@ export class Runtime {
    * recorded in `compensation_planned`, minus the steps that already
    * succeeded (a step that started and left no outcome runs again — make
    * compensations safe to repeat). Steps go through this runtime's dispatch
-   * path, and the phase is recorded like the original.
+   * path, and the phase is recorded like the original. On a durable store
+   * the chain is verified first (the plan event's hash and MAC among it): a
+   * log that does not verify is refused with `chain_broken`, nothing run.
    */
   async resumeCompensation(proposal_id: string, dispatch?: ToolCallback, options: Pick<ExecuteOptions, "session_id"> = {}): Promise<CompensationReport> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
+    await requireIntactLog(this.store, `resuming the compensation of '${proposal_id}'`);
     const { proposal, plan, done } = resumable(this.events, proposal_id);
     const run = new ProposalRun(
       this.#env,
