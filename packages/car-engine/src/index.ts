@@ -6,14 +6,15 @@ export { WorkingState, type PendingMutation, type ReadRecord } from "./store/wor
 export * from "./store/runtime-store.ts";
 export { borrowedStore } from "./store/borrowed-store.ts";
 export * from "./events/event.ts";
+export { COMPENSATION_EVENTS, SESSION_TRACE_EVENT, type EventData } from "./events/event-kinds.ts";
 export * from "./events/event-log.ts";
 export { InMemoryEventLog } from "./events/in-memory-event-log.ts";
 export { costByAgent, metricsSummary, type AgentCost, type MetricsSummary } from "./events/metrics.ts";
 export { AsyncQueue } from "./async-queue.ts";
-export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type AgentSession, type RuntimeOptions, type ExecuteOptions, type RollbackMode } from "./runtime.ts";
-export { AgentSessions, SESSION_TRACE_EVENT } from "./trace/agent-sessions.ts";
+export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type RollbackMode } from "./runtime.ts";
+export { AgentSessions, type AgentSession } from "./trace/agent-sessions.ts";
 export type { AdmissionGuard, AdmittedRun } from "./run/admission-guard.ts";
-export { COMPENSATION_EVENTS, type CompensationReport } from "./compensation/compensation-run.ts";
+export type { CompensationReport } from "./compensation/compensation-run.ts";
 export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
 export type { PendingCompensation } from "./compensation/compensation-phase.ts";

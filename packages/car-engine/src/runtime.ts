@@ -37,6 +37,7 @@ import { DetachedInvocations } from "./tools/detached.ts";
 import type { DetachedPollResult } from "./tools/detached.ts";
 import type { ToolCallback, ToolHandler } from "./tools/handler.ts";
 import { RateLimiter } from "./tools/rate-limiter.ts";
+import type { AgentSession } from "./trace/agent-sessions.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
 import { jsonCallbackCaller } from "./tools/tool-call.ts";
@@ -113,14 +114,6 @@ export interface RuntimeOptions {
    * second connection does not start afresh (DECISIONS §21). Own ones by default.
    */
   agent?: AgentSession;
-}
-
-/** What one agent's runtimes share (see `RuntimeOptions.agent`). */
-export interface AgentSession {
-  /** Session-scoped trace facts (`@session` rules). */
-  readonly trace: TraceFacts;
-  /** Tool `rate_limit` windows. */
-  readonly limiter: RateLimiter;
 }
 
 /** What an abort undoes (see `RuntimeOptions.rollback`). */

@@ -16,7 +16,7 @@ import type { CompensationOutcome, ProposalRun } from "../run/proposal-run.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import { planFromRecord } from "./compensation-plan.ts";
 import type { CompensationPlan } from "./compensation-plan.ts";
-import { COMPENSATION_EVENTS } from "./compensation-run.ts";
+import { COMPENSATION_EVENTS } from "../events/event-kinds.ts";
 import type { CompensationReport } from "./compensation-run.ts";
 import { withCompensation } from "./compensated-result.ts";
 

@@ -6,8 +6,8 @@
  * reported `tokens_in` / `tokens_out` / `cost_usd` (kept on its event).
  */
 import { getOwn, type JsonValue } from "@car/ir";
-import { MULTI_EVENT_KINDS } from "../multi/multi-run.ts";
-import { EVENT_KINDS, type CarEvent } from "./event.ts";
+import type { CarEvent } from "./event.ts";
+import { EVENT_KINDS, MULTI_EVENT_KINDS } from "./event-kinds.ts";
 
 export interface AgentCost {
   agent: string;

@@ -1,5 +1,5 @@
 export type { AgentFn, AgentCallContext, AgentInput, BudgetLimits, MultiOptions, CutOff, CutOffReason, RunSummary } from "./types.ts";
-export { MULTI_EVENT_KINDS } from "./multi-run.ts";
+export { MULTI_EVENT_KINDS } from "../events/event-kinds.ts";
 export { runPipeline, type PipelineResult } from "./pipeline.ts";
 export { runSwarm, SWARM_MODES, DEFAULT_DEBATE_ROUNDS, type SwarmMode, type SwarmOptions, type SwarmResult } from "./swarm.ts";
 export {
