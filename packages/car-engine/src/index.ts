@@ -13,7 +13,9 @@ export { costByAgent, metricsSummary, type AgentCost, type MetricsSummary } from
 export { AsyncQueue } from "./async-queue.ts";
 export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type RollbackMode } from "./runtime.ts";
 export { AgentSessions, type AgentSession } from "./trace/agent-sessions.ts";
-export type { AdmissionGuard, AdmittedRun } from "./run/admission-guard.ts";
+export type { AdmissionGuard, AdmittedRun } from "./admission/admission-guard.ts";
+export type { CommitRefusal, ProposalOutcome, RunOutcomeKind, RunReport } from "./run/run-report.ts";
+export type { GatedAction } from "./gates/gated-action.ts";
 export type { CompensationReport } from "./compensation/compensation-run.ts";
 export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";

@@ -6,7 +6,7 @@
  */
 import { emptyMap, getOwn, paramsDigest, setOwn } from "@car/ir";
 import type { Action, ActionResult, ActionStatus, Clock, CostSummary, JsonObject, JsonValue, ProposalResult, StateMutation } from "@car/ir";
-import { EVENT_KINDS } from "../events/event.ts";
+import { EVENT_KINDS } from "../events/event-kinds.ts";
 import type { StateStore } from "../store/state-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
 import { ActionFailure } from "../tools/action-failure.ts";
@@ -47,6 +47,10 @@ export class Outcomes {
   readonly outputs: JsonValue[];
   /** Indices of the actions that succeeded, in completion order (what a compensation undoes, in reverse). */
   readonly completed: number[] = [];
+  /** By action index: the stage that rejected it during the run (`action_rejected`'s `stage`). */
+  readonly rejectedAt = new Map<number, string>();
+  /** Indices of the `skip` actions whose tool failed and which ended skipped (DECISIONS §14). */
+  readonly skippedFailures: number[] = [];
   readonly #terminal: Uint8Array;
   readonly #errors: (string | null)[];
   readonly #changes: (Record<string, StateMutation> | undefined)[];
@@ -110,6 +114,7 @@ export class Outcomes {
   reject(i: number, reason: string, stage: string): void {
     const action = this.#actions[i]!;
     this.settle(i, REJECTED, reason);
+    this.rejectedAt.set(i, stage);
     this.#events.emit(EVENT_KINDS.actionRejected, action.id, { reason, stage });
     // A rejection is not retried (it would loop): `retry` is treated as `abort`.
     if (action.failure_behavior !== "skip") this.#scheduler.abort(`action '${action.id}' was rejected: ${reason}`);
@@ -130,7 +135,10 @@ export class Outcomes {
       this.#terminal[i] = 1;
       data["terminal"] = true;
     }
-    if (skipped) data["skipped"] = true;
+    if (skipped) {
+      data["skipped"] = true;
+      this.skippedFailures.push(i);
+    }
     this.#events.emit(EVENT_KINDS.actionFailed, action.id, data);
     if (failure.terminal || action.failure_behavior !== "skip")
       this.#scheduler.abort(`action '${action.id}' failed${failure.terminal ? " terminally" : ""}: ${failure.message}`);

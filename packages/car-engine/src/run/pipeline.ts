@@ -5,15 +5,17 @@
  * dispatch. Each check that fails rejects the action at its stage.
  */
 import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
-import type { Action, DependencyGraph, JsonObject } from "@car/ir";
-import type { ApprovalGate, ApprovalRecord, PolicyEngine, TraceGate } from "@car/policy";
+import type { Action, DependencyGraph, JsonObject, ToolSchema } from "@car/ir";
+import type { ApprovalRecord } from "@car/policy";
 import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
-import { EVENT_KINDS } from "../events/event.ts";
+import { EVENT_KINDS } from "../events/event-kinds.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
 import type { DetachedInvocations } from "../tools/detached.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
+import { gateCall, type GateRules, type GateVerdict } from "../gates/call-gate.ts";
+import type { ApprovalEmit } from "../gates/approval-on-record.ts";
+import { gatedAction, type GatedAction } from "../gates/gated-action.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Dispatcher } from "./dispatch.ts";
 import type { CallListener } from "./pending-call.ts";
@@ -23,16 +25,11 @@ import type { RunEvents } from "./run-events.ts";
 import { reasonText } from "./schedule.ts";
 import type { ScheduledWork, Scheduler } from "./schedule.ts";
 import { runStateAction, stateFor } from "./state-actions.ts";
-import { admitToTrace, deniedByPolicy, traceApproval, traceSuccess } from "../trace/trace-steps.ts";
+import { traceSuccess } from "../trace/trace-steps.ts";
 
 /** What the pipeline borrows from the runtime. */
-export interface PipelineEnvironment {
+export interface PipelineEnvironment extends GateRules {
   readonly tools: ToolRegistry;
-  readonly policies: PolicyEngine;
-  /** The tier / approval gate, when configured: admission evaluates every action; here only those whose `$id.output` references resolved. */
-  readonly approvalGate: ApprovalGate | undefined;
-  /** Temporal rules, judged against the trace as the last step before a tool is dispatched. */
-  readonly traceGate: TraceGate;
   /** Detached invocations: a detached call's success enters the trace when its final result is one. */
   readonly detached: DetachedInvocations;
   readonly clock: { now(): number };
@@ -51,6 +48,8 @@ export interface RunParts {
   readonly hasRefs: Uint8Array;
   /** By action id: the approval that admitted an action with references (`Admission.approvals`). */
   readonly approvals: ReadonlyMap<string, ApprovalRecord>;
+  /** Where a resolved form the approval gate held is noted (the run's report). */
+  readonly gated: GatedAction[];
   readonly working: WorkingState;
   readonly events: RunEvents;
   readonly outcomes: Outcomes;
@@ -69,6 +68,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   readonly #graph: DependencyGraph;
   readonly #hasRefs: Uint8Array;
   readonly #approvals: ReadonlyMap<string, ApprovalRecord>;
+  readonly #gated: GatedAction[];
   readonly #working: WorkingState;
   readonly #events: RunEvents;
   readonly #outcomes: Outcomes;
@@ -81,6 +81,10 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   readonly #startedCache = new Map<string, Map<string | undefined, JsonObject>>();
   /** Per action: when it started (its duration is measured from here when its call ends later). */
   readonly #startMs: Float64Array;
+  /** The gate's events go to this run's log. */
+  readonly #emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
+  /** A call that waited for an approver is still wanted unless the run aborted meanwhile. */
+  readonly #wanted = (): boolean => this.#scheduler.abortReason === undefined;
 
   constructor(env: PipelineEnvironment, parts: RunParts) {
     this.#env = env;
@@ -90,6 +94,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     this.#graph = parts.graph;
     this.#hasRefs = parts.hasRefs;
     this.#approvals = parts.approvals;
+    this.#gated = parts.gated;
     this.#working = parts.working;
     this.#events = parts.events;
     this.#outcomes = parts.outcomes;
@@ -178,38 +183,14 @@ export class ActionPipeline implements ScheduledWork, CallListener {
         return true;
       }
     }
-    if (this.#env.policies.size > 0) {
-      const subject = params === action.parameters ? action : { ...action, parameters: params };
-      const violations = this.#env.policies.check(subject, this.#working);
-      if (violations.length > 0) {
-        for (const v of violations) this.#events.emit(EVENT_KINDS.policyViolation, action.id, { policy_name: v.policy_name, reason: v.reason });
-        outcomes.reject(i, `denied by policy: ${violations.map((v) => `${v.policy_name}: ${v.reason}`).join("; ")}`, "policy");
-        return true;
-      }
-    }
-
-    // Admission evaluated the gate on the declared parameters; only resolved references are new here.
-    const gate = this.#hasRefs[i] === 1 ? this.#env.approvalGate : undefined;
-    if (gate === undefined) return !this.#traced(i, action, params) || this.#start(i, action, params);
-    const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     const subject = params === action.parameters ? action : { ...action, parameters: params };
-    const emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
-    decideOnRecord(gate, subject, schema, emit, {
-      ask: true,
-      everyDecision: true,
-      context: {},
-      admitted: this.#approvals.get(action.id),
-      run_id: this.#runId,
-    })
-      .then((decision) => {
-        if (decision.decision !== "allow") {
-          outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
-          return true;
-        }
-        if (action.tool !== undefined) traceApproval(this.#env.traceGate, this.#runId, action.tool, decision);
-        if (this.#scheduler.abortReason !== undefined) return true; // aborted while waiting: never started, so skipped
-        return !this.#traced(i, action, params) || this.#start(i, action, params);
-      })
+    // Admission judged the declared form; the approval gate is asked again only where references resolved to a new one.
+    const approval = this.#hasRefs[i] === 1 ? { schema: this.#schemaOf(action), admitted: this.#approvals.get(action.id) } : undefined;
+    const call = { action: subject, recordAs: action.id, run_id: this.#runId, state: this.#working, approval, wanted: this.#wanted };
+    const verdict = gateCall(this.#env, call, this.#emit);
+    if (!(verdict instanceof Promise)) return this.#afterGate(i, action, params, verdict);
+    verdict
+      .then((v) => this.#afterGate(i, action, params, v))
       .then(
         (now) => {
           if (now) this.#scheduler.done(i);
@@ -219,18 +200,17 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     return false;
   }
 
-  /**
-   * The TraceGate, last before dispatch: judges a tool call against what ran
-   * so far and, when it passes, records it as dispatched in the same step.
-   * A violation is a policy rejection (`policy_violation` events).
-   */
-  #traced(i: number, action: Action, params: JsonObject): boolean {
-    if (action.type !== "tool_call") return true;
-    const violations = admitToTrace(this.#env.traceGate, this.#runId, params === action.parameters ? action : { ...action, parameters: params });
-    if (violations.length === 0) return true;
-    for (const v of violations) this.#events.emit(EVENT_KINDS.policyViolation, action.id, { policy_name: v.policy_name, reason: v.reason });
-    this.#outcomes.reject(i, deniedByPolicy(violations), "policy");
-    return false;
+  /** Passed: on to `#start`. Refused: rejected at the gate's stage. Withdrawn (aborted while waiting): never started, so skipped. */
+  #afterGate(i: number, action: Action, params: JsonObject, verdict: GateVerdict): boolean {
+    if (verdict === undefined) return this.#start(i, action, params);
+    if (verdict === "withdrawn") return true;
+    if (verdict.stage === "approval") this.#gated.push(gatedAction(action.id, "dispatch", verdict.decision));
+    this.#outcomes.reject(i, verdict.message, verdict.stage);
+    return true;
+  }
+
+  #schemaOf(action: Action): ToolSchema | undefined {
+    return action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
   }
 
   /**
