@@ -17,7 +17,7 @@ import type { CompensationPath } from "../compensation/compensation-dispatch.ts"
 import { planCompensation } from "../compensation/compensation-plan.ts";
 import type { CompensationPlan, CompensationStep } from "../compensation/compensation-plan.ts";
 import { runCompensation } from "../compensation/compensation-run.ts";
-import type { CompensationReport } from "../compensation/compensation-run.ts";
+import type { CompensationOutcome } from "../compensation/compensation-phase.ts";
 import { ActionFailure } from "../tools/action-failure.ts";
 import type { PolicyEngine } from "@car/policy";
 import { EVENT_KINDS, type EventKind } from "../events/event-kinds.ts";
@@ -61,13 +61,6 @@ export interface RunOptions {
   /** 0 = unlimited. */
   maxConcurrency: number;
   signal: AbortSignal | undefined;
-}
-
-/** What a compensation phase came to, and what it spent. */
-export interface CompensationOutcome {
-  report: CompensationReport;
-  toolCalls: number;
-  retries: number;
 }
 
 const NO_DATA: JsonObject = Object.freeze(emptyMap()) as JsonObject;
