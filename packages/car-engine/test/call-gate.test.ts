@@ -41,10 +41,10 @@ describe("the one call gate", () => {
     const { forward, undo, rt } = await refusals((rt) => rt.registerPolicy({ name: "no_refunds", rule: "deny_tool", target: "refund" }));
     expect(forward).toMatch(/^denied by policy: no_refunds: /);
     expect(undo).toBe(forward);
-    const violations = rt.events.query({ kinds: ["policy_violation"] }).map((e) => [e.action_id, e.data]);
-    expect(violations).toEqual([
+    const violations = rt.events.query({ kinds: ["policy_violation"] });
+    expect(violations.map((e) => [e.action_id, e.data])).toEqual([
       ["refund", { policy_name: "no_refunds", reason: expect.any(String) }],
-      ["charge", { policy_name: "no_refunds", reason: violations[0]![1]["reason"], compensation: true }],
+      ["charge", { policy_name: "no_refunds", reason: violations[0]!.data["reason"], compensation: true }],
     ]);
   });
 
@@ -59,7 +59,7 @@ describe("the one call gate", () => {
   it("the approval gate's refusal of a compensation step and of a resolved forward form is said the same way", async () => {
     const timers = manualTimers(1_700_000_000_000);
     const base = new Runtime({ clock: timers, timers });
-    const approvalGate = new ApprovalGate({ ledger: base.approvals, sessionId: "s", clock: timers, timers, approver: () => "deny" });
+    const approvalGate = new ApprovalGate({ ledger: base.approvals, sessionId: "s", clock: timers, timers, approver: async () => "deny" });
     const rt = new Runtime({ clock: timers, timers, store: base.store, approvalGate, rollback: "compensate" });
     rt.registerTool({ name: "read_file" }, () => "rm -rf /srv/data");
     rt.registerTool({ name: "note" }, () => "noted");
