@@ -29,7 +29,7 @@ import type { ToolRegistry } from "../tools/tool-registry.ts";
 import type { Admission, AdmissionFinding } from "../admission/admission.ts";
 import type { AdmissionRecord } from "../admission/admission-record.ts";
 import { gatedAction, type GatedAction } from "../gates/gated-action.ts";
-import { commitRefusal, executionCode, type CommitRefusal, type RunOutcomeKind, type RunReport } from "./run-report.ts";
+import { executionCode, refusalOf, type CommitRefusal, type RunOutcomeKind, type RunReport } from "./run-report.ts";
 import { CostMeter } from "./cost-meter.ts";
 import { Dispatcher } from "./dispatch.ts";
 import type { DispatchEnvironment } from "./dispatch.ts";
@@ -180,7 +180,7 @@ export class ProposalRun implements AdmissionRecord {
    */
   refuseCommit(error: CarError): ProposalResult {
     this.#events.retract((e) => e.kind === EVENT_KINDS.stateChanged || (e.kind === EVENT_KINDS.proposalCompleted && e.data["outcome"] === "committed"));
-    this.#refusal = commitRefusal(error);
+    this.#refusal = refusalOf(error);
     this.#events.emit(EVENT_KINDS.commitRefused, undefined, { code: error.code, keys: this.#refusal.keys, reason: error.message });
     return this.rollback(error.message);
   }

@@ -48,7 +48,7 @@ export interface ProposalOutcome {
 }
 
 /** The refusal the store's `CarError` describes. */
-export function commitRefusal(error: CarError): CommitRefusal {
+export function refusalOf(error: CarError): CommitRefusal {
   const keys = (error.details["keys"] as string[] | undefined) ?? [];
   return { code: error.code as CommitRefusal["code"], keys, message: `${error.message} — every change was rolled back (${error.code})` };
 }
