@@ -100,7 +100,7 @@ export interface RuntimeOptions {
    * The host's check on every proposal this runtime admits, whatever its
    * source (`executeProposal` directly, a planner attempt, a skill): it runs
    * right after parsing and may refuse the proposal, hold resources for the
-   * run, and wrap the run's tool caller (run/admission-guard.ts).
+   * run, and wrap the run's tool caller (admission/admission-guard.ts).
    */
   admission?: AdmissionGuard;
   /**
