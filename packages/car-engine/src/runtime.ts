@@ -355,17 +355,16 @@ export class Runtime {
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
     const budget = options.budget ?? this.#options.budget;
     const caller = dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller;
-    // The run and the guard's hold, once admission has them: ended and released here, however admission or the run ends.
-    let run: ProposalRun | undefined;
-    let held: AdmittedRun | undefined;
+    // The run and the guard's hold, once admission has made them: ended and released here, however admission or the run ends.
+    const opened: { run?: ProposalRun; held?: AdmittedRun | undefined } = {};
     try {
-      const { findings } = await admit(parsed, this.#admissionRules(budget), (admission, hold) => {
-        held = hold;
-        run = new ProposalRun(
+      const { run, findings } = await admit(parsed, this.#admissionRules(budget), (admission, held) => {
+        opened.held = held;
+        opened.run = new ProposalRun(
           this.#env,
           {
             run_id: newRunId(),
-            caller: caller !== undefined && hold?.wrapCaller !== undefined ? hold.wrapCaller(caller) : caller,
+            caller: caller !== undefined && held?.wrapCaller !== undefined ? held.wrapCaller(caller) : caller,
             session_id: options.session_id ?? null,
             budget,
             maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
@@ -375,17 +374,16 @@ export class Runtime {
           graph,
           admission,
         );
-        return run;
+        return opened.run;
       });
-      const admitted: ProposalRun = run!;
-      const result = await this.#run(admitted, parsed, findings, rollback);
-      return { result, report: admitted.report(result, findings) };
+      const result = await this.#run(run, parsed, findings, rollback);
+      return { result, report: run.report(result, findings) };
     } finally {
-      if (run !== undefined) {
-        this.traceGate.endRun(run.id);
-        run.endTrace();
+      if (opened.run !== undefined) {
+        this.traceGate.endRun(opened.run.id);
+        opened.run.endTrace();
       }
-      (held as AdmittedRun | undefined)?.release();
+      opened.held?.release();
     }
   }
 
