@@ -86,6 +86,14 @@ export type EventKind = EngineEventKind | (string & {});
 
 type Tier = string;
 
+/** What `action_succeeded` and `action_failed` say of the call: a digest of its parameters (never the values), its declared effects, its tool. */
+export interface ActionDigest {
+  params_digest: string;
+  expected_effects: JsonObject;
+  tool?: string;
+  tool_source?: string;
+}
+
 /**
  * The `data` each kind carries. Optional fields are omitted when they do not
  * apply; `compensation: true` marks a gate's event about a compensation step.
@@ -98,17 +106,8 @@ export interface EventData {
   action_started: { type: string; tool?: string };
   action_retrying: { attempt: number; delay_ms: number; error: string | null };
   action_waiting: { reason: "rate_limit"; wait_ms: number; tool: string };
-  action_succeeded: { params_digest: string; expected_effects: JsonObject; tool?: string; tool_source?: string; cached?: true };
-  action_failed: {
-    params_digest: string;
-    expected_effects: JsonObject;
-    tool?: string;
-    tool_source?: string;
-    error_class: string;
-    error: string;
-    terminal?: true;
-    skipped?: true;
-  };
+  action_succeeded: ActionDigest & { cached?: true };
+  action_failed: ActionDigest & { error_class: string; error: string; terminal?: true; skipped?: true };
   action_skipped: { reason: string; compensation_action?: true };
   dispatch_intent: { attempt: number; tool: string };
   attempt_failed: { attempt: number; error_class: string; duration_ms: number; terminal?: true };
@@ -147,3 +146,6 @@ export interface EventData {
   planner_completed: { outcome: "succeeded" | "exhausted"; attempts: number };
   session_trace: { agent: string; steps: JsonObject[] };
 }
+
+/** The `data` of an event of kind `K`: its shape in `EventData`, or any JSON object for another package's kind. */
+export type EventDataOf<K extends string> = K extends keyof EventData ? EventData[K] : JsonObject;

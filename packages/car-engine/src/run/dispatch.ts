@@ -26,7 +26,7 @@ import { toJsonOutput } from "../tools/tool-output.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Called, Outcome } from "./outcomes.ts";
 import type { RunEvents } from "./run-events.ts";
-import { EVENT_KINDS } from "../events/event.ts";
+import { EVENT_KINDS, type EventData } from "../events/event-kinds.ts";
 import { InFlight, InFlightList } from "./in-flight.ts";
 import { PendingCall } from "./pending-call.ts";
 import type { CallEnd, CallListener, CallPlan, CallSite } from "./pending-call.ts";
@@ -249,8 +249,8 @@ export class Dispatcher {
   /** Every dispatched attempt that failed is on the record: number, error class, duration — never the parameters. */
   #noteAttempt(action: Action, attempt: number, outcome: Outcome, startMs: number): void {
     if (!(outcome instanceof ActionFailure)) return;
-    const data: JsonObject = { attempt, error_class: outcome.errorClass, duration_ms: this.#env.clock.now() - startMs };
-    if (outcome.terminal) data["terminal"] = true;
+    const data: EventData["attempt_failed"] = { attempt, error_class: outcome.errorClass, duration_ms: this.#env.clock.now() - startMs };
+    if (outcome.terminal) data.terminal = true;
     this.#events.emit(EVENT_KINDS.attemptFailed, action.id, data);
   }
 

@@ -8,7 +8,7 @@ import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOu
 import type { Action, DependencyGraph, JsonObject, ToolSchema } from "@car/ir";
 import type { ApprovalRecord } from "@car/policy";
 import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
-import { EVENT_KINDS } from "../events/event-kinds.ts";
+import { EVENT_KINDS, type EventData } from "../events/event-kinds.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
 import type { DetachedInvocations } from "../tools/detached.ts";
@@ -78,7 +78,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   /** What this proposal's references have interpolated so far (made on the first reference). */
   #interpolated: InterpolationBudget | undefined;
   /** By action type, then tool: the shared `action_started` data. */
-  readonly #startedCache = new Map<string, Map<string | undefined, JsonObject>>();
+  readonly #startedCache = new Map<string, Map<string | undefined, EventData["action_started"]>>();
   /** Per action: when it started (its duration is measured from here when its call ends later). */
   readonly #startMs: Float64Array;
   /** The gate's events go to this run's log. */
@@ -258,13 +258,13 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   }
 
   /** `action_started` data, shared between actions of one type and tool (it never changes). */
-  #startedData(action: Action): JsonObject {
+  #startedData(action: Action): EventData["action_started"] {
     // Two lookups instead of a key string built per action.
     let byTool = this.#startedCache.get(action.type);
     if (byTool === undefined) this.#startedCache.set(action.type, (byTool = new Map()));
     let data = byTool.get(action.tool);
     if (data === undefined) {
-      data = Object.freeze(action.tool === undefined ? { type: action.type } : { type: action.type, tool: action.tool }) as JsonObject;
+      data = Object.freeze(action.tool === undefined ? { type: action.type } : { type: action.type, tool: action.tool });
       byTool.set(action.tool, data);
     }
     return data;

@@ -20,7 +20,7 @@ import { runCompensation } from "../compensation/compensation-run.ts";
 import type { CompensationOutcome } from "../compensation/compensation-phase.ts";
 import { ActionFailure } from "../tools/action-failure.ts";
 import type { PolicyEngine } from "@car/policy";
-import { EVENT_KINDS, type EventKind } from "../events/event-kinds.ts";
+import { EVENT_KINDS, type EventData, type EventKind } from "../events/event-kinds.ts";
 import type { CarEvent } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import { WorkingState } from "../store/working-state.ts";
@@ -63,7 +63,7 @@ export interface RunOptions {
   signal: AbortSignal | undefined;
 }
 
-const NO_DATA: JsonObject = Object.freeze(emptyMap()) as JsonObject;
+const NO_DATA: EventData["action_validated"] = Object.freeze(emptyMap<never>());
 
 export class ProposalRun implements AdmissionRecord {
   /** Every action the approval gate held, at admission, at dispatch or as a compensation step (for the report). */
@@ -181,7 +181,7 @@ export class ProposalRun implements AdmissionRecord {
   refuseCommit(error: CarError): ProposalResult {
     this.#events.retract((e) => e.kind === EVENT_KINDS.stateChanged || (e.kind === EVENT_KINDS.proposalCompleted && e.data["outcome"] === "committed"));
     this.#refusal = refusalOf(error);
-    this.#events.emit(EVENT_KINDS.commitRefused, undefined, { code: error.code, keys: this.#refusal.keys, reason: error.message });
+    this.#events.emit(EVENT_KINDS.commitRefused, undefined, { code: this.#refusal.code, keys: this.#refusal.keys, reason: error.message });
     return this.rollback(error.message);
   }
 
