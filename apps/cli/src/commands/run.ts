@@ -161,11 +161,8 @@ export async function main(args: string[]): Promise<number> {
             `warning: ${skipped.length} skip action${skipped.length === 1 ? "" : "s"} failed and ${skipped.length === 1 ? "was" : "were"} skipped: ${skipped.join(", ")}`,
           ),
         );
-      for (const line of gatedLines(
-        report.gated.filter((g) => g.stage === "admission"),
-        options.db,
-      ))
-        eprintln(c.red(line));
+      const heldAtAdmission = report.gated.filter((g) => g.stage === "admission");
+      for (const line of gatedLines(heldAtAdmission, options.db)) eprintln(c.red(line));
       for (const line of resolvedLines(gatedAtDispatch(report.gated), options.db)) eprintln(c.red(line));
       // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
       if (report.refusal !== undefined) eprintln(c.red(report.refusal.message));
