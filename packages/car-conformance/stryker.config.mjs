@@ -20,11 +20,14 @@ const config = {
   mutate: [
     // @car/engine: the executor — scheduling, the per-action pipeline (preconditions, policies, references),
     // dispatch (cache, retries, timeouts), outcomes and rollback, the tier gate (reached through the optional
-    // `approvals` capability) — and the result cache. admission.ts is left out: it checks a CostBudget, which the
-    // adapter contract cannot set. Survivors no scenario may kill are judged in mutation/classified.json, and
-    // `pnpm --filter @car/conformance mutation:score` computes the goal's score from the JSON report (see MUTATION.md).
+    // `approvals` capability), admission and the call gate — and the result cache. admission/budgets.ts is left out:
+    // it checks a CostBudget, which the adapter contract cannot set. Survivors no scenario may kill are judged in
+    // mutation/classified.json, and `pnpm --filter @car/conformance mutation:score` computes the goal's score from the
+    // JSON report (see MUTATION.md).
     "packages/car-engine/src/run/*.ts",
-    "!packages/car-engine/src/run/admission.ts",
+    "packages/car-engine/src/admission/*.ts",
+    "!packages/car-engine/src/admission/budgets.ts",
+    "packages/car-engine/src/gates/*.ts",
     "packages/car-engine/src/tools/result-cache.ts",
     // @car/ir: preconditions, $id.output references, the DAG.
     "packages/car-ir/src/precondition.ts",

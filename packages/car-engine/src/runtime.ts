@@ -4,14 +4,12 @@
  * graph → static gate → budget) and runs it (`ProposalRun`), then commits
  * its state changes and events together through the store.
  */
-import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, rfc3339, shortId, systemClock } from "@car/ir";
+import { CarError, DEFAULT_MAX_INTERPOLATED_BYTES, isCarError, parseProposalWithGraph, randomIds, shortId, systemClock } from "@car/ir";
 import type {
-  Action,
   ActionProposal,
   Clock,
   CostBudget,
   IdGenerator,
-  JsonObject,
   ParsedProposal,
   ProposalInput,
   ProposalResult,
@@ -24,9 +22,7 @@ import { PolicyEngine, PolicyRules, TraceFacts, TraceGate, loadPolicyDir, policy
 import type { Tracer } from "@opentelemetry/api";
 import { verify } from "@car/verify";
 import type { TransactionMode, VerifyOptions } from "@car/verify";
-import type { ApprovalDecision, ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
-import { EVENT_KINDS } from "./events/event.ts";
-import type { EventKind } from "./events/event.ts";
+import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
 import type { EventLog } from "./events/event-log.ts";
 import { inMemoryStore } from "./store/runtime-store.ts";
 import type { InterruptedProposal, RuntimeStore } from "./store/runtime-store.ts";
@@ -37,16 +33,17 @@ import { DetachedInvocations } from "./tools/detached.ts";
 import type { DetachedPollResult } from "./tools/detached.ts";
 import type { ToolCallback, ToolHandler } from "./tools/handler.ts";
 import { RateLimiter } from "./tools/rate-limiter.ts";
+import type { AgentSession } from "./trace/agent-sessions.ts";
 import { ResultCache } from "./tools/result-cache.ts";
 import { ToolRegistry } from "./tools/tool-registry.ts";
 import { jsonCallbackCaller } from "./tools/tool-call.ts";
 import type { ToolCaller } from "./tools/tool-call.ts";
-import { admit } from "./run/admission.ts";
-import type { Admission } from "./run/admission.ts";
-import type { AdmissionGuard } from "./run/admission-guard.ts";
-import { approvalFindings } from "./run/approval-admission.ts";
-import { traceApproval } from "./trace/trace-steps.ts";
-import { transactionFindings } from "./run/transaction-admission.ts";
+import { admit } from "./admission/admit.ts";
+import type { AdmissionRules } from "./admission/admit.ts";
+import type { AdmissionFinding } from "./admission/admission.ts";
+import type { AdmissionGuard, AdmittedRun } from "./admission/admission-guard.ts";
+import { staticChecks } from "./admission/static-checks.ts";
+import type { ProposalOutcome } from "./run/run-report.ts";
 import { keepRunShapes } from "./run/shape-keeper.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
@@ -106,7 +103,7 @@ export interface RuntimeOptions {
    * The host's check on every proposal this runtime admits, whatever its
    * source (`executeProposal` directly, a planner attempt, a skill): it runs
    * right after parsing and may refuse the proposal, hold resources for the
-   * run, and wrap the run's tool caller (run/admission-guard.ts).
+   * run, and wrap the run's tool caller (admission/admission-guard.ts).
    */
   admission?: AdmissionGuard;
   /**
@@ -116,14 +113,6 @@ export interface RuntimeOptions {
    * second connection does not start afresh (DECISIONS §21). Own ones by default.
    */
   agent?: AgentSession;
-}
-
-/** What one agent's runtimes share (see `RuntimeOptions.agent`). */
-export interface AgentSession {
-  /** Session-scoped trace facts (`@session` rules). */
-  readonly trace: TraceFacts;
-  /** Tool `rate_limit` windows. */
-  readonly limiter: RateLimiter;
 }
 
 /** What an abort undoes (see `RuntimeOptions.rollback`). */
@@ -353,6 +342,20 @@ export class Runtime {
    * (the single JSON-string callback contract) or `options.toolCaller`.
    */
   async executeProposal(proposal: ProposalInput | ParsedProposal, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalResult> {
+    return (await this.executeProposalWithReport(proposal, dispatch, options)).result;
+  }
+
+  /**
+   * `executeProposal`, with the run's report beside the result: the outcome
+   * (`committed`, `rolled_back`, `rejected`, `refused`), the `CarError` code
+   * that says what went wrong, the actions the approval gate held (with
+   * fingerprint and tiers) and a refused commit's code and keys — what a
+   * transport needs to answer, as data. A separate method rather than an
+   * option or a hidden field, so `executeProposal`'s result stays exactly the
+   * wire `ProposalResult` (callers that spread, clone or serialise it see
+   * nothing new) and its type does not depend on an argument.
+   */
+  async executeProposalWithReport(proposal: ProposalInput | ParsedProposal, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalOutcome> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     keepRunShapes(() => new Runtime());
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
@@ -362,79 +365,76 @@ export class Runtime {
     if (dispatch !== undefined && options.toolCaller !== undefined) throw new CarError("invalid_params", "give dispatch or toolCaller, not both");
     if (options.strict !== undefined && typeof options.strict !== "boolean") throw new CarError("invalid_params", "strict must be a boolean");
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids, strict: options.strict === true });
-    const held = this.#options.admission?.(parsed);
+    const budget = options.budget ?? this.#options.budget;
+    const caller = dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller;
+    // The run and the guard's hold, once admission has made them: ended and released here, however admission or the run ends.
+    const opened: { run?: ProposalRun; held?: AdmittedRun | undefined } = {};
     try {
-      const budget = options.budget ?? this.#options.budget;
-      const admission = admit(parsed, this.#tools, budget);
-      const caller = dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller;
-      const run = new ProposalRun(
-        this.#env,
-        {
-          run_id: newRunId(),
-          caller: caller !== undefined && held?.wrapCaller !== undefined ? held.wrapCaller(caller) : caller,
-          session_id: options.session_id ?? null,
-          budget,
-          maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
-          signal: options.signal,
-        },
-        parsed,
-        graph,
-        admission,
-      );
-      try {
-        return await this.#run(run, parsed, admission, rollback);
-      } finally {
-        run.endTrace();
-      }
+      const { run, findings } = await admit(parsed, this.#admissionRules(budget), (admission, held) => {
+        opened.held = held;
+        opened.run = new ProposalRun(
+          this.#env,
+          {
+            run_id: newRunId(),
+            caller: caller !== undefined && held?.wrapCaller !== undefined ? held.wrapCaller(caller) : caller,
+            session_id: options.session_id ?? null,
+            budget,
+            maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
+            signal: options.signal,
+          },
+          parsed,
+          graph,
+          admission,
+        );
+        return opened.run;
+      });
+      const result = await this.#run(run, parsed, findings, rollback);
+      return { result, report: run.report(result, findings) };
     } finally {
-      held?.release();
+      if (opened.run !== undefined) {
+        this.traceGate.endRun(opened.run.id);
+        opened.run.endTrace();
+      }
+      opened.held?.release();
     }
   }
 
-  /** Begins, runs and commits an admitted proposal. */
-  async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission, rollback: RollbackMode): Promise<ProposalResult> {
-    // First: a durable store refuses a second run of an id still executing (`duplicate_proposal`) before anything of it is logged.
-    await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
-    run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject, run_id: run.id });
+  #admissionRules(budget: CostBudget | undefined): AdmissionRules {
+    return {
+      tools: this.#tools,
+      budget,
+      guard: this.#options.admission,
+      store: this.store,
+      clock: this.clock,
+      transactionCheck: this.#options.transactionCheck ?? "off",
+      approvalGate: this.#options.approvalGate,
+      traceGate: this.traceGate,
+    };
+  }
 
-    try {
-      const checkMode = this.#options.transactionCheck ?? "off";
-      if (admission.findings.length === 0 && checkMode !== "off") {
-        admission.findings.push(...transactionFindings(parsed, this.store.state, checkMode, (kind, action_id, data) => run.emit(kind, action_id, data)));
-      }
-      const gate = this.#options.approvalGate;
-      if (admission.findings.length === 0 && gate !== undefined) {
-        const emit = (kind: EventKind, action_id: string, data: JsonObject): void => run.emit(kind, action_id, data);
-        const allowed = (action: Action, d: ApprovalDecision): void => {
-          if (action.tool !== undefined) traceApproval(this.traceGate, run.id, action.tool, d);
-          if (d.record?.decision === "approved") admission.approvals.set(action.id, d.record);
-        };
-        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed, run.id)));
-      }
-      if (admission.findings.length > 0) {
-        const result = run.rejectAll(admission.findings);
-        await this.store.commitProposal(run.commitInput("rejected"));
-        return result;
-      }
-      await run.execute();
-      let result = run.finish();
-      if (!run.aborted) {
-        try {
-          await this.store.commitProposal(run.commitInput("committed"));
-          return result;
-        } catch (error) {
-          if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
-          // The store refused the writes: one `commit_refused` event, and the proposal ends rolled back.
-          result = run.refuseCommit(error);
-        }
-      }
-      await this.store.commitProposal(run.commitInput("rolled_back"));
-      if (rollback !== "compensate") return result;
-      const outcome = await runPhase(this.store, this.clock, run, run.compensationPlan(), this.#compensationTimeoutMs(), parsed.id);
-      return compensatedResult(result, outcome);
-    } finally {
-      this.traceGate.endRun(run.id);
+  /** Runs and commits an admitted proposal (or records its rejection). */
+  async #run(run: ProposalRun, parsed: ActionProposal, findings: readonly AdmissionFinding[], rollback: RollbackMode): Promise<ProposalResult> {
+    if (findings.length > 0) {
+      const result = run.rejectAll(findings);
+      await this.store.commitProposal(run.commitInput("rejected"));
+      return result;
     }
+    await run.execute();
+    let result = run.finish();
+    if (!run.aborted) {
+      try {
+        await this.store.commitProposal(run.commitInput("committed"));
+        return result;
+      } catch (error) {
+        if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
+        // The store refused the writes: one `commit_refused` event, and the proposal ends rolled back.
+        result = run.refuseCommit(error);
+      }
+    }
+    await this.store.commitProposal(run.commitInput("rolled_back"));
+    if (rollback !== "compensate") return result;
+    const outcome = await runPhase(this.store, this.clock, run, run.compensationPlan(), this.#compensationTimeoutMs(), parsed.id);
+    return compensatedResult(result, outcome);
   }
 
   #compensationTimeoutMs(): number {
@@ -475,7 +475,7 @@ export class Runtime {
       },
       proposal.proposal,
       proposal.graph,
-      admit(proposal.proposal, this.#tools, undefined),
+      staticChecks(proposal.proposal, this.#tools),
     );
     try {
       return (await runPhase(this.store, this.clock, run, plan, this.#compensationTimeoutMs(), proposal_id, { done })).report;

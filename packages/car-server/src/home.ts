@@ -5,4 +5,3 @@
  */
 export { resolveCarHome } from "./car-home.ts";
 export * from "./car-database.ts";
-export { commitRefusalOf, refusalError, refusalMessage } from "./commit-refusal.ts";

@@ -55,15 +55,25 @@ it("refuses a commit whose read key another process changed mid-proposal", async
     await gate;
     return null;
   });
-  const pending = a.rt.executeProposal({
+  const pending = a.rt.executeProposalWithReport({
     id: "spend",
     actions: [{ id: "check", type: "tool_call", tool: "slow", parameters: {}, read_set: ["balance"], expected_effects: { balance: 50 } }],
   });
   await running;
   await b.rt.executeProposal({ id: "deposit", actions: [{ id: "w", type: "state_write", parameters: { key: "balance", value: 200 } }] });
   release();
-  const result = await pending;
+  const { result, report } = await pending;
   expect(result.results[0]).toMatchObject({ rolled_back: true });
+  // The run's report says so as data: what a transport answers with, without reading the log again.
+  expect(report).toMatchObject({
+    outcome: "refused",
+    code: "stale_read",
+    refusal: {
+      code: "stale_read",
+      keys: ["balance"],
+      message: "commit refused: state the proposal read changed before it committed: balance — every change was rolled back (stale_read)",
+    },
+  });
   expect(a.rt.state.get("balance")).toBe(200);
   // The durable log never records the change that did not land: one refusal naming the key, then the rollback.
   const stored = [...a.store.storedEvents()].filter((e) => e.proposal_id === "spend");

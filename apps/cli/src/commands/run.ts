@@ -9,21 +9,19 @@ import { extname, resolve } from "node:path";
 import {
   type ActionProposal,
   CarError,
-  type CarErrorCode,
   ERROR_CODES,
   type JsonObject,
   jsonEquals,
   type ParsedProposal,
-  type ProposalResult,
   serializeProposalResult,
   unknownFields,
 } from "@car/ir";
-import { type CarEvent, isAuditedStore, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
+import { type CarEvent, type GatedAction, isAuditedStore, type ProposalOutcome, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
 import { policyDirs, sandboxMode } from "@car/policy/gate";
 import { verify } from "@car/verify";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
-import { commitRefusalOf, isPostgresUrl, openRuntimeStore, refusalMessage, resolveCarHome } from "@car/server/home";
+import { isPostgresUrl, openRuntimeStore, resolveCarHome } from "@car/server/home";
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";
@@ -149,10 +147,10 @@ export async function main(args: string[]): Promise<number> {
       // Verified against the state the run will see: the database's, with --state on top. Findings are
       // shown, not enforced here; the static gate's are left to the engine's admission, which reports
       // them once, as the rejections they become; trace rules are enforced by the TraceGate.
-      const report = verify(parsed, { state: runtime.state.snapshot(), gate: false, traceRules: runtime.traceGate.rules() });
+      const verified = verify(parsed, { state: runtime.state.snapshot(), gate: false, traceRules: runtime.traceGate.rules() });
       if (showProgress) {
         const paint = { error: c.red, warning: c.yellow, info: c.cyan };
-        for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+        for (const issue of verified.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
       } else {
         // --json keeps stdout for the result, but a misspelt field is still said (DECISIONS §25), on stderr.
         for (const f of unknownFields(proposal)) eprintln(`warning: ${f.action_id ?? "(proposal)"}: ${f.pointer}: ${f.message}`);
@@ -162,7 +160,7 @@ export async function main(args: string[]): Promise<number> {
           c.dim(`running proposal ${proposal.id}: ${proposal.actions.length} actions, ${tools.length} tools, ${rules} policy rule${rules === 1 ? "" : "s"}`),
         );
 
-      const { result, events } = await execute(runtime, parsed, {
+      const { result, report, events } = await execute(runtime, parsed, {
         events: options.events,
         progress: showProgress ? progressView(proposal, c) : undefined,
         maxConcurrency,
@@ -170,29 +168,25 @@ export async function main(args: string[]): Promise<number> {
       });
       if (options.report !== undefined) {
         const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
-        writeFileSync(options.report, runReportHtml(runTimeline(proposal.id, events)));
+        writeFileSync(options.report, runReportHtml(runTimeline(proposal.id, events, report.outcome)));
         if (showProgress) eprintln(c.dim(`report: ${options.report}`));
       }
       if (options.json) println(JSON.stringify(serializeProposalResult(result), null, 2));
       else println(resultSummary(result, colors(colorEnabled(process.stdout))));
       // DECISIONS §14: skip actions whose tool failed do not fail the run, but they are said.
-      const skippedFailures = proposal.actions.filter(
-        (a, i) => a.failure_behavior === "skip" && result.results[i]!.status === "skipped" && !result.results[i]!.error!.startsWith("not run"),
-      );
-      if (skippedFailures.length > 0)
+      const skipped = report.skipped_failures;
+      if (skipped.length > 0)
         eprintln(
           c.yellow(
-            `warning: ${skippedFailures.length} skip action${skippedFailures.length === 1 ? "" : "s"} failed and ${skippedFailures.length === 1 ? "was" : "were"} skipped: ${skippedFailures.map((a) => a.id).join(", ")}`,
+            `warning: ${skipped.length} skip action${skipped.length === 1 ? "" : "s"} failed and ${skipped.length === 1 ? "was" : "were"} skipped: ${skipped.join(", ")}`,
           ),
         );
-      const gated = gatedAtAdmission(events);
-      for (const line of gatedLines(gated, options.db)) eprintln(c.red(line));
-      for (const line of resolvedLines(gatedAtDispatch(events), options.db)) eprintln(c.red(line));
+      const heldAtAdmission = report.gated.filter((g) => g.stage === "admission");
+      for (const line of gatedLines(heldAtAdmission, options.db)) eprintln(c.red(line));
+      for (const line of resolvedLines(gatedAtDispatch(report.gated), options.db)) eprintln(c.red(line));
       // A commit the store refused (a conflict): say why, with its own code (stale_read / write_conflict).
-      const refusal = await commitRefusalOf(runtime.events, proposal.id);
-      if (refusal !== undefined) eprintln(c.red(refusalMessage(refusal)));
-      const code = refusal !== undefined ? (refusal.data["code"] as CarErrorCode) : gated.length > 0 ? "approval_denied" : outcome(result);
-      return code === undefined ? 0 : ERROR_CODES[code].exit;
+      if (report.refusal !== undefined) eprintln(c.red(report.refusal.message));
+      return report.code === undefined ? 0 : ERROR_CODES[report.code].exit;
     } finally {
       await runtime.close();
     }
@@ -242,70 +236,63 @@ function approvalGate(store: RuntimeStore, tier: PermissionTier, agent: string |
   });
 }
 
-/** The gate's refusals at admission, from this run's `approval_decided` events. */
-function gatedAtAdmission(events: readonly CarEvent[]): CarEvent[] {
-  return events.filter((e) => e.kind === "approval_decided" && e.data["stage"] === "admission");
-}
-
 /**
- * The resolved forms refused at dispatch for want of an approval of their
- * own (DECISIONS §22): `car run` has no one to ask, so the gate answered
- * for nobody (`reviewer: "none"`).
+ * The resolved forms (and undo steps) refused after admission for want of
+ * an approval of their own (DECISIONS §22): `car run` has no one to ask, so
+ * the gate answered for nobody (`reviewer: "none"`).
  */
-function gatedAtDispatch(events: readonly CarEvent[]): CarEvent[] {
-  return events.filter((e) => e.kind === "approval_decided" && e.data["stage"] !== "admission" && e.data["reviewer"] === "none");
+function gatedAtDispatch(gated: readonly GatedAction[]): GatedAction[] {
+  return gated.filter((g) => g.stage !== "admission" && g.reviewer === "none");
 }
 
 /**
- * The gate's events grouped by operation (fingerprint), in first-seen order: actions with the same
+ * The gated actions grouped by operation (fingerprint), in first-seen order: actions with the same
  * tool and parameters are one operation, approved once, so it is named once with all its actions.
  */
-function byOperation(gated: readonly CarEvent[]): { event: CarEvent; actions: string[] }[] {
-  const groups = new Map<string, { event: CarEvent; actions: string[] }>();
-  for (const e of gated) {
-    const fingerprint = String(e.data["fingerprint"]);
-    const group = groups.get(fingerprint);
-    if (group === undefined) groups.set(fingerprint, { event: e, actions: [String(e.action_id)] });
-    else if (!group.actions.includes(String(e.action_id))) group.actions.push(String(e.action_id));
+function byOperation(gated: readonly GatedAction[]): { first: GatedAction; actions: string[] }[] {
+  const groups = new Map<string, { first: GatedAction; actions: string[] }>();
+  for (const g of gated) {
+    const group = groups.get(g.fingerprint);
+    if (group === undefined) groups.set(g.fingerprint, { first: g, actions: [g.action_id] });
+    else if (!group.actions.includes(g.action_id)) group.actions.push(g.action_id);
   }
   return [...groups.values()];
 }
 
 /** One line per resolved form that needs its own approval, and the command that approves it: once per operation. */
-function resolvedLines(gated: readonly CarEvent[], db: string | undefined): string[] {
+function resolvedLines(gated: readonly GatedAction[], db: string | undefined): string[] {
   const groups = byOperation(gated);
   const lines = groups.map(
-    ({ event: e, actions }) =>
-      `approval needed: ${actions.join(", ")}'s resolved form fingerprint ${String(e.data["fingerprint"])} requires ${String(e.data["required"])}, granted ${String(e.data["granted"])} (an approval of the template does not cover what it resolves to)`,
+    ({ first: g, actions }) =>
+      `approval needed: ${actions.join(", ")}'s resolved form fingerprint ${g.fingerprint} requires ${g.required}, granted ${g.granted} (an approval of the template does not cover what it resolves to)`,
   );
-  if (db !== ":memory:") for (const { event } of groups) lines.push(approveLine(event, db));
+  if (db !== ":memory:") for (const { first } of groups) lines.push(approveLine(first, db));
   return lines;
 }
 
 /** One line per refused operation (naming its actions), then how to approve what needs approval: once per operation. */
-function gatedLines(gated: readonly CarEvent[], db: string | undefined): string[] {
+function gatedLines(gated: readonly GatedAction[], db: string | undefined): string[] {
   if (gated.length === 0) return [];
   const groups = byOperation(gated);
-  const lines = groups.map(({ event: e, actions }) => {
-    const d = e.data;
-    const what = d["decision"] === "deny" ? "approval denied" : "approval needed";
-    const reason = d["reason"] === undefined ? "" : ` (${String(d["reason"])})`;
-    return `${what}: ${actions.join(", ")} fingerprint ${String(d["fingerprint"])} requires ${String(d["required"])}, granted ${String(d["granted"])}${reason}`;
+  const lines = groups.map(({ first: g, actions }) => {
+    const what = g.decision === "deny" ? "approval denied" : "approval needed";
+    const reason = g.reason === undefined ? "" : ` (${g.reason})`;
+    return `${what}: ${actions.join(", ")} fingerprint ${g.fingerprint} requires ${g.required}, granted ${g.granted}${reason}`;
   });
   lines.push("nothing ran: the whole proposal is rejected until every action is approved");
   if (db === ":memory:") {
     lines.push("  (--db :memory: keeps no approvals: run with a database to approve them)");
     return lines;
   }
-  for (const { event } of groups) if (event.data["decision"] !== "deny") lines.push(approveLine(event, db));
+  for (const { first } of groups) if (first.decision !== "deny") lines.push(approveLine(first, db));
   return lines;
 }
 
-/** `  approve: car approvals approve <fingerprint> [--db …]` for a gated event's operation. */
-function approveLine(gated: CarEvent, db: string | undefined): string {
+/** `  approve: car approvals approve <fingerprint> [--db …]` for a held action's operation. */
+function approveLine(gated: GatedAction, db: string | undefined): string {
   // A postgres:// URL may hold a password: it is not echoed.
   const dbOption = db === undefined ? "" : isPostgresUrl(db) ? " --db <the same postgres:// URL>" : ` --db ${db}`;
-  return `  approve: car approvals approve ${String(gated.data["fingerprint"])}${dbOption}`;
+  return `  approve: car approvals approve ${gated.fingerprint}${dbOption}`;
 }
 
 async function loadTools(file: string, sandbox: OsSandbox | undefined): Promise<LoadedTool[]> {
@@ -361,7 +348,7 @@ interface ExecuteSetup {
  * JSON-lines file and to the progress view as it happens. Ctrl-C aborts the
  * proposal (rolled back like any abort; running tools are told to stop).
  */
-async function execute(runtime: Runtime, parsed: ParsedProposal, setup: ExecuteSetup): Promise<{ result: ProposalResult; events: CarEvent[] }> {
+async function execute(runtime: Runtime, parsed: ParsedProposal, setup: ExecuteSetup): Promise<ProposalOutcome & { events: CarEvent[] }> {
   const { proposal } = parsed;
   const sink: WriteStream | undefined = setup.events === undefined ? undefined : createWriteStream(setup.events, { flags: "a" });
   const feed = runtime.events.subscribe();
@@ -381,7 +368,7 @@ async function execute(runtime: Runtime, parsed: ParsedProposal, setup: ExecuteS
   const onSigint = () => cancel.abort(new Error("interrupted (SIGINT)"));
   process.once("SIGINT", onSigint);
   try {
-    const result = await runtime.executeProposal(parsed, undefined, {
+    const { result, report } = await runtime.executeProposalWithReport(parsed, undefined, {
       signal: cancel.signal,
       rollback: setup.rollback,
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
@@ -395,20 +382,10 @@ async function execute(runtime: Runtime, parsed: ParsedProposal, setup: ExecuteS
       const from = logged.findLastIndex((e) => e.kind === "proposal_received");
       for (const event of logged.slice(Math.max(from, 0))) sink.write(`${JSON.stringify(event)}\n`);
     }
-    return { result, events: mine };
+    return { result, report, events: mine };
   } finally {
     process.off("SIGINT", onSigint);
     await feed.return?.();
     if (sink !== undefined) await new Promise<void>((done, fail) => sink.end((err?: Error | null) => (err ? fail(err) : done())));
   }
-}
-
-/** The error code that describes the run, or `undefined` when it went cleanly. */
-function outcome(result: ProposalResult): CarErrorCode | undefined {
-  if (result.results.some((r) => r.terminal === true)) return "terminal_failure";
-  if (result.results.some((r) => r.status === "failed")) return "tool_error";
-  if (result.results.some((r) => r.status === "rejected"))
-    return result.results.some((r) => r.error?.includes("denied by policy")) ? "policy_denied" : "verification_failed";
-  if (result.results.some((r) => r.rolled_back === true)) return "cancelled";
-  return undefined;
 }

@@ -78,8 +78,12 @@ function rowsInPlanOrder(proposal: JsonValue | undefined, row: (id: string) => T
   }
 }
 
-/** The timeline of one proposal's events (in log order). */
-export function runTimeline(proposalId: string, events: readonly ReportEvent[]): RunTimeline {
+/**
+ * The timeline of one proposal's events (in log order). `outcome`, when
+ * given, is the run report's (`RunReport.outcome`): it wins over the log's
+ * last word, which a refused commit may have taken back.
+ */
+export function runTimeline(proposalId: string, events: readonly ReportEvent[], outcome?: string): RunTimeline {
   const t0 = events.length > 0 ? Date.parse(events[0]!.timestamp) : 0;
   const at = (e: ReportEvent) => Date.parse(e.timestamp) - t0;
   const rows = new Map<string, TimelineRow>();
@@ -90,7 +94,7 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[]):
     return r;
   };
   let rolledBack: string | undefined;
-  let outcome: string | undefined;
+  let completed: string | undefined;
   let cost: JsonObject | undefined;
   let span = 0;
   /** Approval waits opened by `approval_requested` and not yet closed, by action. */
@@ -100,7 +104,7 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[]):
     if (e.kind === "proposal_received") rowsInPlanOrder(getOwn(e.data, "proposal"), row);
     if (e.kind === "proposal_rolled_back") rolledBack = str(getOwn(e.data, "reason"));
     if (e.kind === "proposal_completed") {
-      outcome = str(getOwn(e.data, "outcome"));
+      completed = str(getOwn(e.data, "outcome"));
       const c = getOwn(e.data, "cost");
       if (c !== null && typeof c === "object" && !Array.isArray(c)) cost = c;
     }
@@ -154,7 +158,7 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[]):
   }
   // A question the log holds no answer to was still open when the log ends.
   for (const wait of asking.values()) wait.ms = span - wait.at;
-  return { proposalId, rows: [...rows.values()], span: Math.max(span, 1), rolledBack, outcome, cost };
+  return { proposalId, rows: [...rows.values()], span: Math.max(span, 1), rolledBack, outcome: outcome ?? completed, cost };
 }
 
 const COLOR: Record<RowStatus, string> = { succeeded: "#16a34a", failed: "#dc2626", rejected: "#7f1d1d", skipped: "#d97706", running: "#6b7280" };
@@ -251,7 +255,7 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, s
 h1 { font-size: 20px; margin: 0 0 6px; }
 .outcome { font-weight: 600; padding: 2px 8px; border-radius: 6px; background: #e5e7eb; }
 .outcome.committed { background: #dcfce7; color: #166534; }
-.outcome.rolled_back, .outcome.rejected { background: #fee2e2; color: #991b1b; }
+.outcome.rolled_back, .outcome.rejected, .outcome.refused { background: #fee2e2; color: #991b1b; }
 .banner { background: #fef3c7; border: 1px solid #d97706; padding: 8px 12px; border-radius: 8px; margin: 10px 0; }
 .timeline { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; overflow: auto; margin: 14px 0; }
 svg text.name { font: 600 12px ui-monospace, SFMono-Regular, Menlo, monospace; fill: #111827; }

@@ -12,11 +12,10 @@
  */
 import type { JsonObject, JsonValue } from "@car/ir";
 import type { Action } from "@car/ir";
-import type { ApprovalGate, PolicyEngine, PolicyState, TraceGate } from "@car/policy";
-import { EVENT_KINDS } from "../events/event.ts";
-import { type ApprovalEmit, decideOnRecord } from "../run/approval-events.ts";
+import type { ApprovalDecision, PolicyState } from "@car/policy";
+import { gateCall, type GateRules } from "../gates/call-gate.ts";
 import type { RegisteredTool } from "../tools/tool-registry.ts";
-import { admitToTrace, deniedByPolicy, traceApproval, traceSuccess } from "../trace/trace-steps.ts";
+import { traceSuccess } from "../trace/trace-steps.ts";
 import type { CompensationStep } from "./compensation-plan.ts";
 import type { StepOutcome } from "./compensation-run.ts";
 
@@ -26,17 +25,21 @@ export const DEFAULT_COMPENSATION_TIMEOUT_MS = 30_000;
 /** What a call through the runtime's dispatcher came to. */
 export type CallResult = { output: JsonValue } | { error: string; terminal: boolean };
 
+/** Every gate event of a compensation step says so. */
+const COMPENSATION_CONTEXT: JsonObject = Object.freeze({ compensation: true }) as JsonObject;
+
 export interface CompensationPath {
   /** The run whose trace the compensation's calls join (DECISIONS §20). */
   readonly run_id: string;
   readonly tools: { get(name: string): RegisteredTool | undefined };
-  readonly policies: PolicyEngine;
-  readonly approvalGate: ApprovalGate | undefined;
-  readonly traceGate: TraceGate;
+  /** The runtime's rules: the same call gate a forward action passes. */
+  readonly gates: GateRules;
   /** The state policies see: the store's, since the proposal's own writes were rolled back. */
   readonly state: PolicyState;
   readonly timeoutMs: number;
   emit(kind: string, action_id: string, data: JsonObject): void;
+  /** The approval gate held the step (for the run's report). */
+  held(action_id: string, decision: ApprovalDecision): void;
   call(action: Action, tool: RegisteredTool, params: JsonObject): Promise<CallResult>;
 }
 
@@ -53,34 +56,15 @@ export async function dispatchStep(path: CompensationPath, step: CompensationSte
     const checked = tool.validateParams(params);
     if (!checked.ok) return fail(`parameters do not match the schema of tool '${tool.schema.name}'`);
   }
-  const violations = path.policies.size > 0 ? path.policies.check(action, path.state) : [];
-  if (violations.length > 0) return refuse(path, step, violations, fail);
-  const gate = path.approvalGate;
-  if (gate !== undefined) {
-    const emit: ApprovalEmit = (kind, _id, data) => path.emit(kind, step.action_id, data);
-    const decision = await decideOnRecord(gate, action, tool.schema, emit, {
-      ask: true,
-      everyDecision: true,
-      context: { compensation: true },
-      run_id: path.run_id,
-    });
-    if (decision.decision !== "allow") return fail(`denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`);
-    traceApproval(path.traceGate, path.run_id, action.tool!, decision);
+  // An undo is a form no admission judged: the approval gate is always asked.
+  const call = { action, recordAs: step.action_id, run_id: path.run_id, state: path.state, approval: { schema: tool.schema }, context: COMPENSATION_CONTEXT };
+  const verdict = await gateCall(path.gates, call, path.emit);
+  if (typeof verdict === "object") {
+    if (verdict.stage === "approval") path.held(step.action_id, verdict.decision);
+    return fail(verdict.message);
   }
-  const traced = admitToTrace(path.traceGate, path.run_id, action);
-  if (traced.length > 0) return refuse(path, step, traced, fail);
   const result = await path.call(action, tool, params);
   if ("error" in result) return fail(result.error, result.terminal);
-  traceSuccess(path.traceGate, path.run_id, action.tool!);
+  traceSuccess(path.gates.traceGate, path.run_id, action.tool!);
   return { ok: true };
-}
-
-function refuse(
-  path: CompensationPath,
-  step: CompensationStep,
-  violations: readonly { policy_name: string; reason: string }[],
-  fail: (e: string) => StepOutcome,
-): StepOutcome {
-  for (const v of violations) path.emit(EVENT_KINDS.policyViolation, step.action_id, { policy_name: v.policy_name, reason: v.reason, compensation: true });
-  return fail(deniedByPolicy(violations.map((v) => ({ ...v, action_id: step.action_id }))));
 }

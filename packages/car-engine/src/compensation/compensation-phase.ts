@@ -12,13 +12,26 @@
 import { CarError, parseProposalWithGraph, rfc3339 } from "@car/ir";
 import type { Clock, JsonObject, ProposalResult } from "@car/ir";
 import type { EventLog } from "../events/event-log.ts";
-import type { CompensationOutcome, ProposalRun } from "../run/proposal-run.ts";
+import type { CarEvent } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import { planFromRecord } from "./compensation-plan.ts";
 import type { CompensationPlan } from "./compensation-plan.ts";
-import { COMPENSATION_EVENTS } from "./compensation-run.ts";
+import { COMPENSATION_EVENTS } from "../events/event-kinds.ts";
 import type { CompensationReport } from "./compensation-run.ts";
 import { withCompensation } from "./compensated-result.ts";
+
+/** What a compensation phase came to, and what it spent. */
+export interface CompensationOutcome {
+  report: CompensationReport;
+  toolCalls: number;
+  retries: number;
+}
+
+/** The run a phase belongs to (`ProposalRun`): its events so far, and its way of running a plan through the gates and the dispatcher. */
+export interface CompensatingRun {
+  readonly appended: readonly CarEvent[];
+  compensate(plan: CompensationPlan, timeoutMs: number, done?: ReadonlySet<string>, planned?: boolean): Promise<CompensationOutcome>;
+}
 
 /** The store run a compensation phase is recorded under. */
 export function compensationRunId(proposal_id: string): string {
@@ -29,7 +42,7 @@ export function compensationRunId(proposal_id: string): string {
 export async function runPhase(
   store: RuntimeStore,
   clock: Clock,
-  run: ProposalRun,
+  run: CompensatingRun,
   plan: CompensationPlan,
   timeoutMs: number,
   proposal_id: string,

@@ -14,16 +14,9 @@
  * a crash interrupted can be resumed from the log alone.
  */
 import type { JsonObject } from "@car/ir";
+import { COMPENSATION_EVENTS } from "../events/event-kinds.ts";
 import type { CompensationPlan, CompensationStep } from "./compensation-plan.ts";
 import { gapText } from "./compensation-plan.ts";
-
-export const COMPENSATION_EVENTS = {
-  planned: "compensation_planned",
-  started: "compensation_started",
-  succeeded: "compensation_succeeded",
-  failed: "compensation_failed",
-  completed: "compensation_completed",
-} as const;
 
 /** One step's outcome, from the dispatch path. */
 export type StepOutcome = { ok: true } | { ok: false; error: string; terminal: boolean };

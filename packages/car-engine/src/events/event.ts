@@ -5,53 +5,9 @@
  */
 import type { JsonObject } from "@car/ir";
 
-/** The event kinds the engine writes. Other packages (multi-agent runs, approvals) add their own strings. */
-export const EVENT_KINDS = {
-  proposalReceived: "proposal_received",
-  actionValidated: "action_validated",
-  actionRejected: "action_rejected",
-  actionStarted: "action_started",
-  /** A failed attempt will be retried after `delay_ms` (`attempt` is the one about to start). */
-  actionRetrying: "action_retrying",
-  /** The action waits before dispatch: `reason` is `rate_limit` (with `wait_ms`). */
-  actionWaiting: "action_waiting",
-  actionSucceeded: "action_succeeded",
-  actionFailed: "action_failed",
-  actionSkipped: "action_skipped",
-  /**
-   * Written durably just before a tool is called (durable logs only), so
-   * after a crash recovery can list the actions whose external effects may
-   * have happened.
-   */
-  dispatchIntent: "dispatch_intent",
-  /** One dispatched attempt of a tool call failed: attempt number, error class, duration (never the parameters). */
-  attemptFailed: "attempt_failed",
-  policyViolation: "policy_violation",
-  /**
-   * The approval gate asks its approver about an action and waits: fingerprint,
-   * `required` / `granted` tier, `tool` (never parameter values). The
-   * `approval_decided` that follows closes the wait.
-   */
-  approvalRequested: "approval_requested",
-  /**
-   * The approval gate's verdict on an action (allow / needs_approval / deny),
-   * with the tiers; after an `approval_requested`, also `wait_ms` and `reviewer`.
-   */
-  approvalDecided: "approval_decided",
-  stateChanged: "state_changed",
-  proposalRolledBack: "proposal_rolled_back",
-  proposalCompleted: "proposal_completed",
-  /** Conflicts a `warn` transaction check let through (at admission, or at a PostgreSQL commit). */
-  transactionWarning: "transaction_warning",
-  /** The store refused the proposal's commit (a conflict): names the code and keys; its changes never landed. */
-  commitRefused: "commit_refused",
-  /** Written by a durable backend on restart for a proposal that was executing when the process died. */
-  proposalInterrupted: "proposal_interrupted",
-} as const;
+import type { EventKind } from "./event-kinds.ts";
 
-export type EngineEventKind = (typeof EVENT_KINDS)[keyof typeof EVENT_KINDS];
-/** An engine kind or any other package's kind (e.g. `agent_started`). */
-export type EventKind = EngineEventKind | (string & {});
+export { EVENT_KINDS, type EngineEventKind, type EventKind } from "./event-kinds.ts";
 
 /** One audit record. */
 export interface CarEvent {

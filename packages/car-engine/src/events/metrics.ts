@@ -7,8 +7,8 @@
  * `cost_usd`; the runtime itself runs no model.
  */
 import { getOwn, type JsonValue } from "@car/ir";
-import { MULTI_EVENT_KINDS } from "../multi/multi-run.ts";
-import { EVENT_KINDS, type CarEvent } from "./event.ts";
+import type { CarEvent } from "./event.ts";
+import { EVENT_KINDS, MULTI_EVENT_KINDS } from "./event-kinds.ts";
 
 export interface AgentCost {
   agent: string;

@@ -1,6 +1,6 @@
 export type { AgentFn, AgentCallContext, AgentInput, MultiOptions, CutOff, CutOffReason, RunSummary } from "./types.ts";
 export { parseBudget, BUDGET_LIMIT_KEYS, type BudgetLimits, type BudgetExceeded, type SpendLimit, type Usage } from "./budget.ts";
-export { MULTI_EVENT_KINDS } from "./multi-run.ts";
+export { MULTI_EVENT_KINDS } from "../events/event-kinds.ts";
 export { runPipeline, type PipelineResult } from "./pipeline.ts";
 export { runSwarm, SWARM_MODES, DEFAULT_DEBATE_ROUNDS, type SwarmMode, type SwarmOptions, type SwarmResult } from "./swarm.ts";
 export {

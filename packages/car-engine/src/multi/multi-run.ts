@@ -8,22 +8,12 @@ import { CarError, cloneJson, parseAgentOutput, parseAgentSpec, randomIds, rfc33
 import type { AgentOutput, AgentSpec, Clock, JsonObject, ToolSchemaInput } from "@car/ir";
 import type { EventLog } from "../events/event-log.ts";
 import { InMemoryEventLog } from "../events/in-memory-event-log.ts";
+import { MULTI_EVENT_KINDS } from "../events/event-kinds.ts";
 import { systemTimers } from "@car/ir";
 import type { TimerId, Timers } from "@car/ir";
 import { SpendMeter, parseBudget } from "./budget.ts";
 import { Slots } from "./slots.ts";
 import type { AgentCallContext, AgentFn, AgentInput, CutOff, CutOffReason, MultiOptions, RunSummary } from "./types.ts";
-
-/** The event kinds a multi-agent run writes; `proposal_id` is the run id, `action_id` the call id. */
-export const MULTI_EVENT_KINDS = {
-  runStarted: "multi_run_started",
-  runCompleted: "multi_run_completed",
-  agentStarted: "agent_started",
-  agentFinished: "agent_finished",
-  agentFailed: "agent_failed",
-  /** An agent the run did not start: budget spent, run cancelled, or an upstream stage failed. */
-  agentSkipped: "agent_skipped",
-} as const;
 
 /** Why a call in flight was aborted; kept beside the signal so the entry can say it. */
 interface Stop {

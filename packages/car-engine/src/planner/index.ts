@@ -5,7 +5,6 @@ export {
   runPlanLoop,
   DEFAULT_PLAN_ATTEMPTS,
   MAX_PLAN_ATTEMPTS,
-  PLANNER_EVENT_KINDS,
   type PlanAttempt,
   type PlanFeedback,
   type PlanLoopOptions,
@@ -14,3 +13,4 @@ export {
   type PlanVerdict,
   type ProposeFn,
 } from "./plan-loop.ts";
+export { PLANNER_EVENT_KINDS } from "../events/event-kinds.ts";

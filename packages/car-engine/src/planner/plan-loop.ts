@@ -11,6 +11,7 @@ import { CarError, isCarError, rfc3339, shortId } from "@car/ir";
 import type { CostTarget, JsonObject, ProposalResult, ToolSchema, VerificationIssue } from "@car/ir";
 import type { ExecuteOptions, Runtime } from "../runtime.ts";
 import type { ToolCallback } from "../tools/handler.ts";
+import { PLANNER_EVENT_KINDS } from "../events/event-kinds.ts";
 import { rankProposals } from "./rank.ts";
 import type { ProposalScore } from "./score.ts";
 import { costTarget } from "./score.ts";
@@ -18,13 +19,6 @@ import { toolHistory } from "./tool-history.ts";
 
 export const DEFAULT_PLAN_ATTEMPTS = 3;
 export const MAX_PLAN_ATTEMPTS = 20;
-
-/** The planner's event kinds; `proposal_id` is the loop's `run_id`. */
-export const PLANNER_EVENT_KINDS = {
-  started: "planner_started",
-  attempt: "planner_attempt",
-  completed: "planner_completed",
-} as const;
 
 export type PlanVerdict = "model_error" | "invalid_proposal" | "verification_failed" | "execution_failed" | "succeeded";
 

@@ -26,10 +26,10 @@ import { toJsonOutput } from "../tools/tool-output.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Called, Outcome } from "./outcomes.ts";
 import type { RunEvents } from "./run-events.ts";
-import { EVENT_KINDS } from "../events/event.ts";
+import { EVENT_KINDS, type EventData } from "../events/event-kinds.ts";
 import { InFlight, InFlightList } from "./in-flight.ts";
 import { PendingCall } from "./pending-call.ts";
-import type { CallEnd, CallSite } from "./pending-call.ts";
+import type { CallEnd, CallListener, CallPlan, CallSite } from "./pending-call.ts";
 import type { Scheduler } from "./schedule.ts";
 
 /** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
@@ -44,26 +44,6 @@ export interface DispatchEnvironment {
   readonly timers: Timers;
   readonly ids: IdGenerator;
   readonly maxOutputBytes: number;
-}
-
-/** How one call is carried out: decided once, before its first attempt. */
-export interface CallPlan {
-  readonly tool: RegisteredTool;
-  readonly detached: boolean;
-  readonly cacheKey: string | undefined;
-  readonly ttl: number | undefined;
-  readonly attempts: number;
-}
-
-/**
- * Hears how a call that did not settle at once ended. `token` is the
- * caller's own number for the call (the pipeline's action index), so one
- * listener serves every call without a closure per call.
- */
-export interface CallListener {
-  callEnded(token: number, called: Called): void;
-  /** An engine bug while finishing the call (the caller must not hang). */
-  callCrashed(token: number, error: unknown): void;
 }
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -269,8 +249,8 @@ export class Dispatcher {
   /** Every dispatched attempt that failed is on the record: number, error class, duration — never the parameters. */
   #noteAttempt(action: Action, attempt: number, outcome: Outcome, startMs: number): void {
     if (!(outcome instanceof ActionFailure)) return;
-    const data: JsonObject = { attempt, error_class: outcome.errorClass, duration_ms: this.#env.clock.now() - startMs };
-    if (outcome.terminal) data["terminal"] = true;
+    const data: EventData["attempt_failed"] = { attempt, error_class: outcome.errorClass, duration_ms: this.#env.clock.now() - startMs };
+    if (outcome.terminal) data.terminal = true;
     this.#events.emit(EVENT_KINDS.attemptFailed, action.id, data);
   }
 

@@ -6,7 +6,7 @@
  */
 import { emptyMap, getOwn, paramsDigest, setOwn } from "@car/ir";
 import type { Action, ActionResult, ActionStatus, Clock, CostSummary, JsonObject, JsonValue, ProposalResult, StateMutation } from "@car/ir";
-import { EVENT_KINDS } from "../events/event.ts";
+import { type ActionDigest, EVENT_KINDS, type EventData } from "../events/event-kinds.ts";
 import type { StateStore } from "../store/state-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
 import { ActionFailure } from "../tools/action-failure.ts";
@@ -47,6 +47,10 @@ export class Outcomes {
   readonly outputs: JsonValue[];
   /** Indices of the actions that succeeded, in completion order (what a compensation undoes, in reverse). */
   readonly completed: number[] = [];
+  /** By action index: the stage that rejected it during the run (`action_rejected`'s `stage`). */
+  readonly rejectedAt = new Map<number, string>();
+  /** Indices of the `skip` actions whose tool failed and which ended skipped (DECISIONS §14). */
+  readonly skippedFailures: number[] = [];
   readonly #terminal: Uint8Array;
   readonly #errors: (string | null)[];
   readonly #changes: (Record<string, StateMutation> | undefined)[];
@@ -60,7 +64,7 @@ export class Outcomes {
   readonly #clock: Clock;
   readonly #scheduler: Scheduler;
   /** Per tool: the last `action_succeeded` data for an action declaring no effects, shared while the digest repeats (it never changes). */
-  readonly #succeededData = new Map<string | undefined, JsonObject>();
+  readonly #succeededData = new Map<string | undefined, ActionDigest>();
 
   constructor(
     proposalId: string,
@@ -110,6 +114,7 @@ export class Outcomes {
   reject(i: number, reason: string, stage: string): void {
     const action = this.#actions[i]!;
     this.settle(i, REJECTED, reason);
+    this.rejectedAt.set(i, stage);
     this.#events.emit(EVENT_KINDS.actionRejected, action.id, { reason, stage });
     // A rejection is not retried (it would loop): `retry` is treated as `abort`.
     if (action.failure_behavior !== "skip") this.#scheduler.abort(`action '${action.id}' was rejected: ${reason}`);
@@ -121,16 +126,19 @@ export class Outcomes {
     // the failure is still recorded as one (`action_failed`, marked `skipped`).
     const skipped = action.type === "tool_call" && action.failure_behavior === "skip" && !failure.terminal;
     this.settle(i, skipped ? SKIPPED : FAILED, failure.message);
-    const data: JsonObject = {
+    const data: EventData["action_failed"] = {
       ...this.#digestData(action),
       error_class: action.tool === undefined && failure.errorClass !== "timeout" ? "unknown" : failure.errorClass,
       error: failure.message,
     };
     if (failure.terminal) {
       this.#terminal[i] = 1;
-      data["terminal"] = true;
+      data.terminal = true;
     }
-    if (skipped) data["skipped"] = true;
+    if (skipped) {
+      data.skipped = true;
+      this.skippedFailures.push(i);
+    }
     this.#events.emit(EVENT_KINDS.actionFailed, action.id, data);
     if (failure.terminal || action.failure_behavior !== "skip")
       this.#scheduler.abort(`action '${action.id}' failed${failure.terminal ? " terminally" : ""}: ${failure.message}`);
@@ -151,10 +159,10 @@ export class Outcomes {
     this.#changes[i] = changes;
     this.settle(i, SUCCEEDED, null);
     this.completed.push(i);
-    let data: JsonObject;
+    let data: EventData["action_succeeded"];
     if (cached) {
       data = this.#digestData(action);
-      data["cached"] = true;
+      data.cached = true;
     } else data = this.#sharedDigestData(action);
     this.#events.emit(EVENT_KINDS.actionSucceeded, action.id, data);
   }
@@ -165,13 +173,13 @@ export class Outcomes {
    * digest: at 100k calls of one tool with the same parameters, one object
    * instead of 100k equal ones. Equal as JSON to a fresh one.
    */
-  #sharedDigestData(action: Action): JsonObject {
+  #sharedDigestData(action: Action): ActionDigest {
     for (const _ in action.expected_effects) return this.#digestData(action);
     const digest = paramsDigest(action.parameters);
     const last = this.#succeededData.get(action.tool);
-    if (last !== undefined && last["params_digest"] === digest && last["tool_source"] === this.#toolSource(action)) return last;
+    if (last !== undefined && last.params_digest === digest && last.tool_source === this.#toolSource(action)) return last;
     const data = this.#digestData(action, digest);
-    data["expected_effects"] = NO_EFFECTS;
+    data.expected_effects = NO_EFFECTS;
     this.#succeededData.set(action.tool, Object.freeze(data));
     return data;
   }
@@ -183,12 +191,12 @@ export class Outcomes {
     return into;
   }
 
-  #digestData(action: Action, digest = paramsDigest(action.parameters)): JsonObject {
-    const data: JsonObject = { params_digest: digest, expected_effects: action.expected_effects };
+  #digestData(action: Action, digest = paramsDigest(action.parameters)): ActionDigest {
+    const data: ActionDigest = { params_digest: digest, expected_effects: action.expected_effects };
     if (action.tool !== undefined) {
-      data["tool"] = action.tool;
+      data.tool = action.tool;
       const source = this.#toolSource(action);
-      if (source !== undefined) data["tool_source"] = source;
+      if (source !== undefined) data.tool_source = source;
     }
     return data;
   }
@@ -245,7 +253,8 @@ export class Outcomes {
     for (const m of this.#working.mutations) {
       const version = (next.get(m.key) ?? state.version(m.key)) + 1;
       next.set(m.key, version);
-      const data: JsonObject = m.mutation.op === "set" ? { key: m.key, op: "set", value: m.mutation.value, version } : { key: m.key, op: "delete", version };
+      const data: EventData["state_changed"] =
+        m.mutation.op === "set" ? { key: m.key, op: "set", value: m.mutation.value, version } : { key: m.key, op: "delete", version };
       this.#events.emit(EVENT_KINDS.stateChanged, m.action_id, data);
     }
   }
@@ -285,9 +294,9 @@ export class Outcomes {
       results[i] = r;
     }
     cost.total_duration_ms = this.#clock.now() - meter.startMs;
-    const data: JsonObject = { outcome, cost: cost as unknown as JsonObject };
-    if (reason !== undefined) data["reason"] = reason;
-    if (rolledBack) data["external_effects_undone"] = false;
+    const data: EventData["proposal_completed"] = { outcome, cost: cost as unknown as JsonObject };
+    if (reason !== undefined) data.reason = reason;
+    if (rolledBack) data.external_effects_undone = false;
     this.#events.emit(EVENT_KINDS.proposalCompleted, undefined, data);
     return { proposal_id: this.#proposalId, results, cost };
   }

@@ -15,7 +15,28 @@ import { ActionFailure, failureFrom } from "../tools/action-failure.ts";
 import type { CallContext } from "../tools/call-context.ts";
 import { InFlight } from "./in-flight.ts";
 import type { InFlightList } from "./in-flight.ts";
-import type { CallListener, CallPlan } from "./dispatch.ts";
+import type { RegisteredTool } from "../tools/tool-registry.ts";
+import type { Called } from "./outcomes.ts";
+
+/** How one call is carried out: decided once, before its first attempt. */
+export interface CallPlan {
+  readonly tool: RegisteredTool;
+  readonly detached: boolean;
+  readonly cacheKey: string | undefined;
+  readonly ttl: number | undefined;
+  readonly attempts: number;
+}
+
+/**
+ * Hears how a call that did not settle at once ended. `token` is the
+ * caller's own number for the call (the pipeline's action index), so one
+ * listener serves every call without a closure per call.
+ */
+export interface CallListener {
+  callEnded(token: number, called: Called): void;
+  /** An engine bug while finishing the call (the caller must not hang). */
+  callCrashed(token: number, error: unknown): void;
+}
 
 /** Receives a settled call: `failure` when it failed, timed out or was cancelled, else the tool's raw `output`. */
 export type CallEnd = (call: PendingCall, failure: ActionFailure | undefined, output: unknown) => void;

@@ -5,33 +5,31 @@
  * dispatch. Each check that fails rejects the action at its stage.
  */
 import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
-import type { Action, DependencyGraph, JsonObject } from "@car/ir";
-import type { ApprovalGate, ApprovalRecord, PolicyEngine, TraceGate } from "@car/policy";
+import type { Action, DependencyGraph, JsonObject, ToolSchema } from "@car/ir";
+import type { ApprovalRecord } from "@car/policy";
 import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
-import { EVENT_KINDS } from "../events/event.ts";
+import { EVENT_KINDS, type EventData } from "../events/event-kinds.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
 import type { WorkingState } from "../store/working-state.ts";
 import type { DetachedInvocations } from "../tools/detached.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
+import { gateCall, type GateRules, type GateVerdict } from "../gates/call-gate.ts";
+import type { ApprovalEmit } from "../gates/approval-on-record.ts";
+import { gatedAction, type GatedAction } from "../gates/gated-action.ts";
 import type { CostMeter } from "./cost-meter.ts";
-import type { CallListener, Dispatcher } from "./dispatch.ts";
+import type { Dispatcher } from "./dispatch.ts";
+import type { CallListener } from "./pending-call.ts";
 import { FAILED, STATUS_NAMES, SUCCEEDED } from "./outcomes.ts";
 import type { Called, Outcomes } from "./outcomes.ts";
 import type { RunEvents } from "./run-events.ts";
 import { reasonText } from "./schedule.ts";
 import type { ScheduledWork, Scheduler } from "./schedule.ts";
 import { runStateAction, stateFor } from "./state-actions.ts";
-import { admitToTrace, deniedByPolicy, traceApproval, traceSuccess } from "../trace/trace-steps.ts";
+import { traceSuccess } from "../trace/trace-steps.ts";
 
 /** What the pipeline borrows from the runtime. */
-export interface PipelineEnvironment {
+export interface PipelineEnvironment extends GateRules {
   readonly tools: ToolRegistry;
-  readonly policies: PolicyEngine;
-  /** The tier / approval gate, when configured: admission evaluates every action; here only those whose `$id.output` references resolved. */
-  readonly approvalGate: ApprovalGate | undefined;
-  /** Temporal rules, judged against the trace as the last step before a tool is dispatched. */
-  readonly traceGate: TraceGate;
   /** Detached invocations: a detached call's success enters the trace when its final result is one. */
   readonly detached: DetachedInvocations;
   readonly clock: { now(): number };
@@ -50,6 +48,8 @@ export interface RunParts {
   readonly hasRefs: Uint8Array;
   /** By action id: the approval that admitted an action with references (`Admission.approvals`). */
   readonly approvals: ReadonlyMap<string, ApprovalRecord>;
+  /** Where a resolved form the approval gate held is noted (the run's report). */
+  readonly gated: GatedAction[];
   readonly working: WorkingState;
   readonly events: RunEvents;
   readonly outcomes: Outcomes;
@@ -68,6 +68,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   readonly #graph: DependencyGraph;
   readonly #hasRefs: Uint8Array;
   readonly #approvals: ReadonlyMap<string, ApprovalRecord>;
+  readonly #gated: GatedAction[];
   readonly #working: WorkingState;
   readonly #events: RunEvents;
   readonly #outcomes: Outcomes;
@@ -77,9 +78,13 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   /** What this proposal's references have interpolated so far (made on the first reference). */
   #interpolated: InterpolationBudget | undefined;
   /** By action type, then tool: the shared `action_started` data. */
-  readonly #startedCache = new Map<string, Map<string | undefined, JsonObject>>();
+  readonly #startedCache = new Map<string, Map<string | undefined, EventData["action_started"]>>();
   /** Per action: when it started (its duration is measured from here when its call ends later). */
   readonly #startMs: Float64Array;
+  /** The gate's events go to this run's log. */
+  readonly #emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
+  /** A call that waited for an approver is still wanted unless the run aborted meanwhile. */
+  readonly #wanted = (): boolean => this.#scheduler.abortReason === undefined;
 
   constructor(env: PipelineEnvironment, parts: RunParts) {
     this.#env = env;
@@ -89,6 +94,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     this.#graph = parts.graph;
     this.#hasRefs = parts.hasRefs;
     this.#approvals = parts.approvals;
+    this.#gated = parts.gated;
     this.#working = parts.working;
     this.#events = parts.events;
     this.#outcomes = parts.outcomes;
@@ -177,38 +183,14 @@ export class ActionPipeline implements ScheduledWork, CallListener {
         return true;
       }
     }
-    if (this.#env.policies.size > 0) {
-      const subject = params === action.parameters ? action : { ...action, parameters: params };
-      const violations = this.#env.policies.check(subject, this.#working);
-      if (violations.length > 0) {
-        for (const v of violations) this.#events.emit(EVENT_KINDS.policyViolation, action.id, { policy_name: v.policy_name, reason: v.reason });
-        outcomes.reject(i, `denied by policy: ${violations.map((v) => `${v.policy_name}: ${v.reason}`).join("; ")}`, "policy");
-        return true;
-      }
-    }
-
-    // Admission evaluated the gate on the declared parameters; only resolved references are new here.
-    const gate = this.#hasRefs[i] === 1 ? this.#env.approvalGate : undefined;
-    if (gate === undefined) return !this.#traced(i, action, params) || this.#start(i, action, params);
-    const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     const subject = params === action.parameters ? action : { ...action, parameters: params };
-    const emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
-    decideOnRecord(gate, subject, schema, emit, {
-      ask: true,
-      everyDecision: true,
-      context: {},
-      admitted: this.#approvals.get(action.id),
-      run_id: this.#runId,
-    })
-      .then((decision) => {
-        if (decision.decision !== "allow") {
-          outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
-          return true;
-        }
-        if (action.tool !== undefined) traceApproval(this.#env.traceGate, this.#runId, action.tool, decision);
-        if (this.#scheduler.abortReason !== undefined) return true; // aborted while waiting: never started, so skipped
-        return !this.#traced(i, action, params) || this.#start(i, action, params);
-      })
+    // Admission judged the declared form; the approval gate is asked again only where references resolved to a new one.
+    const approval = this.#hasRefs[i] === 1 ? { schema: this.#schemaOf(action), admitted: this.#approvals.get(action.id) } : undefined;
+    const call = { action: subject, recordAs: action.id, run_id: this.#runId, state: this.#working, approval, wanted: this.#wanted };
+    const verdict = gateCall(this.#env, call, this.#emit);
+    if (!(verdict instanceof Promise)) return this.#afterGate(i, action, params, verdict);
+    verdict
+      .then((v) => this.#afterGate(i, action, params, v))
       .then(
         (now) => {
           if (now) this.#scheduler.done(i);
@@ -218,18 +200,17 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     return false;
   }
 
-  /**
-   * The TraceGate, last before dispatch: judges a tool call against what ran
-   * so far and, when it passes, records it as dispatched in the same step.
-   * A violation is a policy rejection (`policy_violation` events).
-   */
-  #traced(i: number, action: Action, params: JsonObject): boolean {
-    if (action.type !== "tool_call") return true;
-    const violations = admitToTrace(this.#env.traceGate, this.#runId, params === action.parameters ? action : { ...action, parameters: params });
-    if (violations.length === 0) return true;
-    for (const v of violations) this.#events.emit(EVENT_KINDS.policyViolation, action.id, { policy_name: v.policy_name, reason: v.reason });
-    this.#outcomes.reject(i, deniedByPolicy(violations), "policy");
-    return false;
+  /** Passed: on to `#start`. Refused: rejected at the gate's stage. Withdrawn (aborted while waiting): never started, so skipped. */
+  #afterGate(i: number, action: Action, params: JsonObject, verdict: GateVerdict): boolean {
+    if (verdict === undefined) return this.#start(i, action, params);
+    if (verdict === "withdrawn") return true;
+    if (verdict.stage === "approval") this.#gated.push(gatedAction(action.id, "dispatch", verdict.decision));
+    this.#outcomes.reject(i, verdict.message, verdict.stage);
+    return true;
+  }
+
+  #schemaOf(action: Action): ToolSchema | undefined {
+    return action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
   }
 
   /**
@@ -280,7 +261,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
    * `action_started` data, shared between actions of one type and tool: the type, and for a tool call the
    * tool and its `tool_source` (the reference's ActionExecuting carries both, as the outcome events do).
    */
-  #startedData(action: Action): JsonObject {
+  #startedData(action: Action): EventData["action_started"] {
     // Two lookups instead of a key string built per action.
     let byTool = this.#startedCache.get(action.type);
     if (byTool === undefined) this.#startedCache.set(action.type, (byTool = new Map()));
@@ -288,10 +269,10 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     // A tool may be registered again mid-run with another source: the shared data follows it.
     const source = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema.source;
     if (data === undefined || data["tool_source"] !== source) {
-      const fresh: JsonObject = { type: action.type };
+      const fresh: EventData["action_started"] = { type: action.type };
       if (action.tool !== undefined) fresh["tool"] = action.tool;
       if (source !== undefined) fresh["tool_source"] = source;
-      data = Object.freeze(fresh) as JsonObject;
+      data = Object.freeze(fresh);
       byTool.set(action.tool, data);
     }
     return data;

@@ -17,16 +17,19 @@ import type { CompensationPath } from "../compensation/compensation-dispatch.ts"
 import { planCompensation } from "../compensation/compensation-plan.ts";
 import type { CompensationPlan, CompensationStep } from "../compensation/compensation-plan.ts";
 import { runCompensation } from "../compensation/compensation-run.ts";
-import type { CompensationReport } from "../compensation/compensation-run.ts";
+import type { CompensationOutcome } from "../compensation/compensation-phase.ts";
 import { ActionFailure } from "../tools/action-failure.ts";
 import type { PolicyEngine } from "@car/policy";
-import { EVENT_KINDS } from "../events/event.ts";
-import type { CarEvent, EventKind } from "../events/event.ts";
+import { EVENT_KINDS, type EventData, type EventKind } from "../events/event-kinds.ts";
+import type { CarEvent } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import { WorkingState } from "../store/working-state.ts";
 import type { ToolCaller } from "../tools/tool-call.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import type { Admission } from "./admission.ts";
+import type { Admission, AdmissionFinding } from "../admission/admission.ts";
+import type { AdmissionRecord } from "../admission/admission-record.ts";
+import { gatedAction, type GatedAction } from "../gates/gated-action.ts";
+import { executionCode, refusalOf, type CommitRefusal, type RunOutcomeKind, type RunReport } from "./run-report.ts";
 import { CostMeter } from "./cost-meter.ts";
 import { Dispatcher } from "./dispatch.ts";
 import type { DispatchEnvironment } from "./dispatch.ts";
@@ -59,16 +62,11 @@ export interface RunOptions {
   signal: AbortSignal | undefined;
 }
 
-/** What a compensation phase came to, and what it spent. */
-export interface CompensationOutcome {
-  report: CompensationReport;
-  toolCalls: number;
-  retries: number;
-}
+const NO_DATA: EventData["action_validated"] = Object.freeze(emptyMap<never>());
 
-const NO_DATA: JsonObject = Object.freeze(emptyMap()) as JsonObject;
-
-export class ProposalRun {
+export class ProposalRun implements AdmissionRecord {
+  /** Every action the approval gate held, at admission, at dispatch or as a compensation step (for the report). */
+  readonly gated: GatedAction[] = [];
   readonly #env: RunEnvironment;
   readonly #options: RunOptions;
   readonly #graph: DependencyGraph;
@@ -83,6 +81,8 @@ export class ProposalRun {
   readonly #outcomes: Outcomes;
   readonly #pipeline: ActionPipeline;
   readonly #tracer: RunTracer | undefined;
+  /** The store's refusal of this run's commit, once it refused. */
+  #refusal: CommitRefusal | undefined;
 
   constructor(env: RunEnvironment, options: RunOptions, proposal: ActionProposal, graph: DependencyGraph, admission: Admission) {
     this.#env = env;
@@ -108,6 +108,7 @@ export class ProposalRun {
       graph,
       hasRefs: admission.hasRefs,
       approvals: admission.approvals,
+      gated: this.gated,
       working: this.#working,
       events: this.#events,
       outcomes: this.#outcomes,
@@ -178,9 +179,29 @@ export class ProposalRun {
    */
   refuseCommit(error: CarError): ProposalResult {
     this.#events.retract((e) => e.kind === EVENT_KINDS.stateChanged || (e.kind === EVENT_KINDS.proposalCompleted && e.data["outcome"] === "committed"));
-    const keys = (error.details["keys"] as string[] | undefined) ?? [];
-    this.#events.emit(EVENT_KINDS.commitRefused, undefined, { code: error.code, keys, reason: error.message });
+    this.#refusal = refusalOf(error);
+    this.#events.emit(EVENT_KINDS.commitRefused, undefined, { code: this.#refusal.code, keys: this.#refusal.keys, reason: error.message });
     return this.rollback(error.message);
+  }
+
+  /**
+   * How the run went, as data (`RunReport`): `findings` are admission's,
+   * when it rejected the proposal; a refused commit is known from
+   * `refuseCommit`.
+   */
+  report(result: ProposalResult, findings: readonly AdmissionFinding[]): RunReport {
+    const outcome: RunOutcomeKind = findings.length > 0 ? "rejected" : this.#refusal !== undefined ? "refused" : this.aborted ? "rolled_back" : "committed";
+    const report: RunReport = {
+      proposal_id: this.#proposal.id,
+      run_id: this.id,
+      outcome,
+      gated: this.gated,
+      skipped_failures: this.#outcomes.skippedFailures.map((i) => this.#proposal.actions[i]!.id),
+    };
+    const code = findings.length > 0 ? findings[0]!.code : this.#refusal !== undefined ? this.#refusal.code : executionCode(result, this.#outcomes.rejectedAt);
+    if (code !== undefined) report.code = code;
+    if (this.#refusal !== undefined) report.refusal = this.#refusal;
+    return report;
   }
 
   /**
@@ -229,12 +250,11 @@ export class ProposalRun {
     const path: CompensationPath = {
       run_id: this.#options.run_id,
       tools: env.tools,
-      policies: env.policies,
-      approvalGate: env.approvalGate,
-      traceGate: env.traceGate,
+      gates: env,
       state: env.store.state,
       timeoutMs,
       emit: (kind, action_id, data) => this.#events.emit(kind, action_id, data),
+      held: (action_id, decision) => this.gated.push(gatedAction(action_id, "compensation", decision)),
       call: async (action, tool, params) => {
         const { outcome } = await dispatcher.call(action, tool, params);
         return outcome instanceof ActionFailure ? { error: outcome.message, terminal: outcome.terminal } : { output: outcome.output };

@@ -5,7 +5,8 @@
  */
 import { rfc3339 } from "@car/ir";
 import type { Clock, JsonObject } from "@car/ir";
-import type { CarEvent, EventKind, NewEvent } from "../events/event.ts";
+import type { CarEvent, NewEvent } from "../events/event.ts";
+import type { EventDataOf, EventKind } from "../events/event-kinds.ts";
 import type { EventLog } from "../events/event-log.ts";
 
 export class RunEvents {
@@ -57,12 +58,12 @@ export class RunEvents {
     return this.#log.persist!();
   }
 
-  emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {
+  emit<K extends EventKind>(kind: K, action_id: string | undefined, data: EventDataOf<K>): void {
     // `seq` is the log's to set; it is in the literal (last, where the log would add it) so setting it does not grow the object.
     const event: NewEvent & { seq: number } =
       action_id === undefined
-        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data, seq: 0 }
-        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data, seq: 0 };
+        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data: data as JsonObject, seq: 0 }
+        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data: data as JsonObject, seq: 0 };
     const appended = this.#log.append(event);
     this.appended.push(appended);
     if (this.#observer !== undefined) this.#observer(appended);

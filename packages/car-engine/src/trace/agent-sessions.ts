@@ -16,11 +16,16 @@ import type { Clock, JsonObject, ToolRateLimit } from "@car/ir";
 import { TraceFacts } from "@car/policy";
 import type { TraceRecord } from "@car/policy";
 import type { EventLog } from "../events/event-log.ts";
+import { SESSION_TRACE_EVENT } from "../events/event-kinds.ts";
 import { RateLimiter } from "../tools/rate-limiter.ts";
-import type { AgentSession } from "../runtime.ts";
 
-/** The event that carries an agent's session-scoped trace steps: `data.agent` and `data.steps`. */
-export const SESSION_TRACE_EVENT = "session_trace";
+/** What one agent's runtimes share (see `RuntimeOptions.agent`). */
+export interface AgentSession {
+  /** Session-scoped trace facts (`@session` rules). */
+  readonly trace: TraceFacts;
+  /** Tool `rate_limit` windows. */
+  readonly limiter: RateLimiter;
+}
 
 /** One step as stored: what the session's facts need (run ids are per run, and no run outlives a restart). */
 interface StoredStep extends JsonObject {

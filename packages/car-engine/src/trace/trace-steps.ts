@@ -29,8 +29,3 @@ export function traceApproval(gate: TraceGate, run_id: string, tool: string, dec
     gate.observe({ type: "approved", tool, run_id, fingerprint: decision.fingerprint });
   }
 }
-
-/** The rejection reason for trace-rule violations, in the policy engine's form (`denied by policy: <name>: <reason>`). */
-export function deniedByPolicy(violations: readonly PolicyViolation[]): string {
-  return `denied by policy: ${violations.map((v) => `${v.policy_name}: ${v.reason}`).join("; ")}`;
-}

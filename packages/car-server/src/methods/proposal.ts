@@ -7,11 +7,10 @@
  * `rollback: "compensate"` an aborted proposal's compensations run (through
  * this client's `tools.execute`, like any call) before the answer.
  */
-import { type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
+import { CarError, type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, optionalBoolean, paramsObject, requireValue } from "../params.ts";
 import { applyRetention } from "./audit.ts";
-import { commitRefusalOf, refusalError } from "../commit-refusal.ts";
 
 async function submit(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
@@ -26,7 +25,7 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   // Parsed once: the runtime takes the pair as it is. Its admission guard (admission.ts) holds the server's rules.
   // `strict`: a field the spec does not name is an invalid_proposal error, not a field kept for the round trip.
   const parsed = parseProposalWithGraph(proposal, { strict: optionalBoolean(p, "strict") === true });
-  const result = await session.runtime.executeProposal(parsed, undefined, {
+  const { result, report } = await session.runtime.executeProposalWithReport(parsed, undefined, {
     toolCaller: session.toolCaller,
     session_id: session.id,
     signal: ctx.signal,
@@ -36,8 +35,8 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   await applyRetention(ctx.session.options.store);
   const serialized = serializeProposalResult(result);
   // A commit the store refused is an error (the code says which conflict), with the rolled-back result beside it.
-  const refusal = await commitRefusalOf(session.runtime.events, parsed.proposal.id);
-  if (refusal !== undefined) throw refusalError(refusal, { result: serialized });
+  const refusal = report.refusal;
+  if (refusal !== undefined) throw new CarError(refusal.code, refusal.message, { keys: refusal.keys, result: serialized });
   return serialized;
 }
 

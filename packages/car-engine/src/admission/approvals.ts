@@ -13,35 +13,39 @@
  * is on the record (`approval_requested` … `approval_decided`), whatever
  * the answer.
  */
-import type { Action, ActionProposal } from "@car/ir";
-import type { ApprovalDecision, ApprovalGate } from "@car/policy";
+import type { ActionProposal } from "@car/ir";
+import type { ApprovalGate, TraceGate } from "@car/policy";
+import { decideOnRecord } from "../gates/approval-on-record.ts";
+import { gatedAction } from "../gates/gated-action.ts";
+import { heldAtAdmission } from "../gates/refusals.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import type { AdmissionFinding } from "./admission.ts";
-import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
+import { traceApproval } from "../trace/trace-steps.ts";
+import type { Admission, AdmissionFinding } from "./admission.ts";
+import type { AdmissionRecord } from "./admission-record.ts";
 
 export async function approvalFindings(
   proposal: ActionProposal,
   gate: ApprovalGate,
   tools: ToolRegistry,
-  emit: ApprovalEmit,
-  allowed: (action: Action, decision: ApprovalDecision) => void,
-  run_id: string,
+  traceGate: TraceGate,
+  admission: Admission,
+  record: AdmissionRecord,
 ): Promise<AdmissionFinding[]> {
   const findings: AdmissionFinding[] = [];
+  const run_id = record.id;
+  const emit = record.emit.bind(record);
   for (let i = 0; i < proposal.actions.length; i++) {
     const action = proposal.actions[i]!;
     const schema = action.tool === undefined ? undefined : tools.get(action.tool)?.schema;
     // With an approver the question is put now, before anything runs; without one the ledger answers.
     const d = await decideOnRecord(gate, action, schema, emit, { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" }, run_id });
     if (d.decision === "allow") {
-      allowed(action, d);
+      if (action.tool !== undefined) traceApproval(traceGate, run_id, action.tool, d);
+      if (d.record?.decision === "approved") admission.approvals.set(action.id, d.record);
       continue;
     }
-    const verdict = d.decision === "deny" ? "denied by approval gate" : "needs approval";
-    findings.push({
-      index: i,
-      message: `${verdict}: fingerprint ${d.fingerprint} requires ${d.required}, granted ${d.granted}${d.reason !== undefined ? ` (${d.reason})` : ""}`,
-    });
+    record.gated.push(gatedAction(action.id, "admission", d));
+    findings.push({ index: i, message: heldAtAdmission(d), code: "approval_denied" });
   }
   return findings;
 }

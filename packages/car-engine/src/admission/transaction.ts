@@ -10,8 +10,7 @@ import { effectiveReadSet } from "@car/ir";
 import type { ActionProposal, JsonObject, JsonValue } from "@car/ir";
 import { judgeTransaction, transactionCheck } from "@car/verify";
 import type { TransactionMode, VersionedValue } from "@car/verify";
-import { EVENT_KINDS } from "../events/event.ts";
-import type { EventKind } from "../events/event.ts";
+import { EVENT_KINDS, type EventKind } from "../events/event-kinds.ts";
 import type { StateStore } from "../store/state-store.ts";
 import type { AdmissionFinding } from "./admission.ts";
 
@@ -42,7 +41,11 @@ export function transactionFindings(
   const findings: AdmissionFinding[] = [];
   for (const conflict of verdict.blocking) {
     for (const id of new Set(conflict.actions)) {
-      findings.push({ index: index.get(id) ?? -1, message: `transaction conflict (${conflict.kind}) on '${conflict.key}': ${conflict.explanation}` });
+      findings.push({
+        index: index.get(id) ?? -1,
+        message: `transaction conflict (${conflict.kind}) on '${conflict.key}': ${conflict.explanation}`,
+        code: "verification_failed",
+      });
     }
   }
   return findings;

@@ -9,8 +9,7 @@
  */
 import type { Action, JsonObject, ToolSchema } from "@car/ir";
 import type { ApprovalDecision, ApprovalGate, ApprovalRecord, ApprovalRequest } from "@car/policy";
-import { EVENT_KINDS } from "../events/event.ts";
-import type { EventKind } from "../events/event.ts";
+import { EVENT_KINDS, type EventKind } from "../events/event-kinds.ts";
 
 export type ApprovalEmit = (kind: EventKind, action_id: string, data: JsonObject) => void;
 
