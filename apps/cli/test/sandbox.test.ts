@@ -227,7 +227,10 @@ describe("car run's program tools", () => {
   });
 
   it("stop a program that outlives its time inside the sandbox too", async () => {
-    writeFileSync(join(repo, "hang.mjs"), 'import { appendFileSync } from "node:fs";\nappendFileSync("ticks.txt", ".");\nsetInterval(() => appendFileSync("ticks.txt", "."), 100);\n');
+    writeFileSync(
+      join(repo, "hang.mjs"),
+      'import { appendFileSync } from "node:fs";\nappendFileSync("ticks.txt", ".");\nsetInterval(() => appendFileSync("ticks.txt", "."), 100);\n',
+    );
     const file = join(repo, "hang-tools.json");
     writeFileSync(file, JSON.stringify({ hang: { command: [process.execPath, "./hang.mjs"], timeout_ms: 4000 } }));
     const plan = join(root, "hang.json");

@@ -6,16 +6,7 @@
  */
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
-import {
-  type ActionProposal,
-  CarError,
-  ERROR_CODES,
-  type JsonObject,
-  jsonEquals,
-  type ParsedProposal,
-  serializeProposalResult,
-  unknownFields,
-} from "@car/ir";
+import { type ActionProposal, CarError, ERROR_CODES, type JsonObject, jsonEquals, type ParsedProposal, serializeProposalResult, unknownFields } from "@car/ir";
 import { type CarEvent, type GatedAction, isAuditedStore, type ProposalOutcome, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
 import { policyDirs, sandboxMode } from "@car/policy/gate";

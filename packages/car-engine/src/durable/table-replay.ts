@@ -20,7 +20,7 @@ import type { JsonObject, JsonValue } from "@car/ir";
 import type { CarEvent } from "../events/event.ts";
 import { EVENT_KINDS } from "../events/event.ts";
 import { compensationRunId } from "../compensation/compensation-phase.ts";
-import { COMPENSATION_EVENTS } from "../compensation/compensation-run.ts";
+import { COMPENSATION_EVENTS } from "../events/event-kinds.ts";
 import { type ApprovalRow, SPENT_BY } from "./approval-rows.ts";
 import type { AuditKey } from "./event-mac.ts";
 import { ALL_TIERS, type PostureRow } from "./posture-rows.ts";

@@ -19,7 +19,7 @@
  */
 import { CarError, getOwn, isCarError, isJsonObject } from "@car/ir";
 import type { AgentOutput, AgentSpec, JsonObject, JsonValue, ToolSchemaInput } from "@car/ir";
-import type { AdmissionGuard } from "../run/admission-guard.ts";
+import type { AdmissionGuard } from "../admission/admission-guard.ts";
 import { Runtime } from "../runtime.ts";
 import { answersOf, labelled } from "./compose.ts";
 import { MultiRun, parseSpec, succeeded } from "./multi-run.ts";
