@@ -218,7 +218,10 @@ const results = new Map<string, PhaseResult>();
 const rows: string[] = [];
 const row = (server: string, label: string, r: PhaseResult) => {
   results.set(`${server} ${label}`, r);
-  const line = `| ${server} | ${label} | ${fmt(r.proposals / r.seconds)} | ${fmt(r.actions / r.seconds)} | ${fmt(r.p50, 1)} / ${fmt(r.p99, 1)} | ${fmt(r.cpuPerProposal)} |`;
+  const line =
+    r.proposals === 0
+      ? `| ${server} | ${label} | 0 (none finished in ${fmt(r.seconds, 1)} s; run longer phases) | — | — | — |`
+      : `| ${server} | ${label} | ${fmt(r.proposals / r.seconds)} | ${fmt(r.actions / r.seconds)} | ${fmt(r.p50, 1)} / ${fmt(r.p99, 1)} | ${fmt(r.cpuPerProposal)} |`;
   rows.push(line);
   console.error(line);
 };
