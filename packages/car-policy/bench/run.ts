@@ -201,21 +201,24 @@ for (const r of PARAM_RULES) asSentOnly.register(denyToolParamConditionRule(r.to
 for (const r of ALLOW_RULES) asSentOnly.register(allowToolParamRule(r.tool, r.param, r.allow));
 for (const r of REGEX_RULES) asSentOnly.register(denyToolParamMatchingRule(r.tool, r.param, r.matches, false));
 const allowedBy = (e: PolicyEngine) => (a: Action) => e.check(a).length === 0;
+// The reference engine (no index) runs last: it parses every command, and running it first would leave the
+// code the engines share optimised for its calls rather than for the indexed engine's.
 const decisions = {
   engine: mix.map(allowedBy(engine)),
-  unindexed: mix.map(allowedBy(unindexed)),
   asSent: mix.map(allowedBy(asSentOnly)),
   cedar: mix.map(cedarCheck),
   plain: mix.map(plain),
 };
 const differ = (a: boolean[], b: boolean[]) => a.filter((x, i) => x !== b[i]).length;
 const deniedCount = decisions.engine.filter((allowed) => !allowed).length;
-const [mixOurs, mixUnindexed, mixAsSent, mixPlain, mixCedar] = compareOnMix(
-  [(a) => engine.check(a), (a) => unindexed.check(a), (a) => asSentOnly.check(a), plain, cedarCheck],
-  mix,
-  8,
-  250,
-) as [number, number, number, number, number];
+const [mixOurs, mixAsSent, mixPlain, mixCedar] = compareOnMix([(a) => engine.check(a), (a) => asSentOnly.check(a), plain, cedarCheck], mix, 8, 250) as [
+  number,
+  number,
+  number,
+  number,
+];
+const unindexedDecisions = mix.map(allowedBy(unindexed));
+const [mixUnindexed] = compareOnMix([(a) => unindexed.check(a)], mix, 4, 250) as [number];
 console.log(`\ncheck() over a ${mix.length}-action mix (${deniedCount} denied), fresh action objects each pass, normalised matching on`);
 console.log(`  @car/policy             ${fmt(mixOurs)} µs/decision  ${fmt(mixCedar / mixOurs)}× Cedar`);
 console.log(`  @car/policy, no index   ${fmt(mixUnindexed)} µs/decision  ${fmt(mixCedar / mixUnindexed)}× Cedar (every call normalised)`);
@@ -223,7 +226,7 @@ console.log(`  @car/policy, as sent    ${fmt(mixAsSent)} µs/decision  ${fmt(mix
 console.log(`  plain JS (floor)        ${fmt(mixPlain)} µs/decision  ${fmt(mixCedar / mixPlain)}× Cedar`);
 console.log(`  cedar-wasm              ${fmt(mixCedar)} µs/decision`);
 console.log(
-  `  disagreements           vs Cedar ${differ(decisions.engine, decisions.cedar)}, vs plain JS ${differ(decisions.engine, decisions.plain)}, vs no index ${differ(decisions.engine, decisions.unindexed)}, vs as sent ${differ(decisions.engine, decisions.asSent)} (each must be 0)`,
+  `  disagreements           vs Cedar ${differ(decisions.engine, decisions.cedar)}, vs plain JS ${differ(decisions.engine, decisions.plain)}, vs no index ${differ(decisions.engine, unindexedDecisions)}, vs as sent ${differ(decisions.engine, decisions.asSent)} (each must be 0)`,
 );
 console.log(`  goal                    ≥ 400× Cedar: ${mixCedar / mixOurs >= 400 ? "met" : "NOT met"}`);
 

@@ -155,7 +155,8 @@ export class PolicyRules {
         ...(r.contains !== undefined ? { contains: r.contains } : {}),
       });
       // With neither `equals` nor `contains` the rule denies presence, which normalising never changes: no needle.
-      engine.register(r.equals === undefined ? alsoOnNormalisedCall(rule, { param: r.param, needles: r.contains === undefined ? [] : [r.contains] }) : rule);
+      const reads = r.contains === undefined ? { param: r.param, needles: [] } : { param: r.param, needles: [r.contains], decisive: r.contains };
+      engine.register(r.equals === undefined ? alsoOnNormalisedCall(rule, reads) : rule);
     }
     for (const r of this.allow_tool_param) engine.register(allowToolParamRule(r.tool, r.param, r.allow));
     for (const r of this.deny_tool_param_matching) {

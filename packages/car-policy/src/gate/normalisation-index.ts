@@ -26,6 +26,12 @@ export interface NormalisedReads {
    * text (a regex with no required literal).
    */
   readonly needles?: readonly string[];
+  /**
+   * A needle whose presence in the text as sent makes the rule deny the call
+   * as sent (a keyword, a `contains` value), so the rule never reads the
+   * normal form of such a text.
+   */
+  readonly decisive?: string;
 }
 
 /** A set of ASCII characters as four 32-bit words. */
@@ -57,16 +63,22 @@ export function foldedCharSet(text: string): CharSet | undefined {
 
 const SCRATCH: CharSet = new Uint32Array(4);
 
-/** Needles read on one parameter, or on every one. */
+/** What one rule reads on a parameter: its needles' character sets, and the needle that decides it as sent. */
+interface RuleNeedles {
+  /** A needle outside ASCII has no set (`NON_ASCII`: it cannot occur in ASCII text). */
+  sets: CharSet[];
+  decisive: string | undefined;
+}
+
+/** The rules that read one parameter, or every one. */
 interface NeedleGroup {
   /** A rule here may match any text. */
   any: boolean;
-  /** The needles' character sets; a needle outside ASCII has none (it cannot occur in ASCII text). */
-  needles: CharSet[];
+  rules: RuleNeedles[];
 }
 
 export class NormalisationIndex {
-  readonly #every: NeedleGroup = { any: false, needles: [] };
+  readonly #every: NeedleGroup = { any: false, rules: [] };
   readonly #byParam = new Map<string, NeedleGroup>();
 
   /** The index of what `rules` read on the normalised call. */
@@ -79,26 +91,37 @@ export class NormalisationIndex {
   #add(reads: NormalisedReads): void {
     let group = this.#every;
     if (reads.param !== undefined) {
-      group = this.#byParam.get(reads.param) ?? { any: false, needles: [] };
+      group = this.#byParam.get(reads.param) ?? { any: false, rules: [] };
       this.#byParam.set(reads.param, group);
     }
     if (reads.needles === undefined) group.any = true;
-    else for (const needle of reads.needles) group.needles.push(asciiCharSet(needle) ?? NON_ASCII);
+    else if (reads.needles.length > 0) group.rules.push({ sets: reads.needles.map((n) => asciiCharSet(n) ?? NON_ASCII), decisive: reads.decisive });
   }
 
   /**
    * Whether a rule could match parameter `key` once normalised, given
    * `alphabet`, a bound on the characters of its normal form (`undefined`:
-   * no bound known).
+   * no bound known), and `sent`, the parameter's text as sent when the
+   * rules judged exactly that text (a string value).
    */
-  mayMatch(key: string, alphabet: () => CharSet | undefined): boolean {
+  mayMatch(key: string, alphabet: () => CharSet | undefined, sent?: string): boolean {
     const own = this.#byParam.get(key);
     if (this.#every.any || own?.any === true) return true;
-    if (this.#every.needles.length === 0 && (own === undefined || own.needles.length === 0)) return false;
+    if (this.#every.rules.length === 0 && (own === undefined || own.rules.length === 0)) return false;
     const bound = alphabet();
     if (bound === undefined) return true;
-    return anyWithin(this.#every.needles, bound) || (own !== undefined && anyWithin(own.needles, bound));
+    return anyRuleWithin(this.#every.rules, bound, sent) || (own !== undefined && anyRuleWithin(own.rules, bound, sent));
   }
+}
+
+/** Some rule that did not already deny on `sent` has a needle within `bound`. */
+function anyRuleWithin(rules: readonly RuleNeedles[], bound: CharSet, sent: string | undefined): boolean {
+  for (const rule of rules) {
+    if (!anyWithin(rule.sets, bound)) continue;
+    if (rule.decisive !== undefined && sent !== undefined && sent.includes(rule.decisive)) continue;
+    return true;
+  }
+  return false;
 }
 
 /** Stands for a needle with a character outside ASCII: within no alphabet. */

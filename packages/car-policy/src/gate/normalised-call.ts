@@ -72,7 +72,8 @@ function normalisedValue(key: string, value: JsonValue, index: NormalisationInde
   if (key === "command") {
     const command = typeof value === "string" ? value : isArgv(value) ? argvToCommand(value) : undefined;
     if (command === undefined || command.length > MAX_COMMAND_LENGTH) return undefined;
-    if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(command, "command"))) return undefined;
+    const sent = typeof value === "string" ? value : undefined;
+    if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(command, "command"), sent)) return undefined;
     return normalisedCommand(command);
   }
   // Most parameters are not URLs (a scheme is the first thing they lack), and most URLs are already plain.
@@ -80,12 +81,12 @@ function normalisedValue(key: string, value: JsonValue, index: NormalisationInde
   const simple = READINGS_DIFFER.test(value) ? null : SIMPLE_URL.exec(value);
   if (simple) {
     const normal = `${simple[1] as string}${value.slice(simple[0].length)}`;
-    if (normal === value || (index !== undefined && !index.mayMatch(key, () => foldedCharSet(normal)))) return undefined;
+    if (normal === value || (index !== undefined && !index.mayMatch(key, () => foldedCharSet(normal), value))) return undefined;
     return normal;
   }
   const url = value.trim();
   if (!URL_SHAPE.test(url)) return undefined;
-  if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(url, "url"))) return undefined;
+  if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(url, "url"), value)) return undefined;
   return canonicalUrls(url).join("\n");
 }
 
@@ -255,5 +256,5 @@ export function normalisedKeywordRule(keyword: string): PolicyRule {
   const rule = denyKeywordRule(keyword);
   const canonical = canonicalKeyword(keyword);
   const needles = canonical === undefined ? [keyword] : [keyword, canonical];
-  return alsoOnNormalisedCall(rule, { needles }, canonical === undefined ? [rule] : [rule, denyKeywordRule(canonical)]);
+  return alsoOnNormalisedCall(rule, { needles, decisive: keyword }, canonical === undefined ? [rule] : [rule, denyKeywordRule(canonical)]);
 }
