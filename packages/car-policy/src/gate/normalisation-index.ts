@@ -118,7 +118,7 @@ export class NormalisationIndex {
 function anyRuleWithin(rules: readonly RuleNeedles[], bound: CharSet, sent: string | undefined): boolean {
   for (const rule of rules) {
     if (!anyWithin(rule.sets, bound)) continue;
-    if (rule.decisive !== undefined && sent !== undefined && sent.includes(rule.decisive)) continue;
+    if (rule.decisive !== undefined && sent?.includes(rule.decisive)) continue;
     return true;
   }
   return false;
