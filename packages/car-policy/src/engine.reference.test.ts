@@ -40,8 +40,9 @@ class NaiveContext implements CheckContext {
   lowerParamString(key: string) {
     return this.paramString(key)?.toLowerCase();
   }
-  once<T>(_key: object, compute: (action: Action) => T): T {
-    return compute(this.action);
+  readonly normalisation = undefined;
+  once<T>(_key: object, compute: (action: Action, context: CheckContext) => T): T {
+    return compute(this.action, this);
   }
 }
 

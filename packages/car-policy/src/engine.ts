@@ -6,6 +6,7 @@
  */
 import type { Action, JsonValue, PolicyViolation } from "@car/ir";
 import { type CheckContext, LazyCheckContext } from "./check-context.ts";
+import { NormalisationIndex, type NormalisedReads } from "./gate/normalisation-index.ts";
 import { type PolicyState, stateLookup, type StateLookup } from "./state.ts";
 
 export type { CheckContext } from "./check-context.ts";
@@ -19,12 +20,30 @@ export interface PolicyRule {
    * with many rules loaded.
    */
   readonly tool?: string;
+  /** Set when the rule also judges the normalised call: what it reads there, so the engine normalises only that. */
+  readonly normalised?: NormalisedReads;
   evaluate(action: Action, state: StateLookup, context: CheckContext): string | undefined;
 }
 
 interface Registered {
   seq: number;
   rule: PolicyRule;
+}
+
+/** What `check` runs for one tool. */
+interface Plan {
+  rules: readonly PolicyRule[];
+  /** Which parameters those rules could match once normalised; `undefined` normalises all. */
+  normalisation: NormalisationIndex | undefined;
+}
+
+export interface PolicyEngineOptions {
+  /**
+   * Normalise only the parameters a rule could match once normalised (the
+   * default). `false` normalises every command and URL a rule set with
+   * normalised rules meets: the reference the index is tested against.
+   */
+  normalisationIndex?: boolean;
 }
 
 export class PolicyEngine {
@@ -38,9 +57,14 @@ export class PolicyEngine {
    * after a change, so a check is one flat loop. Only tools named by rules get
    * an entry — a tool name from an action never grows this map.
    */
-  #plans = new Map<string, readonly PolicyRule[]>();
-  #anyToolPlan: readonly PolicyRule[] | undefined;
+  #plans = new Map<string, Plan>();
+  #anyToolPlan: Plan | undefined;
   #seq = 0;
+  readonly #indexed: boolean;
+
+  constructor(options: PolicyEngineOptions = {}) {
+    this.#indexed = options.normalisationIndex !== false;
+  }
 
   /**
    * Adds a rule. Names need not be unique: two file rules on the same
@@ -103,8 +127,9 @@ export class PolicyEngine {
    */
   check(action: Action, state: PolicyState = EMPTY_STATE): PolicyViolation[] {
     const lookup = state === EMPTY_STATE ? EMPTY_LOOKUP : stateLookup(state);
-    const context = new LazyCheckContext(action);
-    const rules = this.#planFor(action.tool);
+    const plan = this.#planFor(action.tool);
+    const context = new LazyCheckContext(action, plan.normalisation);
+    const rules = plan.rules;
     let violations: PolicyViolation[] | undefined;
     for (let i = 0; i < rules.length; i++) {
       const rule = rules[i] as PolicyRule;
@@ -119,18 +144,22 @@ export class PolicyEngine {
     return violations ?? [];
   }
 
-  #planFor(tool: string | undefined): readonly PolicyRule[] {
+  #planFor(tool: string | undefined): Plan {
     if (tool !== undefined) {
       const plan = this.#plans.get(tool);
       if (plan !== undefined) return plan;
       const specific = this.#byTool.get(tool);
       if (specific !== undefined) {
-        const merged = mergeBySeq(this.#anyTool, specific);
+        const merged = this.#plan(mergeBySeq(this.#anyTool, specific));
         this.#plans.set(tool, merged);
         return merged;
       }
     }
-    return (this.#anyToolPlan ??= this.#anyTool.map((r) => r.rule));
+    return (this.#anyToolPlan ??= this.#plan(this.#anyTool.map((r) => r.rule)));
+  }
+
+  #plan(rules: readonly PolicyRule[]): Plan {
+    return { rules, normalisation: this.#indexed ? NormalisationIndex.of(rules) : undefined };
   }
 }
 

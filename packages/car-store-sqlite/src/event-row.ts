@@ -14,6 +14,7 @@ import { rfc3339 } from "@car/ir";
 import type { CarEvent } from "@car/engine";
 import { type AuditKey, canonicalEventText, eventMac, GENESIS_HASH, type StoredEventRow, type UnhashedEvent } from "@car/engine/durable";
 import type { SqliteDatabase } from "./schema.ts";
+import { cachedStatement } from "./statement-cache.ts";
 
 /** The version-3 events table and its indexes (a migration creates them under this name). */
 export const EVENTS_TABLE = `CREATE TABLE events (
@@ -60,9 +61,10 @@ export interface ChainAnchor {
 }
 
 export function chainAnchor(db: SqliteDatabase): ChainAnchor {
-  const row = db.prepare("SELECT json_extract(body, '$.seq') AS seq, json_extract(body, '$.hash') AS hash FROM checkpoints ORDER BY id DESC LIMIT 1").get() as
-    | { seq: unknown; hash: unknown }
-    | undefined;
+  const row = cachedStatement(
+    db,
+    "SELECT json_extract(body, '$.seq') AS seq, json_extract(body, '$.hash') AS hash FROM checkpoints ORDER BY id DESC LIMIT 1",
+  ).get() as { seq: unknown; hash: unknown } | undefined;
   return row !== undefined && typeof row.seq === "number" && typeof row.hash === "string" ? { seq: row.seq, hash: row.hash } : { seq: 0, hash: GENESIS_HASH };
 }
 

@@ -19,6 +19,7 @@ import { COLUMN_COUNT, INSERT_COLUMNS, SELECT_COLUMNS, bindEvent, chainAnchor, e
 import type { EventRow } from "./event-row.ts";
 import { immediateRunner } from "./schema.ts";
 import type { ImmediateRunner, SqliteDatabase } from "./schema.ts";
+import { cachedStatement } from "./statement-cache.ts";
 
 /** Rows per multi-row INSERT: fewer statement executions, well under SQLite's bound-parameter limit. */
 const BATCH = 64;
@@ -51,7 +52,10 @@ export class SqliteEventLog implements EventLog {
   #unconfirmed: CarEvent[] = [];
   #nextSeq: number;
   /** The write the calls started together wait for (`persist`). */
-  readonly #intents = new IntentBatch(() => this.flush());
+  readonly #intents = new IntentBatch(
+    () => this.flush(),
+    () => this.#open.size > 1,
+  );
   readonly #readHead;
   readonly #writeHead;
   readonly #insertOne;
@@ -192,7 +196,7 @@ export class SqliteEventLog implements EventLog {
     const matches = eventMatcher(query);
     const stored: CarEvent[] = [];
     const anchor = chainAnchor(this.#db);
-    for (const row of this.#db.prepare(sql).iterate(...params) as IterableIterator<EventRow>) {
+    for (const row of cachedStatement(this.#db, sql).iterate(...params) as IterableIterator<EventRow>) {
       const { event } = eventFromRow(row, anchor);
       if (pushLimit || matches(event)) stored.push(event);
     }
@@ -205,7 +209,7 @@ export class SqliteEventLog implements EventLog {
   count(query: EventQuery = {}): number {
     if (query.data_matches !== undefined && Object.keys(query.data_matches).length > 0) return this.query(query).length;
     const { where, params } = sqlFilter(query);
-    const stored = (this.#db.prepare(`SELECT count(*) AS n FROM events${where}`).get(...params) as { n: number }).n;
+    const stored = (cachedStatement(this.#db, `SELECT count(*) AS n FROM events${where}`).get(...params) as { n: number }).n;
     const matches = eventMatcher(query);
     let n = stored;
     for (const e of this.#buffer) if (matches(e)) n++;

@@ -12,6 +12,7 @@ import { denyToolRule } from "../rules/deny-tool.ts";
 import { denyToolParamConditionRule } from "../rules/deny-tool-param.ts";
 import { compilePattern, denyToolParamMatchingRule } from "../rules/deny-tool-param-matching.ts";
 import { type DenyCommandSpec, denyCommandProblems, denyCommandRule, denyCommandRuleName } from "../rules/deny-command.ts";
+import { literalPrefilter } from "../rules/literal-prefilter.ts";
 import { rateLimitToolRule } from "../rules/rate-limit-tool.ts";
 import type { TraceGate } from "../trace/trace-gate.ts";
 import type { SandboxSpec } from "../sandbox/sandbox-spec.ts";
@@ -153,12 +154,15 @@ export class PolicyRules {
         ...(r.equals !== undefined ? { equals: r.equals } : {}),
         ...(r.contains !== undefined ? { contains: r.contains } : {}),
       });
-      engine.register(r.equals === undefined ? alsoOnNormalisedCall(rule) : rule);
+      // With neither `equals` nor `contains` the rule denies presence, which normalising never changes: no needle.
+      const reads = r.contains === undefined ? { param: r.param, needles: [] } : { param: r.param, needles: [r.contains], decisive: r.contains };
+      engine.register(r.equals === undefined ? alsoOnNormalisedCall(rule, reads) : rule);
     }
     for (const r of this.allow_tool_param) engine.register(allowToolParamRule(r.tool, r.param, r.allow));
     for (const r of this.deny_tool_param_matching) {
       const rule = denyToolParamMatchingRule(r.tool, r.param, r.matches, r.negate);
-      engine.register(r.negate ? rule : alsoOnNormalisedCall(rule));
+      const literal = literalPrefilter(r.matches)?.literal;
+      engine.register(r.negate ? rule : alsoOnNormalisedCall(rule, { param: r.param, ...(literal !== undefined ? { needles: [literal] } : {}) }));
     }
     for (const r of this.rate_limit_tool) {
       engine.register(rateLimitToolRule(r.tool, r.max_calls, r.interval_secs, options.clock));

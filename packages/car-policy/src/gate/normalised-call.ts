@@ -13,48 +13,139 @@
  *   reading in canonical spelling.
  * - A URL-shaped parameter becomes its canonical form per host reading.
  *
- * The rules that run on this form are prohibitions whose matching only
- * grows with more text (keywords, `contains`, non-negated regexes);
- * `equals`, allowlists, negated regexes and rate limits see only the call as
- * sent.
+ * The normalised call holds only the parameters normalising changes; the
+ * rest were judged as sent. The rules that run on this form are
+ * prohibitions whose matching only grows with more text (keywords,
+ * `contains`, non-negated regexes); `equals`, allowlists, negated regexes
+ * and rate limits see only the call as sent. A rule set's
+ * `NormalisationIndex` skips the parameters no rule could match once
+ * normalised, so most calls are never parsed.
  */
-import { type Action, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import { type Action, emptyMap, type JsonObject, type JsonValue, setOwn } from "@car/ir";
 import { type CheckContext, LazyCheckContext } from "../check-context.ts";
 import type { PolicyRule } from "../engine.ts";
 import { type Invocation, pipelinesOf } from "../inspectors/egress/command-position.ts";
 import { MAX_COMMAND_LENGTH } from "../inspectors/egress/egress-inspector.ts";
-import { urlHosts } from "../inspectors/egress/hosts.ts";
+import { UNKNOWN_HOST, urlHosts } from "../inspectors/egress/hosts.ts";
 import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { argvToCommand } from "../rules/deny-command.ts";
 import { lexicalPath } from "../lexical-path.ts";
+import { asciiCharSet, type CharSet, foldedCharSet, type NormalisedReads, type NormalisationIndex } from "./normalisation-index.ts";
 
 const URL_SHAPE = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*[^\s]+$/;
+/** What a text needs to be URL-shaped once trimmed, tested before anything else (most parameters fail at their first character). */
+const SCHEME_FIRST = /^\s*[a-zA-Z][a-zA-Z0-9+.-]*:/;
 /** A URL already in canonical spelling (lowercase name ending in a letters-only label, no userinfo, port or trailing dot): nothing to normalise. */
 const PLAIN_URL = /^https?:\/\/(?:[a-z0-9-]+\.)+[a-z]{2,63}(?:[/?#]|$)/;
+const OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+/**
+ * A URL whose canonical form can be read off its text: `http(s)://`, a plain
+ * name or a dotted-decimal IPv4 address, maybe a port. With no `@`, `\` or
+ * whitespace anywhere (`READINGS_DIFFER`), every reader finds that one host,
+ * and the canonical form is the URL without its port.
+ */
+const SIMPLE_URL = new RegExp(`^(https?://(?:(?:[a-z0-9-]+\\.)+[a-z]{2,63}|(?:${OCTET}\\.){3}${OCTET}))(?::[0-9]{1,5})?(?=[/?#]|$)`);
+const READINGS_DIFFER = /[@\\\s]/;
+/** A command made of plain words alone: no quotes, escapes, expansions, operators or redirections, so its words are its space-separated tokens. */
+const PLAIN_WORDS = /^[A-Za-z0-9_./=,@%+:~#*?!^ \t-]*$/;
 
-/** The call's parameters with each command or URL replaced by its normalised form; `undefined` when nothing changes. */
-export function normalisedParams(params: JsonObject): JsonObject | undefined {
+/**
+ * The normal form of each parameter normalising changes (a command or a URL),
+ * and no other; `undefined` when it changes none. Rules on the normalised
+ * call see these alone: a parameter it leaves as sent was judged as sent.
+ * With an `index`, a parameter no rule could match once normalised is left
+ * out as well.
+ */
+export function normalisedParams(params: JsonObject, index?: NormalisationIndex): JsonObject | undefined {
   let out: JsonObject | undefined;
   for (const key of Object.keys(params)) {
     // Keys from Object.keys are own properties, so a plain read is an own read here.
     const value = params[key] as JsonValue;
-    const normal = normalisedValue(key, value);
-    if (normal === undefined) continue;
-    out ??= { ...params };
-    setOwn(out, key, normal);
+    const normal = normalisedValue(key, value, index);
+    if (normal === undefined || normal === value) continue;
+    setOwn((out ??= emptyMap()), key, normal);
   }
   return out;
 }
 
-function normalisedValue(key: string, value: JsonValue): string | undefined {
+function normalisedValue(key: string, value: JsonValue, index: NormalisationIndex | undefined): string | undefined {
   if (key === "command") {
     const command = typeof value === "string" ? value : isArgv(value) ? argvToCommand(value) : undefined;
-    return command === undefined || command.length > MAX_COMMAND_LENGTH ? undefined : normalisedCommand(command);
+    if (command === undefined || command.length > MAX_COMMAND_LENGTH) return undefined;
+    const sent = typeof value === "string" ? value : undefined;
+    if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(command, "command"), sent)) return undefined;
+    return normalisedCommand(command);
   }
-  // Most parameters are not URLs, and most URLs are already plain: both cost one scan.
-  if (typeof value !== "string" || !value.includes(":") || PLAIN_URL.test(value)) return undefined;
+  // Most parameters are not URLs (a scheme is the first thing they lack), and most URLs are already plain.
+  if (typeof value !== "string" || !SCHEME_FIRST.test(value) || PLAIN_URL.test(value)) return undefined;
+  const simple = READINGS_DIFFER.test(value) ? null : SIMPLE_URL.exec(value);
+  if (simple) {
+    const normal = `${simple[1] as string}${value.slice(simple[0].length)}`;
+    if (normal === value || (index !== undefined && !index.mayMatch(key, () => foldedCharSet(normal), value))) return undefined;
+    return normal;
+  }
   const url = value.trim();
-  return URL_SHAPE.test(url) ? canonicalUrls(url).join("\n") : undefined;
+  if (!URL_SHAPE.test(url)) return undefined;
+  if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(url, "url"), value)) return undefined;
+  return canonicalUrls(url).join("\n");
+}
+
+/**
+ * Every character the normal form of `text` can hold, or `undefined` when
+ * that cannot be bounded cheaply. Reading a command only removes quotes and
+ * escapes, splits, reorders and joins words (space, newline), resolves paths
+ * and lowercases program names (every alias in the program table is a part
+ * of the name it replaces), so its characters come from the text, their
+ * lower case, space and newline. What adds others: `$'…'` escapes (any
+ * `$`) and characters outside printable ASCII, which bail out; and URLs,
+ * whose hosts are respelled (IPv4 in decimal, IPv6 in hex, scheme and host
+ * lowercased, the unknown-host marker) — bounded by `URL_ADDS` unless a `%`
+ * could decode into anything.
+ */
+export function normalFormAlphabet(text: string, kind: "command" | "url"): CharSet | undefined {
+  const set = foldedCharSet(text);
+  if (set === undefined) return undefined;
+  if (((set[0] as number) & ~TAB_NEWLINE_RETURN) !== 0 || ((set[3] as number) & DEL) !== 0) return undefined;
+  if (kind === "command" && hasChar(set, DOLLAR)) return undefined;
+  const urls = kind === "url" || (hasChar(set, COLON) && !onlyPlainUrls(text));
+  if (urls && hasChar(set, PERCENT)) return undefined;
+  // An IP address respelled can bring any digit or hex letter, but only a host with a digit reads as one (or a bracketed IPv6 one).
+  const addresses = urls && (((set[1] as number) & DIGITS) !== 0 || hasChar(set, OPEN_BRACKET));
+  addAll(set, COMMAND_ADDS);
+  if (urls) addAll(set, URL_ADDS);
+  if (addresses) addAll(set, ADDRESS_ADDS);
+  return set;
+}
+
+/** A command of plain words whose URL-shaped words are all plain URLs, each its own canonical form. */
+function onlyPlainUrls(command: string): boolean {
+  if (!PLAIN_WORDS.test(command)) return false;
+  for (const word of command.split(/[ \t]+/)) {
+    if (word.includes(":") && URL_SHAPE.test(word) && !(PLAIN_URL.test(word) && !READINGS_DIFFER.test(word))) return false;
+  }
+  return true;
+}
+
+/** The only control characters (codes 0–31, word 0) a vouched-for text may hold. */
+const TAB_NEWLINE_RETURN = (1 << 9) | (1 << 10) | (1 << 13);
+/** Code 127, bit 31 of word 3. */
+const DEL = 1 << 31;
+const DOLLAR = 36;
+const COLON = 58;
+const PERCENT = 37;
+const OPEN_BRACKET = 91;
+/** Codes 48–57, bits 16–25 of word 1. */
+const DIGITS = 0x03ff0000;
+const COMMAND_ADDS = asciiCharSet(" \n") as CharSet;
+const URL_ADDS = asciiCharSet(`.:/\n${UNKNOWN_HOST}`) as CharSet;
+const ADDRESS_ADDS = asciiCharSet("0123456789abcdef.:") as CharSet;
+
+function hasChar(set: CharSet, code: number): boolean {
+  return ((set[code >> 5] as number) & (1 << (code & 31))) !== 0;
+}
+
+function addAll(set: CharSet, more: CharSet): void {
+  for (let i = 0; i < 4; i++) set[i] = (set[i] as number) | (more[i] as number);
 }
 
 export function isArgv(value: JsonValue): value is string[] {
@@ -98,7 +189,7 @@ function collapse(text: string): string {
 }
 
 /** `scheme://host/rest` for each host reading, hosts in canonical spelling. */
-function canonicalUrls(url: string): string[] {
+export function canonicalUrls(url: string): string[] {
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):[/\\]*/.exec(url);
   if (!scheme) return [url];
   const after = url.slice(scheme[0].length);
@@ -127,9 +218,9 @@ interface NormalisedCall {
   context: CheckContext;
 }
 
-/** The action with its commands and URLs normalised; `undefined` when normalising changes nothing. */
-function buildNormalisedCall(action: Action): NormalisedCall | undefined {
-  const params = normalisedParams(action.parameters);
+/** The action with its commands and URLs normalised where a rule could match them; `undefined` when that changes nothing. */
+function buildNormalisedCall(action: Action, context: CheckContext): NormalisedCall | undefined {
+  const params = normalisedParams(action.parameters, context.normalisation);
   if (params === undefined) return undefined;
   const normal: Action = { ...action, parameters: params };
   return { action: normal, context: new LazyCheckContext(normal) };
@@ -139,11 +230,13 @@ function buildNormalisedCall(action: Action): NormalisedCall | undefined {
  * `rule` judging the call as sent and, when that passes, its normalised form
  * (with `onNormal`, the same rule by default). The normalised form is built
  * only when the call as sent passed, once per check however many rules ask.
+ * `reads` says what `onNormal` reads there, for the rule set's index.
  */
-export function alsoOnNormalisedCall(rule: PolicyRule, onNormal: readonly PolicyRule[] = [rule]): PolicyRule {
+export function alsoOnNormalisedCall(rule: PolicyRule, reads: NormalisedReads, onNormal: readonly PolicyRule[] = [rule]): PolicyRule {
   return {
     name: rule.name,
     ...(rule.tool !== undefined ? { tool: rule.tool } : {}),
+    normalised: reads,
     evaluate(action, state, context) {
       const reason = rule.evaluate(action, state, context);
       if (reason !== undefined) return reason;
@@ -162,5 +255,6 @@ export function alsoOnNormalisedCall(rule: PolicyRule, onNormal: readonly Policy
 export function normalisedKeywordRule(keyword: string): PolicyRule {
   const rule = denyKeywordRule(keyword);
   const canonical = canonicalKeyword(keyword);
-  return alsoOnNormalisedCall(rule, canonical === undefined ? [rule] : [rule, denyKeywordRule(canonical)]);
+  const needles = canonical === undefined ? [keyword] : [keyword, canonical];
+  return alsoOnNormalisedCall(rule, { needles, decisive: keyword }, canonical === undefined ? [rule] : [rule, denyKeywordRule(canonical)]);
 }

@@ -34,6 +34,8 @@ const FOLD_FLAG = "(?i)";
 export interface LiteralPrefilter {
   /** `mayMatch` wants the input lowercased (`toLowerCase()`), because the literal is case-folded. */
   readonly foldCase: boolean;
+  /** The run every match contains: lowercased when `foldCase` (then also matched by U+017F for `s` and U+212A for `k`). */
+  readonly literal: string;
   /** `false` only when the pattern cannot match an input whose (lowercased, if `foldCase`) form is `text`. */
   mayMatch(text: string): boolean;
 }
@@ -48,11 +50,12 @@ export function literalPrefilter(pattern: string): LiteralPrefilter | undefined 
   if (QUANTIFIER_START.has(pattern.charAt(end))) end--;
   if (end <= start) return undefined;
   const run = pattern.slice(start, end);
-  if (!foldCase) return { foldCase, mayMatch: (text) => text.includes(run) };
+  if (!foldCase) return { foldCase, literal: run, mayMatch: (text) => text.includes(run) };
   const literal = run.toLowerCase();
   const oddFolds = [...(literal.includes("s") ? ["\u017f"] : []), ...(literal.includes("k") ? ["\u212a"] : [])];
   return {
     foldCase,
+    literal,
     mayMatch(lowerText) {
       if (lowerText.includes(literal)) return true;
       for (const rune of oddFolds) if (lowerText.includes(rune)) return true;
