@@ -39,5 +39,19 @@ export {
   type RetentionPolicy,
   type RetentionResult,
 } from "./durable/durable-store.ts";
+export {
+  RUN_TURN_CEILING,
+  runSummary,
+  stampTurns,
+  type RunAppendDrop,
+  type RunAppendOutcome,
+  type RunEndOutcome,
+  type RunEndRefusal,
+  type RunStart,
+  type RunStatus,
+  type RunStore,
+  type RunSummary,
+} from "./runs/run-store.ts";
+export { InMemoryRunStore } from "./runs/in-memory-run-store.ts";
 export type { ChainBreak, ChainReport, LogCut } from "./durable/chain-verify.ts";
 export type { Checkpoint, SignedCheckpoint } from "./durable/checkpoint.ts";

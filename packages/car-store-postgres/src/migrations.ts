@@ -21,6 +21,7 @@
  *   and per-agent postures.
  * - `car_events.mac` (v2): each event's MAC under the audit key, which the
  *   database never sees; `car_meta.database_id`: the id anchors name.
+ * - `car_runs`, `car_run_records` (v3): agent run traces (`runs.*`).
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
@@ -147,6 +148,30 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE car_events ADD COLUMN mac text;
       CREATE TABLE car_meta (key text PRIMARY KEY, value text NOT NULL);
       INSERT INTO car_meta VALUES ('database_id', md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text));
+    `,
+  },
+  {
+    version: 3,
+    name: "agent run traces",
+    sql: `
+      CREATE TABLE car_runs (
+        run_id text PRIMARY KEY,
+        agent_id text NOT NULL,
+        intent text NOT NULL,
+        started_at text NOT NULL,
+        ended_at text,
+        status text NOT NULL,
+        turn_count integer NOT NULL,
+        record_count integer NOT NULL,
+        ord bigserial NOT NULL
+      );
+      CREATE INDEX car_runs_agent ON car_runs (agent_id, started_at);
+      CREATE TABLE car_run_records (
+        run_id text NOT NULL REFERENCES car_runs (run_id),
+        seq integer NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
     `,
   },
 ];

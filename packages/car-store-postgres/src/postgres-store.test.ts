@@ -154,7 +154,7 @@ describe.skipIf(!installed)("migrations", () => {
     const url = cluster.createDatabase(`db_${++databases}`);
     const [a, b] = [store(url), store(url)];
     await Promise.all([a.ready(), b.ready()]);
-    expect([a.migrationsApplied, b.migrationsApplied].sort()).toEqual([[], [1, 2]]);
+    expect([a.migrationsApplied, b.migrationsApplied].sort()).toEqual([[], [1, 2, 3]]);
     a.state.set("kept", true);
     await a.close();
     const again = store(url);

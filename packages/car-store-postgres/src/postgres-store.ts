@@ -48,6 +48,7 @@ import { sqlLiteral } from "./event-sql.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
 import { PostgresPostureStore } from "./posture-store.ts";
+import { PostgresRunStore } from "./run-store.ts";
 import { StateCache } from "./state-cache.ts";
 import type { DirectWrite } from "./state-cache.ts";
 
@@ -90,6 +91,7 @@ export class PostgresStore implements RuntimeStore {
   readonly events: PostgresEventLog;
   readonly approvals: PostgresApprovalLedger;
   readonly postures: PostgresPostureStore;
+  readonly runs: PostgresRunStore;
   readonly mode: TransactionMode;
   /** Migration versions this store applied on start (empty when the schema was current). */
   migrationsApplied: number[] = [];
@@ -136,6 +138,7 @@ export class PostgresStore implements RuntimeStore {
     const audited = <T>(work: (client: PoolClient, audit: Audit) => Promise<T>): Promise<T> => this.#audited(work);
     this.approvals = new PostgresApprovalLedger(read, audited);
     this.postures = new PostgresPostureStore(read, audited);
+    this.runs = new PostgresRunStore(read, audited);
     this.#ready = this.#start();
     this.#ready.catch(() => {});
   }

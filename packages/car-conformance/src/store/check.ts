@@ -30,7 +30,7 @@ export interface StoreCheckContext {
 }
 
 /** What a durable check needs beyond `durable: true`; absent parts make it skip with the reason. */
-export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures";
+export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "runs";
 
 export interface StoreCheck {
   name: string;

@@ -21,6 +21,7 @@ import { DURABLE_CHECKS } from "./durable.ts";
 import { INTENT_CHECKS } from "./intents.ts";
 import { POSTURE_CHECKS } from "./postures.ts";
 import { RECOVERY_CHECKS } from "./recovery.ts";
+import { RUN_CHECKS } from "./runs.ts";
 
 /** Every check, core first, then one capability after another. */
 export const STORE_CHECKS: readonly StoreCheck[] = [
@@ -31,6 +32,7 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
   ...INTENT_CHECKS,
   ...APPROVAL_CHECKS,
   ...POSTURE_CHECKS,
+  ...RUN_CHECKS,
 ];
 
 /** Why `check` does not apply to this harness and store, or undefined when it does. */
