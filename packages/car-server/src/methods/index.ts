@@ -20,6 +20,7 @@ import { staticAnalysisMethods } from "./static-analysis.ts";
 import { toolMethods } from "./tools.ts";
 import { capabilitiesList, operationMethods } from "./operations.ts";
 import { skillMethods } from "./skills.ts";
+import { runMethods } from "./runs.ts";
 
 export const METHODS: MethodTable = Object.freeze({
   ...handshakeMethods,
@@ -36,6 +37,7 @@ export const METHODS: MethodTable = Object.freeze({
   ...multiMethods,
   ...plannerMethods,
   ...skillMethods,
+  ...runMethods,
   ...operationMethods,
   "capabilities.list": agentMethod(capabilitiesList(() => METHODS)),
 });

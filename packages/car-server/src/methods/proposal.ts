@@ -12,6 +12,7 @@ import { type MethodContext, type MethodTable, agentMethod } from "../method.ts"
 import { invalidParams, paramsObject, requireValue } from "../params.ts";
 import { applyRetention } from "./audit.ts";
 import { commitRefusalOf, refusalError } from "../commit-refusal.ts";
+import { recordProposalTurns } from "../runs/proposal-turns.ts";
 
 async function submit(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
@@ -31,6 +32,8 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
     signal: ctx.signal,
     rollback,
   });
+  // The run this connection started (runs.start) records the proposal's tool calls as its turns.
+  await recordProposalTurns(session, parsed.proposal, result);
   // An installed `events.retention` bound holds after every append, as the reference describes.
   await applyRetention(ctx.session.options.store);
   const serialized = serializeProposalResult(result);
