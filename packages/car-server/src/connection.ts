@@ -30,6 +30,7 @@ import { optionalString, paramsObject, requireString } from "./params.ts";
 import { RpcPeer } from "./peer.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import { tokensMatch } from "./auth.ts";
+import { DEFAULT_HANDLER_TIMEOUT_MS, handlerDeadlineMs, withDeadline } from "./deadline.ts";
 import { silentServerLog, type MethodOutcome, type ServerLog } from "./server-log.ts";
 
 /** The account of a method that declares nothing to hold: any take is refused. */
@@ -49,6 +50,8 @@ function yieldToEventLoop(): Promise<void> {
 export interface ConnectionOptions extends SessionOptions {
   /** The token a client must present; `undefined` when auth is off (`--no-auth`). */
   token: string | undefined;
+  /** How long a handler may run before its request is answered -32004 (`CAR_HANDLER_TIMEOUT`); `proposal.submit` derives its own. */
+  handlerTimeoutMs?: number | undefined;
   /** The per-launch host token: `session.auth { host_token }` grants the host-management role. */
   hostToken?: string | undefined;
   methods: MethodTable;
@@ -281,9 +284,12 @@ export class Connection {
     }
     this.requestsInFlight += 1;
     const params = message.params;
-    return reply(() => spec.handler(params, this.contextFor(message.method, spec, params))).finally(() => {
-      this.requestsInFlight -= 1;
-    });
+    const deadline = handlerDeadlineMs(message.method, params, this.options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS, this.options.toolTimeoutMs);
+    return reply(() => withDeadline(message.method, deadline, Promise.resolve(spec.handler(params, this.contextFor(message.method, spec, params))))).finally(
+      () => {
+        this.requestsInFlight -= 1;
+      },
+    );
   }
 
   /**

@@ -76,6 +76,8 @@ export interface ServerOptions {
    * need a recorded approval.
    */
   standingTier?: PermissionTier;
+  /** How long a handler may run before its request is answered -32004 (default 30 minutes; `CAR_HANDLER_TIMEOUT`). `proposal.submit` derives its own from its budgets. */
+  handlerTimeoutMs?: number;
   /** Grace and resume lease before an abandoned run is marked `Incomplete` (default 250 ms and 10 s). */
   runs?: RunHubOptions;
 }
@@ -152,6 +154,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       connection = new Connection(socket, {
         token,
         hostToken,
+        handlerTimeoutMs: options.handlerTimeoutMs,
         methods: METHODS,
         isDraining: () => draining,
         toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,

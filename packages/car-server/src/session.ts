@@ -18,6 +18,7 @@ import type { ServeStore } from "./serve-store.ts";
 import type { HeldAccount, HeldBytes, HeldState } from "./held-bytes.ts";
 import { type ServerLimits, Slots } from "./limits.ts";
 import { SessionRules } from "./session-rules.ts";
+import { PolicySessions } from "./policy-sessions.ts";
 import { agentKeyOf } from "./auth.ts";
 import type { RunHub, RunProducer, RunSubscriber } from "./runs/run-hub.ts";
 import { RUNS_RESUME_CAPABILITY } from "./methods/runs.ts";
@@ -59,6 +60,8 @@ export class Session implements RunSubscriber, RunProducer {
   gate: ApprovalGate;
   /** Set by `session.auth { host_token }`: the host-management role, which may read every agent's run traces. */
   hostRole = false;
+  /** Per-context policy sessions opened on this connection (`session.policy.open`). */
+  readonly policySessions = new PolicySessions();
   /** The run `runs.start` last opened or adopted on this connection: proposals submitted after it are recorded as its turns. */
   currentRunId: string | undefined;
   private isolated = false;

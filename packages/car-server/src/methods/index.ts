@@ -21,6 +21,7 @@ import { toolMethods } from "./tools.ts";
 import { capabilitiesList, operationMethods } from "./operations.ts";
 import { skillMethods } from "./skills.ts";
 import { runMethods } from "./runs.ts";
+import { policySessionMethods } from "./policy-sessions.ts";
 
 export const METHODS: MethodTable = Object.freeze({
   ...handshakeMethods,
@@ -38,6 +39,7 @@ export const METHODS: MethodTable = Object.freeze({
   ...plannerMethods,
   ...skillMethods,
   ...runMethods,
+  ...policySessionMethods,
   ...operationMethods,
   "capabilities.list": agentMethod(capabilitiesList(() => METHODS)),
 });
