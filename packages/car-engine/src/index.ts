@@ -9,6 +9,7 @@ export * from "./events/event.ts";
 export * from "./events/event-log.ts";
 export { InMemoryEventLog } from "./events/in-memory-event-log.ts";
 export { costByAgent, metricsSummary, type AgentCost, type MetricsSummary } from "./events/metrics.ts";
+export { DEFAULT_ALERT_MIN_ACTIONS, metricsAlerts, type AlertKind, type AlertThresholds, type MetricsAlert } from "./events/alerts.ts";
 export { AsyncQueue } from "./async-queue.ts";
 export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type AgentSession, type RuntimeOptions, type ExecuteOptions, type RollbackMode } from "./runtime.ts";
 export { AgentSessions, SESSION_TRACE_EVENT } from "./trace/agent-sessions.ts";
@@ -54,4 +55,4 @@ export {
 } from "./runs/run-store.ts";
 export { InMemoryRunStore } from "./runs/in-memory-run-store.ts";
 export type { ChainBreak, ChainReport, LogCut } from "./durable/chain-verify.ts";
-export type { Checkpoint, SignedCheckpoint } from "./durable/checkpoint.ts";
+export type { Checkpoint, LogCutAct, SignedCheckpoint } from "./durable/checkpoint.ts";

@@ -49,6 +49,8 @@ const OPERATOR_CALLS: Record<string, unknown> = {
   "agent_permissions.set": { agent_id: "bot", mode: "always_allow" },
   "agent_permissions.reset": { agent_id: "bot" },
   "events.retention": { policy: { max_events: 1 } },
+  "events.truncate": { maxEvents: 2 },
+  "events.clear": {},
 };
 
 /** What an operator act could change: the log, the ledger, the postures, the state. */

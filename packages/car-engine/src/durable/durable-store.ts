@@ -8,7 +8,7 @@ import type { ApprovalLedger, ApprovalRecord, PermissionTier, Posture } from "@c
 import type { RunStore } from "../runs/run-store.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import type { ChainReport } from "./chain-verify.ts";
-import type { SignedCheckpoint } from "./checkpoint.ts";
+import type { LogCutAct, SignedCheckpoint } from "./checkpoint.ts";
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -57,6 +57,8 @@ export interface RetentionPolicy {
   /** `archive` (default when `archive_path` is set): removed events go to a JSON-lines file first; `truncate`: dropped. */
   mode: "archive" | "truncate";
   archive_path?: string;
+  /** The operator act this cut is (default `retention`); `clear` may remove every event (`max_events: 0`). */
+  act?: LogCutAct;
 }
 
 export interface RetentionResult {
