@@ -202,7 +202,8 @@ export class Session implements RunSubscriber, RunProducer {
     this.streaming = true;
     const feed = this.runtime.toolSubscribe(undefined, this.signal);
     void (async () => {
-      for await (const event of feed) this.peer.notify("tools.stream.event", event as unknown as JsonValue);
+      // On the wire a handle is its id string, as `tools.poll` takes it.
+      for await (const event of feed) this.peer.notify("tools.stream.event", { ...event, handle: event.handle.id } as unknown as JsonValue);
     })();
     return true;
   }
