@@ -48,6 +48,8 @@ export interface ConformanceRuntime {
   setTier?(tier: string): Promise<void>;
   /** The `approvals` capability: record a human approval of this action (its operation, at the tier it needs). */
   approve?(action: JsonValue): Promise<void>;
+  /** The `approvals` capability: the fingerprint the approval ledger keys this action on (what an approver approves). */
+  fingerprint?(action: JsonValue): Promise<string>;
 }
 
 /** How the runner gets runtimes: everything `runConformance` needs besides the scenarios. */

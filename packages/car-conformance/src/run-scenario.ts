@@ -49,8 +49,9 @@ function submitView(outcome: SubmitOutcome): JsonObject {
 
 function stepName(step: ScenarioStep, i: number): string {
   const op =
-    ["submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "set_state", "set_tier", "approve", "wait_ms"].find((k) => k in step) ??
-    "step";
+    ["submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "set_state", "set_tier", "approve", "fingerprint", "wait_ms"].find(
+      (k) => k in step,
+    ) ?? "step";
   return `step ${i + 1} (${op})`;
 }
 
@@ -176,6 +177,14 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
     if (runtime.approve === undefined) throw new Error("the runtime claims `approvals` but its adapter has no approve");
     await runtime.approve(step.approve);
     return null;
+  }
+  if (step.fingerprint !== undefined) {
+    if (runtime.fingerprint === undefined) throw new Error("the runtime claims `approvals` but its adapter has no fingerprint");
+    const fingerprint = await runtime.fingerprint(step.fingerprint.action);
+    const byAction = lastSubmit?.["by_action"];
+    const result = isJsonObject(byAction) ? getOwn(byAction, step.fingerprint.named_in) : undefined;
+    const error = isJsonObject(result) ? result["error"] : undefined;
+    return { fingerprint, named: typeof error === "string" && fingerprint !== "" && error.includes(fingerprint) };
   }
   if (step.wait_ms !== undefined) {
     await sleep(step.wait_ms);

@@ -22,6 +22,8 @@ export interface SpecCitation {
 export interface BehaviourStep {
   /** Wait this long before answering (the call's cancellation ends the wait and the call goes unanswered). */
   sleep_ms?: number;
+  /** Sleep the whole `sleep_ms` and answer even after the runtime cancelled the call (a tool that ignores cancellation). */
+  ignores_cancel?: true;
   /** Succeed with this JSON output. */
   output?: JsonValue;
   /** Succeed with the call's parameters as the output. */
@@ -79,6 +81,12 @@ export interface ScenarioStep {
   set_tier?: string;
   /** Record a human approval of this action (the `approvals` capability). */
   approve?: JsonValue;
+  /**
+   * The `approvals` capability: ask the runtime for the fingerprint its approval ledger keys `action` on, and
+   * whether the last submit's error for action `named_in` names it (DECISIONS §16: the rejection names each
+   * offending action's fingerprint). Observed as `{ fingerprint, named }`.
+   */
+  fingerprint?: { action: JsonValue; named_in: string };
   /** Wait before the next step (lets a rate-limit window or a cache TTL lapse). */
   wait_ms?: number;
   /** The state `verify` / `simulate` start from; on an `optimize` step, the state the optimized proposal is simulated from (its view gains `simulated`). */

@@ -86,7 +86,7 @@ describe("events.stats / events.truncate / events.clear", () => {
 });
 
 describe("metrics.alerts", () => {
-  it("fires the error-rate alert from the log, holding the error rate back below min_actions", async () => {
+  it("fires error-rate and latency alerts from the log, holding the error rate back below min_actions", async () => {
     const c = await open();
     await c.result("tools.register", [{ name: "flaky" }, { name: "slow" }]);
     c.handle("tools.execute", async (p) => {
@@ -101,7 +101,7 @@ describe("metrics.alerts", () => {
     expect(early.alerts).toEqual([]);
     expect(early.summary.actions_failed + early.summary.actions_succeeded).toBeGreaterThan(0);
     const fired = await c.result("metrics.alerts", { max_error_rate: 0.5, min_actions: 1, max_avg_latency_ms: 5, max_cost_usd: 10 });
-    expect(fired.alerts.map((a: any) => a.kind)).toEqual(["error_rate"]);
+    expect(fired.alerts.map((a: any) => a.kind)).toEqual(["error_rate", "latency"]);
     expect(fired.alerts[0]).toMatchObject({ threshold: 0.5, observed: fired.summary.error_rate });
     for (const bad of [{ max_error_rate: 2 }, { min_actions: -1 }, { max_goals_ungrounded: 0 }, { max_cost_usd: "1" }]) {
       expect((await c.call("metrics.alerts", bad)).error?.code).toBe(-32602);

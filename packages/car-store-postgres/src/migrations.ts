@@ -21,7 +21,9 @@
  *   and per-agent postures.
  * - `car_events.mac` (v2): each event's MAC under the audit key, which the
  *   database never sees; `car_meta.database_id`: the id anchors name.
- * - `car_runs`, `car_run_records` (v3): agent run traces (`runs.*`).
+ * - `car_approvals.seal`, `car_postures.seal` (v3): each row's seal under
+ *   the audit key (row-seal.ts), so a row written outside CAR is refused.
+ * - `car_runs`, `car_run_records` (v4): agent run traces (`runs.*`).
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
@@ -152,6 +154,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
+    name: "row seals on approvals and postures",
+    sql: `
+      ALTER TABLE car_approvals ADD COLUMN seal text;
+      ALTER TABLE car_postures ADD COLUMN seal text;
+    `,
+  },
+  {
+    version: 4,
     name: "agent run traces",
     sql: `
       CREATE TABLE car_runs (

@@ -9,7 +9,7 @@
  */
 import { isJsonObject, type JsonObject, type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
-import { invalidParams, optionalString, paramsObject, requireValue } from "../params.ts";
+import { invalidParams, optionalBoolean, optionalString, paramsObject, requireValue } from "../params.ts";
 import { PolicySessions } from "../policy-sessions.ts";
 import { scopedProposalInput, scopeTenant, withinTenant } from "../tenancy.ts";
 import { applyRetention } from "./audit.ts";
@@ -46,7 +46,9 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   if (rollback !== "state" && rollback !== "compensate") throw invalidParams('rollback must be "state" or "compensate"');
   const session = ctx.session;
   // Parsed once: the runtime takes the pair as it is. Its admission guard (admission.ts) holds the server's rules.
-  const parsed = parseProposalWithGraph(tenant === undefined ? proposal : scopedProposalInput(proposal, tenant));
+  // `strict`: a field the spec does not name is an invalid_proposal error, not a field kept for the round trip.
+  const strict = optionalBoolean(p, "strict") === true;
+  const parsed = parseProposalWithGraph(tenant === undefined ? proposal : scopedProposalInput(proposal, tenant), { strict });
   const result = await withinTenant(tenant, () =>
     PolicySessions.within(policySession, () =>
       session.runtime.executeProposal(parsed, undefined, {
