@@ -10,6 +10,7 @@ export { COMPENSATION_EVENTS, SESSION_TRACE_EVENT, type EventData } from "./even
 export * from "./events/event-log.ts";
 export { InMemoryEventLog } from "./events/in-memory-event-log.ts";
 export { costByAgent, metricsSummary, type AgentCost, type MetricsSummary } from "./events/metrics.ts";
+export { DEFAULT_ALERT_MIN_ACTIONS, metricsAlerts, type AlertKind, type AlertThresholds, type MetricsAlert } from "./events/alerts.ts";
 export { AsyncQueue } from "./async-queue.ts";
 export { Runtime, DEFAULT_MAX_OUTPUT_BYTES, type RuntimeOptions, type ExecuteOptions, type RollbackMode } from "./runtime.ts";
 export { AgentSessions, type AgentSession } from "./trace/agent-sessions.ts";
@@ -42,5 +43,19 @@ export {
   type RetentionPolicy,
   type RetentionResult,
 } from "./durable/durable-store.ts";
+export {
+  RUN_TURN_CEILING,
+  runSummary,
+  stampTurns,
+  type RunAppendDrop,
+  type RunAppendOutcome,
+  type RunEndOutcome,
+  type RunEndRefusal,
+  type RunStart,
+  type RunStatus,
+  type RunStore,
+  type RunSummary,
+} from "./runs/run-store.ts";
+export { InMemoryRunStore } from "./runs/in-memory-run-store.ts";
 export type { ChainBreak, ChainReport, LogCut } from "./durable/chain-verify.ts";
-export type { Checkpoint, SignedCheckpoint } from "./durable/checkpoint.ts";
+export type { Checkpoint, LogCutAct, SignedCheckpoint } from "./durable/checkpoint.ts";

@@ -11,7 +11,7 @@ export * from "./input-types.ts";
 export * from "./errors.ts";
 export { cloneJson, emptyMap, getOwn, hasKey, isJsonObject, jsonEquals, setOwn } from "./json.ts";
 export { effectiveReadSet, effectiveWriteSet, missingRequiredCompensation, rollbackContract } from "./state-sets.ts";
-export { COST_TARGET_DEFAULTS } from "./defaults.ts";
+export { ACTION_DEFAULTS, COST_TARGET_DEFAULTS } from "./defaults.ts";
 export {
   evaluatePrecondition,
   evaluatePreconditions,

@@ -38,13 +38,16 @@ export function tokenPath(carHome: string): string {
   return join(carHome, "auth-token");
 }
 
+/** The per-launch host token's file (the host-management role of `session.auth { host_token }`), beside the auth token's. */
+export const HOST_TOKEN_FILE = "host-token";
+
 /**
  * Writes the token atomically (a temporary file renamed over the old one), so
  * a client never reads a half-written token and a failed write leaves the
  * previous file as it was.
  */
-export async function writeTokenFile(carHome: string, token: string): Promise<string> {
-  const path = tokenPath(carHome);
+export async function writeTokenFile(carHome: string, token: string, name?: string): Promise<string> {
+  const path = name === undefined ? tokenPath(carHome) : join(carHome, name);
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     await mkdir(carHome, { recursive: true, mode: 0o700 });

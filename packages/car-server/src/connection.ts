@@ -30,6 +30,7 @@ import { optionalString, paramsObject, requireString } from "./params.ts";
 import { RpcPeer } from "./peer.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import { tokensMatch } from "./auth.ts";
+import { DEFAULT_HANDLER_TIMEOUT_MS, handlerDeadlineMs, withDeadline } from "./deadline.ts";
 import { silentServerLog, type MethodOutcome, type ServerLog } from "./server-log.ts";
 
 /** The account of a method that declares nothing to hold: any take is refused. */
@@ -49,6 +50,10 @@ function yieldToEventLoop(): Promise<void> {
 export interface ConnectionOptions extends SessionOptions {
   /** The token a client must present; `undefined` when auth is off (`--no-auth`). */
   token: string | undefined;
+  /** How long a handler may run before its request is answered -32004 (`CAR_HANDLER_TIMEOUT`); `proposal.submit` derives its own. */
+  handlerTimeoutMs?: number | undefined;
+  /** The per-launch host token: `session.auth { host_token }` grants the host-management role. */
+  hostToken?: string | undefined;
   methods: MethodTable;
   /** True once the server is shutting down: new requests are refused, answers still flow. */
   isDraining(): boolean;
@@ -279,9 +284,12 @@ export class Connection {
     }
     this.requestsInFlight += 1;
     const params = message.params;
-    return reply(() => spec.handler(params, this.contextFor(message.method, spec, params))).finally(() => {
-      this.requestsInFlight -= 1;
-    });
+    const deadline = handlerDeadlineMs(message.method, params, this.options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS, this.options.toolTimeoutMs);
+    return reply(() => withDeadline(message.method, deadline, Promise.resolve(spec.handler(params, this.contextFor(message.method, spec, params))))).finally(
+      () => {
+        this.requestsInFlight -= 1;
+      },
+    );
   }
 
   /**
@@ -309,25 +317,45 @@ export class Connection {
   /**
    * `session.auth`: a wrong token leaves the connection unauthenticated (the
    * next other call closes it); with auth off any token is accepted so a
-   * client that always authenticates works against both postures.
+   * client that always authenticates works against both postures. `agent_id`
+   * binds the connection to that agent (as `?agent_id=` does); `host_token`
+   * instead of `token` grants the host-management role.
    */
   private authenticate(params: JsonValue | undefined): JsonValue {
+    const p = paramsObject(params);
     const token = this.options.token;
-    if (token === undefined) return { ok: true, auth_enabled: false };
-    const supplied = requireString(paramsObject(params), "token");
-    if (!tokensMatch(token, supplied)) {
-      this.log.authFailed(this.id, "token_mismatch");
-      this.authFailures += 1;
-      if (this.authFailures >= this.options.limits.maxAuthFailures) {
-        // Answered first (the reply is queued before the close frame), then hung up: no guessing on this socket.
-        setImmediate(() => this.closeSocket("too many failed session.auth attempts", CLOSE_POLICY_VIOLATION));
-      }
-      throw new RpcFault(RPC_INTERNAL_ERROR, "auth failed: token mismatch");
+    const hostToken = optionalString(p, "host_token");
+    if (hostToken !== undefined) {
+      if (getOwn(p, "agent_id") !== undefined)
+        throw new CarError("invalid_params", "invalid params: session.auth takes { token, agent_id? } or { host_token }, not both");
+      if (this.options.hostToken === undefined || !tokensMatch(this.options.hostToken, hostToken)) this.refuseToken();
+      this.authenticated = true;
+      this.session.hostRole = true;
+      return { ok: true, auth_enabled: token !== undefined, role: "host" };
     }
+    const agentId = optionalString(p, "agent_id");
+    if (agentId !== undefined && !AGENT_ID.test(agentId)) {
+      throw new CarError("invalid_params", "invalid params: agent_id must be 1-128 characters of A-Z, a-z, 0-9, '_', '.', ':', '@', '-'");
+    }
+    if (token !== undefined && !tokensMatch(token, requireString(p, "token"))) this.refuseToken();
+    if (agentId !== undefined) this.session.bindAgent(agentId);
     this.authenticated = true;
-    return { ok: true, auth_enabled: true };
+    return { ok: true, auth_enabled: token !== undefined, ...(agentId !== undefined ? { agent_id: agentId } : {}) };
+  }
+
+  private refuseToken(): never {
+    this.log.authFailed(this.id, "token_mismatch");
+    this.authFailures += 1;
+    if (this.authFailures >= this.options.limits.maxAuthFailures) {
+      // Answered first (the reply is queued before the close frame), then hung up: no guessing on this socket.
+      setImmediate(() => this.closeSocket("too many failed session.auth attempts", CLOSE_POLICY_VIOLATION));
+    }
+    throw new RpcFault(RPC_INTERNAL_ERROR, "auth failed: token mismatch");
   }
 }
+
+/** An agent id `session.auth` binds: a plain identifier (it names postures, rules and run owners). */
+const AGENT_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 
 /** What the log may say about a method's answer: its result (counted, never printed) or its error codes. */
 function methodOutcome(outcome: { result: JsonValue } | { error: ReturnType<typeof toRpcError> }): MethodOutcome {

@@ -49,6 +49,8 @@ const OPERATOR_CALLS: Record<string, unknown> = {
   "agent_permissions.set": { agent_id: "bot", mode: "always_allow" },
   "agent_permissions.reset": { agent_id: "bot" },
   "events.retention": { policy: { max_events: 1 } },
+  "events.truncate": { maxEvents: 2 },
+  "events.clear": {},
 };
 
 /** What an operator act could change: the log, the ledger, the postures, the state. */
@@ -150,5 +152,35 @@ describe("the method table", () => {
     // The operator, scoped to alice, still sees her write in the log.
     const own = await operator.result("events.query", { tenant_id: "alice", kinds: ["state_changed"] });
     expect(own.events.map((e: { data: { key: string } }) => e.data.key)).toContain("tenant:alice:secret");
+  });
+
+  it("no runs.* method lets an agent read, write, end or reclaim another agent's run", async () => {
+    const alice = await connect("alice");
+    const { run_id } = await alice.result("runs.start", { intent: "alice-private-intent" });
+    await alice.result("runs.record_turns", { run_id, turns: [{ prompt: "alice-private-prompt" }] });
+    const before = await alice.result("runs.get_trace", { run_id });
+    const eve = await connect("eve");
+    await eve.result("server.handshake", { protocol_version: 3, required_capabilities: ["runs.resume.v1", "runs.cancel.v1"] });
+    const hostile = {
+      run_id,
+      agent_id: "alice",
+      intent: "x",
+      idempotency_key: run_id,
+      turns: [{ prompt: "forged" }],
+      outcome: { status: "failed" },
+      turn_index: 1,
+      assistant_text: "forged",
+      requested_tool_calls: [],
+      model_id: "m",
+      token_usage: null,
+      duration_ms: 0,
+    };
+    const exact: Record<string, object> = { "runs.resume": { run_id }, "runs.cancel": { run_id, idempotency_key: "k", reason: "r" } };
+    for (const method of Object.keys(METHODS).filter((m) => m.startsWith("runs."))) {
+      const reply = await eve.call(method, exact[method] ?? hostile);
+      expect(JSON.stringify(reply), method).not.toContain("alice-private");
+      expect(await alice.result("runs.get_trace", { run_id }), method).toEqual(before);
+    }
+    expect((await alice.result("runs.list", { agent_id: "alice" })).runs[0]).toMatchObject({ status: "in_progress", turn_count: 1 });
   });
 });

@@ -270,11 +270,14 @@ describe("detached tools", () => {
     expect(result.results[0].output.status).toBe("running");
 
     const running = await c.result("tools.poll", { handle });
-    expect(running).toMatchObject({ tool: "build", action_id: "b", status: "running", chunks: [] });
+    expect(typeof handle).toBe("string");
+    // Handles travel as their id strings, in a poll result and on the stream alike.
+    expect(running).toMatchObject({ handle, tool: "build", action_id: "b", status: "running", chunks: [] });
 
     answer!(undefined);
     const done = await c.waitFor((f) => f.method === "tools.stream.event" && f.params.chunk.kind === "done");
     expect(done.params.chunk.result).toEqual({ built: "app" });
+    expect(done.params.handle).toBe(handle);
     expect(c.notifications("tools.stream.event").filter((f) => f.params.chunk.kind === "done")).toHaveLength(1);
     const finished = await c.result("tools.poll", { handle });
     expect(finished).toMatchObject({ status: "succeeded", result: { built: "app" } });

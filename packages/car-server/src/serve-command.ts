@@ -42,6 +42,7 @@ ${LIMITS_USAGE}
 Environment:
   CAR_HOME          State directory (absolute); the token is written to $CAR_HOME/auth-token [default: ~/.car]
   CAR_TOOL_TIMEOUT  Seconds to wait on a tools.execute callback when the action declares no timeout_ms [default: ${DEFAULT_TOOL_TIMEOUT_MS / 1000}]
+  CAR_HANDLER_TIMEOUT  Seconds a request's handler may run before it is answered -32004 (proposal.submit: from its budgets) [default: 1800]
 `;
 
 export interface ServeIo {
@@ -126,6 +127,12 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     const seconds = Number(toolTimeout);
     if (!Number.isFinite(seconds) || seconds <= 0) throw usageError(`CAR_TOOL_TIMEOUT must be a positive number of seconds, got '${toolTimeout}'`);
     options.toolTimeoutMs = seconds * 1000;
+  }
+  const handlerTimeout = env["CAR_HANDLER_TIMEOUT"];
+  if (handlerTimeout !== undefined && handlerTimeout !== "") {
+    const seconds = Number(handlerTimeout);
+    if (!Number.isFinite(seconds) || seconds <= 0) throw usageError(`CAR_HANDLER_TIMEOUT must be a positive number of seconds, got '${handlerTimeout}'`);
+    options.handlerTimeoutMs = seconds * 1000;
   }
   if (o.db === "") throw usageError("--db must not be empty");
   if (o.tier !== undefined) options.standingTier = oneOf(o.tier, PERMISSION_TIERS, "--tier", "sandbox_edit");

@@ -11,7 +11,9 @@ import { CarError, systemClock } from "@car/ir";
 import type { PermissionTier } from "@car/policy";
 import { WebSocketServer } from "ws";
 import { resolveCarHome } from "./car-home.ts";
-import { agentKeyOf, generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
+import { agentKeyOf, generateToken, HOST_TOKEN_FILE, removeTokenFile, writeTokenFile } from "./auth.ts";
+import { InMemoryRunStore } from "@car/engine";
+import { RunHub, type RunHubOptions } from "./runs/run-hub.ts";
 import { Connection } from "./connection.ts";
 import { DEFAULT_LIMITS, type ServerLimits, Slots } from "./limits.ts";
 import { HeldBytes, HeldState } from "./held-bytes.ts";
@@ -74,6 +76,10 @@ export interface ServerOptions {
    * need a recorded approval.
    */
   standingTier?: PermissionTier;
+  /** How long a handler may run before its request is answered -32004 (default 30 minutes; `CAR_HANDLER_TIMEOUT`). `proposal.submit` derives its own from its budgets. */
+  handlerTimeoutMs?: number;
+  /** Grace and resume lease before an abandoned run is marked `Incomplete` (default 250 ms and 10 s). */
+  runs?: RunHubOptions;
 }
 
 export interface CloseOptions {
@@ -90,6 +96,10 @@ export interface RunningServer {
   token: string | undefined;
   /** Where the token was written, if it was. */
   tokenFile: string | undefined;
+  /** The per-launch host token (`session.auth { host_token }`: the host-management role), never served over the socket. */
+  hostToken: string;
+  /** Where the host token was written (`<carHome>/host-token`, 0600), if it was. */
+  hostTokenFile: string | undefined;
   /** Number of open connections. */
   connections(): number;
   /**
@@ -115,11 +125,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const serverLog = options.serverLog ?? silentServerLog;
   let nextConnection = 0;
   const token = auth ? (options.token?.trim() ?? generateToken()) : undefined;
+  const hostToken = generateToken();
 
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const serverProposals = new Slots(limits.maxProposalsPerServer, "proposals running on this server (--max-proposals)");
   // One session per agent, shared by its connections; its trace facts kept in the server's log when it has a database.
   const agents = new AgentSessions(systemClock, options.store?.events);
+  // Run traces in the database (or, without one, in memory for the life of the server).
+  const runs = new RunHub(options.store?.runs ?? new InMemoryRunStore(), options.runs);
   const heldBytes = new HeldBytes(limits.maxHeldBytes);
   const heldState = new HeldState(heldBytes);
   let draining = false;
@@ -140,6 +153,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     try {
       connection = new Connection(socket, {
         token,
+        hostToken,
+        handlerTimeoutMs: options.handlerTimeoutMs,
         methods: METHODS,
         isDraining: () => draining,
         toolTimeoutMs: options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
@@ -147,6 +162,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         store: options.store,
         agentId: agentIdOf(request),
         agents,
+        runs,
         agentKey: agentKeyOf(agentIdOf(request), token),
         standingTier: options.standingTier,
         tracer: options.tracer,
@@ -186,6 +202,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   }
   // Only now, listening: a server that fails to start never replaces the token of one that is running.
   const tokenFile = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, token) : undefined;
+  const hostTokenFile = (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, hostToken, HOST_TOKEN_FILE) : undefined;
   const address = http.address() as AddressInfo;
   const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
@@ -205,7 +222,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await withDeadline(Promise.all(open.map((c) => c.drain())), CANCEL_ANSWER_MS);
     for (const c of open) c.closeSocket("server shutting down");
     wss.close();
+    // Runs whose producers are gone or going end as Incomplete now, while the store is still open.
+    await runs.close();
     if (tokenFile !== undefined && token !== undefined) await removeTokenFile(tokenFile, token);
+    if (hostTokenFile !== undefined) await removeTokenFile(hostTokenFile, hostToken);
     http.closeAllConnections();
     await httpClosed;
     serverLog.shutdown("done");
@@ -217,6 +237,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     port: address.port,
     token,
     tokenFile,
+    hostToken,
+    hostTokenFile,
     connections: () => connections.size,
     close(closeOptions = {}) {
       const graceMs = closeOptions.graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;

@@ -18,6 +18,10 @@ import type { ServeStore } from "./serve-store.ts";
 import type { HeldAccount, HeldBytes, HeldState } from "./held-bytes.ts";
 import { type ServerLimits, Slots } from "./limits.ts";
 import { SessionRules } from "./session-rules.ts";
+import { PolicySessions } from "./policy-sessions.ts";
+import { agentKeyOf } from "./auth.ts";
+import type { RunHub, RunProducer, RunSubscriber } from "./runs/run-hub.ts";
+import { RUNS_RESUME_CAPABILITY } from "./methods/runs.ts";
 
 export interface SessionOptions {
   /** Callback wait for actions that declare no `timeout_ms`. */
@@ -36,6 +40,8 @@ export interface SessionOptions {
   limits: ServerLimits;
   /** Proposals running across the server, shared by every session. */
   serverProposals: Slots;
+  /** Agent run traces (`runs.*`), shared by every connection of the server. */
+  runs: RunHub;
   /** Every agent's session (trace facts, rate limits), shared by the agent's connections (DECISIONS §21). */
   agents: AgentSessions;
   /** Who this connection acts for (`agentKeyOf`): the key into `agents`. */
@@ -46,20 +52,29 @@ export interface SessionOptions {
   heldState: HeldState;
 }
 
-export class Session {
+export class Session implements RunSubscriber, RunProducer {
   /** Stamped as `session_id` on every `tools.execute` this connection receives. */
   readonly id: string = `sess-${shortId(randomIds)}`;
   runtime: Runtime;
-  /** The approval gate every proposal of the session passes (DECISIONS §16), at the session's standing tier. */
-  readonly gate: ApprovalGate;
+  /** The approval gate every proposal of the session passes (DECISIONS §16), at the session's standing tier; rebuilt when `session.auth` binds an agent. */
+  gate: ApprovalGate;
+  /** Set by `session.auth { host_token }`: the host-management role, which may read every agent's run traces. */
+  hostRole = false;
+  /** Per-context policy sessions opened on this connection (`session.policy.open`). */
+  readonly policySessions = new PolicySessions();
+  /** The run `runs.start` last opened or adopted on this connection: proposals submitted after it are recorded as its turns. */
+  currentRunId: string | undefined;
+  private isolated = false;
   /** Which rules are the operator's (read-only) and which this connection registered (§19). */
-  rules: SessionRules;
+  rules!: SessionRules;
   /** Proposals running on this connection. */
   readonly proposals: Slots;
   /** This connection's share of what the server holds for clients. */
   readonly held: HeldAccount;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
+  /** The optional capabilities the handshake negotiated. */
+  capabilities: ReadonlySet<string> = new Set();
   /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
   readonly toolCaller: ToolCaller = (call, signal) => callClientTool(this, call, signal);
   private callbackSeq = 0;
@@ -72,34 +87,10 @@ export class Session {
     /** Replaced (without a store) when the session is isolated; read it afresh on every call. */
     public options: SessionOptions,
   ) {
-    const store = options.store;
-    // The ledger of the session's runtime as it is now (`isolate` replaces the runtime): where `permission.approve` records.
-    const ledger: ApprovalLedger = {
-      record: (record) => this.runtime.approvals.record(record),
-      latest: (fingerprint, now, scope) => this.runtime.approvals.latest(fingerprint, now, scope),
-      consume: (record, now) => this.runtime.approvals.consume(record, now),
-      list: () => this.runtime.approvals.list(),
-    };
-    this.gate = new ApprovalGate({
-      ledger,
-      sessionId: this.id,
-      grantedTier: options.standingTier ?? "sandbox_edit",
-      ...(options.agentId !== undefined ? { agentId: options.agentId } : {}),
-      ...(store !== undefined && options.agentId !== undefined ? { posture: postureLookup(store.postures, options.agentId) } : {}),
-    });
-    this.runtime = new Runtime({
-      ...(store !== undefined ? { store: borrowedStore(store) } : {}),
-      agent: options.agents.get(options.agentKey),
-      approvalGate: this.gate,
-      admission: serverAdmission(this),
-      ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
-      maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
-    });
+    this.gate = this.buildGate(options.standingTier ?? "sandbox_edit");
+    this.runtime = this.buildRuntime();
     this.proposals = new Slots(options.limits.maxProposalsPerConnection, "proposals running on this connection (--max-proposals-per-connection)");
     this.held = options.heldBytes.account(options.limits.maxHeldBytesPerConnection);
-    // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
-    this.runtime.loadPolicies(join(options.carHome, "policies"));
-    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
   }
 
   /**
@@ -120,16 +111,79 @@ export class Session {
     const shared = this.runtime;
     // Private all through: its session-scoped trace facts and rate-limit windows too (an agent's connection never gets here).
     this.options = { ...this.options, store: undefined, agents: new AgentSessions(systemClock) };
-    this.runtime = new Runtime({
+    this.isolated = true;
+    this.runtime = this.buildRuntime();
+    void shared.close();
+  }
+
+  /**
+   * Binds this connection to an agent (`session.auth { agent_id }`), as
+   * `?agent_id=` on the URL does: its proposals follow the agent's postures,
+   * its session-scoped facts are the agent's, and it owns the agent's runs.
+   * Only before the session holds anything of its own, and never to a
+   * second agent or on an isolated session (an agent's posture lives in the
+   * shared database).
+   */
+  bindAgent(agentId: string): void {
+    if (this.options.agentId === agentId) return;
+    if (this.options.agentId !== undefined) {
+      throw new CarError("unauthorized", `this connection already acts for agent '${this.options.agentId}'; open another connection for '${agentId}'`);
+    }
+    if (this.isolated) throw new CarError("unauthorized", "an isolated session cannot be bound to an agent");
+    if (this.runtime.listTools().length > 0 || this.rules.ownCount > 0 || this.proposals.used > 0) {
+      throw new CarError("invalid_params", "session.auth with agent_id must come before tools, policies or proposals on this connection");
+    }
+    const shared = this.runtime;
+    this.options = { ...this.options, agentId, agentKey: agentKeyOf(agentId, undefined) };
+    this.gate = this.buildGate(this.gate.grantedTier);
+    this.runtime = this.buildRuntime();
+    void shared.close();
+  }
+
+  /** The approval gate at `tier`, for the agent this session acts for (its postures, with a database). */
+  private buildGate(grantedTier: PermissionTier): ApprovalGate {
+    const { store, agentId } = this.options;
+    // The ledger of the session's runtime as it is now (`isolate` replaces the runtime): where `permission.approve` records.
+    const ledger: ApprovalLedger = {
+      record: (record) => this.runtime.approvals.record(record),
+      latest: (fingerprint, now, scope) => this.runtime.approvals.latest(fingerprint, now, scope),
+      consume: (record, now) => this.runtime.approvals.consume(record, now),
+      list: () => this.runtime.approvals.list(),
+    };
+    return new ApprovalGate({
+      ledger,
+      sessionId: this.id,
+      grantedTier,
+      ...(agentId !== undefined ? { agentId } : {}),
+      ...(store !== undefined && agentId !== undefined ? { posture: postureLookup(store.postures, agentId) } : {}),
+    });
+  }
+
+  /** The session's runtime over its store (none: in memory), with the operator's policy files loaded and its rules' owners reset. */
+  private buildRuntime(): Runtime {
+    const { store } = this.options;
+    const runtime = new Runtime({
+      ...(store !== undefined ? { store: borrowedStore(store) } : {}),
       agent: this.options.agents.get(this.options.agentKey),
       approvalGate: this.gate,
       admission: serverAdmission(this),
-      maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
       ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
+      maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
     });
-    this.runtime.loadPolicies(join(this.options.carHome, "policies"));
-    this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
-    void shared.close();
+    // A malformed operator policy file throws `policy_load_failed` here: the connection is refused.
+    runtime.loadPolicies(join(this.options.carHome, "policies"));
+    this.rules = new SessionRules(runtime.policies, runtime.traceGate);
+    return runtime;
+  }
+
+  /** A notification to this connection's client (`runs.trace.event`). */
+  notify(method: string, params: JsonValue): void {
+    this.peer.notify(method, params);
+  }
+
+  /** Whether a run this connection produces gets the resume lease when it goes (`runs.resume.v1`). */
+  get resumable(): boolean {
+    return this.capabilities.has(RUNS_RESUME_CAPABILITY);
   }
 
   /** A fresh id for a server→client request on this connection. */
@@ -148,7 +202,8 @@ export class Session {
     this.streaming = true;
     const feed = this.runtime.toolSubscribe(undefined, this.signal);
     void (async () => {
-      for await (const event of feed) this.peer.notify("tools.stream.event", event as unknown as JsonValue);
+      // On the wire a handle is its id string, as `tools.poll` takes it.
+      for await (const event of feed) this.peer.notify("tools.stream.event", { ...event, handle: event.handle.id } as unknown as JsonValue);
     })();
     return true;
   }
@@ -164,6 +219,7 @@ export class Session {
   }
 
   close(reason: Error): void {
+    this.options.runs.disconnect(this, this);
     this.peer.close(reason);
     this.held.close();
     if (this.options.store === undefined) this.options.heldState.forget(this.runtime.state);

@@ -23,6 +23,7 @@
  *   database never sees; `car_meta.database_id`: the id anchors name.
  * - `car_approvals.seal`, `car_postures.seal` (v3): each row's seal under
  *   the audit key (row-seal.ts), so a row written outside CAR is refused.
+ * - `car_runs`, `car_run_records` (v4): agent run traces (`runs.*`).
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
@@ -157,6 +158,30 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE car_approvals ADD COLUMN seal text;
       ALTER TABLE car_postures ADD COLUMN seal text;
+    `,
+  },
+  {
+    version: 4,
+    name: "agent run traces",
+    sql: `
+      CREATE TABLE car_runs (
+        run_id text PRIMARY KEY,
+        agent_id text NOT NULL,
+        intent text NOT NULL,
+        started_at text NOT NULL,
+        ended_at text,
+        status text NOT NULL,
+        turn_count integer NOT NULL,
+        record_count integer NOT NULL,
+        ord bigserial NOT NULL
+      );
+      CREATE INDEX car_runs_agent ON car_runs (agent_id, started_at);
+      CREATE TABLE car_run_records (
+        run_id text NOT NULL REFERENCES car_runs (run_id),
+        seq integer NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
     `,
   },
 ];

@@ -57,6 +57,7 @@ import { sqlLiteral } from "./event-sql.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
 import { PostgresPostureStore, sealUnsealedPostures } from "./posture-store.ts";
+import { PostgresRunStore } from "./run-store.ts";
 import { StateCache } from "./state-cache.ts";
 import type { DirectWrite } from "./state-cache.ts";
 
@@ -99,6 +100,7 @@ export class PostgresStore implements RuntimeStore {
   readonly events: PostgresEventLog;
   readonly approvals: PostgresApprovalLedger;
   readonly postures: PostgresPostureStore;
+  readonly runs: PostgresRunStore;
   readonly mode: TransactionMode;
   /** Migration versions this store applied on start (empty when the schema was current). */
   migrationsApplied: number[] = [];
@@ -152,6 +154,7 @@ export class PostgresStore implements RuntimeStore {
     const audited = <T>(work: (client: PoolClient, audit: Audit) => Promise<T>): Promise<T> => this.#audited(work);
     this.approvals = new PostgresApprovalLedger(read, audited, this.#auditKey);
     this.postures = new PostgresPostureStore(read, audited, this.#auditKey);
+    this.runs = new PostgresRunStore(read, audited);
     this.#ready = this.#start();
     this.#ready.catch(() => {});
   }

@@ -74,6 +74,24 @@ export const MIGRATIONS: readonly (string | ((db: SqliteDatabase) => void))[] = 
   // Row seals (row-seal.ts): approvals and postures are refused at run time when edited outside CAR.
   `ALTER TABLE approvals ADD COLUMN seal TEXT;
    ALTER TABLE postures ADD COLUMN seal TEXT;`,
+  // Agent run traces (runs.*): one row per run, its records in order.
+  `CREATE TABLE runs (
+     run_id TEXT PRIMARY KEY,
+     agent_id TEXT NOT NULL,
+     intent TEXT NOT NULL,
+     started_at TEXT NOT NULL,
+     ended_at TEXT,
+     status TEXT NOT NULL CHECK (status IN ('in_progress', 'completed', 'incomplete', 'cancelled')),
+     turn_count INTEGER NOT NULL,
+     record_count INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX runs_by_agent ON runs (agent_id, started_at);
+   CREATE TABLE run_records (
+     run_id TEXT NOT NULL REFERENCES runs (run_id),
+     seq INTEGER NOT NULL,
+     body TEXT NOT NULL,
+     PRIMARY KEY (run_id, seq)
+   ) STRICT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -22,7 +22,7 @@ export function validateRetention(policy: RetentionPolicy): RetentionPolicy {
   const positive = (n: number | undefined, name: string): void => {
     if (n !== undefined && (!Number.isSafeInteger(n) || n < 1)) throw new CarError("invalid_params", `retention ${name} must be a positive integer, got ${n}`);
   };
-  positive(policy.max_events, "max_events");
+  if (!(policy.act === "clear" && policy.max_events === 0)) positive(policy.max_events, "max_events");
   positive(policy.max_age_ms, "max_age_ms");
   if (policy.max_events === undefined && policy.max_age_ms === undefined)
     throw new CarError("invalid_params", "a retention policy needs max_events or max_age_ms");
@@ -77,6 +77,7 @@ export function removeThrough(db: SqliteDatabase, cut: number, policy: Retention
       removed: events.length,
       mode: policy.mode,
       archive_path: archivePath,
+      act: policy.act ?? "retention",
       created_at: rfc3339(now),
       previous: previous ?? null,
       key_id: key.id,

@@ -71,6 +71,7 @@ import type { ImmediateRunner, OpenOptions, SqliteDatabase } from "./schema.ts";
 import { SqliteApprovalLedger } from "./sqlite-approval-ledger.ts";
 import { SqliteEventLog } from "./sqlite-event-log.ts";
 import { SqlitePostureStore } from "./sqlite-posture-store.ts";
+import { SqliteRunStore } from "./sqlite-run-store.ts";
 import { removeThrough, retentionCut, storedCheckpoints, validateRetention } from "./sqlite-retention.ts";
 import { SqliteStateStore } from "./sqlite-state-store.ts";
 import type { StoreWriter } from "./store-writer.ts";
@@ -126,6 +127,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   readonly events: SqliteEventLog;
   readonly approvals: SqliteApprovalLedger;
   readonly postures: SqlitePostureStore;
+  readonly runs: SqliteRunStore;
   readonly #db: SqliteDatabase;
   readonly #immediate: ImmediateRunner;
   readonly #clock: Clock;
@@ -202,6 +204,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     });
     this.approvals = new SqliteApprovalLedger(this.#db, this, this.#auditKey);
     this.postures = new SqlitePostureStore(this.#db, this, this.#auditKey);
+    this.runs = new SqliteRunStore(this.#db, this);
     this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, status, began_at, owner_pid, owner) VALUES (?, 'executing', ?, ?, ?)");
     this.#endRun = this.#db.prepare("UPDATE proposals SET status = ?, ended_at = ? WHERE run = ?");
     this.#executingRuns = this.#db.prepare("SELECT owner_pid, owner FROM proposals WHERE proposal_id = ? AND status = 'executing'");

@@ -170,7 +170,8 @@ async function verifyChain(args: string[]): Promise<number> {
 function cutLine(cut: LogCut): string {
   const range = cut.first_removed_seq === cut.last_removed_seq ? `seq ${cut.first_removed_seq}` : `seq ${cut.first_removed_seq}–${cut.last_removed_seq}`;
   const how = cut.mode === "archive" ? `archived to ${cut.archive_path} and removed` : "dropped";
-  return `cut: ${range} (${cut.removed} event${cut.removed === 1 ? "" : "s"}) ${how} by retention at ${cut.created_at}`;
+  const by = cut.act === "retention" ? "retention" : `events.${cut.act}`;
+  return `cut: ${range} (${cut.removed} event${cut.removed === 1 ? "" : "s"}) ${how} by ${by} at ${cut.created_at}`;
 }
 
 /** What an intact report did and did not cover, one line each. */

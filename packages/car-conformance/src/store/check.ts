@@ -57,7 +57,7 @@ export interface StoreCheckContext {
  * skip with the reason. Store parts, and of the harness: `tamper` (its
  * tamper hooks) and `transitions` (a stored transition record it can edit).
  */
-export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "transitions";
+export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "transitions" | "runs";
 
 export interface StoreCheck {
   name: string;

@@ -23,6 +23,7 @@ import { INTENT_CHECKS } from "./intents.ts";
 import { POSTURE_CHECKS } from "./postures.ts";
 import { RECOVERY_CHECKS } from "./recovery.ts";
 import { TABLE_CHECKS } from "./tables.ts";
+import { RUN_CHECKS } from "./runs.ts";
 
 /** Every check, core first, then one capability after another. */
 export const STORE_CHECKS: readonly StoreCheck[] = [
@@ -34,6 +35,7 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
   ...APPROVAL_CHECKS,
   ...POSTURE_CHECKS,
   ...TABLE_CHECKS,
+  ...RUN_CHECKS,
 ];
 
 /** Why `check` does not apply to this harness and store, or undefined when it does. */

@@ -24,7 +24,7 @@
  */
 import type { CarEvent } from "../events/event.ts";
 import { checkpointProblem } from "./checkpoint.ts";
-import type { CheckpointKey, SignedCheckpoint } from "./checkpoint.ts";
+import type { CheckpointKey, LogCutAct, SignedCheckpoint } from "./checkpoint.ts";
 import { GENESIS_HASH, canonicalEventText, sha256Hex } from "./event-hash.ts";
 import { macMatches } from "./event-mac.ts";
 import type { AuditKey } from "./event-mac.ts";
@@ -69,6 +69,8 @@ export interface LogCut {
   removed: number;
   mode: "archive" | "truncate";
   archive_path: string | null;
+  /** The operator act that cut it (DECISIONS §24). */
+  act: LogCutAct;
   created_at: string;
 }
 
@@ -121,6 +123,7 @@ export class ChainVerifier {
       last_removed_seq: c.seq,
       removed: c.removed,
       mode: c.mode,
+      act: c.act ?? "retention",
       archive_path: c.archive_path,
       created_at: c.created_at,
     }));

@@ -22,6 +22,9 @@ import { dirname } from "node:path";
 import { CarError, canonicalJson } from "@car/ir";
 import { sha256Hex } from "./event-hash.ts";
 
+/** The operator acts that cut the log: a retention bound, `events.truncate` (keep the newest N), `events.clear` (everything). */
+export type LogCutAct = "retention" | "truncate" | "clear";
+
 /** What a retention pass removed, and where the retained chain picks up. */
 export interface Checkpoint {
   /** The last removed event: the retained chain's first `prev_hash` must equal `hash`. */
@@ -33,6 +36,8 @@ export interface Checkpoint {
   /** `archive`: the removed events were appended to `archive_path` as JSON lines; `truncate`: dropped. */
   mode: "archive" | "truncate";
   archive_path: string | null;
+  /** Which operator act cut the log (DECISIONS §24); absent on checkpoints written before acts were named: `retention`. */
+  act?: LogCutAct;
   /** RFC 3339. */
   created_at: string;
   /** The previous checkpoint's signature; null for the first. */

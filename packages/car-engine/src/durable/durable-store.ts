@@ -5,9 +5,10 @@
  * (SQLite) or asynchronous (a network database); callers await them.
  */
 import type { ApprovalLedger, ApprovalRecord, PermissionTier, Posture } from "@car/policy";
+import type { RunStore } from "../runs/run-store.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import type { ChainReport } from "./chain-verify.ts";
-import type { SignedCheckpoint } from "./checkpoint.ts";
+import type { LogCutAct, SignedCheckpoint } from "./checkpoint.ts";
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -56,6 +57,8 @@ export interface RetentionPolicy {
   /** `archive` (default when `archive_path` is set): removed events go to a JSON-lines file first; `truncate`: dropped. */
   mode: "archive" | "truncate";
   archive_path?: string;
+  /** The operator act this cut is (default `retention`); `clear` may remove every event (`max_events: 0`). */
+  act?: LogCutAct;
 }
 
 export interface RetentionResult {
@@ -64,11 +67,13 @@ export interface RetentionResult {
 }
 
 /**
- * What every durable backend offers a server or a CLI: per-agent postures
- * and chain verification, and retention where the backend has it (SQLite).
+ * What every durable backend offers a server or a CLI: per-agent postures,
+ * run traces and chain verification, and retention where the backend has it (SQLite).
  */
 export interface AuditedRuntimeStore extends RuntimeStore {
   readonly postures: PostureStore;
+  /** Agent run traces (`runs.*`), kept beside the log so they outlive reconnects and restarts. */
+  readonly runs: RunStore;
   verifyChain(): MaybePromise<ChainReport>;
   /**
    * HMAC-SHA256 under the audit key, for digests that leave the process
@@ -82,7 +87,7 @@ export interface AuditedRuntimeStore extends RuntimeStore {
 /** Whether `store` is a durable backend with postures and a verifiable chain. */
 export function isAuditedStore(store: RuntimeStore): store is AuditedRuntimeStore {
   const s = store as Partial<AuditedRuntimeStore>;
-  return s.postures !== undefined && typeof s.verifyChain === "function";
+  return s.postures !== undefined && s.runs !== undefined && typeof s.verifyChain === "function";
 }
 
 export interface DurableRuntimeStore extends AuditedRuntimeStore {

@@ -14,7 +14,7 @@
  * revocation plus, while uses remain, a copy with one use fewer that keeps
  * the original's place in that order (`copy_of`).
  */
-import { CarError } from "@car/ir";
+import { CarError, type JsonValue } from "@car/ir";
 import type { PermissionTier } from "./permission-tier.ts";
 
 export type ApprovalOutcome = "approved" | "rejected";
@@ -33,6 +33,8 @@ export interface ApprovalRecord {
   /** When the decision stops applying (ms since the epoch); `null` for never. */
   expires_at: number | null;
   reason?: string;
+  /** What the reviewer based the decision on (a diff, a ticket, a test run), kept with the decision. */
+  evidence?: JsonValue;
   session_id?: string;
   action_id?: string;
   tool?: string;

@@ -7,7 +7,7 @@
  * (`permission.get_tier` / `set_tier`). The reviewer is stamped from the
  * connection, never taken from the caller.
  */
-import { type Action, CarError, type JsonValue, parseAction } from "@car/ir";
+import { type Action, CarError, getOwn, type JsonValue, parseAction } from "@car/ir";
 import {
   type ApprovalOutcome,
   type ApprovalRecord,
@@ -76,6 +76,9 @@ export function moveTier(ctx: MethodContext, tier: PermissionTier, method: strin
   return gate.setTier(tier);
 }
 
+/** Most bytes of `evidence` one decision keeps (it is stored with the decision in the shared ledger). */
+const MAX_EVIDENCE_BYTES = 64 * 1024;
+
 /** `{ fingerprint, required_tier }` or `{ action }` (fingerprinted and classified here). */
 function decide(decision: ApprovalOutcome) {
   return async (params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> => {
@@ -90,6 +93,10 @@ function decide(decision: ApprovalOutcome) {
       subject = { fingerprint: requireString(p, "fingerprint"), required_tier: readTier(requireString(p, "required_tier"), "required_tier") };
     }
     const reason = optionalString(p, "reason");
+    const evidence = getOwn(p, "evidence");
+    if (evidence !== undefined && Buffer.byteLength(JSON.stringify(evidence), "utf8") > MAX_EVIDENCE_BYTES) {
+      throw invalidParams(`evidence is larger than ${MAX_EVIDENCE_BYTES} bytes; store it elsewhere and pass a reference`);
+    }
     const now = Date.now();
     const ttl = optionalNumber(p, "ttl_secs");
     if (ttl !== undefined && (!Number.isSafeInteger(ttl) || ttl < 1)) throw invalidParams(`ttl_secs must be a positive integer, got ${ttl}`);
@@ -101,6 +108,7 @@ function decide(decision: ApprovalOutcome) {
       expires_at: ttl === undefined ? null : now + ttl * 1000,
       session_id: session.id,
       ...(reason !== undefined ? { reason } : {}),
+      ...(evidence !== undefined && evidence !== null ? { evidence } : {}),
       ...approvalScope(p),
     };
     await session.runtime.approvals.record(record);

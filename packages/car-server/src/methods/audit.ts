@@ -72,8 +72,47 @@ async function retention(params: JsonValue | undefined, ctx: MethodContext): Pro
   return { policy: policy as JsonObject, removed: await applyRetention(store) };
 }
 
+/** The log's size: `events` stored now; `spans` is 0 — spans go to the OpenTelemetry collector (`--otel`), not the log. */
+function stats(ctx: MethodContext): JsonObject {
+  return { events: ctx.session.runtime.events.count(), spans: 0 };
+}
+
+/** The store's cut for an operator act, which leaves a signed checkpoint chained to the earlier ones (DECISIONS §24). */
+async function cutLog(ctx: MethodContext, method: string, maxEvents: number, act: "truncate" | "clear"): Promise<number> {
+  const store = requireStore(ctx.session.options.store, method);
+  if (store.enforceRetention === undefined) throw new CarError("storage_error", `${method}: this store cannot cut its log`);
+  return (await store.enforceRetention(Date.now(), { mode: "truncate", max_events: maxEvents, act })).removed;
+}
+
+/** `events.truncate { maxEvents?, maxSpans? }`: keeps the newest `maxEvents` events; an omitted bound cuts nothing. */
+async function truncate(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const p = paramsObject(params);
+  const maxEvents = optionalNumber(p, "maxEvents") ?? optionalNumber(p, "max_events");
+  const maxSpans = optionalNumber(p, "maxSpans") ?? optionalNumber(p, "max_spans");
+  for (const [name, value] of [
+    ["maxEvents", maxEvents],
+    ["maxSpans", maxSpans],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw invalidParams(`${name} must be a non-negative integer`);
+  }
+  requireStore(ctx.session.options.store, "events.truncate");
+  let removed = 0;
+  // Keeping 0 events is clearing: the same act under the name that says what it did.
+  if (maxEvents !== undefined) removed = await cutLog(ctx, "events.truncate", maxEvents, maxEvents === 0 ? "clear" : "truncate");
+  return { removedEvents: removed, removedSpans: 0, stats: stats(ctx) };
+}
+
+/** `events.clear`: drops every event; the chained checkpoint it leaves says so. */
+async function clear(_params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const removed = await cutLog(ctx, "events.clear", 0, "clear");
+  return { removed, stats: stats(ctx) };
+}
+
 export const auditMethods: MethodTable = {
   "events.chain.verify": agentMethod(verify),
   "events.chain.enable": agentMethod(enable),
   "events.retention": operatorMethod(retention),
+  "events.stats": agentMethod((_params, ctx) => stats(ctx)),
+  "events.truncate": operatorMethod(truncate),
+  "events.clear": operatorMethod(clear),
 };

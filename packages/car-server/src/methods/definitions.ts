@@ -28,7 +28,7 @@ export function policyDefinition(raw: JsonValue, where: string): PolicyDefinitio
   // deny_command's fields pass as sent: the runtime checks them (CarError invalid_params naming the field).
   for (const field of DENY_COMMAND_FIELDS) if (hasKey(raw, field)) Object.assign(def, { [field]: raw[field] });
   if (optionalString(raw, "session_id") !== undefined) {
-    throw invalidParams(`${where}: session-scoped policies (session.policy.open) are not supported; omit session_id`);
+    throw invalidParams(`${where}: a policy scoped to a policy session is registered with policy.register { ..., session_id }; omit session_id here`);
   }
   return def;
 }

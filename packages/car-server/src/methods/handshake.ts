@@ -9,6 +9,7 @@ import { RPC_CAPABILITY_MISMATCH, RPC_PROTOCOL_MISMATCH, RpcFault } from "../jso
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { optionalArray, optionalString, paramsObject, stringArray } from "../params.ts";
 import { VERSION } from "../version.ts";
+import { RUNS_CANCEL_CAPABILITY, RUNS_RESUME_CAPABILITY } from "./runs.ts";
 
 /** The wire protocol version this server speaks (the reference's v3 envelope). */
 export const PROTOCOL_VERSION = 3;
@@ -20,8 +21,8 @@ export const PROTOCOL_VERSION = 3;
  */
 export const ISOLATED_SESSION_CAPABILITY = "session.isolated.v1";
 
-/** Optional protocol capabilities this server implements (none of the reference's are in scope yet). */
-const CAPABILITIES: ReadonlySet<string> = new Set([ISOLATED_SESSION_CAPABILITY]);
+/** Optional protocol capabilities this server implements: its own isolation, and the reference's run recovery and cancellation. */
+const CAPABILITIES: ReadonlySet<string> = new Set([ISOLATED_SESSION_CAPABILITY, RUNS_RESUME_CAPABILITY, RUNS_CANCEL_CAPABILITY]);
 
 function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
@@ -41,6 +42,7 @@ function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue
   const negotiated = [...new Set([...required, ...optional].filter((c) => CAPABILITIES.has(c)))].sort();
   if (negotiated.includes(ISOLATED_SESSION_CAPABILITY)) ctx.session.isolate();
   ctx.session.negotiatedProtocol = PROTOCOL_VERSION;
+  ctx.session.capabilities = new Set(negotiated);
   return {
     protocol_version: PROTOCOL_VERSION,
     server_version: VERSION,

@@ -20,6 +20,8 @@ import { staticAnalysisMethods } from "./static-analysis.ts";
 import { toolMethods } from "./tools.ts";
 import { capabilitiesList, operationMethods } from "./operations.ts";
 import { skillMethods } from "./skills.ts";
+import { runMethods } from "./runs.ts";
+import { policySessionMethods } from "./policy-sessions.ts";
 
 export const METHODS: MethodTable = Object.freeze({
   ...handshakeMethods,
@@ -36,6 +38,8 @@ export const METHODS: MethodTable = Object.freeze({
   ...multiMethods,
   ...plannerMethods,
   ...skillMethods,
+  ...runMethods,
+  ...policySessionMethods,
   ...operationMethods,
   "capabilities.list": agentMethod(capabilitiesList(() => METHODS)),
 });

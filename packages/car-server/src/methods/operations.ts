@@ -5,7 +5,8 @@
  * session sees).
  */
 import type { JsonValue } from "@car/ir";
-import { costByAgent, metricsSummary } from "@car/engine";
+import { type AlertThresholds, costByAgent, metricsAlerts, metricsSummary } from "@car/engine";
+import { invalidParams, optionalNumber, paramsObject } from "../params.ts";
 import { type MethodContext, type MethodHandler, type MethodTable, agentMethod } from "../method.ts";
 
 /** `capabilities.list` over `table` (each method's declared role), given lazily because the table includes this method. */
@@ -27,7 +28,30 @@ function costs(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   return costByAgent(ctx.session.runtime.events.query()) as unknown as JsonValue;
 }
 
+/** `metrics.alerts`: the summary and the thresholds it trips. Goal thresholds are refused: this runtime has no goals to count (DECISIONS §25). */
+function alerts(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  const p = paramsObject(params);
+  if (p["max_goals_ungrounded"] !== undefined)
+    throw invalidParams("max_goals_ungrounded: this runtime evaluates no goals, so it cannot enforce a goal threshold");
+  const thresholds: AlertThresholds = {};
+  for (const field of ["max_cost_usd", "max_error_rate", "max_avg_latency_ms", "min_actions"] as const) {
+    const value = optionalNumber(p, field);
+    if (value === undefined) continue;
+    if (value < 0 || (field === "max_error_rate" && value > 1) || (field === "min_actions" && !Number.isInteger(value))) {
+      throw invalidParams(
+        field === "max_error_rate"
+          ? "max_error_rate must be between 0 and 1"
+          : `${field} must be a non-negative ${field === "min_actions" ? "integer" : "number"}`,
+      );
+    }
+    thresholds[field] = value;
+  }
+  const current = metricsSummary(ctx.session.runtime.events.query());
+  return { summary: current, alerts: metricsAlerts(current, thresholds) } as unknown as JsonValue;
+}
+
 export const operationMethods: MethodTable = {
   "metrics.summary": agentMethod(summary),
+  "metrics.alerts": agentMethod(alerts),
   "events.cost_by_agent": agentMethod(costs),
 };

@@ -7,30 +7,59 @@
  * `rollback: "compensate"` an aborted proposal's compensations run (through
  * this client's `tools.execute`, like any call) before the answer.
  */
-import { CarError, type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
+import { CarError, isJsonObject, type JsonObject, type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
-import { invalidParams, optionalBoolean, paramsObject, requireValue } from "../params.ts";
+import { invalidParams, optionalBoolean, optionalString, paramsObject, requireValue } from "../params.ts";
+import { PolicySessions } from "../policy-sessions.ts";
+import { scopedProposalInput, scopeTenant, withinTenant } from "../tenancy.ts";
 import { applyRetention } from "./audit.ts";
+import { recordProposalTurns } from "../runs/proposal-turns.ts";
+
+/**
+ * `scope` is a `RuntimeScope` `{ callerId?, tenantId?, claims? }`: with a
+ * `tenantId` the proposal's state keys live in that tenant's namespace, as
+ * `state.*` with its `tenant_id` sees them (tenancy.ts). `callerId` and
+ * `claims` attach identity the server has no use for yet, so they are refused
+ * rather than accepted and ignored (DECISIONS §25).
+ */
+function runtimeScopeTenant(p: JsonObject): string | undefined {
+  const scope = p["scope"];
+  if (scope === undefined || scope === null) return undefined;
+  if (!isJsonObject(scope)) throw invalidParams("scope must be a RuntimeScope object { tenantId? }");
+  const unknown = Object.keys(scope).find((k) => k !== "tenantId" && k !== "tenant_id");
+  if (unknown !== undefined) throw invalidParams(`scope.${unknown.slice(0, 64)} is not enforced by this server; only scope.tenantId is`);
+  const tenant = scope["tenantId"] ?? scope["tenant_id"];
+  if (tenant === undefined || tenant === null) return undefined;
+  if (typeof tenant !== "string") throw invalidParams("scope.tenantId must be a string");
+  return scopeTenant(tenant);
+}
 
 async function submit(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   const proposal = requireValue(p, "proposal");
-  if (p["session_id"] !== undefined && p["session_id"] !== null) {
-    throw invalidParams("session_id: per-context policy sessions (session.policy.open) are not supported");
-  }
-  if (p["scope"] !== undefined && p["scope"] !== null) throw invalidParams("scope: tenant-scoped execution is not supported");
+  // A policy session of this connection layers its rules on the global ones for this run (policy-sessions.ts).
+  const policySession = optionalString(p, "session_id");
+  if (policySession !== undefined) ctx.session.policySessions.check(policySession);
+  const tenant = runtimeScopeTenant(p);
   const rollback = p["rollback"] ?? "state";
   if (rollback !== "state" && rollback !== "compensate") throw invalidParams('rollback must be "state" or "compensate"');
   const session = ctx.session;
   // Parsed once: the runtime takes the pair as it is. Its admission guard (admission.ts) holds the server's rules.
   // `strict`: a field the spec does not name is an invalid_proposal error, not a field kept for the round trip.
-  const parsed = parseProposalWithGraph(proposal, { strict: optionalBoolean(p, "strict") === true });
-  const { result, report } = await session.runtime.executeProposalWithReport(parsed, undefined, {
-    toolCaller: session.toolCaller,
-    session_id: session.id,
-    signal: ctx.signal,
-    rollback,
-  });
+  const strict = optionalBoolean(p, "strict") === true;
+  const parsed = parseProposalWithGraph(tenant === undefined ? proposal : scopedProposalInput(proposal, tenant), { strict });
+  const { result, report } = await withinTenant(tenant, () =>
+    PolicySessions.within(policySession, () =>
+      session.runtime.executeProposalWithReport(parsed, undefined, {
+        toolCaller: session.toolCaller,
+        session_id: session.id,
+        signal: ctx.signal,
+        rollback,
+      }),
+    ),
+  );
+  // The run this connection started (runs.start) records the proposal's tool calls as its turns.
+  await recordProposalTurns(session, parsed.proposal, result);
   // An installed `events.retention` bound holds after every append, as the reference describes.
   await applyRetention(ctx.session.options.store);
   const serialized = serializeProposalResult(result);

@@ -35,7 +35,9 @@ function handleParam(params: JsonValue | undefined): string {
 }
 
 function poll(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  return ctx.session.runtime.toolPoll(handleParam(params)) as unknown as JsonValue;
+  const result = ctx.session.runtime.toolPoll(handleParam(params));
+  // On the wire a handle is its id string, as the action's `tool_handle` output is (reference § tools.poll).
+  return (result === null ? null : { ...result, handle: result.handle.id }) as unknown as JsonValue;
 }
 
 function cancel(params: JsonValue | undefined, ctx: MethodContext): JsonValue {

@@ -1,0 +1,110 @@
+/**
+ * Cutting the log is an operator act on the record (DECISIONS §24), over a
+ * real WebSocket on a real SQLite file: `events.stats`, `events.truncate`
+ * and `events.clear` answer in the reference's shape, each cut leaves a
+ * signed checkpoint chained to the earlier ones and named by its act (what
+ * `car audit verify` prints), the remaining log still verifies, and an
+ * agent's connection can do none of it. Also `metrics.alerts`.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { SqliteStore } from "@car/store-sqlite";
+import { openCarDatabase } from "./car-database.ts";
+import { type RunningServer, startServer } from "./server.ts";
+import { TestClient } from "../test/test-client.ts";
+
+let carHome: string;
+let server: RunningServer;
+let store: SqliteStore;
+const clients: TestClient[] = [];
+
+beforeEach(async () => {
+  carHome = await mkdtemp(join(tmpdir(), "car-serve-log-cuts-"));
+  store = await openCarDatabase(join(carHome, "car.db"), { env: { CAR_HOME: carHome } });
+  server = await startServer({ port: 0, carHome, store });
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.socket.terminate();
+  await server.close({ graceMs: 0 });
+  await store.close();
+  await rm(carHome, { recursive: true, force: true });
+});
+
+async function open(agent?: string): Promise<TestClient> {
+  const c = await TestClient.open(agent === undefined ? server.url : `${server.url}?agent_id=${agent}`, server.token);
+  clients.push(c);
+  return c;
+}
+
+const write = (id: string) => ({ proposal: { id, actions: [{ id: "w", type: "state_write", parameters: { key: id, value: 1 } }] } });
+
+describe("events.stats / events.truncate / events.clear", () => {
+  it("cut the log behind chained checkpoints that name the act, and the rest still verifies", async () => {
+    const operator = await open();
+    for (const id of ["p1", "p2", "p3"]) await operator.result("proposal.submit", write(id));
+    const before = await operator.result("events.count");
+    expect(await operator.result("events.stats")).toEqual({ events: before, spans: 0 });
+
+    expect(await operator.result("events.truncate", {})).toEqual({ removedEvents: 0, removedSpans: 0, stats: { events: before, spans: 0 } });
+    expect(await operator.result("events.truncate", { maxEvents: 2 })).toEqual({ removedEvents: before - 2, removedSpans: 0, stats: { events: 2, spans: 0 } });
+    expect(await operator.result("events.chain.verify")).toEqual({ verified: 2 });
+
+    expect(await operator.result("events.clear")).toEqual({ removed: 2, stats: { events: 0, spans: 0 } });
+    await operator.result("proposal.submit", write("p4"));
+    const after = await operator.result("events.count");
+    expect(await operator.result("events.chain.verify")).toEqual({ verified: after });
+
+    const report = store.verifyChain();
+    expect(report.ok).toBe(true);
+    if (report.ok)
+      expect(report.cuts.map((c) => [c.act, c.removed])).toEqual([
+        ["truncate", before - 2],
+        ["clear", 2],
+      ]);
+    const [first, second] = store.checkpoints();
+    expect(second!.checkpoint.previous).toBe(first!.signature);
+  });
+
+  it("are the operator's: an agent's connection is refused and the log is untouched", async () => {
+    const operator = await open();
+    await operator.result("proposal.submit", write("p1"));
+    const agent = await open("bot");
+    const count = await operator.result("events.count");
+    for (const [method, params] of [
+      ["events.truncate", { maxEvents: 0 }],
+      ["events.clear", {}],
+    ] as const) {
+      expect((await agent.call(method, params)).error).toMatchObject({ code: -32001 });
+    }
+    expect(await operator.result("events.count")).toBe(count);
+    expect(store.checkpoints()).toEqual([]);
+    expect((await operator.call("events.truncate", { maxEvents: -1 })).error?.code).toBe(-32602);
+    expect((await operator.call("events.truncate", { maxEvents: 1.5 })).error?.code).toBe(-32602);
+  });
+});
+
+describe("metrics.alerts", () => {
+  it("fires error-rate and latency alerts from the log, holding the error rate back below min_actions", async () => {
+    const c = await open();
+    await c.result("tools.register", [{ name: "flaky" }, { name: "slow" }]);
+    c.handle("tools.execute", async (p) => {
+      if (p.tool === "flaky") return { error: { code: 1, message: "down" } };
+      await new Promise((r) => setTimeout(r, 30));
+      return { result: "done" };
+    });
+    const failing = (id: string) => ({ proposal: { id, actions: [{ id: "a", type: "tool_call", tool: "flaky", failure_behavior: "skip" }] } });
+    for (const id of ["f1", "f2"]) await c.result("proposal.submit", failing(id));
+    await c.result("proposal.submit", { proposal: { id: "s1", actions: [{ id: "a", type: "tool_call", tool: "slow" }] } });
+    const early = await c.result("metrics.alerts", { max_error_rate: 0.5 });
+    expect(early.alerts).toEqual([]);
+    expect(early.summary.actions_failed + early.summary.actions_succeeded).toBeGreaterThan(0);
+    const fired = await c.result("metrics.alerts", { max_error_rate: 0.5, min_actions: 1, max_avg_latency_ms: 5, max_cost_usd: 10 });
+    expect(fired.alerts.map((a: any) => a.kind)).toEqual(["error_rate", "latency"]);
+    expect(fired.alerts[0]).toMatchObject({ threshold: 0.5, observed: fired.summary.error_rate });
+    for (const bad of [{ max_error_rate: 2 }, { min_actions: -1 }, { max_goals_ungrounded: 0 }, { max_cost_usd: "1" }]) {
+      expect((await c.call("metrics.alerts", bad)).error?.code).toBe(-32602);
+    }
+  });
+});
