@@ -44,7 +44,9 @@ import type { ToolCaller } from "./tools/tool-call.ts";
 import { admit } from "./run/admission.ts";
 import type { Admission } from "./run/admission.ts";
 import type { AdmissionGuard } from "./run/admission-guard.ts";
-import { approvalFindings } from "./run/approval-admission.ts";
+import { type ApprovalWait, approvalFindings } from "./run/approval-admission.ts";
+import { supervise } from "./supervision/supervision-admission.ts";
+import type { Supervisor } from "./supervision/supervisor.ts";
 import { traceApproval } from "./trace/trace-steps.ts";
 import { transactionFindings } from "./run/transaction-admission.ts";
 import { keepRunShapes } from "./run/shape-keeper.ts";
@@ -113,6 +115,12 @@ export interface RuntimeOptions {
    * second connection does not start afresh (DECISIONS §21). Own ones by default.
    */
   agent?: AgentSession;
+  /**
+   * An outside supervisor at admission (supervision/supervisor.ts): asked
+   * for every proposal right after the static gate; a proposal it parks
+   * waits for its verdict before any other check, and `allow` is no bypass.
+   */
+  supervisor?: Supervisor;
 }
 
 /** What one agent's runtimes share (see `RuntimeOptions.agent`). */
@@ -141,6 +149,8 @@ export interface ExecuteOptions {
    * tool's output, so nothing is serialised on the way. Not with `dispatch`.
    */
   toolCaller?: ToolCaller;
+  /** Wait for the approvals the proposal needs instead of rejecting it (run/approval-admission.ts). */
+  approvalWait?: ApprovalWait;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -354,6 +364,7 @@ export class Runtime {
     try {
       const budget = options.budget ?? this.#options.budget;
       const admission = admit(parsed, this.#tools, budget);
+      if (held?.refusal !== undefined) admission.findings.push({ index: -1, message: held.refusal });
       const caller = dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller;
       const run = new ProposalRun(
         this.#env,
@@ -370,7 +381,7 @@ export class Runtime {
         admission,
       );
       try {
-        return await this.#run(run, parsed, admission, rollback);
+        return await this.#run(run, parsed, admission, rollback, options);
       } finally {
         run.endTrace();
       }
@@ -380,24 +391,50 @@ export class Runtime {
   }
 
   /** Begins, runs and commits an admitted proposal. */
-  async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission, rollback: RollbackMode): Promise<ProposalResult> {
+  async #run(run: ProposalRun, parsed: ActionProposal, admission: Admission, rollback: RollbackMode, options: ExecuteOptions): Promise<ProposalResult> {
     // First: a durable store refuses a second run of an id still executing (`duplicate_proposal`) before anything of it is logged.
     await this.store.beginProposal?.({ proposal_id: parsed.id, timestamp: rfc3339(this.clock.now()) });
     run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: parsed as unknown as JsonObject, run_id: run.id });
 
     try {
+      // A supervisor first: what it parks waits for its verdict, and every other check still runs after an `allow`.
+      const supervisor = this.#options.supervisor;
+      let escalated = false;
+      if (admission.findings.length === 0 && supervisor !== undefined) {
+        const request = {
+          proposal: parsed,
+          run_id: run.id,
+          session_id: options.session_id ?? null,
+          signal: options.signal,
+          schemaOf: (tool: string) => this.#tools.get(tool)?.schema,
+        };
+        const outcome = await supervise(supervisor, request, this.clock, (kind, data) => run.emit(kind, undefined, data));
+        admission.findings.push(...outcome.findings);
+        escalated = outcome.escalated;
+      }
       const checkMode = this.#options.transactionCheck ?? "off";
       if (admission.findings.length === 0 && checkMode !== "off") {
         admission.findings.push(...transactionFindings(parsed, this.store.state, checkMode, (kind, action_id, data) => run.emit(kind, action_id, data)));
       }
       const gate = this.#options.approvalGate;
+      if (admission.findings.length === 0 && gate === undefined && escalated) {
+        admission.findings.push({ index: -1, message: "escalated by a supervisor: this runtime has no approval gate to decide it" });
+      }
       if (admission.findings.length === 0 && gate !== undefined) {
         const emit = (kind: EventKind, action_id: string, data: JsonObject): void => run.emit(kind, action_id, data);
         const allowed = (action: Action, d: ApprovalDecision): void => {
           if (action.tool !== undefined) traceApproval(this.traceGate, run.id, action.tool, d);
           if (d.record?.decision === "approved") admission.approvals.set(action.id, d.record);
         };
-        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed, run.id)));
+        const ctx = {
+          run_id: run.id,
+          proposal_id: parsed.id,
+          session_id: options.session_id ?? null,
+          escalated,
+          wait: options.approvalWait,
+          signal: options.signal,
+        };
+        admission.findings.push(...(await approvalFindings(parsed, gate, this.#tools, emit, allowed, ctx)));
       }
       if (admission.findings.length > 0) {
         const result = run.rejectAll(admission.findings);

@@ -12,12 +12,40 @@
  * approvals its `requires_approval` rules look for. A wait for the approver
  * is on the record (`approval_requested` … `approval_decided`), whatever
  * the answer.
+ *
+ * A proposal submitted with a wait (`ExecuteOptions.approvalWait`) does not
+ * fail on `needs_approval`: the action waits in the host's `ApprovalWaits`
+ * until a decision on its fingerprint lands in the ledger, or is rejected
+ * at the deadline (one deadline for the whole proposal). Nothing runs
+ * before every action is decided.
  */
-import type { Action, ActionProposal } from "@car/ir";
+import type { Action, ActionProposal, JsonObject } from "@car/ir";
 import type { ApprovalDecision, ApprovalGate } from "@car/policy";
+import { EVENT_KINDS } from "../events/event.ts";
+import type { ApprovalWaits } from "../supervision/approval-waits.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import type { AdmissionFinding } from "./admission.ts";
 import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
+
+/** A proposal that waits for its approvals instead of being rejected. */
+export interface ApprovalWait {
+  /** Where the wait is listed and woken (`permission.pending`, `permission.approve`). */
+  waits: ApprovalWaits;
+  /** How long the proposal may wait in all, ms; then what is undecided is rejected. */
+  timeoutMs: number;
+  /** Who submitted it, as the wait lists it. */
+  asked_by: string;
+}
+
+export interface ApprovalAdmissionContext {
+  run_id: string;
+  proposal_id: string;
+  session_id: string | null;
+  /** A supervisor escalated the proposal. */
+  escalated: boolean;
+  wait: ApprovalWait | undefined;
+  signal: AbortSignal | undefined;
+}
 
 export async function approvalFindings(
   proposal: ActionProposal,
@@ -25,14 +53,23 @@ export async function approvalFindings(
   tools: ToolRegistry,
   emit: ApprovalEmit,
   allowed: (action: Action, decision: ApprovalDecision) => void,
-  run_id: string,
+  ctx: ApprovalAdmissionContext,
 ): Promise<AdmissionFinding[]> {
   const findings: AdmissionFinding[] = [];
+  const deadline = ctx.wait === undefined ? 0 : Date.now() + ctx.wait.timeoutMs;
+  const how = { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" }, run_id: ctx.run_id, escalated: ctx.escalated };
   for (let i = 0; i < proposal.actions.length; i++) {
     const action = proposal.actions[i]!;
     const schema = action.tool === undefined ? undefined : tools.get(action.tool)?.schema;
-    // With an approver the question is put now, before anything runs; without one the ledger answers.
-    const d = await decideOnRecord(gate, action, schema, emit, { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" }, run_id });
+    let d: ApprovalDecision;
+    if (ctx.wait !== undefined && !gate.canAsk) {
+      const first = await gate.evaluate(action, schema, { run_id: ctx.run_id, spend: true, escalated: ctx.escalated });
+      d = first.decision === "needs_approval" ? await waitForDecision(action, first, gate, schema, emit, ctx, ctx.wait, deadline) : first;
+      if (d === first && d.decision === "deny") emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d, undefined));
+    } else {
+      // With an approver the question is put now, before anything runs; without one the ledger answers.
+      d = await decideOnRecord(gate, action, schema, emit, how);
+    }
     if (d.decision === "allow") {
       allowed(action, d);
       continue;
@@ -44,4 +81,59 @@ export async function approvalFindings(
     });
   }
   return findings;
+}
+
+function decidedData(d: ApprovalDecision, waited: { wait_ms: number; reviewer: string } | undefined): JsonObject {
+  const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, stage: "admission" };
+  if (d.reason !== undefined) data["reason"] = d.reason;
+  if (waited !== undefined) Object.assign(data, waited);
+  else if (d.record !== undefined) data["reviewer"] = d.record.reviewer;
+  return data;
+}
+
+/** Lists the action as waiting and reads the ledger again each time it is woken, until a decision answers or the deadline. */
+async function waitForDecision(
+  action: Action,
+  first: ApprovalDecision,
+  gate: ApprovalGate,
+  schema: Parameters<ApprovalGate["evaluate"]>[1],
+  emit: ApprovalEmit,
+  ctx: ApprovalAdmissionContext,
+  wait: ApprovalWait,
+  deadline: number,
+): Promise<ApprovalDecision> {
+  const requested: JsonObject = { fingerprint: first.fingerprint, required: first.required, granted: first.granted, stage: "admission", deadline };
+  if (action.tool !== undefined) requested["tool"] = action.tool;
+  emit(EVENT_KINDS.approvalRequested, action.id, requested);
+  const askedAt = Date.now();
+  let last = first;
+  const answered = await wait.waits.wait(
+    {
+      fingerprint: first.fingerprint,
+      required: first.required,
+      granted: first.granted,
+      ...(action.tool !== undefined ? { tool: action.tool } : {}),
+      parameter_keys: Object.keys(action.parameters).sort(),
+      action_id: action.id,
+      proposal_id: ctx.proposal_id,
+      run_id: ctx.run_id,
+      session_id: ctx.session_id,
+      asked_by: wait.asked_by,
+      created_at: askedAt,
+      deadline,
+    },
+    async () => {
+      last = await gate.evaluate(action, schema, { run_id: ctx.run_id, spend: true, escalated: ctx.escalated });
+      if (last.decision === "needs_approval") return undefined;
+      return { decision: last.decision, reviewer: last.record?.reviewer ?? "ledger" };
+    },
+    ctx.signal,
+  );
+  const waited = { wait_ms: Date.now() - askedAt, reviewer: answered?.reviewer ?? (ctx.signal?.aborted === true ? "cancelled" : "timeout") };
+  const d: ApprovalDecision =
+    answered !== undefined
+      ? last
+      : { ...first, decision: "deny", reason: ctx.signal?.aborted === true ? "the wait was cancelled" : `no decision within ${wait.timeoutMs} ms` };
+  emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d, waited));
+  return d;
 }
