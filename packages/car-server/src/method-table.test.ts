@@ -49,7 +49,17 @@ const OPERATOR_CALLS: Record<string, unknown> = {
   "agent_permissions.set": { agent_id: "bot", mode: "always_allow" },
   "agent_permissions.reset": { agent_id: "bot" },
   "events.retention": { policy: { max_events: 1 } },
+  "supervision.subscribe": { filter: { tools: ["nothing_calls_this"] } },
+  "supervision.unsubscribe": {},
+  "supervision.pending": {},
+  "supervision.decide": { intent_id: "intent-none", decision: { kind: "allow" } },
+  "host.subscribe": {},
+  "host.unsubscribe": {},
+  "session.clear_halt": {},
 };
+
+/** Operator calls that pass the role check and then find nothing to act on. */
+const NOT_FOUND_IS_OK = new Set(["supervision.decide"]);
 
 /** What an operator act could change: the log, the ledger, the postures, the state. */
 async function observable(c: TestClient): Promise<unknown> {
@@ -79,6 +89,9 @@ describe("the method table", () => {
     for (const id of ["p1", "p2", "p3"]) {
       await operator.result("proposal.submit", { proposal: { id, actions: [{ id: "w", type: "state_write", parameters: { key: id, value: 1 } }] } });
     }
+    // host.subscribe needs the protocol negotiated first.
+    await operator.result("server.handshake", { protocol_version: 3 });
+    await agent.result("server.handshake", { protocol_version: 3 });
     for (const [method, params] of Object.entries(OPERATOR_CALLS)) {
       const before = await observable(operator);
       const refused = await agent.call(method, params);
@@ -86,7 +99,8 @@ describe("the method table", () => {
       expect(refused.error!.message, method).toContain("operator");
       expect(await observable(operator), method).toEqual(before);
       const allowed = await operator.call(method, params);
-      expect(allowed.error, method).toBeUndefined();
+      if (NOT_FOUND_IS_OK.has(method)) expect(allowed.error, method).toMatchObject({ data: { car_code: "not_found" } });
+      else expect(allowed.error, method).toBeUndefined();
     }
   });
 

@@ -20,6 +20,7 @@ import { METHODS } from "./methods/index.ts";
 import type { ServeStore } from "./serve-store.ts";
 import type { Tracer } from "@opentelemetry/api";
 import { silentServerLog, type ServerLog } from "./server-log.ts";
+import { createOversight } from "./supervision/oversight.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 9100;
@@ -74,6 +75,8 @@ export interface ServerOptions {
    * need a recorded approval.
    */
   standingTier?: PermissionTier;
+  /** How long a supervision intent waits for a verdict before it is denied (default 30 s; `car serve --decision-timeout`). */
+  decisionTimeoutMs?: number;
 }
 
 export interface CloseOptions {
@@ -122,6 +125,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const agents = new AgentSessions(systemClock, options.store?.events);
   const heldBytes = new HeldBytes(limits.maxHeldBytes);
   const heldState = new HeldState(heldBytes);
+  const oversight = createOversight(options.decisionTimeoutMs);
   let draining = false;
   const connections = new Set<Connection>();
   const http = createServer((_req, res) => {
@@ -154,6 +158,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         serverProposals,
         heldBytes,
         heldState,
+        oversight,
         log: serverLog,
         connectionId: ++nextConnection,
         remoteAddress: request.socket.remoteAddress,

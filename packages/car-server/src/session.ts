@@ -18,6 +18,7 @@ import type { ServeStore } from "./serve-store.ts";
 import type { HeldAccount, HeldBytes, HeldState } from "./held-bytes.ts";
 import { type ServerLimits, Slots } from "./limits.ts";
 import { SessionRules } from "./session-rules.ts";
+import type { Oversight } from "./supervision/oversight.ts";
 
 export interface SessionOptions {
   /** Callback wait for actions that declare no `timeout_ms`. */
@@ -44,6 +45,8 @@ export interface SessionOptions {
   heldBytes: HeldBytes;
   /** State values counted against the same pool, by key. */
   heldState: HeldState;
+  /** The server's supervision gate, approvals that wait and host events, shared by every session. */
+  oversight: Oversight;
 }
 
 export class Session {
@@ -60,6 +63,14 @@ export class Session {
   readonly held: HeldAccount;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
+  /**
+   * The halt latch (reference websocket-core.md § A.7, DECISIONS §11): set
+   * when a `tools.execute` answer is a terminal failure; while set, every
+   * proposal on this connection is rejected whole and dispatches nothing.
+   * Connection-local: a reconnect starts clear, and `session.clear_halt`
+   * (an operator's connection, for itself) clears it.
+   */
+  halted = false;
   /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
   readonly toolCaller: ToolCaller = (call, signal) => callClientTool(this, call, signal);
   private callbackSeq = 0;
@@ -92,6 +103,7 @@ export class Session {
       agent: options.agents.get(options.agentKey),
       approvalGate: this.gate,
       admission: serverAdmission(this),
+      supervisor: this.#supervisor(),
       ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
       maxInterpolatedBytes: options.limits.maxInterpolatedBytesPerProposal,
     });
@@ -124,12 +136,23 @@ export class Session {
       agent: this.options.agents.get(this.options.agentKey),
       approvalGate: this.gate,
       admission: serverAdmission(this),
+      supervisor: this.#supervisor(),
       maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
       ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
     });
     this.runtime.loadPolicies(join(this.options.carHome, "policies"));
     this.rules = new SessionRules(this.runtime.policies, this.runtime.traceGate);
     void shared.close();
+  }
+
+  /** Who submits on this connection, as approvals stamp a reviewer: `agent:<id>` or `conn:<session id>`. */
+  get principal(): string {
+    return this.options.agentId !== undefined ? `agent:${this.options.agentId}` : `conn:${this.id}`;
+  }
+
+  /** The server's supervision gate, for this session's proposals. */
+  #supervisor() {
+    return this.options.oversight.supervision.supervisorFor(this.id, () => ({ source: this.principal, agent_id: this.options.agentId, held: this.held }));
   }
 
   /** A fresh id for a server→client request on this connection. */

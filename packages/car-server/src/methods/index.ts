@@ -20,6 +20,8 @@ import { staticAnalysisMethods } from "./static-analysis.ts";
 import { toolMethods } from "./tools.ts";
 import { capabilitiesList, operationMethods } from "./operations.ts";
 import { skillMethods } from "./skills.ts";
+import { hostMethods } from "./host.ts";
+import { supervisionMethods } from "./supervision.ts";
 
 export const METHODS: MethodTable = Object.freeze({
   ...handshakeMethods,
@@ -37,5 +39,7 @@ export const METHODS: MethodTable = Object.freeze({
   ...plannerMethods,
   ...skillMethods,
   ...operationMethods,
+  ...supervisionMethods,
+  ...hostMethods,
   "capabilities.list": agentMethod(capabilitiesList(() => METHODS)),
 });
