@@ -21,6 +21,7 @@ import type { ServeStore } from "./serve-store.ts";
 import type { Tracer } from "@opentelemetry/api";
 import { silentServerLog, type ServerLog } from "./server-log.ts";
 import { createOversight } from "./supervision/oversight.ts";
+import { isReservedAgentId } from "./postures/default-posture.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 9100;
@@ -234,6 +235,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 /** The agent a connection acts for: `?agent_id=` on the WebSocket URL, if given and non-empty. */
 function agentIdOf(request: IncomingMessage): string | undefined {
   const id = new URL(request.url ?? "/", "ws://localhost").searchParams.get("agent_id");
+  if (id !== null && isReservedAgentId(id)) throw new CarError("unauthorized", "an agent id must not hold a control character");
   return id === null || id === "" ? undefined : id;
 }
 

@@ -8,7 +8,8 @@
  */
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId, systemClock } from "@car/ir";
-import { AgentSessions, borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import { AgentSessions, borrowedStore, Runtime, type ToolCaller } from "@car/engine";
+import { postureWithDefault } from "./postures/default-posture.ts";
 import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
 import { serverAdmission } from "./admission.ts";
@@ -96,7 +97,7 @@ export class Session {
       sessionId: this.id,
       grantedTier: options.standingTier ?? "sandbox_edit",
       ...(options.agentId !== undefined ? { agentId: options.agentId } : {}),
-      ...(store !== undefined && options.agentId !== undefined ? { posture: postureLookup(store.postures, options.agentId) } : {}),
+      ...(store !== undefined && options.agentId !== undefined ? { posture: postureWithDefault(store.postures, options.agentId) } : {}),
     });
     this.runtime = new Runtime({
       ...(store !== undefined ? { store: borrowedStore(store) } : {}),

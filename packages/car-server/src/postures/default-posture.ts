@@ -1,0 +1,39 @@
+/**
+ * The default posture (`agent_permissions.set_default`): what every agent
+ * without an override of its own gets, per tier. Kept in the postures table
+ * of the server's database under a key no agent can have (agent ids with a
+ * control character are refused), so it survives restarts and is shared by
+ * every server on the database. Until an operator sets one, the tier gate
+ * alone decides (reads and edits run, `full_access` asks: `trusting`).
+ */
+import type { PostureStore } from "@car/engine";
+import type { PermissionTier, Posture } from "@car/policy";
+
+/** The postures-table key of the default posture: a unit separator cannot be in an agent id. */
+export const DEFAULT_POSTURE_KEY = "\u001fdefault";
+
+/** Whether `id` could collide with a reserved key: an agent id must not hold a control character. */
+export function isReservedAgentId(id: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to refuse them
+  return /[\u0000-\u001f\u007f]/.test(id);
+}
+
+export const PRESETS = {
+  /** Reads run; edits ask; consequential actions are refused. */
+  cautious: { read_only: "always_allow", sandbox_edit: "require_approval", full_access: "deny" },
+  /** The reference's default: reads run, edits and consequential actions ask. */
+  balanced: { read_only: "always_allow", sandbox_edit: "require_approval", full_access: "require_approval" },
+  /** Reads and edits run, consequential actions ask: the tier gate at `sandbox_edit`, as when nothing is set. */
+  trusting: { read_only: "always_allow", sandbox_edit: "always_allow", full_access: "require_approval" },
+} as const satisfies Record<string, Record<PermissionTier, Posture>>;
+
+export type PresetName = keyof typeof PRESETS;
+
+/** What an agent without an override gets when no default is set. */
+export const UNSET_DEFAULT: Readonly<Record<PermissionTier, Posture>> = PRESETS.trusting;
+
+/** The agent's posture for `tier`: its own entry, else the default's, else undefined (the tier gate decides). */
+export function postureWithDefault(postures: Pick<PostureStore, "resolve">, agentId: string) {
+  return async (tier: PermissionTier): Promise<Posture | undefined> =>
+    (await postures.resolve(agentId, tier)) ?? (await postures.resolve(DEFAULT_POSTURE_KEY, tier));
+}
