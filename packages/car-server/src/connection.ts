@@ -15,6 +15,7 @@ import {
   nestsDeeperThan,
   resultFrame,
   RPC_AUTH_REQUIRED,
+  RPC_CAPABILITY_MISMATCH,
   RPC_HANDSHAKE_REQUIRED,
   RPC_INTERNAL_ERROR,
   RPC_INVALID_REQUEST,
@@ -308,6 +309,9 @@ export class Connection {
     if (spec.role === "operator") requireOperator({ session: this.session, role }, `${method} is an operator act`);
     if (spec.handshake && this.session.negotiatedProtocol === undefined) {
       throw new RpcFault(RPC_HANDSHAKE_REQUIRED, `protocol handshake required: call server.handshake before ${method}`);
+    }
+    if (spec.capability !== undefined && !this.session.negotiatedCapabilities.has(spec.capability)) {
+      throw new RpcFault(RPC_CAPABILITY_MISMATCH, `protocol capability mismatch: ${method} needs ${spec.capability} negotiated in server.handshake`);
     }
     const tenant = spec.tenancy === "tenant_id" ? tenantScope(optionalString(paramsObject(params), "tenant_id")) : UNSCOPED;
     const held = spec.resources.length > 0 ? this.session.held : HOLDS_NOTHING;

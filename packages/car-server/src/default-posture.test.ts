@@ -96,4 +96,42 @@ describe("agent_permissions.set_default", () => {
     const refused = await TestClient.connect(`${server.url}?agent_id=%1Fdefault`);
     expect((await refused.closed).code).toBe(1011);
   });
+
+  it("an exact (agent, tool) override needs the capability, binds one literal pair, and wins over the tier posture", async () => {
+    const operator = await open();
+    const unnegotiated = await operator.call("agent_permissions.set_tool", { agent_id: "editor", tool: "write_file", mode: "deny" });
+    expect(unnegotiated.error).toMatchObject({ code: -32008 });
+    expect(unnegotiated.error!.message).toMatch(/^protocol capability mismatch/);
+    const hs = await operator.result("server.handshake", { protocol_version: 3, required_capabilities: ["permissions.agent-tool-overrides.v1"] });
+    expect(hs.negotiated_capabilities).toContain("permissions.agent-tool-overrides.v1");
+    const policy = await operator.result("agent_permissions.set_tool", { agent_id: "editor", tool: "write_file", mode: "deny" });
+    expect(policy.tool_overrides).toEqual({ editor: { write_file: { mode: "deny" } } });
+    const editor = await open("editor");
+    const denied = await editor.result("proposal.submit", write("t1"));
+    expect(denied.results[0].status).toBe("rejected");
+    expect(denied.results[0].error).toContain("denied by approval gate");
+    // Another agent, and the same agent's other tools, are untouched.
+    const other = await open("editor-2");
+    expect((await other.result("proposal.submit", write("t2"))).results[0].status).toBe("succeeded");
+    expect(await operator.result("agent_permissions.evaluate_tool", { agent_id: "editor", tool: "write_file", tier: "sandbox_edit" })).toMatchObject({
+      mode: "deny",
+      has_tool_override: true,
+      authorization_source: "agent_tool_override",
+    });
+    expect((await operator.result("agent_permissions.evaluate_tool", { agent_id: "editor", tool: "read_file", tier: "read_only" })).has_tool_override).toBe(
+      false,
+    );
+    // An exact always_allow cannot be bound to a live schema here: refused, not recorded; so is a caller's digest.
+    expect((await operator.call("agent_permissions.set_tool", { agent_id: "editor", tool: "write_file", mode: "always_allow" })).error).toMatchObject({
+      code: -32602,
+    });
+    expect(
+      (await operator.call("agent_permissions.set_tool", { agent_id: "editor", tool: "write_file", mode: "deny", schema_digest: "x" })).error,
+    ).toMatchObject({ code: -32602 });
+    const agent = await open("editor");
+    expect((await agent.call("agent_permissions.reset_tool", { agent_id: "editor", tool: "write_file" })).error).toMatchObject({ code: -32001 });
+    const reset = await operator.result("agent_permissions.reset_tool", { agent_id: "editor", tool: "write_file" });
+    expect(reset.tool_overrides).toBeUndefined();
+    expect((await editor.result("proposal.submit", write("t3"))).results[0].status).toBe("succeeded");
+  });
 });

@@ -56,6 +56,10 @@ const OPERATOR_CALLS: Record<string, unknown> = {
   "host.subscribe": {},
   "host.unsubscribe": {},
   "session.clear_halt": {},
+  "agent_permissions.set_default": { preset: "trusting" },
+  "agent_permissions.set_tool": { agent_id: "bot", tool: "t", mode: "deny" },
+  "agent_permissions.reset_tool": { agent_id: "bot", tool: "t" },
+  "agent_permissions.evaluate_tool": { agent_id: "bot", tool: "t", tier: "read_only" },
 };
 
 /** Operator calls that pass the role check and then find nothing to act on. */
@@ -90,8 +94,9 @@ describe("the method table", () => {
       await operator.result("proposal.submit", { proposal: { id, actions: [{ id: "w", type: "state_write", parameters: { key: id, value: 1 } }] } });
     }
     // host.subscribe needs the protocol negotiated first.
-    await operator.result("server.handshake", { protocol_version: 3 });
-    await agent.result("server.handshake", { protocol_version: 3 });
+    const handshake = { protocol_version: 3, optional_capabilities: ["permissions.agent-tool-overrides.v1"] };
+    await operator.result("server.handshake", handshake);
+    await agent.result("server.handshake", handshake);
     for (const [method, params] of Object.entries(OPERATOR_CALLS)) {
       const before = await observable(operator);
       const refused = await agent.call(method, params);

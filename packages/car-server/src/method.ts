@@ -55,6 +55,8 @@ export interface MethodSpec {
   readonly resources: readonly MethodResource[];
   /** Refused with -32005 until the connection has negotiated the protocol (`server.handshake`). */
   readonly handshake: boolean;
+  /** Refused with -32008 unless the connection negotiated this capability. */
+  readonly capability: string | undefined;
 }
 
 export interface MethodDeclaration {
@@ -62,6 +64,8 @@ export interface MethodDeclaration {
   resources?: readonly MethodResource[];
   /** Needs `server.handshake` first, as the reference's `host.subscribe` does. */
   handshake?: boolean;
+  /** A capability-gated method: the connection must negotiate it in `server.handshake`. */
+  capability?: string;
 }
 
 /** A method table fragment: one file per namespace contributes one. */
@@ -74,6 +78,7 @@ function declare(role: MethodRole, handler: MethodHandler, declared: MethodDecla
     tenancy: declared.tenancy ?? "none",
     resources: Object.freeze([...(declared.resources ?? [])]),
     handshake: declared.handshake ?? false,
+    capability: declared.capability,
   });
 }
 

@@ -64,6 +64,8 @@ export class Session {
   readonly held: HeldAccount;
   /** Set by a successful `server.handshake`. */
   negotiatedProtocol: number | undefined;
+  /** The optional capabilities the handshake negotiated. */
+  negotiatedCapabilities: ReadonlySet<string> = new Set();
   /**
    * The halt latch (reference websocket-core.md § A.7, DECISIONS §11): set
    * when a `tools.execute` answer is a terminal failure; while set, every

@@ -11,7 +11,16 @@ import { isPermissionTier, type PermissionTier, PERMISSION_TIERS, type Posture }
 import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
 import { invalidParams, optionalString, paramsObject, requireString } from "../params.ts";
 import { requireStore, type ServeStore } from "../serve-store.ts";
-import { DEFAULT_POSTURE_KEY, isReservedAgentId, PRESETS, type PresetName, UNSET_DEFAULT } from "../postures/default-posture.ts";
+import {
+  DEFAULT_POSTURE_KEY,
+  isReservedAgentId,
+  parseToolOverrideKey,
+  PRESETS,
+  type PresetName,
+  toolOverrideKey,
+  UNSET_DEFAULT,
+} from "../postures/default-posture.ts";
+import { TOOL_OVERRIDES_CAPABILITY } from "./handshake.ts";
 
 const POSTURES: readonly Posture[] = ["always_allow", "require_approval", "deny"];
 
@@ -49,13 +58,21 @@ async function policyOf(store: ServeStore): Promise<JsonValue> {
   const entries = await store.postures.list();
   const agents = emptyMap<JsonObject>();
   const ordered = [...entries.filter((e) => e.tier === null), ...entries.filter((e) => e.tier !== null)];
+  const toolOverrides = emptyMap<JsonObject>();
+  for (const entry of entries) {
+    const pair = parseToolOverrideKey(entry.agent_id);
+    if (pair === undefined) continue;
+    let agent = getOwn(toolOverrides, pair.agent_id);
+    if (agent === undefined) setOwn(toolOverrides, pair.agent_id, (agent = emptyMap()));
+    setOwn(agent, pair.tool, { mode: entry.posture });
+  }
   for (const entry of ordered) {
     if (isReservedAgentId(entry.agent_id)) continue;
     let agent = getOwn(agents, entry.agent_id);
     if (agent === undefined) setOwn(agents, entry.agent_id, (agent = emptyMap()));
     for (const tier of entry.tier === null ? PERMISSION_TIERS : [entry.tier]) setOwn(agent, tier, entry.posture);
   }
-  return { default: await defaultPosture(store), agents };
+  return { default: await defaultPosture(store), agents, ...(Object.keys(toolOverrides).length > 0 ? { tool_overrides: toolOverrides } : {}) };
 }
 
 function storeOf(ctx: MethodContext, method: string): ServeStore {
@@ -115,10 +132,69 @@ async function setDefault(params: JsonValue | undefined, ctx: MethodContext): Pr
   return policyOf(store);
 }
 
+function readTool(p: JsonObject): string {
+  const tool = requireString(p, "tool");
+  if (tool === "" || isReservedAgentId(tool)) throw invalidParams("tool must be non-empty and hold no control character");
+  return tool;
+}
+
+/**
+ * `agent_permissions.set_tool`: one exact (agent, tool) override, for every
+ * tier. `deny` and `require_approval` only tighten. An exact `always_allow`
+ * is refused: the reference binds it to the schema a live agent session
+ * registered, which this server does not track, and a grant it cannot bind
+ * it does not record (DECISIONS §25).
+ */
+async function setTool(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const store = storeOf(ctx, "agent_permissions.set_tool");
+  const p = paramsObject(params);
+  if (p["schema_digest"] !== undefined) throw invalidParams("schema_digest is recorded by the server, never supplied by the caller");
+  const key = toolOverrideKey(readAgentId(p), readTool(p));
+  const mode = readMode(p);
+  if (mode === "always_allow") {
+    throw invalidParams(
+      "an exact always_allow tool override is not offered: it must be bound to a live agent's registered schema; use deny or require_approval",
+    );
+  }
+  await store.postures.set(key, mode, null, Date.now());
+  return policyOf(store);
+}
+
+async function resetTool(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const store = storeOf(ctx, "agent_permissions.reset_tool");
+  const p = paramsObject(params);
+  await store.postures.clear(toolOverrideKey(readAgentId(p), readTool(p)), null);
+  return policyOf(store);
+}
+
+async function evaluateTool(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const store = storeOf(ctx, "agent_permissions.evaluate_tool");
+  const p = paramsObject(params);
+  const agentId = readAgentId(p);
+  const tool = readTool(p);
+  const tier = readTier(p, true) as PermissionTier;
+  const exact = await store.postures.resolve(toolOverrideKey(agentId, tool), tier);
+  const tierPosture = (await store.postures.resolve(agentId, tier)) ?? (await defaultPosture(store))[tier];
+  return {
+    agent_id: agentId,
+    tool,
+    tier,
+    mode: exact ?? tierPosture,
+    has_tool_override: exact !== undefined,
+    active: exact !== undefined,
+    schema_bound: false,
+    schema_digest_present: false,
+    authorization_source: exact !== undefined ? "agent_tool_override" : "tier_posture",
+  };
+}
+
 export const agentPermissionMethods: MethodTable = {
   "agent_permissions.get": agentMethod(get),
   "agent_permissions.set": operatorMethod(set),
   "agent_permissions.reset": operatorMethod(reset),
   "agent_permissions.set_default": operatorMethod(setDefault),
+  "agent_permissions.set_tool": operatorMethod(setTool, { capability: TOOL_OVERRIDES_CAPABILITY }),
+  "agent_permissions.reset_tool": operatorMethod(resetTool),
+  "agent_permissions.evaluate_tool": operatorMethod(evaluateTool, { capability: TOOL_OVERRIDES_CAPABILITY }),
   "agent_permissions.evaluate": agentMethod(evaluate),
 };

@@ -20,8 +20,11 @@ export const PROTOCOL_VERSION = 3;
  */
 export const ISOLATED_SESSION_CAPABILITY = "session.isolated.v1";
 
-/** Optional protocol capabilities this server implements (none of the reference's are in scope yet). */
-const CAPABILITIES: ReadonlySet<string> = new Set([ISOLATED_SESSION_CAPABILITY]);
+/** The reference's capability for the exact per-(agent, tool) override methods (`agent_permissions.set_tool` / `evaluate_tool`). */
+export const TOOL_OVERRIDES_CAPABILITY = "permissions.agent-tool-overrides.v1";
+
+/** Optional protocol capabilities this server implements. */
+const CAPABILITIES: ReadonlySet<string> = new Set([ISOLATED_SESSION_CAPABILITY, TOOL_OVERRIDES_CAPABILITY]);
 
 function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
@@ -41,6 +44,7 @@ function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue
   const negotiated = [...new Set([...required, ...optional].filter((c) => CAPABILITIES.has(c)))].sort();
   if (negotiated.includes(ISOLATED_SESSION_CAPABILITY)) ctx.session.isolate();
   ctx.session.negotiatedProtocol = PROTOCOL_VERSION;
+  ctx.session.negotiatedCapabilities = new Set(negotiated);
   return {
     protocol_version: PROTOCOL_VERSION,
     server_version: VERSION,

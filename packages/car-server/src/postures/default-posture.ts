@@ -6,6 +6,7 @@
  * every server on the database. Until an operator sets one, the tier gate
  * alone decides (reads and edits run, `full_access` asks: `trusting`).
  */
+import type { Action } from "@car/ir";
 import type { PostureStore } from "@car/engine";
 import type { PermissionTier, Posture } from "@car/policy";
 
@@ -32,8 +33,26 @@ export type PresetName = keyof typeof PRESETS;
 /** What an agent without an override gets when no default is set. */
 export const UNSET_DEFAULT: Readonly<Record<PermissionTier, Posture>> = PRESETS.trusting;
 
-/** The agent's posture for `tier`: its own entry, else the default's, else undefined (the tier gate decides). */
+/** The postures-table key of an exact (agent, tool) override. */
+export function toolOverrideKey(agentId: string, tool: string): string {
+  return `${agentId}\u001ftool\u001f${tool}`;
+}
+
+/** The (agent, tool) pair of a tool-override key, or undefined for any other key. */
+export function parseToolOverrideKey(key: string): { agent_id: string; tool: string } | undefined {
+  const parts = key.split("\u001f");
+  return parts.length === 3 && parts[1] === "tool" ? { agent_id: parts[0]!, tool: parts[2]! } : undefined;
+}
+
+/**
+ * The agent's posture for an action at `tier`: the exact (agent, tool)
+ * override, else its own tier entry, else the default's, else undefined
+ * (the tier gate decides). Literal identifiers only: no wildcard, prefix or
+ * pattern.
+ */
 export function postureWithDefault(postures: Pick<PostureStore, "resolve">, agentId: string) {
-  return async (tier: PermissionTier): Promise<Posture | undefined> =>
-    (await postures.resolve(agentId, tier)) ?? (await postures.resolve(DEFAULT_POSTURE_KEY, tier));
+  return async (tier: PermissionTier, action: Action): Promise<Posture | undefined> =>
+    (action.tool !== undefined ? await postures.resolve(toolOverrideKey(agentId, action.tool), tier) : undefined) ??
+    (await postures.resolve(agentId, tier)) ??
+    (await postures.resolve(DEFAULT_POSTURE_KEY, tier));
 }
