@@ -6,33 +6,24 @@
  * posture for agents without an override (`set_default`: a preset or one
  * tier). Every mutation answers with the whole policy, as the reference does.
  */
-import { emptyMap, getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import type { JsonObject, JsonValue } from "@car/ir";
 import { isPermissionTier, type PermissionTier, PERMISSION_TIERS, type Posture } from "@car/policy";
 import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
 import { invalidParams, optionalString, paramsObject, requireString } from "../params.ts";
 import { requireStore, type ServeStore } from "../serve-store.ts";
 import {
   DEFAULT_POSTURE_KEY,
+  defaultPosture,
   isReservedAgentId,
-  parseToolOverrideKey,
+  posturePolicy,
   PRESETS,
   type PresetName,
+  setDefaultPreset,
   toolOverrideKey,
-  UNSET_DEFAULT,
 } from "../postures/default-posture.ts";
 import { TOOL_OVERRIDES_CAPABILITY } from "./handshake.ts";
 
 const POSTURES: readonly Posture[] = ["always_allow", "require_approval", "deny"];
-
-/** The default posture as stored, tier by tier, over what applies when none is set. */
-async function defaultPosture(store: ServeStore): Promise<Record<PermissionTier, Posture>> {
-  const out = { ...UNSET_DEFAULT };
-  for (const tier of PERMISSION_TIERS) {
-    const stored = await store.postures.resolve(DEFAULT_POSTURE_KEY, tier);
-    if (stored !== undefined) out[tier] = stored;
-  }
-  return out;
-}
 
 function readAgentId(p: JsonObject): string {
   const id = requireString(p, "agent_id");
@@ -53,26 +44,9 @@ function readMode(p: JsonObject): Posture {
   return mode as Posture;
 }
 
-/** `{ default, agents }`: an all-tier entry fills every tier of its agent, a per-tier entry wins over it. */
-async function policyOf(store: ServeStore): Promise<JsonValue> {
-  const entries = await store.postures.list();
-  const agents = emptyMap<JsonObject>();
-  const ordered = [...entries.filter((e) => e.tier === null), ...entries.filter((e) => e.tier !== null)];
-  const toolOverrides = emptyMap<JsonObject>();
-  for (const entry of entries) {
-    const pair = parseToolOverrideKey(entry.agent_id);
-    if (pair === undefined) continue;
-    let agent = getOwn(toolOverrides, pair.agent_id);
-    if (agent === undefined) setOwn(toolOverrides, pair.agent_id, (agent = emptyMap()));
-    setOwn(agent, pair.tool, { mode: entry.posture });
-  }
-  for (const entry of ordered) {
-    if (isReservedAgentId(entry.agent_id)) continue;
-    let agent = getOwn(agents, entry.agent_id);
-    if (agent === undefined) setOwn(agents, entry.agent_id, (agent = emptyMap()));
-    for (const tier of entry.tier === null ? PERMISSION_TIERS : [entry.tier]) setOwn(agent, tier, entry.posture);
-  }
-  return { default: await defaultPosture(store), agents, ...(Object.keys(toolOverrides).length > 0 ? { tool_overrides: toolOverrides } : {}) };
+/** The whole policy, as every mutation answers. */
+function policyOf(store: ServeStore): Promise<JsonValue> {
+  return posturePolicy(store.postures);
 }
 
 function storeOf(ctx: MethodContext, method: string): ServeStore {
@@ -107,7 +81,7 @@ async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Prom
   const agentId = readAgentId(p);
   const tier = readTier(p, true) as PermissionTier;
   const override = await store.postures.resolve(agentId, tier);
-  return { agent_id: agentId, tier, mode: override ?? (await defaultPosture(store))[tier], has_override: override !== undefined };
+  return { agent_id: agentId, tier, mode: override ?? (await defaultPosture(store.postures))[tier], has_override: override !== undefined };
 }
 
 /**
@@ -122,9 +96,7 @@ async function setDefault(params: JsonValue | undefined, ctx: MethodContext): Pr
   if (preset !== undefined) {
     if (p["tier"] !== undefined || p["mode"] !== undefined) throw invalidParams("give preset, or tier and mode, not both");
     if (!Object.hasOwn(PRESETS, preset)) throw invalidParams(`preset must be one of ${Object.keys(PRESETS).join(", ")}, got '${preset.slice(0, 40)}'`);
-    const now = Date.now();
-    await store.postures.clear(DEFAULT_POSTURE_KEY, null);
-    for (const tier of PERMISSION_TIERS) await store.postures.set(DEFAULT_POSTURE_KEY, PRESETS[preset as PresetName][tier], tier, now);
+    await setDefaultPreset(store.postures, preset as PresetName, Date.now());
     return policyOf(store);
   }
   const tier = readTier(p, true) as PermissionTier;
@@ -174,7 +146,7 @@ async function evaluateTool(params: JsonValue | undefined, ctx: MethodContext): 
   const tool = readTool(p);
   const tier = readTier(p, true) as PermissionTier;
   const exact = await store.postures.resolve(toolOverrideKey(agentId, tool), tier);
-  const tierPosture = (await store.postures.resolve(agentId, tier)) ?? (await defaultPosture(store))[tier];
+  const tierPosture = (await store.postures.resolve(agentId, tier)) ?? (await defaultPosture(store.postures))[tier];
   return {
     agent_id: agentId,
     tool,

@@ -6,9 +6,9 @@
  * every server on the database. Until an operator sets one, the tier gate
  * alone decides (reads and edits run, `full_access` asks: `trusting`).
  */
-import type { Action } from "@car/ir";
+import { type Action, emptyMap, getOwn, type JsonObject, setOwn } from "@car/ir";
 import type { PostureStore } from "@car/engine";
-import type { PermissionTier, Posture } from "@car/policy";
+import { type PermissionTier, PERMISSION_TIERS, type Posture } from "@car/policy";
 
 /** The postures-table key of the default posture: a unit separator cannot be in an agent id. */
 export const DEFAULT_POSTURE_KEY = "\u001fdefault";
@@ -55,4 +55,51 @@ export function postureWithDefault(postures: Pick<PostureStore, "resolve">, agen
     (action.tool !== undefined ? await postures.resolve(toolOverrideKey(agentId, action.tool), tier) : undefined) ??
     (await postures.resolve(agentId, tier)) ??
     (await postures.resolve(DEFAULT_POSTURE_KEY, tier));
+}
+
+/** The default posture as stored, tier by tier, over what applies when none is set. */
+export async function defaultPosture(postures: Pick<PostureStore, "resolve">): Promise<Record<PermissionTier, Posture>> {
+  const out: Record<PermissionTier, Posture> = { ...UNSET_DEFAULT };
+  for (const tier of PERMISSION_TIERS) {
+    const stored = await postures.resolve(DEFAULT_POSTURE_KEY, tier);
+    if (stored !== undefined) out[tier] = stored;
+  }
+  return out;
+}
+
+/** Sets every tier of the default posture to `preset`'s. */
+export async function setDefaultPreset(postures: Pick<PostureStore, "set" | "clear">, preset: PresetName, now: number): Promise<void> {
+  await postures.clear(DEFAULT_POSTURE_KEY, null);
+  for (const tier of PERMISSION_TIERS) await postures.set(DEFAULT_POSTURE_KEY, PRESETS[preset][tier], tier, now);
+}
+
+/**
+ * The whole policy as `agent_permissions.get` shows it: `{ default, agents,
+ * tool_overrides? }`. An agent's all-tier entry fills every tier, a per-tier
+ * entry wins over it; `tool_overrides` is left out when there is none.
+ */
+export async function posturePolicy(postures: Pick<PostureStore, "resolve" | "list">): Promise<JsonObject> {
+  const entries = await postures.list();
+  const agents = emptyMap<JsonObject>();
+  const toolOverrides = emptyMap<JsonObject>();
+  for (const entry of entries) {
+    const pair = parseToolOverrideKey(entry.agent_id);
+    if (pair === undefined) continue;
+    let agent = getOwn(toolOverrides, pair.agent_id);
+    if (agent === undefined) setOwn(toolOverrides, pair.agent_id, (agent = emptyMap()));
+    setOwn(agent, pair.tool, { mode: entry.posture });
+  }
+  const ordered = [...entries.filter((e) => e.tier === null), ...entries.filter((e) => e.tier !== null)];
+  for (const entry of ordered) {
+    if (isReservedAgentId(entry.agent_id)) continue;
+    let agent = getOwn(agents, entry.agent_id);
+    if (agent === undefined) setOwn(agents, entry.agent_id, (agent = emptyMap()));
+    for (const tier of entry.tier === null ? PERMISSION_TIERS : [entry.tier]) setOwn(agent, tier, entry.posture);
+  }
+  return { default: await defaultPosture(postures), agents, ...(Object.keys(toolOverrides).length > 0 ? { tool_overrides: toolOverrides } : {}) };
+}
+
+/** Whether `name` is a preset. */
+export function isPreset(name: string): name is PresetName {
+  return Object.hasOwn(PRESETS, name);
 }
