@@ -49,8 +49,21 @@ function submitView(outcome: SubmitOutcome): JsonObject {
 
 function stepName(step: ScenarioStep, i: number): string {
   const op =
-    ["submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "set_state", "set_tier", "approve", "wait_ms"].find((k) => k in step) ??
-    "step";
+    [
+      "submit",
+      "verify",
+      "simulate",
+      "equivalent",
+      "optimize",
+      "poll",
+      "cancel",
+      "set_state",
+      "set_tier",
+      "approve",
+      "supervised_submit",
+      "waiting_submit",
+      "wait_ms",
+    ].find((k) => k in step) ?? "step";
   return `step ${i + 1} (${op})`;
 }
 
@@ -176,6 +189,16 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
     if (runtime.approve === undefined) throw new Error("the runtime claims `approvals` but its adapter has no approve");
     await runtime.approve(step.approve);
     return null;
+  }
+  if (step.supervised_submit !== undefined) {
+    if (runtime.supervisedSubmit === undefined) throw new Error("the runtime claims `supervision` but its adapter has no supervisedSubmit");
+    const { outcome, ...seen } = await runtime.supervisedSubmit(step.supervised_submit);
+    return { ...submitView(outcome), ...(seen as JsonObject) };
+  }
+  if (step.waiting_submit !== undefined) {
+    if (runtime.waitingSubmit === undefined) throw new Error("the runtime claims `waiting-approvals` but its adapter has no waitingSubmit");
+    const { outcome, ...seen } = await runtime.waitingSubmit(step.waiting_submit);
+    return { ...submitView(outcome), ...(seen as JsonObject) };
   }
   if (step.wait_ms !== undefined) {
     await sleep(step.wait_ms);

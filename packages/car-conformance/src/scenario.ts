@@ -5,6 +5,7 @@
  * steps against it, and states what must be observed. The runner never needs
  * to know what a scenario is about.
  */
+import type { SupervisedSubmit, WaitingSubmit } from "./adapter.ts";
 import type { JsonObject, JsonValue } from "@car/ir";
 
 /** Where in the specification the behaviour is stated. */
@@ -79,6 +80,10 @@ export interface ScenarioStep {
   set_tier?: string;
   /** Record a human approval of this action (the `approvals` capability). */
   approve?: JsonValue;
+  /** Submit while a supervisor answers (the `supervision` capability). */
+  supervised_submit?: SupervisedSubmit;
+  /** Submit waiting for approvals, then answer the wait (the `waiting-approvals` capability). */
+  waiting_submit?: WaitingSubmit;
   /** Wait before the next step (lets a rate-limit window or a cache TTL lapse). */
   wait_ms?: number;
   /** The state `verify` / `simulate` start from; on an `optimize` step, the state the optimized proposal is simulated from (its view gains `simulated`). */
