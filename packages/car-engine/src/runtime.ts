@@ -375,6 +375,7 @@ export class Runtime {
           budget,
           maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
           signal: options.signal,
+          approvalWait: options.approvalWait,
         },
         parsed,
         graph,

@@ -147,4 +147,55 @@ describe("approvals that wait", () => {
     expect(calls).toEqual([]);
     expect(rt.events.query({ proposal_id: "w2", kinds: ["approval_decided"] })[0]!.data).toMatchObject({ decision: "deny", reviewer: "timeout" });
   });
+
+  it("a resolved form that needs its own approval waits at dispatch (DECISIONS §22), the read before it having run", async () => {
+    const waits = new ApprovalWaits(undefined, 10_000);
+    const base = new Runtime();
+    const gate = new ApprovalGate({ ledger: base.approvals, sessionId: "s" });
+    const rt = new Runtime({ store: base.store, approvalGate: gate });
+    const sent: unknown[] = [];
+    rt.registerTool({ name: "lookup" }, () => ({ to: "resolved@example.com" }));
+    rt.registerTool({ name: "send_email" }, (p) => {
+      sent.push(p["to"]);
+      return "sent";
+    });
+    const proposal = {
+      id: "d1",
+      actions: [
+        { id: "l", type: "tool_call" as const, tool: "lookup", parameters: { q: "x" } },
+        { id: "s", type: "tool_call" as const, tool: "send_email", parameters: { to: "$l.output.to" }, dependencies: ["l"] },
+      ],
+    };
+    const running = rt.executeProposal(proposal, undefined, { approvalWait: { waits, timeoutMs: 20_000, asked_by: "t" } });
+    // The template is full_access: admission waits on it first.
+    await expect.poll(() => waits.list().map((w) => w.action_id)).toEqual(["s"]);
+    const template = waits.list()[0]!;
+    await rt.approvals.record({
+      fingerprint: template.fingerprint,
+      decision: "approved",
+      required_tier: "full_access",
+      reviewer: "ops",
+      decided_at: Date.now(),
+      expires_at: null,
+    });
+    waits.nudge(template.fingerprint);
+    // Then the resolved form, a different operation, waits at dispatch: nothing sent yet.
+    await expect.poll(() => waits.list().filter((w) => w.fingerprint !== template.fingerprint).length).toBe(1);
+    const resolved = waits.list().find((w) => w.fingerprint !== template.fingerprint)!;
+    expect(sent).toEqual([]);
+    await rt.approvals.record({
+      fingerprint: resolved.fingerprint,
+      decision: "approved",
+      required_tier: "full_access",
+      reviewer: "ops",
+      decided_at: Date.now(),
+      expires_at: null,
+    });
+    waits.nudge(resolved.fingerprint);
+    const r = await running;
+    expect(r.results.map((x) => x.status)).toEqual(["succeeded", "succeeded"]);
+    expect(sent).toEqual(["resolved@example.com"]);
+    const decided = rt.events.query({ proposal_id: "d1", kinds: ["approval_decided"] }).map((e) => e.data["reviewer"]);
+    expect(decided).toEqual(["ops", "ops"]);
+  });
 });

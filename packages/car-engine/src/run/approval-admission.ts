@@ -64,8 +64,9 @@ export async function approvalFindings(
     let d: ApprovalDecision;
     if (ctx.wait !== undefined && !gate.canAsk) {
       const first = await gate.evaluate(action, schema, { run_id: ctx.run_id, spend: true, escalated: ctx.escalated });
-      d = first.decision === "needs_approval" ? await waitForDecision(action, first, gate, schema, emit, ctx, ctx.wait, deadline) : first;
-      if (d === first && d.decision === "deny") emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d, undefined));
+      const again = () => gate.evaluate(action, schema, { run_id: ctx.run_id, spend: true, escalated: ctx.escalated });
+      d = first.decision === "needs_approval" ? await waitForDecision(action, first, again, emit, ctx, ctx.wait, deadline, { stage: "admission" }) : first;
+      if (d === first && d.decision === "deny") emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d));
     } else {
       // With an approver the question is put now, before anything runs; without one the ledger answers.
       d = await decideOnRecord(gate, action, schema, emit, how);
@@ -83,26 +84,38 @@ export async function approvalFindings(
   return findings;
 }
 
-function decidedData(d: ApprovalDecision, waited: { wait_ms: number; reviewer: string } | undefined): JsonObject {
+function decidedData(d: ApprovalDecision): JsonObject {
   const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, stage: "admission" };
   if (d.reason !== undefined) data["reason"] = d.reason;
-  if (waited !== undefined) Object.assign(data, waited);
-  else if (d.record !== undefined) data["reviewer"] = d.record.reviewer;
+  if (d.record !== undefined) data["reviewer"] = d.record.reviewer;
   return data;
 }
 
-/** Lists the action as waiting and reads the ledger again each time it is woken, until a decision answers or the deadline. */
-async function waitForDecision(
+/** Where a wait belongs: its run, proposal, session, and what cancels it. */
+export interface WaitPlace {
+  run_id: string;
+  proposal_id: string;
+  session_id: string | null;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * Lists the action as waiting and asks `again` (the gate, reading the
+ * ledger) each time it is woken, until a decision answers or the deadline.
+ * `approval_requested` opens the wait on the record and `approval_decided`
+ * closes it with `wait_ms` and `reviewer`; `context` goes on both.
+ */
+export async function waitForDecision(
   action: Action,
   first: ApprovalDecision,
-  gate: ApprovalGate,
-  schema: Parameters<ApprovalGate["evaluate"]>[1],
+  again: () => Promise<ApprovalDecision>,
   emit: ApprovalEmit,
-  ctx: ApprovalAdmissionContext,
+  place: WaitPlace,
   wait: ApprovalWait,
   deadline: number,
+  context: JsonObject,
 ): Promise<ApprovalDecision> {
-  const requested: JsonObject = { fingerprint: first.fingerprint, required: first.required, granted: first.granted, stage: "admission", deadline };
+  const requested: JsonObject = { fingerprint: first.fingerprint, required: first.required, granted: first.granted, ...context, deadline };
   if (action.tool !== undefined) requested["tool"] = action.tool;
   emit(EVENT_KINDS.approvalRequested, action.id, requested);
   const askedAt = Date.now();
@@ -115,25 +128,26 @@ async function waitForDecision(
       ...(action.tool !== undefined ? { tool: action.tool } : {}),
       parameter_keys: Object.keys(action.parameters).sort(),
       action_id: action.id,
-      proposal_id: ctx.proposal_id,
-      run_id: ctx.run_id,
-      session_id: ctx.session_id,
+      proposal_id: place.proposal_id,
+      run_id: place.run_id,
+      session_id: place.session_id,
       asked_by: wait.asked_by,
       created_at: askedAt,
       deadline,
     },
     async () => {
-      last = await gate.evaluate(action, schema, { run_id: ctx.run_id, spend: true, escalated: ctx.escalated });
+      last = await again();
       if (last.decision === "needs_approval") return undefined;
       return { decision: last.decision, reviewer: last.record?.reviewer ?? "ledger" };
     },
-    ctx.signal,
+    place.signal,
   );
-  const waited = { wait_ms: Date.now() - askedAt, reviewer: answered?.reviewer ?? (ctx.signal?.aborted === true ? "cancelled" : "timeout") };
+  const cancelled = place.signal?.aborted === true;
+  const waited = { wait_ms: Date.now() - askedAt, reviewer: answered?.reviewer ?? (cancelled ? "cancelled" : "timeout") };
   const d: ApprovalDecision =
-    answered !== undefined
-      ? last
-      : { ...first, decision: "deny", reason: ctx.signal?.aborted === true ? "the wait was cancelled" : `no decision within ${wait.timeoutMs} ms` };
-  emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d, waited));
+    answered !== undefined ? last : { ...first, decision: "deny", reason: cancelled ? "the wait was cancelled" : `no decision within ${wait.timeoutMs} ms` };
+  const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, ...context, ...waited };
+  if (d.reason !== undefined) data["reason"] = d.reason;
+  emit(EVENT_KINDS.approvalDecided, action.id, data);
   return d;
 }

@@ -5,8 +5,8 @@
  * dispatch. Each check that fails rejects the action at its stage.
  */
 import { InterpolationBudget, effectiveReadSet, evaluatePreconditions, resolveOutputRefs } from "@car/ir";
-import type { Action, DependencyGraph, JsonObject } from "@car/ir";
-import type { ApprovalGate, ApprovalRecord, PolicyEngine, TraceGate } from "@car/policy";
+import type { Action, DependencyGraph, JsonObject, ToolSchema } from "@car/ir";
+import type { ApprovalDecision, ApprovalGate, ApprovalRecord, PolicyEngine, TraceGate } from "@car/policy";
 import { schemaMismatchMessage, unknownToolMessage } from "@car/verify";
 import { EVENT_KINDS } from "../events/event.ts";
 import type { AssumptionRecord } from "../store/runtime-store.ts";
@@ -14,6 +14,7 @@ import type { WorkingState } from "../store/working-state.ts";
 import type { DetachedInvocations } from "../tools/detached.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import { type ApprovalEmit, decideOnRecord } from "./approval-events.ts";
+import { type ApprovalWait, type WaitPlace, waitForDecision } from "./approval-admission.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { CallListener, Dispatcher } from "./dispatch.ts";
 import { FAILED, STATUS_NAMES, SUCCEEDED } from "./outcomes.ts";
@@ -56,6 +57,8 @@ export interface RunParts {
   readonly scheduler: Scheduler;
   readonly meter: CostMeter;
   readonly dispatcher: Dispatcher;
+  /** The run waits for approvals (`ExecuteOptions.approvalWait`): a resolved form that needs its own waits too, where it stands. */
+  readonly approvalWait?: { wait: ApprovalWait; place: WaitPlace } | undefined;
 }
 
 export class ActionPipeline implements ScheduledWork, CallListener {
@@ -74,6 +77,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   readonly #scheduler: Scheduler;
   readonly #meter: CostMeter;
   readonly #dispatcher: Dispatcher;
+  readonly #approvalWait: { wait: ApprovalWait; place: WaitPlace } | undefined;
   /** What this proposal's references have interpolated so far (made on the first reference). */
   #interpolated: InterpolationBudget | undefined;
   /** By action type, then tool: the shared `action_started` data. */
@@ -95,6 +99,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     this.#scheduler = parts.scheduler;
     this.#meter = parts.meter;
     this.#dispatcher = parts.dispatcher;
+    this.#approvalWait = parts.approvalWait;
     this.#startMs = new Float64Array(parts.actions.length);
   }
 
@@ -193,13 +198,14 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     const schema = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema;
     const subject = params === action.parameters ? action : { ...action, parameters: params };
     const emit: ApprovalEmit = (kind, id, data) => this.#events.emit(kind, id, data);
-    decideOnRecord(gate, subject, schema, emit, {
-      ask: true,
-      everyDecision: true,
-      context: {},
-      admitted: this.#approvals.get(action.id),
-      run_id: this.#runId,
-    })
+    const admitted = this.#approvals.get(action.id);
+    const waiting = this.#approvalWait;
+    // Without an approver, a run that waits for approvals waits here too (DECISIONS §22), listed like an admission wait.
+    const decided =
+      waiting !== undefined && !gate.canAsk
+        ? this.#waitAtDispatch(gate, subject, schema, emit, admitted, waiting)
+        : decideOnRecord(gate, subject, schema, emit, { ask: true, everyDecision: true, context: {}, admitted, run_id: this.#runId });
+    decided
       .then((decision) => {
         if (decision.decision !== "allow") {
           outcomes.reject(i, `denied by approval gate: ${decision.reason ?? `requires ${decision.required}`}`, "approval");
@@ -216,6 +222,27 @@ export class ActionPipeline implements ScheduledWork, CallListener {
         (error: unknown) => this.callCrashed(i, error),
       );
     return false;
+  }
+
+  /** The gate's verdict on a resolved form, waiting for a decision on the ledger when it needs one (its own deadline: the run's wait from now). */
+  async #waitAtDispatch(
+    gate: ApprovalGate,
+    subject: Action,
+    schema: ToolSchema | undefined,
+    emit: ApprovalEmit,
+    admitted: ApprovalRecord | undefined,
+    waiting: { wait: ApprovalWait; place: WaitPlace },
+  ): Promise<ApprovalDecision> {
+    const again = () => gate.evaluate(subject, schema, { run_id: this.#runId, spend: true, ...(admitted !== undefined ? { admitted } : {}) });
+    const first = await again();
+    if (first.decision === "needs_approval") {
+      return waitForDecision(subject, first, again, emit, waiting.place, waiting.wait, Date.now() + waiting.wait.timeoutMs, {});
+    }
+    const data: JsonObject = { decision: first.decision, required: first.required, granted: first.granted, fingerprint: first.fingerprint };
+    if (first.reason !== undefined) data["reason"] = first.reason;
+    if (first.record !== undefined) data["reviewer"] = first.record.reviewer;
+    emit(EVENT_KINDS.approvalDecided, subject.id, data);
+    return first;
   }
 
   /**

@@ -8,6 +8,7 @@
  * proposal commits, so an abort discards the overlay and the store is
  * exactly as it was before the proposal (the pre-proposal snapshot).
  */
+import type { ApprovalWait } from "./approval-admission.ts";
 import { emptyMap, InterpolationBudget, resolveOutputRefs } from "@car/ir";
 import { compensationActionIndices } from "@car/ir/internal";
 import type { CarError } from "@car/ir";
@@ -58,6 +59,8 @@ export interface RunOptions {
   /** 0 = unlimited. */
   maxConcurrency: number;
   signal: AbortSignal | undefined;
+  /** Wait for approvals instead of rejecting (admission and, for resolved forms, dispatch). */
+  approvalWait?: ApprovalWait | undefined;
 }
 
 /** What a compensation phase came to, and what it spent. */
@@ -115,6 +118,13 @@ export class ProposalRun {
       scheduler,
       meter: this.#meter,
       dispatcher,
+      approvalWait:
+        options.approvalWait === undefined
+          ? undefined
+          : {
+              wait: options.approvalWait,
+              place: { run_id: options.run_id, proposal_id: proposal.id, session_id: options.session_id, signal: options.signal },
+            },
     });
   }
 

@@ -97,14 +97,14 @@ export interface EvaluateOptions {
    * `always_allow` posture — the decision is handed to the ledger.
    */
   escalated?: boolean;
+  /** The approval that admitted the action's declared form: it answers for the resolved form only within the standing tier (DECISIONS §22). */
+  admitted?: ApprovalRecord;
 }
 
 /** What `authorize` may be told besides the action. */
 export interface AuthorizeOptions extends EvaluateOptions {
   /** Called just before the approver is asked (not when the ledger or the tiers answer). */
   asking?: (request: ApprovalRequest) => void;
-  /** The approval that admitted the action's declared form: it answers for the resolved form only within the standing tier (DECISIONS §22). */
-  admitted?: ApprovalRecord;
 }
 
 export class ApprovalGate {
@@ -136,7 +136,7 @@ export class ApprovalGate {
 
   /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
   async evaluate(action: Action, schema?: ToolSchema, how: EvaluateOptions = {}): Promise<GateDecision> {
-    return this.#evaluate(action, classifyAction(action, schema), undefined, how);
+    return this.#evaluate(action, classifyAction(action, schema), how.admitted?.decision === "approved" ? how.admitted : undefined, how);
   }
 
   /**
