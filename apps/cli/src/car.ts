@@ -47,6 +47,7 @@ const COMMANDS: Record<string, CommandEntry> = {
   mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
   serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
   audit: { summary: "Verify the audit log's hash chain, query events, trim old ones", load: () => import("./commands/audit.ts") },
+  skills: { summary: "Distill skills from an event-log journal; list the skills of a skill file", load: () => import("./commands/skills.ts") },
   approvals: {
     summary: "Approve or reject a gated operation; list, set and revoke postures and standing grants",
     load: () => import("./commands/approvals.ts"),

@@ -27,12 +27,15 @@ export async function loadProposal(path: string, limits: ProposalLimits = {}): P
   return (await loadParsedProposal(path, limits)).proposal;
 }
 
-/** `loadProposal` with the graph parsing built, for a command that verifies and runs it without parsing again. */
-export async function loadParsedProposal(path: string, limits: ProposalLimits = {}): Promise<ParsedProposal> {
+/**
+ * `loadProposal` with the graph parsing built, for a command that verifies and runs it without parsing again.
+ * `strict`: a field the spec does not name is refused (`invalid_proposal`, exit 2) instead of kept.
+ */
+export async function loadParsedProposal(path: string, limits: ProposalLimits = {}, strict = false): Promise<ParsedProposal> {
   if (path !== "-" && existsSync(path)) checkProposalBytes(statSync(path).size, limits);
   const text = await readText(path, "proposal");
   checkProposalBytes(text.length, limits);
-  return parseProposalWithGraph(parseJson(text, "proposal", path), { limits });
+  return parseProposalWithGraph(parseJson(text, "proposal", path), { limits, strict });
 }
 
 /** A JSON object from a file, for `--state` and similar maps. */

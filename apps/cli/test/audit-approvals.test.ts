@@ -182,6 +182,32 @@ describe("car audit and the keyed chain", () => {
     expect((await car(["audit", "verify", "--db", chainDb])).code).toBe(0);
   });
 
+  it("reports a forged approval and an edited posture, naming the table", async () => {
+    const forgedDb = join(root, "forged.db");
+    expect((await car(["approvals", "set-posture", "bot", "deny", "--db", forgedDb])).code).toBe(0);
+    expect((await car(["audit", "verify", "--db", forgedDb, "--anchors", join(root, "none.jsonl")])).code).toBe(0);
+    const edits: [string, string, string][] = [
+      [
+        "approvals",
+        `INSERT INTO approvals (fingerprint, decision, decided_at, expires_at, record) VALUES ('${"f".repeat(64)}', 'approved', 0, NULL, '{}')`,
+        `DELETE FROM approvals WHERE record = '{}'`,
+      ],
+      ["postures", "UPDATE postures SET posture = 'always_allow' WHERE agent_id = 'bot'", "UPDATE postures SET posture = 'deny' WHERE agent_id = 'bot'"],
+    ];
+    for (const [table, edit, undo] of edits) {
+      const raw = new Database(forgedDb);
+      raw.exec(edit);
+      raw.close();
+      const broken = await car(["audit", "verify", "--db", forgedDb, "--anchors", join(root, "none.jsonl"), "--json"]);
+      expect(broken.code).toBe(1);
+      expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, broken: { table } });
+      const again = new Database(forgedDb);
+      again.exec(undo);
+      again.close();
+      expect((await car(["audit", "verify", "--db", forgedDb, "--anchors", join(root, "none.jsonl")])).code).toBe(0);
+    }
+  });
+
   it("anchors the head in a file and catches a tail cut behind it", async () => {
     // The newest event is then about no state: a posture change.
     expect((await car(["approvals", "set-posture", "bot", "deny", "--db", chainDb])).code).toBe(0);
@@ -194,10 +220,15 @@ describe("car audit and the keyed chain", () => {
     expect(JSON.parse((await car(["audit", "anchor", "--db", chainDb, "--print"])).stdout)).toMatchObject({ seq: anchor.seq, hash: anchor.hash });
     expect((await car(["audit", "verify", "--db", chainDb])).stdout).toContain("1 anchor hold");
 
-    // Cut the newest event and make the recorded head agree: only the anchor still knows.
+    // Cut the newest event and make the recorded head agree: the postures table still has what it set.
     const raw = new Database(chainDb);
     raw.prepare("DELETE FROM events WHERE seq = ?").run(anchor.seq);
     raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT lower(hex(hash)) FROM events WHERE seq = ?) WHERE id = 1").run(anchor.seq - 1, anchor.seq - 1);
+    const rowLeft = await car(["audit", "verify", "--db", chainDb, "--anchors", join(root, "none.jsonl"), "--json"]);
+    expect(rowLeft.code).toBe(1);
+    expect(JSON.parse(rowLeft.stdout)).toMatchObject({ ok: false, broken: { table: "postures", reason: expect.stringContaining("the log never set it") } });
+    // Remove the row too: now only the anchor still knows.
+    raw.prepare("DELETE FROM postures WHERE agent_id = 'bot'").run();
     raw.close();
     expect((await car(["audit", "verify", "--db", chainDb, "--anchors", join(root, "none.jsonl")])).code).toBe(0);
     const broken = await car(["audit", "verify", "--db", chainDb]);
@@ -235,6 +266,8 @@ describe("car audit and the keyed chain", () => {
       raw.prepare("UPDATE events SET data = ?, hash = ?, mac = NULL WHERE seq = ?").run(canonicalJson(data), Buffer.from(prev, "hex"), row.seq);
     }
     raw.prepare("UPDATE chain_head SET hash = ? WHERE id = 1").run(prev);
+    // The postures table must say what the rewritten log says (its seal is the keyed one it had: not checkable without the key).
+    raw.prepare("UPDATE postures SET posture = 'always_allow' WHERE posture = 'deny'").run();
     raw.close();
 
     const broken = await car(["audit", "verify", "--db", strippedDb]);

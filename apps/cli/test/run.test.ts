@@ -179,6 +179,84 @@ describe("car run", () => {
     expect(r.stdout).toBe("");
   });
 
+  it("--state seeds the database: absent keys are written, equal ones left alone, a different value refuses the run with nothing written", async () => {
+    const db = join(root, "seeded.db");
+    const stateFile = (name: string, state: unknown) => {
+      const file = join(root, name);
+      writeFileSync(file, JSON.stringify(state));
+      return file;
+    };
+    const read = writeProposal("read-k.json", [{ id: "r", type: "state_read", parameters: { key: "k" } }]);
+    const run = (state: string) =>
+      runCar(["run", read, "--tools", join(root, "tools.json"), "--db", db, "--state", state, "--json"], { env: { CAR_HOME: carHome } });
+    const first = await run(stateFile("k1.json", { k: 1 }));
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).results[0].output).toBe(1);
+    // The same initial state again: nothing to seed, the run goes ahead.
+    expect((await run(stateFile("k1-again.json", { k: 1 }))).code).toBe(0);
+    const other = await run(stateFile("k2.json", { k: 2, fresh: true }));
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain("the database already holds 'k' with other values; --state only seeds initial state");
+    expect(other.stdout).toBe("");
+    // Nothing of the refused file landed: k is still 1 and `fresh` was not written.
+    const after = await runCar(
+      [
+        "run",
+        writeProposal("read-both.json", [{ id: "r", type: "state_read", parameters: { keys: ["k", "fresh"] } }]),
+        "--tools",
+        join(root, "tools.json"),
+        "--db",
+        db,
+        "--json",
+      ],
+      { env: { CAR_HOME: carHome } },
+    );
+    expect(JSON.parse(after.stdout).results[0].output).toEqual({ k: 1, fresh: null });
+  });
+
+  it("warns on each misspelt field with a did-you-mean, and --strict refuses the proposal (exit 2) before anything runs", async () => {
+    const proposal = writeProposal("typos.json", [
+      { id: "first", type: "tool_call", tool: "echo", parameters: { n: 1 } },
+      { id: "second", type: "tool_call", tool: "echo", parameters: { n: 2 }, dependecies: ["first"], failure_behaviour: "skip", max_retry: 2 },
+    ]);
+    const args = ["run", proposal, "--tools", join(root, "tools.json"), "--db", ":memory:"];
+    const warned = await runCar(args, { env: { CAR_HOME: carHome, NO_COLOR: "1" } });
+    expect(warned.code, `${warned.stderr}\n${warned.stdout}`).toBe(0);
+    expect(warned.stderr).toContain("verify: warning second: /actions/1/dependecies: unknown field 'dependecies' — did you mean 'dependencies'?");
+    expect(warned.stderr).toContain("did you mean 'failure_behavior'?");
+    expect(warned.stderr).toContain("did you mean 'max_retries'?");
+    // --json: stdout is the result alone, the warnings still reach stderr.
+    const json = await runCar([...args, "--json"], { env: { CAR_HOME: carHome } });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).results).toHaveLength(2);
+    expect(json.stderr).toContain("warning: second: /actions/1/max_retry: unknown field 'max_retry' — did you mean 'max_retries'?");
+    const strict = await runCar([...args, "--strict"], { env: { CAR_HOME: carHome } });
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain("/actions/1/dependecies: unknown field 'dependecies' — did you mean 'dependencies'?");
+    expect(strict.stderr).not.toContain("running proposal");
+  });
+
+  it("names one operation gated four times once: one approval line naming its actions, one approve command, repeated reasons shown once", async () => {
+    const tools = join(root, "deploy-tools.mjs");
+    writeFileSync(tools, "export const deploy = () => ({ ok: true });\n");
+    const same = { type: "tool_call", tool: "deploy", parameters: { env: "prod" } };
+    const proposal = writeProposal(
+      "four-deploys.json",
+      ["d1", "d2", "d3", "d4"].map((id) => ({ id, ...same })),
+    );
+    const db = join(root, "four.db");
+    const r = await runCar(["run", proposal, "--tools", tools, "--db", db], { env: { CAR_HOME: carHome, NO_COLOR: "1" } });
+    expect(r.code).toBe(1);
+    const fingerprint = /fingerprint ([0-9a-f]{64})/.exec(r.stderr)![1]!;
+    const output = `${r.stdout}\n${r.stderr}`;
+    // The first rejection's progress line and summary row, the approval line, the approve command: not 16 copies.
+    expect(output.split(fingerprint).length - 1).toBe(4);
+    expect(r.stderr).toContain(`approval needed: d1, d2, d3, d4 fingerprint ${fingerprint} requires full_access, granted sandbox_edit`);
+    expect(r.stderr.match(/approve: car approvals approve/g)).toHaveLength(1);
+    expect(r.stderr).toContain("⊘ d4 (deploy) rejected: same as d1");
+    expect(r.stdout).toMatch(/d4\s+rejected\s+\d+ ms\s+same as d1/);
+  });
+
   it("runs programs from a tools.json with the call JSON on stdin", async () => {
     const proposal = writeProposal("echo2.json", [
       { id: "first", type: "tool_call", tool: "echo", parameters: { n: 1 } },

@@ -31,6 +31,27 @@ describe("car verify", () => {
     expect(r.stdout.indexOf("error ")).toBeLessThan(r.stdout.indexOf("warning "));
   });
 
+  it("warns on a misspelt field with a did-you-mean and stays valid; --strict makes it an error (exit 2)", async () => {
+    const file = join(tmp, "typo.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        actions: [
+          { id: "a", type: "tool_call", tool: "t" },
+          { id: "b", type: "tool_call", tool: "t", dependecies: ["a"], failure_behaviour: "skip" },
+        ],
+      }),
+    );
+    const warned = await runCar(["verify", file]);
+    expect(warned.code).toBe(0);
+    expect(warned.stdout).toContain("unknown field 'dependecies' — did you mean 'dependencies'?");
+    expect(warned.stdout).toContain("unknown field 'failure_behaviour' — did you mean 'failure_behavior'?");
+    const strict = await runCar(["verify", file, "--strict"]);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain("/actions/1/dependecies: unknown field 'dependecies' — did you mean 'dependencies'?");
+    expect(strict.stderr).toContain("/actions/1/failure_behaviour");
+  });
+
   it("reads dotted tool names in a --tools list as names, not as a file", async () => {
     const r = await runCar(["verify", fixture("findings.json"), "--tools", "http_get,store,publish,db.delete", "--state", fixture("approved.json"), "--json"]);
     expect(r.stderr).toBe("");

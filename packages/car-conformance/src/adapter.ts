@@ -61,6 +61,8 @@ export interface ConformanceRuntime {
    * the approval queue, and answer it as the step says.
    */
   waitingSubmit?(step: WaitingSubmit): Promise<WaitingSubmitView>;
+  /** The `approvals` capability: the fingerprint the approval ledger keys this action on (what an approver approves). */
+  fingerprint?(action: JsonValue): Promise<string>;
 }
 
 /** A `supervised_submit` step. */

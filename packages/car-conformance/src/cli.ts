@@ -121,7 +121,7 @@ async function main(argv: string[]): Promise<number> {
       if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(report, null, 2)}\n`);
     }
     if (args.junit !== undefined) writeFileSync(args.junit, formatJunit(report));
-    return report.failed === 0 && report.errors === 0 ? 0 : 1;
+    return report.verdict === "conformant" || (report.verdict === "partial" && report.failed === 0 && report.errors === 0) ? 0 : 1;
   } catch (err) {
     process.stderr.write(`car-conformance: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;

@@ -99,6 +99,14 @@ class EngineRuntime implements ConformanceRuntime {
     });
   }
 
+  async fingerprint(actionJson: JsonValue): Promise<string> {
+    const action = parseAction(actionJson);
+    return approvalSubject(
+      action,
+      this.runtime.listTools().find((t) => t.name === action.tool),
+    ).fingerprint;
+  }
+
   async setState(state: JsonObject): Promise<void> {
     for (const [k, v] of Object.entries(state)) this.runtime.state.set(k, v);
   }

@@ -62,9 +62,15 @@ export function formatHuman(report: ConformanceReport, color = false): string {
     case "not_conformant":
       lines.push(red(`NOT CONFORMANT — failing: ${failing.join(", ")} (${totals})`));
       break;
-    case "inconclusive":
-      lines.push(yellow(`INCONCLUSIVE — ${report.errors} scenarios could not be judged: the runtime was not isolated (${totals})`));
+    case "inconclusive": {
+      const skipped = report.capabilities.filter((c) => c.required).flatMap((c) => c.scenarios.filter((s) => s.status === "skipped").map((s) => s.id));
+      const why =
+        report.errors > 0
+          ? `${report.errors} scenarios could not be judged: the runtime was not isolated`
+          : `required scenarios were not run: ${skipped.join(", ")}`;
+      lines.push(yellow(`INCONCLUSIVE — ${why} (${totals})`));
       break;
+    }
     case "partial": {
       const filters = [...report.filters.capabilities.map((c) => `--capability ${c}`), ...report.filters.scenarios.map((s) => `--scenario ${s}`)].join(" ");
       const outcome =

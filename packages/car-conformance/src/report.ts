@@ -12,7 +12,8 @@ export type ScenarioStatus = "passed" | "failed" | "skipped" | "error";
  * `conformant`: every required capability ran in full and passed, and every
  * optional capability the runtime declared passed. `partial`: the run was
  * filtered (`--capability`, `--scenario`) and what ran passed — not a
- * verdict on the runtime. `inconclusive`: some scenario could not be judged
+ * verdict on the runtime. `inconclusive`: some scenario could not be judged,
+ * or a required scenario was skipped (the runtime lacks an ability it needs)
  * (see `error`). `not_conformant`: a required or declared capability failed.
  */
 export type Verdict = "conformant" | "not_conformant" | "partial" | "inconclusive";

@@ -4,7 +4,8 @@
  * not share the machine with each other), with a per-scenario deadline so a
  * runtime that hangs fails that scenario instead of the run. The verdict is
  * honest about what was checked: optional capabilities count only when the
- * runtime declares them, and a filtered run is never called conformant.
+ * runtime declares them, and neither a filtered run nor one that skipped a
+ * required scenario is ever called conformant.
  */
 import { CarError } from "@car/ir";
 import type { RuntimeFactory } from "./adapter.ts";
@@ -43,7 +44,7 @@ export function knownFeatures(suite: readonly CapabilityFile[]): string[] {
   return [...names].sort();
 }
 
-/** Runs the suite and returns the report; never throws for a runtime's failures (only for an unknown capability). */
+/** Runs the suite and returns the report; never throws for a runtime's failures (only for an unknown capability or a scenario filter that selects nothing). */
 export async function runConformance(options: RunOptions): Promise<ConformanceReport> {
   const started = performance.now();
   const timestamp = new Date().toISOString();
@@ -59,6 +60,12 @@ export async function runConformance(options: RunOptions): Promise<ConformanceRe
     .filter((f) => wanted.length === 0 || wanted.includes(f.capability))
     .map((f) => ({ ...f, scenarios: f.scenarios.filter((s) => selectedScenario(s, options.scenarioFilter)) }))
     .filter((f) => f.scenarios.length > 0);
+  // A filter that selects nothing would print an empty PARTIAL that reads like a pass: a mistyped id is bad usage.
+  if (selected.length === 0 && filters.scenarios.length > 0)
+    throw new CarError(
+      "invalid_params",
+      `no scenario matches --scenario ${filters.scenarios.join(", ")}${wanted.length > 0 ? ` in ${wanted.join(", ")}` : ""}`,
+    );
   const isChecked = (f: CapabilityFile): boolean => f.required || features.has(f.capability) || wanted.includes(f.capability);
   const total = selected.reduce((n, f) => n + f.scenarios.length, 0);
   let done = 0;
@@ -96,7 +103,18 @@ export async function runConformance(options: RunOptions): Promise<ConformanceRe
   }
   const sum = (k: "passed" | "failed" | "skipped" | "errors"): number => capabilities.reduce((n, c) => n + c[k], 0);
   const filtered = filters.capabilities.length > 0 || filters.scenarios.length > 0;
-  const verdict: Verdict = filtered ? "partial" : sum("errors") > 0 ? "inconclusive" : sum("failed") > 0 ? "not_conformant" : "conformant";
+  // A required scenario that did not run (it needs an ability the runtime lacks, such as `raw_output` over
+  // JSON-RPC) checked nothing: the runtime may pass it or not, so a full run cannot be called conformant.
+  const requiredSkipped = capabilities.some((c) => c.required && c.skipped > 0);
+  const verdict: Verdict = filtered
+    ? "partial"
+    : sum("errors") > 0
+      ? "inconclusive"
+      : sum("failed") > 0
+        ? "not_conformant"
+        : requiredSkipped
+          ? "inconclusive"
+          : "conformant";
   return {
     runtime: options.name ?? "runtime",
     verdict,

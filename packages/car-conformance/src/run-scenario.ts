@@ -60,6 +60,7 @@ function stepName(step: ScenarioStep, i: number): string {
       "set_state",
       "set_tier",
       "approve",
+      "fingerprint",
       "supervised_submit",
       "waiting_submit",
       "wait_ms",
@@ -199,6 +200,14 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
     if (runtime.waitingSubmit === undefined) throw new Error("the runtime claims `waiting-approvals` but its adapter has no waitingSubmit");
     const { outcome, ...seen } = await runtime.waitingSubmit(step.waiting_submit);
     return { ...submitView(outcome), ...(seen as JsonObject) };
+  }
+  if (step.fingerprint !== undefined) {
+    if (runtime.fingerprint === undefined) throw new Error("the runtime claims `approvals` but its adapter has no fingerprint");
+    const fingerprint = await runtime.fingerprint(step.fingerprint.action);
+    const byAction = lastSubmit?.["by_action"];
+    const result = isJsonObject(byAction) ? getOwn(byAction, step.fingerprint.named_in) : undefined;
+    const error = isJsonObject(result) ? result["error"] : undefined;
+    return { fingerprint, named: typeof error === "string" && fingerprint !== "" && error.includes(fingerprint) };
   }
   if (step.wait_ms !== undefined) {
     await sleep(step.wait_ms);

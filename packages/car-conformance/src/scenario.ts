@@ -23,6 +23,8 @@ export interface SpecCitation {
 export interface BehaviourStep {
   /** Wait this long before answering (the call's cancellation ends the wait and the call goes unanswered). */
   sleep_ms?: number;
+  /** Sleep the whole `sleep_ms` and answer even after the runtime cancelled the call (a tool that ignores cancellation). */
+  ignores_cancel?: true;
   /** Succeed with this JSON output. */
   output?: JsonValue;
   /** Succeed with the call's parameters as the output. */
@@ -84,6 +86,12 @@ export interface ScenarioStep {
   supervised_submit?: SupervisedSubmit;
   /** Submit waiting for approvals, then answer the wait (the `waiting-approvals` capability). */
   waiting_submit?: WaitingSubmit;
+  /**
+   * The `approvals` capability: ask the runtime for the fingerprint its approval ledger keys `action` on, and
+   * whether the last submit's error for action `named_in` names it (DECISIONS §16: the rejection names each
+   * offending action's fingerprint). Observed as `{ fingerprint, named }`.
+   */
+  fingerprint?: { action: JsonValue; named_in: string };
   /** Wait before the next step (lets a rate-limit window or a cache TTL lapse). */
   wait_ms?: number;
   /** The state `verify` / `simulate` start from; on an `optimize` step, the state the optimized proposal is simulated from (its view gains `simulated`). */

@@ -10,5 +10,5 @@
  * otherwise they are reported as skipped with the reason, never as passed.
  * One file per capability under `store/`.
  */
-export type { StoreCheck, StoreCheckContext, StoreCheckResult, StoreCheckStatus, StoreConformanceReport, StoreHarness } from "./store/check.ts";
+export type { StoreCheck, StoreCheckContext, StoreCheckResult, StoreCheckStatus, StoreConformanceReport, StoreHarness, StoreTamper } from "./store/check.ts";
 export { runStoreCheck, runStoreConformance, STORE_CHECKS } from "./store/run.ts";

@@ -68,8 +68,9 @@ export class ToolBehaviours {
     this.#served.set(call.tool, n + 1);
     const step = ToolBehaviours.stepFor(this.#tools.get(call.tool)?.behaviour, n);
     let reply: ToolReply;
-    if (step.sleep_ms !== undefined && step.sleep_ms > 0 && !(await sleep(step.sleep_ms, signal))) reply = { kind: "cancelled" };
-    else if (signal?.aborted === true) reply = { kind: "cancelled" };
+    const honoured = step.ignores_cancel === true ? undefined : signal;
+    if (step.sleep_ms !== undefined && step.sleep_ms > 0 && !(await sleep(step.sleep_ms, honoured))) reply = { kind: "cancelled" };
+    else if (honoured?.aborted === true) reply = { kind: "cancelled" };
     else reply = replyFor(step, call);
     record.ended_ms = this.#now();
     record.outcome = reply.kind;

@@ -86,6 +86,8 @@ class WsRuntime implements ConformanceRuntime {
   readonly #peer: WsPeer;
   readonly #inflight = new Map<string, AbortController>();
   #behaviours: ToolBehaviours | undefined;
+  /** Set once the scenario gates the session itself (`set_tier`): from then on it approves what it means to, and nothing else. */
+  #scenarioGates = false;
 
   readonly #options: WsAdapterOptions;
   #sessionId: string | undefined;
@@ -162,9 +164,12 @@ class WsRuntime implements ConformanceRuntime {
    * tier until an operator approves it. The scenarios are about what the
    * runtime does once a proposal is admitted, so the adapter approves what
    * `permission.pending` lists, as the operator would (in the isolated
-   * session's own ledger). A server without the method is not gated.
+   * session's own ledger). A server without the method is not gated. An
+   * `approvals` scenario sets its own tier and expects rejections, so once
+   * it has, nothing is approved on its behalf.
    */
   async #approvePending(proposal: JsonValue): Promise<void> {
+    if (this.#scenarioGates) return;
     let pending: JsonValue;
     try {
       pending = (await this.#peer.call("permission.pending", { proposal })) as JsonValue;
@@ -222,6 +227,7 @@ class WsRuntime implements ConformanceRuntime {
 
   /** `permission.set_tier` (the reference protocol's standing tier). */
   async setTier(tier: string): Promise<void> {
+    this.#scenarioGates = true;
     await this.#peer.call("permission.set_tier", { tier });
   }
 
@@ -334,6 +340,19 @@ class WsRuntime implements ConformanceRuntime {
       await this.#peer.call(method, { fingerprint: row["fingerprint"] ?? null, required_tier: row["required"] ?? null });
     }
     return { outcome: await submitted, pending: row ?? null, calls_before_answer: callsBefore };
+  }
+
+  /**
+   * `permission.evaluate` of a one-action proposal: the fingerprint the server's ledger keys the action on.
+   * Its `dependencies` are dropped (they name actions this proposal lacks; an operation is its tool and parameters).
+   */
+  async fingerprint(action: JsonValue): Promise<string> {
+    const alone = isJsonObject(action) ? { ...action, dependencies: [] } : action;
+    const answer = await this.#peer.call("permission.evaluate", { proposal: { actions: [alone] } });
+    const rows = isJsonObject(answer) && Array.isArray(answer["decisions"]) ? answer["decisions"] : [];
+    const row = rows[0];
+    if (!isJsonObject(row) || typeof row["fingerprint"] !== "string") throw new Error(`permission.evaluate answered ${JSON.stringify(answer)}, no fingerprint`);
+    return row["fingerprint"];
   }
 
   async getState(): Promise<JsonObject> {

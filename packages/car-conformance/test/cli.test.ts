@@ -126,6 +126,13 @@ describe("car-conformance", () => {
     expect(await readFile(junit, "utf8")).toContain("<failure");
   }, 120_000);
 
+  it("exits 2 when --scenario matches nothing", async () => {
+    const { code, stdout, stderr } = await run(["--engine", "--scenario", "rollback.no-such-thing"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("no scenario matches --scenario rollback.no-such-thing");
+    expect(stdout).not.toContain("PARTIAL");
+  }, 120_000);
+
   it("exits 2 on bad usage", async () => {
     const { code, stderr } = await run(["--ws", "not-a-url"]);
     expect(code).toBe(2);

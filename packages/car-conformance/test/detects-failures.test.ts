@@ -176,4 +176,22 @@ describe("the runner detects a non-conforming runtime", () => {
     expect(skipped.map((s) => s.id)).toContain("failure-behaviours.tool-throwing-transport-error");
     expect(report).toMatchObject({ verdict: "partial", failed: 0, errors: 0 });
   }, 60_000);
+
+  it("never calls a full run conformant when a required scenario was skipped (as raw_output is over the WebSocket)", async () => {
+    const real = engineAdapter();
+    const suite = loadCapabilities().filter((c) => c.capability === "failure-behaviours");
+    const without = await runConformance({ ...real, features: [], suite });
+    expect(without).toMatchObject({ verdict: "inconclusive", conformant: false, failed: 0, errors: 0 });
+    expect(without.skipped).toBeGreaterThan(0);
+    expect(formatHuman(without)).toContain("INCONCLUSIVE — required scenarios were not run: failure-behaviours.tool-throwing-transport-error");
+    const withAbility = await runConformance({ ...real, features: ["raw_output"], suite });
+    expect(withAbility).toMatchObject({ verdict: "conformant", skipped: 0 });
+  }, 60_000);
+
+  it("refuses a --scenario filter that matches no scenario instead of an empty pass", async () => {
+    await expect(runConformance({ ...engineAdapter(), scenarioFilter: ["no-such-scenario"] })).rejects.toMatchObject({
+      code: "invalid_params",
+      message: expect.stringContaining("no scenario matches --scenario no-such-scenario"),
+    });
+  });
 });

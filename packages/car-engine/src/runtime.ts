@@ -55,6 +55,9 @@ import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
 import { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
 import { compensatedResult, pendingCompensations, resumable, runPhase } from "./compensation/compensation-phase.ts";
+import { requireIntactLog } from "./durable/intact-log.ts";
+import type { AuditedRuntimeStore } from "./durable/durable-store.ts";
+import { traceSettings } from "./telemetry/run-tracer.ts";
 import type { CompensationReport, PendingCompensation } from "./compensation/compensation-phase.ts";
 
 export interface RuntimeOptions {
@@ -151,6 +154,12 @@ export interface ExecuteOptions {
   toolCaller?: ToolCaller;
   /** Wait for the approvals the proposal needs instead of rejecting it (run/approval-admission.ts). */
   approvalWait?: ApprovalWait;
+  /**
+   * Refuse a proposal holding a field the spec does not name (a typo such as
+   * `dependecies`) as `invalid_proposal`, each with its pointer and a
+   * did-you-mean, instead of keeping it for the round trip (DECISIONS §25).
+   */
+  strict?: boolean;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -198,7 +207,7 @@ export class Runtime {
       maxOutputBytes,
       maxInterpolatedBytes: options.maxInterpolatedBytes ?? DEFAULT_MAX_INTERPOLATED_BYTES,
       approvalGate: options.approvalGate,
-      tracer: options.tracer,
+      tracer: options.tracer === undefined ? undefined : traceSettings(options.tracer, (this.store as Partial<AuditedRuntimeStore>).keyedDigest),
       traceGate: this.traceGate,
     };
   }
@@ -329,11 +338,13 @@ export class Runtime {
    * against every order the plan permits). Pure: nothing runs, and policies
    * are not evaluated (they are enforced at execution).
    */
-  verifyProposal(proposal: ProposalInput | ParsedProposal, options: { maxActions?: number } = {}): VerificationResult {
+  verifyProposal(proposal: ProposalInput | ParsedProposal, options: { maxActions?: number; strict?: boolean } = {}): VerificationResult {
     const verifyOptions: VerifyOptions = { state: this.state.snapshot(), tools: this.listTools(), traceRules: this.traceGate.rules() };
     // `?.`: a null or non-object `options` is "none given", not a TypeError.
     const maxActions = (options as { maxActions?: number } | null)?.maxActions;
     if (maxActions !== undefined) verifyOptions.maxActions = maxActions;
+    const strict = (options as { strict?: boolean } | null)?.strict;
+    if (strict !== undefined) verifyOptions.strict = strict;
     return verify(proposal, verifyOptions);
   }
 
@@ -359,7 +370,8 @@ export class Runtime {
     if (rollback !== "state" && rollback !== "compensate")
       throw new CarError("invalid_params", `rollback must be "state" or "compensate", got ${JSON.stringify(rollback)}`);
     if (dispatch !== undefined && options.toolCaller !== undefined) throw new CarError("invalid_params", "give dispatch or toolCaller, not both");
-    const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids });
+    if (options.strict !== undefined && typeof options.strict !== "boolean") throw new CarError("invalid_params", "strict must be a boolean");
+    const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids, strict: options.strict === true });
     const held = this.#options.admission?.(parsed);
     try {
       const budget = options.budget ?? this.#options.budget;
@@ -481,10 +493,13 @@ export class Runtime {
    * recorded in `compensation_planned`, minus the steps that already
    * succeeded (a step that started and left no outcome runs again — make
    * compensations safe to repeat). Steps go through this runtime's dispatch
-   * path, and the phase is recorded like the original.
+   * path, and the phase is recorded like the original. On a durable store
+   * the chain is verified first (the plan event's hash and MAC among it): a
+   * log that does not verify is refused with `chain_broken`, nothing run.
    */
   async resumeCompensation(proposal_id: string, dispatch?: ToolCallback, options: Pick<ExecuteOptions, "session_id"> = {}): Promise<CompensationReport> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
+    await requireIntactLog(this.store, `resuming the compensation of '${proposal_id}'`);
     const { proposal, plan, done } = resumable(this.events, proposal_id);
     const run = new ProposalRun(
       this.#env,

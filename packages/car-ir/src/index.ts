@@ -37,6 +37,7 @@ export {
   type LocatedOutputRef,
   type OutputLookup,
 } from "./refs.ts";
+export { didYouMean, refuseUnknownFields, unknownFields, type UnknownField } from "./unknown-fields.ts";
 export { parseProposal, parseProposalWithGraph, isParsedProposal, parseAction, type ParseOptions, type ParsedProposal } from "./parse-proposal.ts";
 export { assertParsedActions, isParsedShape } from "./parsed-shape.ts";
 export { checkProposalActions, checkProposalBytes, DEFAULT_PROPOSAL_LIMITS, type ProposalLimits } from "./limits.ts";

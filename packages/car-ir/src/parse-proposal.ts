@@ -38,6 +38,7 @@ import type {
 } from "./types.ts";
 import { surelyValidProposal } from "./proposal-shape.ts";
 import { shapeProblems } from "./validate.ts";
+import { refuseUnknownFields, unknownFields } from "./unknown-fields.ts";
 
 export interface ParseOptions {
   /** Source of the default proposal timestamp. */
@@ -46,6 +47,11 @@ export interface ParseOptions {
   ids?: IdGenerator;
   /** Size limits, checked before the proposal is validated; `DEFAULT_PROPOSAL_LIMITS` where absent. */
   limits?: ProposalLimits;
+  /**
+   * Refuse fields the spec does not name (each a problem with its pointer and
+   * a did-you-mean) instead of keeping them for the round trip (DECISIONS §25).
+   */
+  strict?: boolean;
 }
 
 type Raw = Record<string, JsonValue>;
@@ -339,7 +345,11 @@ export function isParsedProposal(value: unknown): value is ParsedProposal {
  * the actions are not changed.
  */
 export function parseProposalWithGraph(input: unknown, options: ParseOptions = {}): ParsedProposal {
-  if (isParsedProposal(input)) return input;
+  if (isParsedProposal(input)) {
+    // Parsing kept the unknown fields, so a strict caller handed a parsed pair still sees them refused.
+    if (options.strict === true) refuseUnknownFields(input.proposal);
+    return input;
+  }
   return guarded("invalid_proposal", "proposal", () => {
     if (typeof input === "string") checkProposalBytes(input.length, options.limits);
     const raw = readJsonInput(input, "invalid_proposal", "proposal");
@@ -348,6 +358,7 @@ export function parseProposalWithGraph(input: unknown, options: ParseOptions = {
     const problems = surelyValidProposal(raw) ? [] : shapeProblems("actionProposal", raw);
     const { indexOf, problems: idIssues } = idProblems(rawActions);
     for (const issue of idIssues) problems.push(issue);
+    if (options.strict === true) for (const f of unknownFields(raw)) problems.push({ pointer: f.pointer, message: f.message });
     if (problems.length > 0) throw invalid(problems);
 
     const ids = options.ids ?? randomIds;

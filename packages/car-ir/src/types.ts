@@ -235,6 +235,16 @@ export interface AgentOutput {
   tool_calls: number;
   duration_ms: number;
   error: string | null;
+  /** What the call spent, when the runner reports it: what a multi-agent budget counts. */
+  tokens?: AgentTokens | null;
+}
+
+/** An agent call's spend as its runner reports it (`AgentOutput.tokens`). */
+export interface AgentTokens {
+  input_tokens: number;
+  output_tokens: number;
+  /** Absent when the runner does not price its calls; a `max_cost_usd` budget then cannot count it. */
+  cost_usd?: number;
 }
 
 export type TraceEventKind = "action_succeeded" | "action_failed";

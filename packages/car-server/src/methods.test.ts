@@ -207,6 +207,22 @@ describe("verify / simulate / optimize / equivalent", () => {
     expect(unknown.issues.some((i: any) => i.action_id === "t" && /search/.test(i.message))).toBe(true);
   });
 
+  it("verify warns on a misspelt field with a did-you-mean; strict (verify and proposal.submit) refuses it as invalid_proposal", async () => {
+    const c = await client();
+    const typo = { actions: [{ id: "a", type: "state_write", parameters: { key: "k", value: 1 }, max_retry: 2 }] };
+    const warned = await c.result("verify", { proposal: typo });
+    expect(warned.valid).toBe(true);
+    expect(warned.issues).toContainEqual(
+      expect.objectContaining({ action_id: "a", severity: "warning", message: expect.stringContaining("did you mean 'max_retries'?") }),
+    );
+    for (const method of ["verify", "proposal.submit"]) {
+      const refused = await c.call(method, { proposal: typo, strict: true });
+      expect(refused.error).toMatchObject({ data: { car_code: "invalid_proposal" }, message: expect.stringContaining("/actions/0/max_retry") });
+    }
+    expect((await c.call("verify", { proposal: typo, strict: "yes" })).error).toMatchObject({ data: { car_code: "invalid_params" } });
+    expect(await c.result("state.snapshot", {})).toEqual({});
+  });
+
   it("simulate, optimize and equivalent answer over the wire", async () => {
     const c = await client();
     const sim = await c.result("simulate", { proposal, initial_state: { ghost: 1 } });

@@ -88,7 +88,85 @@ describe("multi.*", () => {
     expect(badSpec.error?.code).toBe(-32602);
     const badMode = await c.call("multi.swarm", { mode: "hybrid", agents: [agent("a")], task: "t" });
     expect(badMode.error?.code).toBe(-32602);
+    expect(badMode.error?.message).toMatch(/hybrid.*not supported/);
+    const typo = await c.call("multi.supervisor", { workers: [agent("a")], supervisor: agent("b"), task: "t", max_round: 1 });
+    expect(typo.error?.message).toMatch(/unknown param 'max_round'/);
     expect((await c.call("multi.vote", { agents: [agent("a")] })).error?.message).toBe("invalid params: task is required");
     expect(c.frames.some((f) => f.method === "multi.run_agent")).toBe(false);
+  });
+
+  it("runs a tournament: a fresh judge per match, byes, and a ranking best to worst", async () => {
+    const strength: Record<string, number> = { a: 2, b: 7, c: 4 };
+    const c = await agentClient((spec, task) => {
+      if (spec.name !== "judge") return String(strength[spec.name]);
+      const [x, y] = [...task.matchAll(/^\[(?:A|B)\]\n(.*)$/gm)].map((m) => Number(m[1]));
+      return x! >= y! ? '{"winner": "A"}' : '{"winner": "B"}';
+    });
+    const result = await c.result("multi.tournament", { competitors: [agent("a"), agent("b"), agent("c")], judge: agent("judge"), task: "best?" });
+    expect(result).toMatchObject({ task: "best?", winner_name: "b", winner_answer: "7", ranking: ["b", "c", "a"] });
+    expect(result.candidates.map((o: any) => o.name)).toEqual(["a", "b", "c"]);
+    expect(result.matches.map((m: any) => [m.round, m.a, m.b, m.winner])).toEqual([
+      [1, "a", "b", "b"],
+      [2, "b", "c", "b"],
+    ]);
+    expect(result.byes).toEqual([{ round: 1, name: "c" }]);
+    const judgeCalls = c.frames.filter((f) => f.method === "multi.run_agent" && f.params.spec.name === "judge");
+    expect(new Set(judgeCalls.map((f) => f.params.call_id)).size).toBe(2);
+  });
+
+  it("runs a subtask: spawns within the main agent's tools run, a grant outside them is rejected before running", async () => {
+    let turn = 0;
+    const c = await agentClient((spec, task) => {
+      if (spec.name !== "lead") return `${spec.name} used ${spec.tools.join("+")} on ${task}`;
+      turn++;
+      if (turn === 1)
+        return JSON.stringify({
+          spawn_subtask: [
+            { task: "a", tools: ["grep"] },
+            { task: "b", tools: ["read_file"] },
+          ],
+        });
+      if (turn === 2) return JSON.stringify({ spawn_subtask: [{ task: "c", tools: ["shell"] }] });
+      return JSON.stringify({ final_answer: "all done" });
+    });
+    const main = { ...agent("lead"), tools: ["grep", "read_file"], max_turns: 4 };
+    const result = await c.result("multi.subtask", { main, task: "investigate" });
+    expect(result).toMatchObject({ task: "investigate", final_answer: "all done", completed: true });
+    expect(result.subtasks.map((s: any) => [s.id, s.turn, s.status])).toEqual([
+      ["sub-1", 1, "succeeded"],
+      ["sub-2", 1, "succeeded"],
+      ["sub-3", 2, "rejected"],
+    ]);
+    expect(result.subtasks[0].output.answer).toBe("lead/sub-1 used grep on a");
+    const subSpecs = c.frames.filter((f) => f.method === "multi.run_agent" && f.params.spec.name !== "lead").map((f) => f.params.spec.tools);
+    expect(subSpecs).toEqual([["grep"], ["read_file"]]);
+    // The main agent's calls carry the spawn_subtask tool, its grant an enum of main's tools.
+    const leadCall = c.frames.find((f) => f.method === "multi.run_agent" && f.params.spec.name === "lead");
+    expect(leadCall.params.tools[0].parameters.properties.tools.items.enum).toEqual(["grep", "read_file"]);
+  });
+
+  it("enforces a token budget from the agents' reported usage and reports the real counts", async () => {
+    const c = await TestClient.open(fx.server.url, fx.server.token);
+    fx.track(c);
+    c.handle("multi.run_agent", (p) => ({ result: { ...output(p.spec.name, "ok"), tokens: { input_tokens: 70, output_tokens: 30, cost_usd: 0.25 } } }));
+    const stages = ["s1", "s2", "s3"].map(agent);
+    const result = await c.result("multi.pipeline", { stages, task: "t", budget: { max_total_tokens: 150 } });
+    expect(c.frames.filter((f) => f.method === "multi.run_agent")).toHaveLength(2);
+    expect(result.budget_exceeded).toEqual({ limit: "max_total_tokens", threshold: 150, spent: 200 });
+    expect(result.cut_off[0]).toMatchObject({ name: "s3", reason: "budget_exceeded" });
+    expect(result.stages[2].error).toMatch(/max_total_tokens/);
+
+    const costs = await c.result("events.cost_by_agent", null);
+    expect(costs).toEqual([
+      { agent: "s1", calls: 1, tokens_in: 70, tokens_out: 30, cost_usd: 0.25 },
+      { agent: "s2", calls: 1, tokens_in: 70, tokens_out: 30, cost_usd: 0.25 },
+    ]);
+    expect(await c.result("metrics.summary", null)).toMatchObject({ tokens_in: 140, tokens_out: 60, cost_usd: 0.5, cumulative_cost_usd: 0.5 });
+
+    for (const budget of [{ max_tool_calls: 1 }, { max_total_tokens: -5 }, { max_cost_usd: "cheap" }]) {
+      const refused = await c.call("multi.vote", { agents: [agent("v")], task: "t", budget });
+      expect(refused.error?.code).toBe(-32602);
+    }
+    expect(c.frames.filter((f) => f.method === "multi.run_agent")).toHaveLength(2);
   });
 });

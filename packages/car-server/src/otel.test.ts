@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXPORT_TIMEOUT_MS } from "./otel.ts";
 import { runServe } from "./serve-command.ts";
 import { recordingServeIo, TestClient } from "../test/test-client.ts";
 
@@ -78,6 +79,25 @@ describe("car serve --otel", () => {
     expect(call.params.traceparent).toBe(`00-${attempt.traceId}-${attempt.spanId}-01`);
     expect(JSON.stringify(bodies)).not.toContain(SECRET);
   });
+
+  it("with no collector listening, says so on the log and still shuts down within the export timeout", async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const nowhere = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/v1/traces`;
+    await new Promise((r) => closed.close(r));
+    const session = io();
+    const running = runServe(["--port", "0", "--db", ":memory:", "--no-auth", "--otel", "--otel-endpoint", nowhere], session);
+    await expect.poll(() => session.out.length).toBeGreaterThanOrEqual(1);
+    const c = await TestClient.open(session.out[0]!.replace("car serve listening on ", ""), undefined);
+    await c.result("proposal.submit", { proposal: { actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 } }] } });
+    const stopping = performance.now();
+    session.signal("SIGTERM");
+    expect(await running).toBe(0);
+    // The exporter's own default (10 s of retries) made this take over 10 s.
+    expect(performance.now() - stopping).toBeLessThan(EXPORT_TIMEOUT_MS + 2_000);
+    expect(session.err.some((l) => l.startsWith(`car serve: otel: cannot reach the collector at ${nowhere}`) && /\d+ spans dropped/.test(l))).toBe(true);
+    await c.closed;
+  }, 30_000);
 
   it("refuses --otel-endpoint without --otel, or one that is not an http URL", async () => {
     for (const args of [

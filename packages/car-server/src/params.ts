@@ -38,6 +38,13 @@ export function optionalNumber(obj: JsonObject, key: string): number | undefined
   return value;
 }
 
+export function optionalBoolean(obj: JsonObject, key: string): boolean | undefined {
+  const value = getOwn(obj, key);
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "boolean") throw invalidParams(`${key} must be a boolean`);
+  return value;
+}
+
 export function requireValue(obj: JsonObject, key: string): JsonValue {
   const value = getOwn(obj, key);
   if (value === undefined) throw invalidParams(`${key} is required`);

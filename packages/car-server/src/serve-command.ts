@@ -168,7 +168,7 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   let server: Awaited<ReturnType<typeof startServer>>;
   let otel: OtelExport | undefined;
   try {
-    if (parsed.otel !== undefined) otel = await startOtelExport(parsed.otel.endpoint);
+    if (parsed.otel !== undefined) otel = await startOtelExport(parsed.otel.endpoint, (line) => io.stderr(`car serve: ${line}`), io.env);
     store = await openServeStore(parsed.db, io.env);
     server = await startServer({
       ...parsed.options,

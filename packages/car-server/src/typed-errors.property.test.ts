@@ -22,6 +22,7 @@ const PARAM_NAMES = [
   "initial_state",
   "state",
   "max_actions",
+  "strict",
   "key",
   "value",
   "tenant_id",

@@ -17,7 +17,8 @@
  * the same transaction, after the call returned the hashes — the key never
  * reaches the database. Verification is the shared `ChainVerifier` over the
  * whole log, against the recorded head (a removed tail is found too), then
- * the anchors and the replayed state.
+ * the anchors, the tables the runtime trusts (table-replay.ts) and the
+ * replayed state.
  */
 import type { Pool, PoolClient } from "pg";
 import type { CarEvent } from "@car/engine";
@@ -29,13 +30,20 @@ import {
   canonicalEventParts,
   type ChainReport,
   ChainVerifier,
+  type DatabaseIdentity,
   eventMac,
+  replayBreak,
+  type StoredTables,
+  tableBreak,
   firstStateDifference,
   replayStateChanges,
 } from "@car/engine/durable";
 import type { JsonValue } from "@car/ir";
 import { emptyMap, setOwn } from "@car/ir";
+import { approvalRows } from "./approval-ledger.ts";
+import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, sqlLiteral } from "./event-sql.ts";
+import { postureRows } from "./posture-store.ts";
 import type { EventRow } from "./event-sql.ts";
 
 /**
@@ -116,15 +124,16 @@ const PAGE = 2000;
 
 /**
  * Verifies the whole log (stopping at the first broken link), then that
- * every anchor of this database holds, then that `car_state` equals the
- * state the log replays to. Reads in one REPEATABLE READ transaction, so
+ * every anchor of this database holds, then that every table the runtime
+ * trusts is what the log says, then that `car_state` equals the state the
+ * log replays to. Reads in one REPEATABLE READ transaction, so
  * concurrent commits cannot make the log and the state disagree.
  */
-export async function verifyLog(pool: Pool, key: AuditKey | undefined, databaseId: string, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+export async function verifyLog(pool: Pool, key: AuditKey | undefined, self: DatabaseIdentity, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const report = await verifyIn(client, key, databaseId, anchors);
+    const report = await verifyIn(client, key, self, anchors);
     await client.query("COMMIT");
     return report;
   } finally {
@@ -133,7 +142,11 @@ export async function verifyLog(pool: Pool, key: AuditKey | undefined, databaseI
   }
 }
 
-async function verifyIn(client: PoolClient, key: AuditKey | undefined, databaseId: string, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+/** The whole log, verified: the report so far and the events read (all of them when it is ok). */
+async function readVerifiedLog(
+  client: PoolClient,
+  key: AuditKey | undefined,
+): Promise<{ report: ChainReport; events: CarEvent[]; head: { seq: string; hash: string } }> {
   const head = (await client.query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
   const verifier = new ChainVerifier([], undefined, key);
   const events: CarEvent[] = [];
@@ -146,22 +159,46 @@ async function verifyIn(client: PoolClient, key: AuditKey | undefined, databaseI
         event = eventFromRow(row);
       } catch {
         verifier.check({ event: { seq: after + 1, kind: "", proposal_id: null, timestamp: "", data: {} }, problem: "the stored event is not JSON" });
-        return verifier.finish();
+        return { report: verifier.finish(), events, head };
       }
       after = event.seq;
-      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return verifier.finish();
+      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return { report: verifier.finish(), events, head };
       events.push(event);
     }
     if (rows.length < PAGE) break;
   }
-  const report = verifier.finish(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash });
+  return { report: verifier.finish(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash }), events, head };
+}
+
+/** The tables verification checks against the log, read in `client`'s transaction. */
+async function storedTables(client: PoolClient): Promise<StoredTables> {
+  const read: ReadQuery = (sql, params) => client.query(sql, params === undefined ? [] : [...params]);
+  const proposals = (await client.query<{ proposal_id: string; status: string }>("SELECT proposal_id, status FROM car_proposals ORDER BY proposal_id")).rows;
+  return { approvals: await approvalRows(read), postures: await postureRows(read), proposals: { per: "proposal", rows: proposals } };
+}
+
+/**
+ * Whether the whole log verifies and vouches for every row of the tables,
+ * seals aside: what the store checks, in the caller's transaction, before it
+ * seals rows written before rows had seals.
+ */
+export async function logVouchesForTables(client: PoolClient, key: AuditKey | undefined): Promise<boolean> {
+  const { report, events } = await readVerifiedLog(client, key);
+  return report.ok && replayBreak(events, await storedTables(client)) === undefined;
+}
+
+async function verifyIn(client: PoolClient, key: AuditKey | undefined, self: DatabaseIdentity, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+  const { report, events, head } = await readVerifiedLog(client, key);
   if (!report.ok) return report;
   const headSeq = Number(head.seq);
   if (anchors !== undefined) {
-    const broken = anchorBreak(anchors, databaseId, headSeq, (seq) => events[seq - 1]?.hash);
+    const broken = anchorBreak(anchors, self, headSeq, (seq) => events[seq - 1]?.hash);
     if (broken !== undefined) return { ok: false, verified: report.verified, broken };
-    report.anchors = anchorSummary(anchors, databaseId);
+    report.anchors = anchorSummary(anchors, self);
   }
+  // Read in this transaction's snapshot, like the log.
+  const table = tableBreak(events, await storedTables(client), key);
+  if (table !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, ...table } };
   const stored = emptyMap();
   for (const row of (await client.query<{ key: string; value: string }>("SELECT key, value FROM car_state WHERE present")).rows)
     setOwn(stored, row.key, JSON.parse(row.value) as JsonValue);

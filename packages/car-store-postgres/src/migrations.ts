@@ -21,6 +21,8 @@
  *   and per-agent postures.
  * - `car_events.mac` (v2): each event's MAC under the audit key, which the
  *   database never sees; `car_meta.database_id`: the id anchors name.
+ * - `car_approvals.seal`, `car_postures.seal` (v3): each row's seal under
+ *   the audit key (row-seal.ts), so a row written outside CAR is refused.
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
@@ -147,6 +149,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE car_events ADD COLUMN mac text;
       CREATE TABLE car_meta (key text PRIMARY KEY, value text NOT NULL);
       INSERT INTO car_meta VALUES ('database_id', md5(random()::text || clock_timestamp()::text || pg_backend_pid()::text));
+    `,
+  },
+  {
+    version: 3,
+    name: "row seals on approvals and postures",
+    sql: `
+      ALTER TABLE car_approvals ADD COLUMN seal text;
+      ALTER TABLE car_postures ADD COLUMN seal text;
     `,
   },
 ];

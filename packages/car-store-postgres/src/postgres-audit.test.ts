@@ -2,7 +2,10 @@
  * The audit trail's guarantees on PostgreSQL, with the database edited
  * through a second connection as an attacker with write access would:
  * direct writes are chained events written with their value; a hand-edited
- * `car_state`, a rewritten event and a truncated tail are each reported.
+ * `car_state`, a rewritten event and a truncated tail are each reported;
+ * anchors name the database's location; rows from before seals are sealed
+ * only when the log vouches for them; an agent's rate-limit slots survive
+ * a restart.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +14,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBinDir, startPostgresCluster } from "@car/test-kit/postgres-cluster";
 import type { PostgresCluster } from "@car/test-kit/postgres-cluster";
-import { Runtime } from "@car/engine";
+import { AgentSessions, borrowedStore, Runtime } from "@car/engine";
+import { systemClock } from "@car/ir";
 import { postgres } from "./index.ts";
 import type { PostgresStore } from "./index.ts";
 
@@ -79,6 +83,8 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
     await runProposals(store, ["p1", "p2"]);
     const anchor = (await store.anchor())!;
     expect(anchor.database_id).toBe(await store.databaseId());
+    expect(anchor.database).toBe(store.location);
+    expect(store.location).toMatch(/^postgres:\/\/127\.0\.0\.1:\d+\/audit_\d+$/);
     const [first] = (await sql("SELECT seq, mac FROM car_events ORDER BY seq LIMIT 1")).rows;
     await sql("UPDATE car_events SET mac = $1 WHERE seq = $2", ["0".repeat(64), first.seq]);
     expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { seq: Number(first.seq), reason: expect.stringContaining("MAC does not match") } });
@@ -87,7 +93,66 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
     await sql("DELETE FROM car_events WHERE seq >= $1", [cut]);
     await sql("UPDATE car_log_head SET seq = $1, hash = (SELECT hash FROM car_events WHERE seq = $1) WHERE id = 1", [cut - 1]);
     await sql("DELETE FROM car_state WHERE key = 'k-p2'");
+    // The proposals table is checked against the log too: a thorough writer removes p2's row as well.
+    expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { table: "proposals" } });
+    await sql("DELETE FROM car_proposals WHERE proposal_id = 'p2'");
     expect(await store.verifyChain()).toMatchObject({ ok: true });
     expect(await store.verifyChain({ anchors: [anchor] })).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("rolled back") } });
+    // Giving the database a new id does not slip past the anchor: it names the database's location too.
+    await sql("UPDATE car_meta SET value = 'edited' WHERE key = 'database_id'");
+    expect(await store.verifyChain({ anchors: [anchor] })).toMatchObject({
+      ok: false,
+      broken: { reason: expect.stringContaining(`with id ${anchor.database_id}, but it now says edited`) },
+    });
+    const foreign = { ...anchor, database_id: "other", database: "postgres://elsewhere:5432/other" };
+    const other = { ...anchor, database_id: "edited", database: "postgres://elsewhere:5432/other" };
+    expect(await store.verifyChain({ anchors: [foreign, other] })).toMatchObject({
+      ok: false,
+      broken: { reason: expect.stringContaining("at postgres://elsewhere:5432/other, but it was opened at") },
+    });
+  });
+
+  it("seals rows from before seals on start when the log vouches for them; a hand-inserted one keeps them all refused", async () => {
+    const { store, url, sql } = await fresh();
+    await store.approvals.record({ fingerprint: "f1", decision: "approved", required_tier: "full_access", reviewer: "ops", decided_at: 1, expires_at: null });
+    await store.postures.set("bot", "deny", null, 2);
+    await sql("UPDATE car_approvals SET seal = NULL");
+    await sql("UPDATE car_postures SET seal = NULL");
+    const reopened = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
+    open.push(reopened);
+    await reopened.ready();
+    expect(await reopened.approvals.latest("f1", 5)).toMatchObject({ decision: "approved" });
+    expect(await reopened.postures.resolve("bot", "read_only")).toBe("deny");
+    expect(await reopened.verifyChain()).toMatchObject({ ok: true });
+
+    await sql("UPDATE car_approvals SET seal = NULL");
+    await sql("INSERT INTO car_postures (agent_id, tier, posture, updated_at) VALUES ('rogue', '*', 'always_allow', 3)");
+    const third = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
+    open.push(third);
+    await third.ready();
+    await expect(third.approvals.latest("f1", 5)).rejects.toMatchObject({ code: "chain_broken" });
+    await expect(third.postures.resolve("rogue", "full_access")).rejects.toMatchObject({ code: "chain_broken" });
+  });
+
+  it("an agent's rate-limit slots survive a restart (DECISIONS §21)", async () => {
+    const { store, url } = await fresh();
+    const limit = { max_calls: 2, interval_secs: 60 };
+    const agents = new AgentSessions(systemClock, store.events);
+    const rt = new Runtime({ store: borrowedStore(store), agent: agents.get("bot") });
+    rt.registerTool({ name: "notify", rate_limit: limit }, () => "sent");
+    await rt.executeProposal({
+      actions: [
+        { id: "a", type: "tool_call", tool: "notify" },
+        { id: "b", type: "tool_call", tool: "notify", dependencies: ["a"] },
+      ],
+    });
+    agents.persist("bot");
+    await store.flush();
+    const restarted = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
+    open.push(restarted);
+    await restarted.ready();
+    const again = new AgentSessions(systemClock, restarted.events);
+    expect(again.get("bot").limiter.acquire("notify", limit, Date.now())).toBeGreaterThan(0);
+    expect(again.get("other").limiter.acquire("notify", limit, Date.now())).toBe(0);
   });
 });

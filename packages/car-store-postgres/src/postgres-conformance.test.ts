@@ -1,7 +1,17 @@
+/**
+ * The PostgreSQL store runs the public store suite: every check passes, the
+ * tables edited through a connection of their own for the audit checks —
+ * except the edited-transition check, which does not apply: this backend
+ * keeps no transition record of its own (its transitions are the log's).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBinDir, startPostgresCluster } from "@car/test-kit/postgres-cluster";
 import type { PostgresCluster } from "@car/test-kit/postgres-cluster";
-import { runStoreCheck, STORE_CHECKS, type StoreHarness } from "@car/conformance/store";
+import { runStoreCheck, STORE_CHECKS, type StoreHarness, type StoreTamper } from "@car/conformance/store";
 import { postgres } from "./index.ts";
 
 const installed = postgresBinDir() !== undefined;
@@ -9,29 +19,67 @@ if (!installed) console.warn("PostgreSQL is not installed (apt-get install postg
 
 describe.skipIf(!installed)("postgres", () => {
   let cluster: PostgresCluster;
+  let home: string;
   let databases = 0;
   beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), "car-pg-conformance-"));
     cluster = await startPostgresCluster();
   });
-  afterAll(() => cluster?.stop());
+  afterAll(() => {
+    cluster?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** Edits the database through a connection of its own, as a writer without the audit key would. */
+  const tamper = (url: string): StoreTamper => {
+    const edit = async (sql: string, params: unknown[] = []): Promise<void> => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(sql, params);
+      } finally {
+        await client.end();
+      }
+    };
+    return {
+      forgeApproval: (fingerprint) => {
+        const record = { fingerprint, decision: "approved", required_tier: "full_access", reviewer: "forger", decided_at: 0, expires_at: null };
+        return edit("INSERT INTO car_approvals (fingerprint, decision, expires_at, record) VALUES ($1, 'approved', NULL, $2)", [
+          fingerprint,
+          JSON.stringify(record),
+        ]);
+      },
+      unrevokeApprovals: () => edit("DELETE FROM car_revocations"),
+      editPosture: (agent, posture) => edit("UPDATE car_postures SET posture = $1 WHERE agent_id = $2", [posture, agent]),
+      editProposalStatus: (id, status) => edit("UPDATE car_proposals SET status = $1 WHERE proposal_id = $2", [status, id]),
+    };
+  };
 
   const harness = (): StoreHarness => {
-    const url = cluster.createDatabase(`conformance_${++databases}`);
+    const n = ++databases;
+    const url = cluster.createDatabase(`conformance_${n}`);
+    const auditKeyFile = join(home, `audit-${n}.key`);
     return {
       durable: true,
       open: async (clock) => {
-        const store = postgres(url, { clock, poolSize: 2 });
+        const store = postgres(url, { clock, poolSize: 2, auditKeyFile });
         await store.ready();
         return store;
       },
       dispose: () => {},
+      tamper: tamper(url),
     };
   };
 
   describe("RuntimeStore conformance: postgres", () => {
     for (const check of STORE_CHECKS) {
-      it(check.name, async () => {
+      const applies = !check.durable?.includes("transitions");
+      it(applies ? check.name : `${check.name} (does not apply: no stored transitions)`, async () => {
         const result = await runStoreCheck(check, harness);
+        if (!applies) {
+          expect(result).toMatchObject({ status: "skipped", reason: "the harness or store offers no transitions" });
+          return;
+        }
         expect(result.error ?? result.reason ?? "").toBe("");
         expect(result.status).toBe("passed");
       });

@@ -36,10 +36,19 @@ import {
   type RuntimeStore,
   type StateTransition,
 } from "@car/engine";
-import { type Anchor, type AuditKey, type ChainReport, commitRefusal, directWriteEvent, loadOrCreateKeyFile, readKeyFile } from "@car/engine/durable";
-import { PostgresApprovalLedger } from "./approval-ledger.ts";
+import {
+  type Anchor,
+  type AuditKey,
+  type ChainReport,
+  commitRefusal,
+  directWriteEvent,
+  loadOrCreateKeyFile,
+  outboundDigest,
+  readKeyFile,
+} from "@car/engine/durable";
+import { PostgresApprovalLedger, sealUnsealedApprovals } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
-import { appendStatement, appendToLog, linkAppended, macStatement, verifyLog } from "./log-chain.ts";
+import { appendStatement, appendToLog, linkAppended, logVouchesForTables, macStatement, verifyLog } from "./log-chain.ts";
 import type { Appended } from "./log-chain.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
@@ -47,7 +56,7 @@ import { PostgresEventLog } from "./event-log.ts";
 import { sqlLiteral } from "./event-sql.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
-import { PostgresPostureStore } from "./posture-store.ts";
+import { PostgresPostureStore, sealUnsealedPostures } from "./posture-store.ts";
 import { StateCache } from "./state-cache.ts";
 import type { DirectWrite } from "./state-cache.ts";
 
@@ -108,12 +117,19 @@ export class PostgresStore implements RuntimeStore {
   /** A refresh started after a commit that landed behind other runtimes' events. */
   #catchUp: Promise<void> = Promise.resolve();
   #closed = false;
+  /** HMAC under the audit key for digests that leave the process (span attributes); undefined without a key. */
+  readonly keyedDigest: ((text: string) => string) | undefined;
+  /** Where this database lives, as anchors record it: `postgres://host:port/name`, without credentials or options. */
+  readonly location: string;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
+    this.location = databaseLocation(url);
     this.#clock = options.clock ?? systemClock;
     this.mode = options.mode ?? "strict";
     const keyFile = options.auditKeyFile;
-    this.#auditKey = keyFile === undefined ? undefined : options.readonlyKey === true ? readKeyFile(keyFile) : loadOrCreateKeyFile(keyFile);
+    const key = keyFile === undefined ? undefined : options.readonlyKey === true ? readKeyFile(keyFile) : loadOrCreateKeyFile(keyFile);
+    this.#auditKey = key;
+    this.keyedDigest = key === undefined ? undefined : (text) => outboundDigest(key, text);
     // 31 bits: a runtime's id in `car_proposals` and its liveness lock key.
     this.#runtimeKey = 1 + Math.floor(Math.random() * 0x7ffffffe);
     this.#pool = new pg.Pool({ connectionString: url, max: (options.poolSize ?? 10) + 1 });
@@ -134,8 +150,8 @@ export class PostgresStore implements RuntimeStore {
       (events) => this.#writePersisted(events),
     );
     const audited = <T>(work: (client: PoolClient, audit: Audit) => Promise<T>): Promise<T> => this.#audited(work);
-    this.approvals = new PostgresApprovalLedger(read, audited);
-    this.postures = new PostgresPostureStore(read, audited);
+    this.approvals = new PostgresApprovalLedger(read, audited, this.#auditKey);
+    this.postures = new PostgresPostureStore(read, audited, this.#auditKey);
     this.#ready = this.#start();
     this.#ready.catch(() => {});
   }
@@ -149,6 +165,7 @@ export class PostgresStore implements RuntimeStore {
     const client = await this.#connect();
     try {
       this.migrationsApplied = await migrate(client);
+      await this.#sealLegacyRows(client);
       for (;;) {
         const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1, $2) AS ok", [RUNTIME_LOCK_CLASS, this.#runtimeKey]);
         if (rows[0]!.ok) break;
@@ -161,6 +178,32 @@ export class PostgresStore implements RuntimeStore {
     this.#liveness = client;
     client.on("error", () => {});
     await this.#refresh();
+  }
+
+  /**
+   * Seals the approval and posture rows written before rows had seals (a
+   * database from an earlier version), but only when the whole log verifies
+   * and vouches for every row: a row inserted by hand without a seal stays
+   * unsealed, and so refused. The log head is locked meanwhile, so no
+   * runtime appends while the log is read.
+   */
+  async #sealLegacyRows(client: PoolClient): Promise<void> {
+    const { rows } = await client.query<{ unsealed: boolean }>(
+      "SELECT EXISTS (SELECT 1 FROM car_approvals WHERE seal IS NULL) OR EXISTS (SELECT 1 FROM car_postures WHERE seal IS NULL) AS unsealed",
+    );
+    if (!rows[0]!.unsealed) return;
+    await client.query("BEGIN");
+    try {
+      await client.query("SELECT seq FROM car_log_head WHERE id = 1 FOR UPDATE");
+      if (await logVouchesForTables(client, this.#auditKey)) {
+        await sealUnsealedApprovals(client, this.#auditKey);
+        await sealUnsealedPostures(client, this.#auditKey);
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
   }
 
   async #connect(): Promise<PoolClient> {
@@ -417,7 +460,7 @@ export class PostgresStore implements RuntimeStore {
   async verifyChain(options: { anchors?: readonly Anchor[] } = {}): Promise<ChainReport> {
     await this.#ready;
     try {
-      return await verifyLog(this.#pool, this.#auditKey, await this.databaseId(), options.anchors);
+      return await verifyLog(this.#pool, this.#auditKey, { id: await this.databaseId(), location: this.location }, options.anchors);
     } catch (error) {
       throw storageError(error, "cannot read the event log");
     }
@@ -434,7 +477,7 @@ export class PostgresStore implements RuntimeStore {
     await this.#ready;
     const head = (await this.#query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
     if (Number(head.seq) === 0) return null;
-    return { database_id: await this.databaseId(), seq: Number(head.seq), hash: head.hash, anchored_at: rfc3339(this.#clock.now()) };
+    return { database_id: await this.databaseId(), database: this.location, seq: Number(head.seq), hash: head.hash, anchored_at: rfc3339(this.#clock.now()) };
   }
 
   /** Waits for background writes (direct state writes, events outside proposals); rethrows the first that failed. */
@@ -570,6 +613,20 @@ export class PostgresStore implements RuntimeStore {
       this.#liveness?.release();
       await this.#pool.end();
     }
+  }
+}
+
+/** A connection URL's server and database name: what identifies the database, not how one logs in to it. */
+function databaseLocation(url: string): string {
+  try {
+    const u = new URL(url);
+    return `postgres://${u.hostname}:${u.port === "" ? "5432" : u.port}${u.pathname}`;
+  } catch {
+    // A keyword/value connection string: itself, without a password.
+    return url
+      .replace(/password\s*=\s*('[^']*'|\S+)/gi, "")
+      .replace(/\s+/g, " ")
+      .trim();
   }
 }
 

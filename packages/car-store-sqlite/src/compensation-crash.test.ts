@@ -2,13 +2,16 @@
  * A crash in the middle of a compensation, with a real process and SIGKILL:
  * on restart the interrupted phase is visible (the store reports it
  * interrupted, the log shows what is done and what remains) and resumable —
- * resuming undoes the rest, and the hash chain still verifies.
+ * resuming undoes the rest, and the hash chain still verifies. A plan
+ * edited in the database while the process was down is refused before
+ * anything of it is dispatched.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { sqlite } from "./sqlite-store.ts";
 import { tempDatabase } from "@car/test-kit/temp-database";
@@ -30,15 +33,20 @@ afterEach(() => {
   temp.remove();
 });
 
-it("a compensation killed mid-way is visible after restart and resumes to the end", { timeout: 60_000 }, async () => {
+/** Runs the saga in a worker process and kills it while its compensation hangs. */
+async function crashMidCompensation(): Promise<void> {
   child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", WORKER, temp.db, files], { stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child!.once("exit", () => resolve()));
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child!.stdout! }).on("line", (line) => line === "MID" && resolve());
     void exited.then(() => reject(new Error("the worker exited before the compensation hung")));
   });
-  child.kill("SIGKILL");
+  child!.kill("SIGKILL");
   await exited;
+}
+
+it("a compensation killed mid-way is visible after restart and resumes to the end", { timeout: 60_000 }, async () => {
+  await crashMidCompensation();
   // c was undone before the crash; b's compensation was cut off; a's never started.
   expect(readdirSync(files).sort()).toEqual(["a", "b"]);
 
@@ -68,6 +76,34 @@ it("a compensation killed mid-way is visible after restart and resumes to the en
     expect(rt.pendingCompensations()).toEqual([]);
     await expect(rt.resumeCompensation("saga")).rejects.toThrow(/no interrupted compensation/);
     expect((rt.store as ReturnType<typeof sqlite>).verifyChain()).toMatchObject({ ok: true });
+  } finally {
+    await rt.close();
+  }
+});
+
+it("a plan edited in the database while the process was down is refused before anything is dispatched", { timeout: 60_000 }, async () => {
+  await crashMidCompensation();
+  // A database writer retargets the remaining steps: `a` becomes a file the undo was never meant to touch.
+  const raw = new Database(temp.db);
+  const row = raw.prepare("SELECT seq, data FROM events WHERE kind = 'compensation_planned'").get() as { seq: number; data: string };
+  expect(row.data).toContain('"name":"a"');
+  raw.prepare("UPDATE events SET data = ? WHERE seq = ?").run(row.data.replace('"name":"a"', '"name":"keep-me"'), row.seq);
+  raw.close();
+
+  const rt = new Runtime({ store: sqlite(temp.db) });
+  try {
+    expect(rt.pendingCompensations()).toEqual([{ proposal_id: "saga", done: ["w_c"], remaining: ["w_b", "w_a"] }]);
+    const removed: string[] = [];
+    rt.registerTool("remove_file", (p) => {
+      removed.push(p["name"] as string);
+      return true;
+    });
+    await expect(rt.resumeCompensation("saga")).rejects.toMatchObject({
+      code: "chain_broken",
+      details: { seq: row.seq, reason: "the event's hash does not match its content" },
+    });
+    expect(removed).toEqual([]);
+    expect(readdirSync(files).sort()).toEqual(["a", "b"]);
   } finally {
     await rt.close();
   }

@@ -71,6 +71,9 @@ export const MIGRATIONS: readonly (string | ((db: SqliteDatabase) => void))[] = 
   `ALTER TABLE events ADD COLUMN mac TEXT;`,
   // The lean event row (event-row.ts): no repeated envelope or prev_hash, hashes as BLOBs.
   migrateToLeanEvents,
+  // Row seals (row-seal.ts): approvals and postures are refused at run time when edited outside CAR.
+  `ALTER TABLE approvals ADD COLUMN seal TEXT;
+   ALTER TABLE postures ADD COLUMN seal TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,27 +5,47 @@
  * action it allows runs. Records are never edited: a revocation is a row of
  * its own. Each decision and revocation is also appended to the hash-chained
  * event log (`approval_recorded`, `approval_revoked`) in the same
- * transaction, so the audit trail and the ledger agree.
+ * transaction, so the audit trail and the ledger agree. Every row carries a
+ * seal over its record and revocation (row-seal.ts); a row whose seal does
+ * not match is refused (`chain_broken`), never honoured.
  */
 import { CarError, rfc3339 } from "@car/ir";
 import { answeringDecision, checkApprovalScope, inForce, remainingUses } from "@car/policy";
 import type { ApprovalRecord, ApprovalScope } from "@car/policy";
-import { approvalRecordedData, type ApprovalRow, ledgerEntryOf, SPENT_BY } from "@car/engine/durable";
+import {
+  approvalRecordedData,
+  type ApprovalRow,
+  approvalSealRow,
+  type AuditKey,
+  ledgerEntryOf,
+  rowSeal,
+  SPENT_BY,
+  sealMatches,
+  unsealedRow,
+} from "@car/engine/durable";
 import type { DurableApprovalLedger, LedgerEntry } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
 
-const SELECT = "SELECT a.id, a.record, r.revoked_at, r.revoked_by FROM approvals a LEFT JOIN revocations r ON r.approval_id = a.id";
+const SELECT = "SELECT a.id, a.record, r.revoked_at, r.revoked_by, a.seal FROM approvals a LEFT JOIN revocations r ON r.approval_id = a.id";
+
+type SealedRow = ApprovalRow & { seal: string | null };
 
 export class SqliteApprovalLedger implements DurableApprovalLedger {
   readonly #writer: StoreWriter;
+  readonly #key: AuditKey | undefined;
   readonly #insert;
+  readonly #seal;
+  readonly #all;
   readonly #byFingerprint;
   readonly #grants;
   readonly #revoke;
 
-  constructor(db: SqliteDatabase, writer: StoreWriter) {
+  /** `key`: the audit key the rows are sealed under (none: an unkeyed seal). */
+  constructor(db: SqliteDatabase, writer: StoreWriter, key: AuditKey | undefined) {
     this.#writer = writer;
+    this.#key = key;
+    this.#seal = db.prepare("UPDATE approvals SET seal = ? WHERE id = ?");
     this.#insert = db.prepare("INSERT INTO approvals (fingerprint, decision, decided_at, expires_at, record) VALUES (?, ?, ?, ?, ?)");
     this.#byFingerprint = db.prepare(`${SELECT} WHERE a.fingerprint = ? ORDER BY a.id`);
     this.#grants = db.prepare(
@@ -33,10 +53,22 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
        AND a.id = (SELECT max(b.id) FROM approvals b WHERE b.fingerprint = a.fingerprint) ORDER BY a.id`,
     );
     this.#revoke = db.prepare("INSERT INTO revocations (approval_id, revoked_at, revoked_by) VALUES (?, ?, ?)");
-    this.list = async () => (db.prepare(`${SELECT} ORDER BY a.id`).all() as ApprovalRow[]).map(ledgerEntryOf);
+    this.#all = db.prepare(`${SELECT} ORDER BY a.id`);
+    this.list = async () => (this.#all.all() as ApprovalRow[]).map(ledgerEntryOf);
   }
 
   readonly list: () => Promise<LedgerEntry[]>;
+
+  /** Seals every row that has none (rows the store has found the log vouches for). */
+  sealUnsealed(): void {
+    for (const row of this.rows())
+      if (row.seal === null) this.#seal.run(rowSeal(this.#key, "approvals", approvalSealRow(row.id, row.record, row.revoked_at, row.revoked_by)), row.id);
+  }
+
+  /** Every row as stored, revocation and seal included (what verification checks). */
+  rows(): SealedRow[] {
+    return this.#all.all() as SealedRow[];
+  }
 
   async record(record: ApprovalRecord): Promise<void> {
     checkApprovalScope(record);
@@ -45,22 +77,24 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
 
   #insertRecord(record: ApprovalRecord): void {
     const { id: _id, ...stored } = record;
-    const id = Number(this.#insert.run(stored.fingerprint, stored.decision, stored.decided_at, stored.expires_at, JSON.stringify(stored)).lastInsertRowid);
+    const text = JSON.stringify(stored);
+    const id = Number(this.#insert.run(stored.fingerprint, stored.decision, stored.decided_at, stored.expires_at, text).lastInsertRowid);
+    this.#seal.run(rowSeal(this.#key, "approvals", approvalSealRow(id, text, null, null)), id);
     this.#writer.audit("approval_recorded", approvalRecordedData(id, stored), { timestamp: rfc3339(stored.decided_at), action_id: stored.action_id });
   }
 
   async latest(fingerprint: string, now: number, scope: ApprovalScope = {}): Promise<ApprovalRecord | undefined> {
-    const answer = answeringDecision((this.#byFingerprint.all(fingerprint) as ApprovalRow[]).map(ledgerEntryOf), scope);
+    const answer = answeringDecision(this.#sealed(this.#byFingerprint.all(fingerprint) as SealedRow[]).map(ledgerEntryOf), scope);
     return answer === undefined || answer.revoked_at !== undefined || !inForce(answer, now) ? undefined : answer;
   }
 
   async consume(record: ApprovalRecord, now: number): Promise<boolean> {
     return this.#writer.atomically(() => {
-      const row = (this.#byFingerprint.all(record.fingerprint) as ApprovalRow[]).find((r) => r.id === record.id);
+      const row = this.#sealed(this.#byFingerprint.all(record.fingerprint) as SealedRow[]).find((r) => r.id === record.id);
       if (row === undefined || row.revoked_at !== null) return false;
       const entry = ledgerEntryOf(row);
       if (!inForce(entry, now)) return false;
-      this.#revoke.run(entry.id, now, SPENT_BY);
+      this.#revokeRow(row, now, SPENT_BY);
       const rest = remainingUses(entry);
       this.#writer.audit("approval_used", { approval_id: entry.id, fingerprint: entry.fingerprint, uses_left: rest?.uses ?? 0 }, { timestamp: rfc3339(now) });
       if (rest !== undefined) this.#insertRecord(rest);
@@ -69,17 +103,31 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
   }
 
   async grants(now: number): Promise<LedgerEntry[]> {
-    return (this.#grants.all(now) as ApprovalRow[]).map(ledgerEntryOf);
+    return this.#sealed(this.#grants.all(now) as SealedRow[]).map(ledgerEntryOf);
   }
 
   async revoke(id: number, by: string, now: number): Promise<LedgerEntry> {
     return this.#writer.atomically(() => {
-      const grant = (this.#grants.all(now) as ApprovalRow[]).find((row) => row.id === id);
+      const grant = this.#sealed(this.#grants.all(now) as SealedRow[]).find((row) => row.id === id);
       if (grant === undefined) throw new CarError("not_found", `no standing grant with id ${id} (unknown, expired, superseded or already revoked)`, { id });
-      this.#revoke.run(id, now, by);
+      this.#revokeRow(grant, now, by);
       const entry = ledgerEntryOf(grant);
       this.#writer.audit("approval_revoked", { approval_id: id, fingerprint: entry.fingerprint, revoked_by: by }, { timestamp: rfc3339(now) });
       return { ...entry, revoked_at: now, revoked_by: by };
     });
+  }
+
+  /** Records the revocation and re-seals the approval over it, so deleting the revocation row does not revive the grant. */
+  #revokeRow(row: ApprovalRow, now: number, by: string): void {
+    this.#revoke.run(row.id, now, by);
+    this.#seal.run(rowSeal(this.#key, "approvals", approvalSealRow(row.id, row.record, now, by)), row.id);
+  }
+
+  /** The rows, once every one matches its seal: one that does not makes the whole answer untrustworthy (an edited newer decision must not let an older one answer). */
+  #sealed(rows: SealedRow[]): SealedRow[] {
+    for (const row of rows)
+      if (!sealMatches(this.#key, "approvals", approvalSealRow(row.id, row.record, row.revoked_at, row.revoked_by), row.seal))
+        throw unsealedRow("approvals", String(row.id));
+    return rows;
   }
 }

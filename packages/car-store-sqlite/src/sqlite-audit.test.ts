@@ -5,7 +5,7 @@
  * rewrite that recomputed the hashes, a truncated tail and a rolled-back
  * file are each reported.
  */
-import { copyFileSync, statSync } from "node:fs";
+import { copyFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -174,6 +174,11 @@ describe("anchors", () => {
     raw.prepare("DELETE FROM events WHERE seq >= ?").run(cut);
     raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT lower(hex(hash)) FROM events WHERE seq = ?) WHERE id = 1").run(cut - 1, cut - 1);
     raw.prepare("DELETE FROM state WHERE key = 'k-p2'").run();
+    // A thorough writer also removes what the other tables say of p2 (each is checked against the log).
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { table: "proposals" } });
+    raw.prepare("DELETE FROM proposals WHERE proposal_id = 'p2'").run();
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { table: "transitions" } });
+    raw.prepare("DELETE FROM transitions WHERE proposal_id = 'p2'").run();
     raw.close();
     expect(s.verifyChain()).toMatchObject({ ok: true });
     expect(s.verifyChain({ anchors: [anchor] })).toMatchObject({
@@ -203,10 +208,67 @@ describe("anchors", () => {
     });
   });
 
-  it("anchors of another database are ignored", async () => {
+  it("anchors of another database are ignored once this one has its own", async () => {
     const s = store();
     await runProposals(s, ["p1"]);
-    const foreign = { ...s.anchor()!, database_id: "other", seq: 999 };
+    const own = s.anchor()!;
+    expect(own.database).toBe(realpathSync(temp.db));
+    const foreign = { ...own, database_id: "other", database: "/elsewhere/other.db", seq: 999 };
+    expect(s.verifyChain({ anchors: [own, foreign] })).toMatchObject({ ok: true, anchors: { checked: 1 } });
+  });
+
+  it("binds the file's identity outside it: an edited id is a break, an anchor file with no entry for this database is counted as none", async () => {
+    const s = store();
+    await runProposals(s, ["p1", "p2"]);
+    const own = s.anchor()!;
+    const foreign = { ...own, database_id: "other", database: "/elsewhere/other.db" };
     expect(s.verifyChain({ anchors: [foreign] })).toMatchObject({ ok: true, anchors: { checked: 0, newest: null } });
+    await s.close();
+    // Truncate, fix the state and the tables, and give the file a new id: the anchor still names this path.
+    const raw = new Database(temp.db);
+    const cut = raw.prepare("SELECT min(seq) FROM events WHERE proposal_id = 'p2'").pluck().get() as number;
+    raw.prepare("DELETE FROM events WHERE seq >= ?").run(cut);
+    raw.prepare("UPDATE chain_head SET seq = ?, hash = (SELECT lower(hex(hash)) FROM events WHERE seq = ?) WHERE id = 1").run(cut - 1, cut - 1);
+    raw.prepare("DELETE FROM state WHERE key = 'k-p2'").run();
+    raw.prepare("DELETE FROM proposals WHERE proposal_id = 'p2'").run();
+    raw.prepare("DELETE FROM transitions WHERE proposal_id = 'p2'").run();
+    raw.prepare("UPDATE meta SET value = 'edited' WHERE key = 'database_id'").run();
+    raw.close();
+    const reopened = store();
+    expect(reopened.verifyChain()).toMatchObject({ ok: true });
+    expect(reopened.verifyChain({ anchors: [own] })).toMatchObject({
+      ok: false,
+      broken: { reason: expect.stringContaining(`with id ${own.database_id}, but it now says edited`) },
+    });
+  });
+});
+
+describe("rows written before rows had seals", () => {
+  const legacy = async (forge: boolean): Promise<void> => {
+    const s = store();
+    await s.approvals.record({ fingerprint: "f1", decision: "approved", required_tier: "full_access", reviewer: "ops", decided_at: 1, expires_at: null });
+    s.postures.set("bot", "deny", null, 2);
+    await s.close();
+    // As an earlier version left them: no seals. And perhaps a row slipped in by hand.
+    const raw = new Database(temp.db);
+    raw.exec("UPDATE approvals SET seal = NULL; UPDATE postures SET seal = NULL");
+    if (forge) raw.prepare("INSERT INTO postures (agent_id, tier, posture, updated_at) VALUES ('rogue', '*', 'always_allow', 3)").run();
+    raw.close();
+  };
+
+  it("are sealed on open when the whole log vouches for them, and honoured", async () => {
+    await legacy(false);
+    const s = store();
+    expect(await s.approvals.latest("f1", 5)).toMatchObject({ decision: "approved" });
+    expect(s.postures.resolve("bot", "read_only")).toBe("deny");
+    expect(s.verifyChain()).toMatchObject({ ok: true });
+  });
+
+  it("stay unsealed, and refused, when a row the log does not vouch for is among them", async () => {
+    await legacy(true);
+    const s = store();
+    await expect(s.approvals.latest("f1", 5)).rejects.toMatchObject({ code: "chain_broken" });
+    expect(() => s.postures.resolve("rogue", "full_access")).toThrow(expect.objectContaining({ code: "chain_broken" }));
+    expect(s.verifyChain()).toMatchObject({ ok: false, broken: { table: "approvals" } });
   });
 });

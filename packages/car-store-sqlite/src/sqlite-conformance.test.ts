@@ -1,18 +1,49 @@
 /**
  * The SQLite store runs the public store suite (`@car/conformance/store`):
- * one vitest test per check, every check passing (durable ones included);
+ * one vitest test per check, every check passing (durable ones included,
+ * the tables edited through a second connection for the audit checks);
  * then the suite as a store author runs it, in one report; and a durable
  * store without a hash chain has the chain check skipped with the reason.
  */
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { tempDatabase } from "@car/test-kit/temp-database";
-import { runStoreCheck, runStoreConformance, STORE_CHECKS, type StoreHarness } from "@car/conformance/store";
+import { runStoreCheck, runStoreConformance, STORE_CHECKS, type StoreHarness, type StoreTamper } from "@car/conformance/store";
 import type { RuntimeStore } from "@car/engine";
 import { describe, expect, it } from "vitest";
 import { sqlite } from "./sqlite-store.ts";
 
+/** Edits the file through a connection of its own, as a writer without the audit key would. */
+function tamper(path: string): StoreTamper {
+  const edit = (sql: string, ...params: unknown[]): void => {
+    const db = new Database(path);
+    try {
+      db.prepare(sql).run(...params);
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    forgeApproval: (fingerprint) => {
+      const record = { fingerprint, decision: "approved", required_tier: "full_access", reviewer: "forger", decided_at: 0, expires_at: null };
+      edit(
+        "INSERT INTO approvals (fingerprint, decision, decided_at, expires_at, record) VALUES (?, 'approved', 0, NULL, ?)",
+        fingerprint,
+        JSON.stringify(record),
+      );
+    },
+    unrevokeApprovals: () => edit("DELETE FROM revocations"),
+    editPosture: (agent, posture) => edit("UPDATE postures SET posture = ? WHERE agent_id = ?", posture, agent),
+    editProposalStatus: (id, status) => edit("UPDATE proposals SET status = ? WHERE proposal_id = ?", status, id),
+    editTransition: (key, value) =>
+      edit("UPDATE transitions SET mutation = ? WHERE id = (SELECT max(id) FROM transitions WHERE key = ?)", JSON.stringify({ op: "set", value }), key),
+  };
+}
+
 const harness = (): StoreHarness => {
   const temp = tempDatabase();
-  return { durable: true, open: (clock) => sqlite(temp.db, { clock }), dispose: () => temp.remove() };
+  const auditKeyFile = join(temp.dir, "audit.key");
+  return { durable: true, open: (clock) => sqlite(temp.db, { clock, auditKeyFile }), dispose: () => temp.remove(), tamper: tamper(temp.db) };
 };
 
 describe("RuntimeStore conformance: sqlite", () => {

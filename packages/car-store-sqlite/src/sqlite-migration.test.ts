@@ -66,7 +66,11 @@ function writeVersion2(source: SqliteStore, sourcePath: string, path: string): v
   for (const step of MIGRATIONS.slice(0, 2)) old.exec(step as string);
   old.pragma("user_version = 2");
   old.prepare("ATTACH DATABASE ? AS source").run(sourcePath);
-  for (const table of UNCHANGED) old.exec(`INSERT INTO main.${table} SELECT * FROM source.${table}`);
+  for (const table of UNCHANGED) {
+    // The version-2 columns only: later versions added some (the row seals).
+    const columns = (old.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]).join(", ");
+    old.exec(`INSERT INTO main.${table} (${columns}) SELECT ${columns} FROM source.${table}`);
+  }
   old.exec("DETACH DATABASE source");
   const insert = old.prepare("INSERT INTO events (seq, kind, proposal_id, action_id, ts, body, hash, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (const { event, mac } of source.events.storedRows())

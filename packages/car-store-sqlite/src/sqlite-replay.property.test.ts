@@ -63,3 +63,79 @@ it("the state replayed from the log equals the stored state", { timeout: 120_000
     { numRuns: 40 },
   );
 });
+
+/** What an operator or a host does between runs: direct writes, postures, approvals and their revocation. */
+const operation = fc.oneof(
+  fc.record({ op: fc.constant("set" as const), key, value }),
+  fc.record({ op: fc.constant("delete" as const), key }),
+  fc.record({
+    op: fc.constant("posture" as const),
+    agent: fc.constantFrom("bot", "ci"),
+    posture: fc.constantFrom("deny", "always_allow", "require_approval"),
+    tier: fc.constantFrom(null, "read_only" as const),
+  }),
+  fc.record({ op: fc.constant("clear" as const), agent: fc.constantFrom("bot", "ci"), tier: fc.constantFrom(null, "read_only" as const) }),
+  fc.record({
+    op: fc.constant("approve" as const),
+    fingerprint: fc.constantFrom("f1", "f2"),
+    uses: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }),
+  }),
+  fc.record({ op: fc.constant("spend" as const), fingerprint: fc.constantFrom("f1", "f2") }),
+  fc.record({ op: fc.constant("revoke" as const), fingerprint: fc.constantFrom("f1", "f2") }),
+);
+
+it("every table the runtime trusts is what the log says, whatever runs and operations interleave", { timeout: 120_000 }, async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.oneof(
+          proposal.map((p) => ({ run: p })),
+          operation,
+        ),
+        { minLength: 1, maxLength: 10 },
+      ),
+      async (steps) => {
+        const temp = tempDatabase();
+        try {
+          const store = sqlite(temp.db, { synchronous: "normal", auditKeyFile: `${temp.dir}/audit.key` });
+          const rt = new Runtime({ store });
+          rt.registerTool("ok", () => null);
+          rt.registerTool("boom", () => {
+            throw new Error("boom");
+          });
+          let now = 1_000;
+          for (const [i, step] of steps.entries()) {
+            now += 1_000;
+            if ("run" in step) await rt.executeProposal(toProposal(`p${i % 3}`, step.run));
+            else if (step.op === "set") store.state.set(step.key, step.value);
+            else if (step.op === "delete") store.state.delete(step.key);
+            else if (step.op === "posture") store.postures.set(step.agent, step.posture, step.tier, now);
+            else if (step.op === "clear") store.postures.clear(step.agent, step.tier);
+            else if (step.op === "approve")
+              await store.approvals.record({
+                fingerprint: step.fingerprint,
+                decision: "approved",
+                required_tier: "full_access",
+                reviewer: "ops",
+                decided_at: now,
+                expires_at: null,
+                ...(step.uses === undefined ? {} : { uses: step.uses }),
+              });
+            else {
+              const standing = await store.approvals.latest(step.fingerprint, now);
+              if (standing === undefined) continue;
+              if (step.op === "spend") await store.approvals.consume(standing, now);
+              else await store.approvals.revoke(standing.id!, "admin", now).catch(() => undefined);
+            }
+          }
+          const report = store.verifyChain();
+          expect(report.ok ? "" : report.broken.reason).toBe("");
+          await rt.close();
+        } finally {
+          temp.remove();
+        }
+      },
+    ),
+    { numRuns: 40 },
+  );
+});

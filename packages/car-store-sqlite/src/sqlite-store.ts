@@ -28,8 +28,10 @@
  * proposal back, as for any refused commit.
  */
 import { randomBytes } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { CarError, isCarError, rfc3339, systemClock } from "@car/ir";
-import type { Clock, JsonObject } from "@car/ir";
+import type { Clock, JsonObject, JsonValue } from "@car/ir";
 import {
   applyMutations,
   type CarEvent,
@@ -55,10 +57,14 @@ import {
   directWriteEvent,
   firstStateDifference,
   loadOrCreateKeyFile,
+  outboundDigest,
   parseHexKey,
   readKeyFile,
   replayStateChanges,
   type SignedCheckpoint,
+  replayBreak,
+  type StoredTables,
+  tableBreak,
 } from "@car/engine/durable";
 import { immediateRunner, openDatabase } from "./schema.ts";
 import type { ImmediateRunner, OpenOptions, SqliteDatabase } from "./schema.ts";
@@ -127,6 +133,8 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   readonly #retention: RetentionPolicy | undefined;
   readonly #keyFile: string | undefined;
   readonly #auditKey: CheckpointKey | undefined;
+  /** HMAC under the audit key for digests that leave the process (span attributes); undefined without a key. */
+  readonly keyedDigest: ((text: string) => string) | undefined;
   /** This database's random id, which anchors name (undefined for a read-only open of a database that predates it). */
   readonly databaseId: string | undefined;
   /** The `proposals` row of each proposal this instance is running. */
@@ -148,6 +156,8 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.#retention = options.retention === undefined ? undefined : validateRetention(options.retention);
     this.#keyFile = options.auditKeyFile;
     this.#auditKey = this.#keyFile === undefined ? undefined : options.readonly === true ? readKeyFile(this.#keyFile) : loadOrCreateKeyFile(this.#keyFile);
+    const key = this.#auditKey;
+    this.keyedDigest = key === undefined ? undefined : (text) => outboundDigest(key, text);
     this.#db = openDatabase(path, options);
     this.#immediate = immediateRunner(this.#db);
     this.databaseId = this.#databaseId(options.readonly === true);
@@ -190,12 +200,13 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         this.#writtenBegins = [];
       },
     });
-    this.approvals = new SqliteApprovalLedger(this.#db, this);
-    this.postures = new SqlitePostureStore(this.#db, this);
+    this.approvals = new SqliteApprovalLedger(this.#db, this, this.#auditKey);
+    this.postures = new SqlitePostureStore(this.#db, this, this.#auditKey);
     this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, status, began_at, owner_pid, owner) VALUES (?, 'executing', ?, ?, ?)");
     this.#endRun = this.#db.prepare("UPDATE proposals SET status = ?, ended_at = ? WHERE run = ?");
     this.#executingRuns = this.#db.prepare("SELECT owner_pid, owner FROM proposals WHERE proposal_id = ? AND status = 'executing'");
     LIVE_INSTANCES.add(this.#instance);
+    if (options.readonly !== true) this.#sealLegacyRows();
   }
 
   // --- StoreWriter ----------------------------------------------------------
@@ -321,8 +332,10 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
 
   /**
    * Verifies the chain (hashes, links, MACs under the audit key), then that
-   * every anchor of this database still holds, then that the stored state
-   * equals the state the log replays to — naming the first key that differs.
+   * every anchor of this database still holds, then that every table the
+   * runtime trusts (approvals, postures, proposals, transitions) is what
+   * the log says (table-replay.ts), then that the stored state equals the
+   * state the log replays to — naming the first row or key that differs.
    */
   verifyChain(options: VerifyOptions = {}): ChainReport {
     // Read in one transaction so a concurrent writer cannot move the head between reads.
@@ -340,10 +353,13 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
       if (options.anchors !== undefined && this.databaseId !== undefined) {
         const firstSeq = events[0]?.seq ?? headSeq + 1;
         const hashAt = (seq: number): string | "removed" | undefined => (seq < firstSeq ? "removed" : events[seq - firstSeq]?.hash);
-        const broken = anchorBreak(options.anchors, this.databaseId, headSeq, hashAt);
+        const self = { id: this.databaseId, location: this.location };
+        const broken = anchorBreak(options.anchors, self, headSeq, hashAt);
         if (broken !== undefined) return { ok: false, verified: report.verified, broken };
-        report.anchors = anchorSummary(options.anchors, this.databaseId);
+        report.anchors = anchorSummary(options.anchors, self);
       }
+      const table = tableBreak(checkpoints.length > 0 ? undefined : events, this.#storedTables(), this.#auditKey);
+      if (table !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, ...table } };
       if (checkpoints.length > 0) {
         report.state = {
           compared: false,
@@ -359,11 +375,68 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     })();
   }
 
+  /**
+   * Seals the approval and posture rows written before rows had seals (a
+   * database from an earlier version), but only when the whole log verifies
+   * and vouches for every row of the tables: a row inserted by hand without
+   * a seal stays unsealed, and so refused. After retention cut the log, it
+   * cannot vouch, and nothing is sealed.
+   */
+  #sealLegacyRows(): void {
+    const unsealed = this.#db
+      .prepare("SELECT EXISTS (SELECT 1 FROM approvals WHERE seal IS NULL) OR EXISTS (SELECT 1 FROM postures WHERE seal IS NULL)")
+      .pluck()
+      .get() as number;
+    if (unsealed === 0) return;
+    this.atomically(() => {
+      if (storedCheckpoints(this.#db).length > 0) return;
+      const verifier = new ChainVerifier([], undefined, this.#auditKey);
+      const events: CarEvent[] = [];
+      for (const row of this.events.storedRows()) {
+        if (!verifier.check(row)) return;
+        events.push(row.event);
+      }
+      if (!verifier.finish(this.events.recordedHead()).ok || replayBreak(events, this.#storedTables()) !== undefined) return;
+      this.approvals.sealUnsealed();
+      this.postures.sealUnsealed();
+    });
+  }
+
+  /** The tables verification checks against the log, as stored. */
+  #storedTables(): StoredTables {
+    const transitions = this.#db.prepare("SELECT key, mutation, previous_version, version, proposal_id, action_id FROM transitions ORDER BY id").all() as {
+      key: string;
+      mutation: string;
+      previous_version: number;
+      version: number;
+      proposal_id: string | null;
+      action_id: string | null;
+    }[];
+    return {
+      approvals: this.approvals.rows(),
+      postures: this.postures.rows(),
+      proposals: {
+        per: "run",
+        rows: this.#db.prepare("SELECT proposal_id, status FROM proposals ORDER BY run").all() as { proposal_id: string; status: string }[],
+      },
+      transitions: transitions.map((t) => ({ ...t, mutation: parseOrText(t.mutation) })),
+    };
+  }
+
+  /** Where this database lives, as anchors record it: the file's real path. */
+  get location(): string {
+    try {
+      return realpathSync(this.path);
+    } catch {
+      return resolve(this.path);
+    }
+  }
+
   /** The chain head to keep outside the database (`car audit anchor`); null for an empty log. */
   anchor(): Anchor | null {
     const head = this.events.recordedHead();
     if (head === null || this.databaseId === undefined) return null;
-    return { database_id: this.databaseId, seq: head.seq, hash: head.hash, anchored_at: rfc3339(this.#clock.now()) };
+    return { database_id: this.databaseId, database: this.location, seq: head.seq, hash: head.hash, anchored_at: rfc3339(this.#clock.now()) };
   }
 
   checkpoints(): SignedCheckpoint[] {
@@ -451,6 +524,15 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     const key = checkpointKey(randomBytes(32));
     this.#db.prepare("INSERT INTO meta (key, value) VALUES ('checkpoint_key', ?)").run(key.key.toString("hex"));
     return key;
+  }
+}
+
+/** A stored JSON column, parsed; its raw text when it is not JSON (so the comparison reports it rather than throwing). */
+function parseOrText(text: string): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return text;
   }
 }
 

@@ -312,3 +312,40 @@ describe("verify: result built at scale without changing it", () => {
     expect(messages(result)).toEqual(["action 'r': precondition failed: 'n' gt 5; found 1 — the precondition will fail"]);
   });
 });
+
+describe("verify: fields the spec does not name (DECISIONS §25)", () => {
+  const typos = {
+    id: "p",
+    actions: [
+      { id: "a1", type: "tool_call", tool: "build" },
+      { id: "a2", type: "tool_call", tool: "deploy", dependecies: ["a1"], failure_behaviour: "skip" },
+    ],
+  };
+
+  it("warns on each with a did-you-mean, keeps the proposal valid, and does not act on it", () => {
+    const result = verify(typos);
+    expect(result.valid).toBe(true);
+    expect(result.issues.filter((i) => i.severity === "warning")).toEqual([
+      expect.objectContaining({
+        action_id: "a2",
+        message: "/actions/1/dependecies: unknown field 'dependecies' — did you mean 'dependencies'? (kept as is, not acted on)",
+      }),
+      expect.objectContaining({ action_id: "a2", message: expect.stringContaining("did you mean 'failure_behavior'?") }),
+    ]);
+    // The misspelt dependency is no edge: both actions sit on the first level.
+    expect(result.execution_levels).toEqual([["a1", "a2"]]);
+  });
+
+  it("strict refuses them with a typed invalid_proposal naming each pointer; a non-boolean strict is invalid_params", () => {
+    let thrown: unknown;
+    try {
+      verify(typos, { strict: true });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isCarError(thrown) && thrown.code).toBe("invalid_proposal");
+    expect(isCarError(thrown) && thrown.details.problems?.map((p) => p.pointer)).toEqual(["/actions/1/dependecies", "/actions/1/failure_behaviour"]);
+    expect(() => verify(typos, { strict: "yes" as unknown as boolean })).toThrow(expect.objectContaining({ code: "invalid_params" }));
+    expect(verify({ actions: [{ id: "a", type: "tool_call", tool: "t" }] }, { strict: true }).issues).toEqual([]);
+  });
+});

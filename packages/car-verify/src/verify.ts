@@ -5,7 +5,7 @@
  */
 import type { Action, DependencyGraph, VerificationIssue, VerificationResult } from "@car/ir";
 import type { TraceRule } from "@car/ir";
-import { CarError, dependencyEdges, isCarError } from "@car/ir";
+import { CarError, dependencyEdges, isCarError, refuseUnknownFields, unknownFields } from "@car/ir";
 import { compensationActionIndices, levelsOf, preconditionFailureMessage, pushWrittenKeys } from "@car/ir/internal";
 import { compensationIssues, compensationUseIssues } from "./compensation.ts";
 import { rollbackReport } from "./rollback.ts";
@@ -41,6 +41,12 @@ export interface VerifyOptions {
    * rejections they become, so they are not shown twice.
    */
   gate?: boolean;
+  /**
+   * Fields the spec does not name are warnings with a did-you-mean (they
+   * round-trip); `true` makes them a thrown `invalid_proposal` instead
+   * (DECISIONS §25).
+   */
+  strict?: boolean;
 }
 
 /** Up to three writers of `key` other than action `i`, quoted, and how many there are. */
@@ -236,10 +242,21 @@ export function verify(input: VerifyInput, options: VerifyOptions = {}): Verific
   if (options.maxActions !== undefined && !(Number.isInteger(options.maxActions) && options.maxActions >= 0)) {
     throw new CarError("invalid_params", "invalid verify options: maxActions must be a non-negative integer");
   }
+  if (options.strict !== undefined && typeof options.strict !== "boolean")
+    throw new CarError("invalid_params", "invalid verify options: strict must be a boolean");
   checkTraceRules(options.traceRules);
   const parsed = toParsed(input);
+  if (options.strict === true) refuseUnknownFields(parsed.proposal);
   const actions = parsed.proposal.actions;
   const issues: VerificationIssue[] = [];
+  for (const f of unknownFields(parsed.proposal)) {
+    issues.push({
+      action_id: f.action_id ?? null,
+      severity: "warning",
+      message: `${f.pointer}: ${f.message} (kept as is, not acted on)`,
+      tier: "decision_procedure",
+    });
+  }
   if (options.maxActions !== undefined && actions.length > options.maxActions) {
     issues.push(issue(null, "error", `proposal has ${actions.length} actions, more than max_actions (${options.maxActions})`));
   }

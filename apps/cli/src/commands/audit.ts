@@ -29,8 +29,12 @@ export const usage = `Usage: car audit verify [--db PATH|URL] [--anchors FILE] [
 verify  Checks the event log's hash chain (and the signed retention
         checkpoint it starts from, if any), every event's MAC under the audit
         key, the anchors of this database in FILE (default
-        <CAR_HOME>/anchors.jsonl), and that the stored state is what the log
-        replays to; reports the first broken link (or differing key).
+        <CAR_HOME>/anchors.jsonl) — each names the database's id and where it
+        lives, so an anchored location under another id is a break, and no
+        anchor at all a warning — that every table the runtime trusts
+        (approvals, postures, proposals, transitions) is what the log
+        says, and that the stored state is what the log replays to;
+        reports the first broken link (or differing row or key).
         With the audit key every event must carry a valid MAC: one without
         (its MAC stripped, the chain rehashed) is a break. Without the key
         the log is "unkeyed": only accidental damage is detected, which is
@@ -179,7 +183,7 @@ function verifyNotes(report: Extract<ChainReport, { ok: true }>): string[] {
     );
   const anchors = report.anchors;
   if (anchors === undefined || anchors.checked === 0)
-    notes.push("no anchor for this database: a truncated or rolled-back log would not be noticed (car audit anchor)");
+    notes.push("warning: no anchor for this database: a truncated or rolled-back log would not be noticed (car audit anchor)");
   else
     notes.push(`${anchors.checked} anchor${anchors.checked === 1 ? "" : "s"} hold; the newest is seq ${anchors.newest!.seq} (${anchors.newest!.anchored_at})`);
   const state = report.state;

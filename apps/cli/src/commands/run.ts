@@ -6,7 +6,18 @@
  */
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
-import { type ActionProposal, CarError, type CarErrorCode, ERROR_CODES, type ParsedProposal, type ProposalResult, serializeProposalResult } from "@car/ir";
+import {
+  type ActionProposal,
+  CarError,
+  type CarErrorCode,
+  ERROR_CODES,
+  type JsonObject,
+  jsonEquals,
+  type ParsedProposal,
+  type ProposalResult,
+  serializeProposalResult,
+  unknownFields,
+} from "@car/ir";
 import { type ApprovalWait, ApprovalWaits, type CarEvent, isAuditedStore, Runtime, type RuntimeStore } from "@car/engine";
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
 import { policyDirs, sandboxMode } from "@car/policy/gate";
@@ -17,7 +28,7 @@ import { commitRefusalOf, isPostgresUrl, openRuntimeStore, refusalMessage, resol
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
 import { type Colors, colorEnabled, colors } from "../render/color.ts";
-import { progressLine, resultSummary } from "../render/run-progress.ts";
+import { progressLine, resultSummary, ShownOnce } from "../render/run-progress.ts";
 import type { LoadedTool } from "../tools/loaded-tool.ts";
 import { loadToolModule } from "../tools/module-tools.ts";
 import { openSandbox, type OsSandbox, SandboxUnavailableError } from "../sandbox/os-sandbox.ts";
@@ -41,7 +52,14 @@ Options:
   --tools <FILE>          The tools (required)
   --policies <DIR>        Policy directory (repeatable); default: <CAR_HOME>/policies
                           and every .car/policies from the repository root down to here
-  --state <FILE>          Initial state (a JSON object)
+  --state <FILE>          Initial state (a JSON object): seeds the database before
+                          the run. A key the database does not hold is written; one
+                          it holds with the same value is left alone; one it holds
+                          with another value refuses the run (exit 2, nothing
+                          written): start on a fresh --db (or --db :memory:)
+  --strict                A field the spec does not name (a typo such as
+                          'dependecies') refuses the proposal (exit 2); without it
+                          each is a warning with a did-you-mean, kept as is
   --events <FILE>         Append the proposal's events to FILE as JSON lines: exactly
                           what the durable log holds for it
   --report <FILE>         Write the run as a self-contained HTML page: a timeline of
@@ -108,6 +126,7 @@ export async function main(args: string[]): Promise<number> {
     agent: { type: "string" },
     sandbox: { type: "boolean" },
     "wait-for-approval": { type: "string" },
+    strict: { type: "boolean" },
   });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
@@ -119,7 +138,7 @@ export async function main(args: string[]): Promise<number> {
   if (!isPermissionTier(tier)) throw usageError(`--tier must be read_only, sandbox_edit or full_access, got '${tier}'`);
 
   // Parsed once: verify and the runtime take the pair as it is, graph included.
-  const parsed = await loadParsedProposal(path!);
+  const parsed = await loadParsedProposal(path!, {}, options.strict === true);
   const { proposal } = parsed;
   const policyDirList = options.policies?.map((d) => resolve(d)) ?? policyDirs(process.cwd(), { carHome: resolveCarHome() });
   const runProposal = async (sandbox: OsSandbox | undefined): Promise<number> => {
@@ -136,7 +155,7 @@ export async function main(args: string[]): Promise<number> {
       for (const t of tools) runtime.registerTool(t.schema ?? t.name, t.handler);
       let rules = 0;
       for (const dir of policyDirList) rules += runtime.loadPolicies(dir);
-      for (const key of Object.keys(state)) await runtime.state.set(key, state[key]!);
+      await seedState(runtime, state, options.state);
       // Verified against the state the run will see: the database's, with --state on top. Findings are
       // shown, not enforced here; the static gate's are left to the engine's admission, which reports
       // them once, as the rejections they become; trace rules are enforced by the TraceGate.
@@ -144,6 +163,9 @@ export async function main(args: string[]): Promise<number> {
       if (showProgress) {
         const paint = { error: c.red, warning: c.yellow, info: c.cyan };
         for (const issue of report.issues) eprintln(`verify: ${paint[issue.severity](issue.severity)} ${issue.action_id ?? "(proposal)"}: ${issue.message}`);
+      } else {
+        // --json keeps stdout for the result, but a misspelt field is still said (DECISIONS §25), on stderr.
+        for (const f of unknownFields(proposal)) eprintln(`warning: ${f.action_id ?? "(proposal)"}: ${f.pointer}: ${f.message}`);
       }
       if (showProgress)
         eprintln(
@@ -197,6 +219,27 @@ export async function main(args: string[]): Promise<number> {
 }
 
 /**
+ * `--state FILE` is the *initial* state: it seeds the database, never
+ * rewrites what is already there. Keys the database lacks are written (on the
+ * record, as state_changed events); a key it holds with the same value is
+ * left alone, so re-running a seeded plan works; a key holding another value
+ * refuses the run before anything is written, naming each such key.
+ */
+async function seedState(runtime: Runtime, state: JsonObject, file: string | undefined): Promise<void> {
+  const differing = Object.keys(state).filter((key) => {
+    const held = runtime.state.get(key);
+    return held !== undefined && !jsonEquals(held, state[key]!);
+  });
+  if (differing.length > 0) {
+    throw new CarError(
+      "invalid_params",
+      `--state ${file}: the database already holds ${differing.map((k) => `'${k}'`).join(", ")} with other values; --state only seeds initial state, it does not overwrite it (use a fresh --db, or --db :memory:)`,
+    );
+  }
+  for (const key of Object.keys(state)) if (runtime.state.get(key) === undefined) await runtime.state.set(key, state[key]!);
+}
+
+/**
  * DECISIONS §16: every run is gated, at the standing tier `sandbox_edit`
  * unless `--tier` says otherwise, on the database's approval ledger (where
  * `car approvals approve` records), refined by the agent's postures.
@@ -225,31 +268,48 @@ function gatedAtDispatch(events: readonly CarEvent[]): CarEvent[] {
   return events.filter((e) => e.kind === "approval_decided" && e.data["stage"] !== "admission" && e.data["reviewer"] === "none");
 }
 
-/** One line per resolved form that needs its own approval, and the command that approves it. */
+/**
+ * The gate's events grouped by operation (fingerprint), in first-seen order: actions with the same
+ * tool and parameters are one operation, approved once, so it is named once with all its actions.
+ */
+function byOperation(gated: readonly CarEvent[]): { event: CarEvent; actions: string[] }[] {
+  const groups = new Map<string, { event: CarEvent; actions: string[] }>();
+  for (const e of gated) {
+    const fingerprint = String(e.data["fingerprint"]);
+    const group = groups.get(fingerprint);
+    if (group === undefined) groups.set(fingerprint, { event: e, actions: [String(e.action_id)] });
+    else if (!group.actions.includes(String(e.action_id))) group.actions.push(String(e.action_id));
+  }
+  return [...groups.values()];
+}
+
+/** One line per resolved form that needs its own approval, and the command that approves it: once per operation. */
 function resolvedLines(gated: readonly CarEvent[], db: string | undefined): string[] {
-  const lines = gated.map(
-    (e) =>
-      `approval needed: ${e.action_id}'s resolved form fingerprint ${String(e.data["fingerprint"])} requires ${String(e.data["required"])}, granted ${String(e.data["granted"])} (an approval of the template does not cover what it resolves to)`,
+  const groups = byOperation(gated);
+  const lines = groups.map(
+    ({ event: e, actions }) =>
+      `approval needed: ${actions.join(", ")}'s resolved form fingerprint ${String(e.data["fingerprint"])} requires ${String(e.data["required"])}, granted ${String(e.data["granted"])} (an approval of the template does not cover what it resolves to)`,
   );
-  if (db !== ":memory:") for (const e of gated) lines.push(approveLine(e, db));
+  if (db !== ":memory:") for (const { event } of groups) lines.push(approveLine(event, db));
   return lines;
 }
 
-/** One line per refused action, then how to approve what needs approval. */
+/** One line per refused operation (naming its actions), then how to approve what needs approval: once per operation. */
 function gatedLines(gated: readonly CarEvent[], db: string | undefined): string[] {
   if (gated.length === 0) return [];
-  const lines = gated.map((e) => {
+  const groups = byOperation(gated);
+  const lines = groups.map(({ event: e, actions }) => {
     const d = e.data;
     const what = d["decision"] === "deny" ? "approval denied" : "approval needed";
     const reason = d["reason"] === undefined ? "" : ` (${String(d["reason"])})`;
-    return `${what}: ${e.action_id} fingerprint ${String(d["fingerprint"])} requires ${String(d["required"])}, granted ${String(d["granted"])}${reason}`;
+    return `${what}: ${actions.join(", ")} fingerprint ${String(d["fingerprint"])} requires ${String(d["required"])}, granted ${String(d["granted"])}${reason}`;
   });
   lines.push("nothing ran: the whole proposal is rejected until every action is approved");
   if (db === ":memory:") {
     lines.push("  (--db :memory: keeps no approvals: run with a database to approve them)");
     return lines;
   }
-  for (const e of gated) if (e.data["decision"] !== "deny") lines.push(approveLine(e, db));
+  for (const { event } of groups) if (event.data["decision"] !== "deny") lines.push(approveLine(event, db));
   return lines;
 }
 
@@ -297,7 +357,8 @@ async function sandboxForRun(
 /** Renders one event as a progress line, labelling each action with its tool. */
 function progressView(proposal: ActionProposal, c: Colors): (event: CarEvent) => string | undefined {
   const labels = new Map(proposal.actions.map((a) => [a.id, a.tool ?? a.type]));
-  return (event) => progressLine(event, c, labels);
+  const shown = new ShownOnce();
+  return (event) => progressLine(event, c, labels, shown);
 }
 
 interface ExecuteSetup {

@@ -34,6 +34,9 @@ Options:
                         array of names / ToolSchemas (in a file or inline), or
                         comma-separated names
   --max-actions <N>     More actions than N is an error (a finding in the report)
+  --strict              A field the spec does not name (a typo such as
+                        'dependecies') is an error, exit 2; without it each is a
+                        warning with a did-you-mean, and the field is kept as is
   --policies <DIR>      Check the trace rules of this policy directory (repeatable;
                         a malformed policy file is an error naming it)
   --max-proposal-actions <N>
@@ -59,6 +62,7 @@ export async function main(args: string[]): Promise<number> {
     state: { type: "string" },
     tools: { type: "string" },
     "max-actions": { type: "string" },
+    strict: { type: "boolean" },
     policies: { type: "string", multiple: true },
     "max-proposal-actions": { type: "string" },
     "max-proposal-bytes": { type: "string" },
@@ -77,7 +81,7 @@ export async function main(args: string[]): Promise<number> {
   if (options["max-proposal-bytes"] !== undefined) limits.maxBytes = positiveInteger(options["max-proposal-bytes"], "--max-proposal-bytes");
 
   // The graph parsing built goes to verify (and simulate) with the proposal, so neither builds it again.
-  const parsed = await loadParsedProposal(path!, limits);
+  const parsed = await loadParsedProposal(path!, limits, options.strict === true);
   const proposal = parsed.proposal;
   const state = options.state === undefined ? undefined : await loadJsonObject(options.state, "state file");
   const tools = options.tools === undefined ? undefined : await loadToolSpecs(options.tools);

@@ -17,8 +17,26 @@ function text(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-/** One progress line for an event, or `undefined` for events not worth a line. */
-export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap<string, string>): string | undefined {
+/**
+ * Names an error text once: the first action with it shows it, a later one
+ * with the same text says `same as <first>` — four copies of one approval
+ * finding (its 64-digit fingerprint included) are read once, not four times.
+ */
+export class ShownOnce {
+  readonly #first = new Map<string, string>();
+
+  text(actionId: string, error: string): string {
+    const first = this.#first.get(error);
+    if (first === undefined) {
+      this.#first.set(error, actionId);
+      return error;
+    }
+    return first === actionId ? error : `same as ${first}`;
+  }
+}
+
+/** One progress line for an event, or `undefined` for events not worth a line. `shown` dedupes repeated rejection reasons. */
+export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap<string, string>, shown?: ShownOnce): string | undefined {
   const id = event.action_id ?? "";
   const label = tools.get(id);
   const name = label === undefined ? c.bold(id) : `${c.bold(id)} ${c.dim(`(${label})`)}`;
@@ -44,7 +62,7 @@ export function progressLine(event: ProgressEvent, c: Colors, tools: ReadonlyMap
     case "action_failed":
       return `${c.red("✗")} ${name} ${c.red(text(event.data["error"]))}${event.data["terminal"] === true ? c.red(" [terminal]") : ""}`;
     case "action_rejected":
-      return `${c.red("⊘")} ${name} rejected: ${text(event.data["reason"])}`;
+      return `${c.red("⊘")} ${name} rejected: ${shown === undefined ? text(event.data["reason"]) : shown.text(id, text(event.data["reason"]))}`;
     case "action_skipped":
       return `${c.yellow("↷")} ${name} skipped${event.data["reason"] !== undefined ? `: ${text(event.data["reason"])}` : ""}`;
     case "proposal_rolled_back":
@@ -64,6 +82,7 @@ export function resultSummary(result: ProposalResult, c: Colors): string {
   const paint: Record<string, (s: string) => string> = { succeeded: c.green, failed: c.red, rejected: c.red, skipped: c.yellow };
   const width = Math.max(6, ...result.results.map((r) => r.action_id.length));
   const lines = [c.bold(`proposal ${result.proposal_id}`)];
+  const shown = new ShownOnce();
   for (const r of result.results) {
     const status = (paint[r.status] ?? ((s: string) => s))(r.status.padEnd(9));
     const flags = [
@@ -72,7 +91,12 @@ export function resultSummary(result: ProposalResult, c: Colors): string {
       r.compensation_error !== undefined ? "not undone" : "",
       r.terminal ? "terminal" : "",
     ].filter((f) => f !== "");
-    const detail = r.status === "succeeded" && !r.rolled_back ? c.dim(JSON.stringify(r.output)) : (r.error ?? "");
+    const detail =
+      r.status === "succeeded" && !r.rolled_back
+        ? c.dim(JSON.stringify(r.output))
+        : r.error === undefined || r.error === null
+          ? ""
+          : shown.text(r.action_id, r.error);
     lines.push(
       `  ${r.action_id.padEnd(width)}  ${status} ${c.dim(`${Math.round(r.duration_ms)} ms`.padStart(7))}  ${flags.length > 0 ? c.yellow(`[${flags.join(", ")}] `) : ""}${detail}`,
     );

@@ -5,6 +5,7 @@
  */
 import type { manualClock } from "@car/ir";
 import type { Clock } from "@car/ir";
+import type { JsonValue } from "@car/ir";
 import type { Runtime, RuntimeStore } from "@car/engine";
 
 export type MaybePromise<T> = T | Promise<T>;
@@ -17,6 +18,26 @@ export interface StoreHarness {
   open(clock: Clock): MaybePromise<RuntimeStore>;
   /** Deletes the data (temporary files, schemas). Stores are closed by the suite first. */
   dispose(): MaybePromise<void>;
+  /** Edits the stored tables directly, as a database writer without the audit key would; the table checks need it. */
+  tamper?: StoreTamper;
+}
+
+/**
+ * Direct edits of a backend's tables, for the checks that the audit covers
+ * every table the runtime trusts (store/tables.ts). Each edits the data the
+ * harness's stores open, bypassing the store.
+ */
+export interface StoreTamper {
+  /** Inserts a standing, unscoped approval of `fingerprint` at `full_access`. */
+  forgeApproval(fingerprint: string): MaybePromise<void>;
+  /** Deletes every revocation (revoked and spent approvals). */
+  unrevokeApprovals(): MaybePromise<void>;
+  /** Sets every stored posture of `agent_id` to `posture`. */
+  editPosture(agent_id: string, posture: string): MaybePromise<void>;
+  /** Sets the status of `proposal_id`'s stored run(s) to `status`. */
+  editProposalStatus(proposal_id: string, status: string): MaybePromise<void>;
+  /** Sets the value of the newest stored transition of `key`; absent for a backend that stores no transitions of its own. */
+  editTransition?(key: string, value: JsonValue): MaybePromise<void>;
 }
 
 /** What a check is given: the harness's stores, a manual clock, and a runtime over a new store. */
@@ -25,12 +46,18 @@ export interface StoreCheckContext {
   open(): Promise<RuntimeStore>;
   /** Closes every store this check opened (a durable check then reopens). */
   closeAll(): Promise<void>;
+  /** The harness's tamper hooks, when it has them. */
+  readonly tamper: StoreTamper | undefined;
   /** A `Runtime` over a newly opened store, with tools `ok` (answers "done") and `boom` (throws). */
   runtime(): Promise<{ rt: Runtime; store: RuntimeStore }>;
 }
 
-/** What a durable check needs beyond `durable: true`; absent parts make it skip with the reason. */
-export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures";
+/**
+ * What a durable check needs beyond `durable: true`; absent parts make it
+ * skip with the reason. Store parts, and of the harness: `tamper` (its
+ * tamper hooks) and `transitions` (a stored transition record it can edit).
+ */
+export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "transitions";
 
 export interface StoreCheck {
   name: string;

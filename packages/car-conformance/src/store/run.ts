@@ -8,6 +8,7 @@ import { Runtime, type RuntimeStore } from "@car/engine";
 import { APPROVAL_CHECKS } from "./approvals.ts";
 import { CHAIN_CHECKS } from "./chain.ts";
 import {
+  type DurablePart,
   type MaybePromise,
   START,
   type StoreCheck,
@@ -21,6 +22,7 @@ import { DURABLE_CHECKS } from "./durable.ts";
 import { INTENT_CHECKS } from "./intents.ts";
 import { POSTURE_CHECKS } from "./postures.ts";
 import { RECOVERY_CHECKS } from "./recovery.ts";
+import { TABLE_CHECKS } from "./tables.ts";
 
 /** Every check, core first, then one capability after another. */
 export const STORE_CHECKS: readonly StoreCheck[] = [
@@ -31,14 +33,21 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
   ...INTENT_CHECKS,
   ...APPROVAL_CHECKS,
   ...POSTURE_CHECKS,
+  ...TABLE_CHECKS,
 ];
 
 /** Why `check` does not apply to this harness and store, or undefined when it does. */
 function skipReason(check: StoreCheck, harness: StoreHarness, store: RuntimeStore): string | undefined {
   if (check.durable === undefined) return undefined;
   if (!harness.durable) return "the store is not durable (harness.durable is false): reopen, chain, interruption, ledger and posture persistence do not apply";
-  const missing = check.durable.filter((part) => (store as unknown as Record<string, unknown>)[part] === undefined);
-  return missing.length > 0 ? `the store offers no ${missing.join(", ")}` : undefined;
+  const harnessParts: Partial<Record<DurablePart, boolean>> = {
+    tamper: harness.tamper !== undefined,
+    transitions: harness.tamper?.editTransition !== undefined,
+  };
+  const missing = check.durable.filter(
+    (part) => harnessParts[part] === false || (!(part in harnessParts) && (store as unknown as Record<string, unknown>)[part] === undefined),
+  );
+  return missing.length > 0 ? `the ${missing.some((p) => p in harnessParts) ? "harness or store" : "store"} offers no ${missing.join(", ")}` : undefined;
 }
 
 /** Runs one check on a fresh harness: passed, failed (with the error) or skipped (with the reason). Never throws. */
@@ -77,7 +86,7 @@ export async function runStoreCheck(check: StoreCheck, makeHarness: () => MaybeP
       });
       return { rt, store };
     };
-    await check.run({ clock, open, closeAll, runtime });
+    await check.run({ clock, open, closeAll, runtime, tamper: h.tamper });
     return done("passed");
   } catch (err) {
     return done("failed", { error: err instanceof Error ? err.message : String(err) });

@@ -15,6 +15,9 @@ import { findSkill } from "../skills/find.ts";
 import { InMemorySkillStore } from "../skills/in-memory-skill-store.ts";
 import { evolveSkills, repairSkill, type SkillEvolver, type SkillRepairer } from "../skills/improve.ts";
 import { ingestDistilledSkills } from "../skills/ingest.ts";
+import { traceEventsFrom } from "../skills/runtime-trace.ts";
+import { ingestProvisionalSkills, runPromotionGate, skillMeta } from "../skills/lifecycle.ts";
+import { exportSkill, importSkill } from "../skills/portable.ts";
 import { domainsNeedingEvolution, reportOutcome } from "../skills/outcomes.ts";
 import type { SkillOptions } from "../skills/record-version.ts";
 import type { SkillStore } from "../skills/skill-store.ts";
@@ -25,9 +28,16 @@ import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
 export interface CarRuntimeOptions extends RuntimeOptions {
   /** Where skills live; in memory unless given (e.g. a `JsonFileSkillStore`). */
   skills?: SkillStore;
-  /** What `evolveSkills` asks for better skills (the original used its inference engine). */
+  /**
+   * What `evolveSkills` asks for better skills (the original used its
+   * inference engine); without one, the domain is re-distilled from the trace.
+   */
   evolver?: SkillEvolver;
-  /** What `repairSkill` asks for a repaired skill. */
+  /**
+   * What `repairSkill` asks for a repaired skill; without one, a degraded
+   * skill adopts the code of a sequence that keeps succeeding in its domain
+   * in this runtime's own events, or stays as it is (null).
+   */
   repairer?: SkillRepairer;
 }
 
@@ -221,17 +231,39 @@ export class CarRuntime {
   }
 
   async evolveSkills(eventsJson: string, domain: string): Promise<string> {
-    const evolver = this.#options.evolver;
-    if (evolver === undefined) throw new CarError("invalid_params", "evolveSkills needs an evolver: pass { evolver } to new CarRuntime()");
     const events = jsonArg(eventsJson, "eventsJson") as unknown[];
-    return jsonResult(await evolveSkills(this.skills, domain, evolver, { ...this.#skillOptions(), events }));
+    return jsonResult(await evolveSkills(this.skills, domain, this.#options.evolver, { ...this.#skillOptions(), events }));
   }
 
   async repairSkill(skillName: string): Promise<string | null> {
-    const repairer = this.#options.repairer;
-    if (repairer === undefined) throw new CarError("invalid_params", "repairSkill needs a repairer: pass { repairer } to new CarRuntime()");
-    const repaired = await repairSkill(this.skills, skillName, repairer, this.#skillOptions());
-    return repaired === null ? null : jsonResult(repaired);
+    const skill = this.skills.get(skillName);
+    const events = skill === undefined ? [] : traceEventsFrom(this.runtime.events.query(), skill.domain);
+    const repaired = await repairSkill(this.skills, skillName, this.#options.repairer, { ...this.#skillOptions(), events });
+    // node-api.md: "Returns repaired code or null" (the new version is recorded too).
+    return repaired === null ? null : repaired.code;
+  }
+
+  /** Candidates on trial as `<name>@cand`; returns how many entered. Skills here are not tenant-scoped: a `tenant` is refused. */
+  ingestProvisionalSkills(skillsJson: string, tenant?: string | null): number {
+    if (tenant !== undefined && tenant !== null) throw new CarError("invalid_params", "tenant: skills are not tenant-scoped in this runtime");
+    return ingestProvisionalSkills(this.skills, jsonArg(skillsJson, "skillsJson") as DistilledSkillInput[], this.#skillOptions());
+  }
+
+  async gateSkillCandidates(): Promise<string> {
+    return jsonResult(runPromotionGate(this.skills, this.#skillOptions()));
+  }
+
+  async skillMeta(key: string): Promise<string> {
+    return jsonResult(skillMeta(this.skills, key));
+  }
+
+  async exportSkill(key: string): Promise<string | null> {
+    return exportSkill(this.skills, key);
+  }
+
+  async importSkill(markdown: string): Promise<boolean> {
+    importSkill(this.skills, markdown, this.#skillOptions());
+    return true;
   }
 
   #skillOptions(): SkillOptions {

@@ -9,8 +9,11 @@ import { runMapReduce as mapReduce } from "../multi/map-reduce.ts";
 import { runPipeline as pipeline } from "../multi/pipeline.ts";
 import { runSupervisor as supervisor } from "../multi/supervisor.ts";
 import { runSwarm as swarm, type SwarmMode } from "../multi/swarm.ts";
-import type { AgentFn, BudgetLimits, MultiOptions } from "../multi/types.ts";
+import type { AgentFn, MultiOptions } from "../multi/types.ts";
+import type { BudgetLimits } from "../multi/budget.ts";
 import { runVote as vote } from "../multi/vote.ts";
+import { runTournament as tournament } from "../multi/tournament.ts";
+import { runSubtask as subtask } from "../multi/subtask.ts";
 import type { CarRuntime } from "./car-runtime.ts";
 import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
 import { currentAgentRunner, type JsonCallback } from "./tool-handler.ts";
@@ -120,4 +123,16 @@ export async function runMapReduce(mapper: string, reducer: string, task: string
 export async function runVote(agents: string, task: string, synthesizerSpec?: string | null, budgetSpec?: string | null): Promise<string> {
   const options = { ...budgetOptions(budgetSpec), synthesizer: specOrNull(synthesizerSpec, "synthesizerSpec") };
   return jsonResult(await vote(jsonArg(agents, "agents") as AgentSpec[], task, runnerAgent(), options));
+}
+
+/** Ranks `competitors` by a single-elimination bracket, a fresh `judge` call per match. */
+export async function runTournament(competitors: string, judge: string, task: string, budgetSpec?: string | null): Promise<string> {
+  return jsonResult(
+    await tournament(jsonArg(competitors, "competitors") as AgentSpec[], jsonArg(judge, "judge") as AgentSpec, task, runnerAgent(), budgetOptions(budgetSpec)),
+  );
+}
+
+/** Runs `mainAgent` with the `spawn_subtask` tool: sub-agents get a subset of its tools, checked before and at execution. */
+export async function runSubtask(mainAgent: string, task: string, budgetSpec?: string | null): Promise<string> {
+  return jsonResult(await subtask(jsonArg(mainAgent, "mainAgent") as AgentSpec, task, runnerAgent(), budgetOptions(budgetSpec)));
 }

@@ -4,6 +4,19 @@
  * changes its import line and runs; new code should use `@car/engine`.
  */
 export { CarRuntime, type CarRuntimeOptions } from "./car-runtime.ts";
-export { executeProposal, verify, simulate, optimize, equivalent, runPipeline, runSwarm, runSupervisor, runMapReduce, runVote } from "./functions.ts";
+export {
+  executeProposal,
+  verify,
+  simulate,
+  optimize,
+  equivalent,
+  runPipeline,
+  runSwarm,
+  runSupervisor,
+  runMapReduce,
+  runVote,
+  runTournament,
+  runSubtask,
+} from "./functions.ts";
 export { registerToolHandler, unregisterToolHandler, registerAgentRunner, type JsonCallback, type AgentRunner } from "./tool-handler.ts";
 export { TerminalToolError } from "../tools/terminal-tool-error.ts";

@@ -7,8 +7,16 @@
  * verification checks that every anchor of this database still holds: the
  * event at the anchored seq exists and has the anchored hash.
  *
- * Anchors name their database by `database_id`, a random id the database
- * records when it is created, so one file can hold several databases'.
+ * Anchors name their database twice: by `database_id`, a random id the
+ * database records when it is created, and by `database`, where it lives (a
+ * SQLite file's real path, a PostgreSQL server and database name). The id
+ * lives inside the database, so on its own a writer could edit it and leave
+ * every anchor naming some other database; the location is written down
+ * outside, so an anchored location whose id changed, an anchored id found
+ * elsewhere, or an anchor file with no entry for this database at all is
+ * each a break; no entry at all is reported (`anchorSummary` counts none)
+ * as a warning, not a break, since a database never anchored is not a
+ * tampered one. One file can hold several databases' anchors.
  */
 import { appendFileSync, chmodSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -17,6 +25,8 @@ import type { ChainBreak } from "./chain-verify.ts";
 
 export interface Anchor {
   database_id: string;
+  /** Where the anchored database lives (`DatabaseIdentity.location`); absent in anchors written before it was recorded. */
+  database?: string;
   seq: number;
   hash: string;
   /** RFC 3339. */
@@ -40,6 +50,7 @@ function isAnchor(value: unknown): value is Anchor {
     typeof a === "object" &&
     a !== null &&
     typeof a.database_id === "string" &&
+    (a.database === undefined || typeof a.database === "string") &&
     Number.isSafeInteger(a.seq) &&
     typeof a.hash === "string" &&
     typeof a.anchored_at === "string"
@@ -73,13 +84,38 @@ export function readAnchors(file: string): Anchor[] {
 /** What the log says about one seq: its hash, `removed` (retention archived it), or undefined (no such event). */
 export type HashAt = (seq: number) => string | "removed" | undefined;
 
+/** Which database is being verified: its recorded id and where it lives. */
+export interface DatabaseIdentity {
+  id: string;
+  location: string;
+}
+
+/** Whether `anchor` was taken of `self` (a legacy anchor without a location names it by id alone). */
+function names(anchor: Anchor, self: DatabaseIdentity): boolean {
+  return anchor.database === undefined ? anchor.database_id === self.id : anchor.database === self.location && anchor.database_id === self.id;
+}
+
 /**
- * The first anchor of `databaseId` the log no longer honours, as a chain
- * break; undefined when every one holds. `headSeq`: the newest event's seq (0 for an empty log).
+ * The first anchor the log no longer honours, as a chain break; undefined
+ * when every one holds. Beyond the heads: an anchor of this location under
+ * another id (the id was edited, or the file replaced) and of this id at
+ * another location (a copy) are breaks. `headSeq`: the newest event's seq (0 for an empty log).
  */
-export function anchorBreak(anchors: readonly Anchor[], databaseId: string, headSeq: number, hashAt: HashAt): ChainBreak | undefined {
+export function anchorBreak(anchors: readonly Anchor[], self: DatabaseIdentity, headSeq: number, hashAt: HashAt): ChainBreak | undefined {
   for (const anchor of anchors) {
-    if (anchor.database_id !== databaseId || anchor.seq === 0) continue;
+    if (anchor.database === self.location && anchor.database_id !== self.id)
+      return {
+        seq: 0,
+        reason: `the anchor of ${anchor.anchored_at} records the database at ${self.location} with id ${anchor.database_id}, but it now says ${self.id}: its id was edited, or the database was replaced`,
+      };
+    if (anchor.database !== undefined && anchor.database !== self.location && anchor.database_id === self.id)
+      return {
+        seq: 0,
+        reason: `the anchor of ${anchor.anchored_at} records database ${self.id} at ${anchor.database}, but it was opened at ${self.location}: a copy, or the anchored database was replaced`,
+      };
+  }
+  for (const anchor of anchors) {
+    if (!names(anchor, self) || anchor.seq === 0) continue;
     if (anchor.seq > headSeq) {
       return {
         seq: headSeq + 1,
@@ -98,9 +134,9 @@ export function anchorBreak(anchors: readonly Anchor[], databaseId: string, head
   return undefined;
 }
 
-/** How many anchors belong to `databaseId`, and the newest of them. */
-export function anchorSummary(anchors: readonly Anchor[], databaseId: string): { checked: number; newest: { seq: number; anchored_at: string } | null } {
-  const mine = anchors.filter((a) => a.database_id === databaseId);
+/** How many anchors belong to `self`, and the newest of them. */
+export function anchorSummary(anchors: readonly Anchor[], self: DatabaseIdentity): { checked: number; newest: { seq: number; anchored_at: string } | null } {
+  const mine = anchors.filter((a) => names(a, self));
   const newest = mine.at(-1);
   return { checked: mine.length, newest: newest === undefined ? null : { seq: newest.seq, anchored_at: newest.anchored_at } };
 }

@@ -36,6 +36,8 @@ export interface ChainBreak {
   reason: string;
   /** The first state key that differs, when the stored state disagrees with the replayed log. */
   key?: string;
+  /** The table whose row the log does not vouch for (table-replay.ts). */
+  table?: string;
 }
 
 export type ChainReport =

@@ -70,6 +70,11 @@ export interface RetentionResult {
 export interface AuditedRuntimeStore extends RuntimeStore {
   readonly postures: PostureStore;
   verifyChain(): MaybePromise<ChainReport>;
+  /**
+   * HMAC-SHA256 under the audit key, for digests that leave the process
+   * (a span's parameter digest); absent when the store has no audit key.
+   */
+  readonly keyedDigest?: ((text: string) => string) | undefined;
   /** Applies the retention policy (the configured one, or `policy`) now. */
   enforceRetention?(now?: number, policy?: RetentionPolicy): MaybePromise<RetentionResult>;
 }

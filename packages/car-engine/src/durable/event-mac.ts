@@ -24,3 +24,8 @@ export function macMatches(key: AuditKey, hash: string, mac: string): boolean {
   const actual = Buffer.from(mac, "hex");
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
+
+/** A digest that leaves the process (a span's parameter digest), keyed and kept apart from event MACs by its prefix. */
+export function outboundDigest(key: AuditKey, text: string): string {
+  return createHmac("sha256", key.key).update(`car.outbound\n${text}`, "utf8").digest("hex");
+}

@@ -3,12 +3,13 @@
  * packages (`@car/store-sqlite`, `@car/store-postgres`) and store authors.
  * Pure logic with no native dependency — the hash chain and its MAC,
  * signed checkpoints and anchors, chain verification, the approval and
- * posture row shapes, dispatch-intent batching, state replay, the commit
+ * posture row shapes and their seals, the replay that vouches for every
+ * table the runtime trusts, dispatch-intent batching, state replay, the commit
  * refusal error — plus the engine's caching and feed building blocks a
  * backend extends. The store contract itself (`DurableRuntimeStore`,
  * `postureLookup`, …) is exported from `@car/engine`.
  */
-export { type Anchor, type HashAt, anchorBreak, anchorSummary, appendAnchor, readAnchors } from "./anchor.ts";
+export { type Anchor, type DatabaseIdentity, type HashAt, anchorBreak, anchorSummary, appendAnchor, readAnchors } from "./anchor.ts";
 export { type ApprovalRow, approvalRecordedData, ledgerEntryOf, SPENT_BY } from "./approval-rows.ts";
 export { type ChainBreak, type ChainReport, ChainVerifier, type StoredEventRow } from "./chain-verify.ts";
 export {
@@ -26,10 +27,12 @@ export {
 export { type RefusalCode, commitRefusal } from "./commit-refusal.ts";
 export { directWriteEvent } from "./direct-write-event.ts";
 export { GENESIS_HASH, type UnhashedEvent, canonicalEventParts, canonicalEventText, linkEvent, sha256Hex } from "./event-hash.ts";
-export { type AuditKey, eventMac, macMatches } from "./event-mac.ts";
+export { type AuditKey, eventMac, macMatches, outboundDigest } from "./event-mac.ts";
 export { IntentBatch } from "./intent-batch.ts";
 export { ALL_TIERS, type PostureRow, postureEntryOf } from "./posture-rows.ts";
-export { firstStateDifference, replayStateChanges } from "./state-replay.ts";
+export { appliedStateChanges, firstStateDifference, replayStateChanges } from "./state-replay.ts";
+export { approvalSealRow, postureSealRow, rowSeal, type SealedTable, sealMatches, unsealedRow } from "./row-seal.ts";
+export { type ProposalRow, replayBreak, type StoredTables, type TableBreak, tableBreak, type TransitionRow } from "./table-replay.ts";
 // The engine's building blocks a backend extends: a cached state store, versioned values, a transition log, a live event feed.
 export { CachedStateStore } from "../store/cached-state-store.ts";
 export { type StateDiff, VersionedValues } from "../store/versioned-values.ts";

@@ -15,6 +15,23 @@ import type { CarEvent } from "../events/event.ts";
 import { EVENT_KINDS } from "../events/event.ts";
 
 export function replayStateChanges(events: Iterable<CarEvent>, initial: Readonly<Record<string, JsonValue>> = {}): Record<string, JsonValue> {
+  const state = emptyMap();
+  for (const key of Object.keys(initial)) setOwn(state, key, initial[key]!);
+  for (const change of appliedStateChanges(events)) {
+    const key = change.data["key"] as string;
+    if (change.data["op"] === "delete") delete state[key];
+    else setOwn(state, key, change.data["value"] as JsonValue);
+  }
+  return state;
+}
+
+/**
+ * The `state_changed` events that took effect, in the order they were
+ * applied: each committed run's at its (non-void) completion, direct writes
+ * where they stand. What the state is (above) and what the store's
+ * transition record must list (table-replay.ts) both follow from it.
+ */
+export function appliedStateChanges(events: Iterable<CarEvent>): CarEvent[] {
   const log = [...events];
   // Pass 1: committed completions later voided by a rollback of the same run.
   const voided = new Set<CarEvent>();
@@ -29,18 +46,12 @@ export function replayStateChanges(events: Iterable<CarEvent>, initial: Readonly
       lastCommitted.delete(event.proposal_id);
     }
   }
-  // Pass 2: apply each run's changes at its (non-void) committed completion.
+  // Pass 2: each run's changes at its (non-void) committed completion.
   const pending = new Map<string, CarEvent[]>();
-  const state = emptyMap();
-  for (const key of Object.keys(initial)) setOwn(state, key, initial[key]!);
-  const apply = (change: CarEvent): void => {
-    const key = change.data["key"] as string;
-    if (change.data["op"] === "delete") delete state[key];
-    else setOwn(state, key, change.data["value"] as JsonValue);
-  };
+  const applied: CarEvent[] = [];
   for (const event of log) {
     if (event.proposal_id === null) {
-      if (event.kind === EVENT_KINDS.stateChanged) apply(event);
+      if (event.kind === EVENT_KINDS.stateChanged) applied.push(event);
       continue;
     }
     if (event.kind === EVENT_KINDS.proposalReceived) pending.delete(event.proposal_id);
@@ -52,10 +63,10 @@ export function replayStateChanges(events: Iterable<CarEvent>, initial: Readonly
       const changes = pending.get(event.proposal_id) ?? [];
       pending.delete(event.proposal_id);
       if (event.data["outcome"] !== "committed" || voided.has(event)) continue;
-      for (const change of changes) apply(change);
+      applied.push(...changes);
     }
   }
-  return state;
+  return applied;
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * Roll-ups over the audit log that the reference's `metrics.summary` and
  * `events.cost_by_agent` return. Both are folds over the events the runtime
- * already writes, so they cost nothing until asked for. This runtime meters
- * no inference, so money and token fields are zero unless an agent's output
- * reported `tokens_in` / `tokens_out` / `cost_usd` (kept on its event).
+ * already writes, so they cost nothing until asked for. Tokens and cost are
+ * what multi-agent calls reported in `AgentOutput.tokens`, kept on their
+ * `agent_finished` / `agent_failed` events as `tokens_in` / `tokens_out` /
+ * `cost_usd`; the runtime itself runs no model.
  */
 import { getOwn, type JsonValue } from "@car/ir";
 import { MULTI_EVENT_KINDS } from "../multi/multi-run.ts";
@@ -29,7 +30,7 @@ export interface MetricsSummary {
   cumulative_cost_usd: number;
   tokens_in: number;
   tokens_out: number;
-  /** Mean `duration_ms` of finished tool actions; null before any. */
+  /** Mean time from a tool action's `action_started` to its `action_succeeded` / `action_failed`, in ms; null before any. */
   avg_latency_ms: number | null;
   approvals_recorded: number;
   permission_decisions: number;
@@ -60,6 +61,10 @@ export function costByAgent(events: readonly CarEvent[]): AgentCost[] {
   return [...byAgent.values()].sort((a, b) => (a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0));
 }
 
+function actionKey(event: CarEvent): string {
+  return `${event.proposal_id ?? ""}\u0000${event.action_id ?? ""}`;
+}
+
 /** The operational roll-up of an event log (`metrics.summary`). */
 export function metricsSummary(events: readonly CarEvent[]): MetricsSummary {
   let succeeded = 0;
@@ -67,21 +72,32 @@ export function metricsSummary(events: readonly CarEvent[]): MetricsSummary {
   let rejected = 0;
   let latencyTotal = 0;
   let latencyCount = 0;
+  // The outcome events carry no duration (their data is shared between calls), so latency is measured
+  // between each tool action's start and its outcome, on the events' own clock.
+  const started = new Map<string, number>();
   let approvals = 0;
   let decisions = 0;
   let gateRejections = 0;
   let violations = 0;
   for (const event of events) {
     switch (event.kind) {
+      case EVENT_KINDS.actionStarted:
+        if (typeof getOwn(event.data, "tool") === "string") started.set(actionKey(event), Date.parse(event.timestamp));
+        break;
       case EVENT_KINDS.actionSucceeded:
-      case EVENT_KINDS.actionFailed:
+      case EVENT_KINDS.actionFailed: {
         if (event.kind === EVENT_KINDS.actionSucceeded) succeeded++;
         else failed++;
-        if (typeof getOwn(event.data, "duration_ms") === "number") {
-          latencyTotal += numberAt(event, "duration_ms");
+        const key = actionKey(event);
+        const from = started.get(key);
+        const to = Date.parse(event.timestamp);
+        if (from !== undefined && Number.isFinite(from) && Number.isFinite(to)) {
+          started.delete(key);
+          latencyTotal += Math.max(0, to - from);
           latencyCount++;
         }
         break;
+      }
       case EVENT_KINDS.actionRejected:
         rejected++;
         break;

@@ -5,11 +5,12 @@
  * for that agent, and writes the run to the event log.
  */
 import { CarError, cloneJson, parseAgentOutput, parseAgentSpec, randomIds, rfc3339, shortId, systemClock } from "@car/ir";
-import type { AgentOutput, AgentSpec, Clock, JsonObject } from "@car/ir";
+import type { AgentOutput, AgentSpec, Clock, JsonObject, ToolSchemaInput } from "@car/ir";
 import type { EventLog } from "../events/event-log.ts";
 import { InMemoryEventLog } from "../events/in-memory-event-log.ts";
 import { systemTimers } from "@car/ir";
 import type { TimerId, Timers } from "@car/ir";
+import { SpendMeter, parseBudget } from "./budget.ts";
 import { Slots } from "./slots.ts";
 import type { AgentCallContext, AgentFn, AgentInput, CutOff, CutOffReason, MultiOptions, RunSummary } from "./types.ts";
 
@@ -66,6 +67,7 @@ export class MultiRun {
   readonly #timeoutMs: number | undefined;
   readonly #maxAgents: number | undefined;
   readonly #maxDurationMs: number | undefined;
+  readonly #spend: SpendMeter;
   readonly #signal: AbortSignal | undefined;
   /** The abort of every call in flight, so stopping the run reaches each one (a Set: O(1) in and out). */
   readonly #inFlight = new Set<(stop: Stop) => void>();
@@ -90,15 +92,17 @@ export class MultiRun {
     this.run_id = shortId(options.ids ?? rt?.ids ?? randomIds);
     this.#slots = new Slots(checkCount(options.maxConcurrency, "maxConcurrency", true) ?? 0);
     this.#timeoutMs = checkCount(options.agentTimeoutMs, "agentTimeoutMs", false);
-    this.#maxAgents = checkCount(options.budget?.max_agents, "budget.max_agents", true);
-    this.#maxDurationMs = checkCount(options.budget?.max_duration_ms, "budget.max_duration_ms", false);
+    const budget = parseBudget(options.budget);
+    this.#maxAgents = budget.max_agents ?? undefined;
+    this.#maxDurationMs = budget.max_duration_ms ?? undefined;
+    this.#spend = new SpendMeter(budget);
     this.#signal = options.signal;
     this.#startedAt = this.#clock.now();
   }
 
   /** Writes the run-start event and arms the duration budget and the caller's signal. */
   start(agents: readonly AgentSpec[], data: JsonObject = {}): void {
-    const limits: JsonObject = {};
+    const limits: JsonObject = { ...this.#spend.limits };
     if (this.#maxAgents !== undefined) limits["max_agents"] = this.#maxAgents;
     if (this.#maxDurationMs !== undefined) limits["max_duration_ms"] = this.#maxDurationMs;
     if (this.#timeoutMs !== undefined) limits["agent_timeout_ms"] = this.#timeoutMs;
@@ -129,14 +133,16 @@ export class MultiRun {
    * Runs one agent and always resolves with an AgentOutput: the agent's own
    * (validated) or an error entry naming what went wrong.
    */
-  async call(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[] = []): Promise<AgentOutput> {
+  async call(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[] = [], tools: readonly ToolSchemaInput[] = []): Promise<AgentOutput> {
     await this.#slots.acquire();
     try {
       if (this.#stop !== undefined) return this.skip(spec, step, this.#stop.reason, this.#stop.detail);
       if (this.#maxAgents !== undefined && this.#calls >= this.#maxAgents) {
         return this.skip(spec, step, "max_agents", `the run's budget of ${this.#maxAgents} agent calls is spent`);
       }
-      return await this.#invoke(spec, task, step, inputs);
+      const refusal = this.#spend.refusal();
+      if (refusal !== undefined) return this.skip(spec, step, "budget_exceeded", refusal);
+      return await this.#invoke(spec, task, step, inputs, tools);
     } finally {
       this.#slots.release();
     }
@@ -155,6 +161,8 @@ export class MultiRun {
     this.#durationTimer = undefined;
     this.#signal?.removeEventListener("abort", this.#onCallerAbort);
     const duration_ms = this.#clock.now() - this.#startedAt;
+    const usage = this.#spend.usage;
+    const budget_exceeded = this.#spend.exceeded;
     this.#emit(MULTI_EVENT_KINDS.runCompleted, undefined, {
       pattern: this.#pattern,
       agent_calls: this.#calls,
@@ -162,6 +170,8 @@ export class MultiRun {
       cut_off: this.#cutOff.length,
       has_answer: final_answer !== null,
       duration_ms,
+      usage: usage as unknown as JsonObject,
+      budget_exceeded: budget_exceeded as unknown as JsonObject | null,
     });
     return {
       run_id: this.run_id,
@@ -171,10 +181,12 @@ export class MultiRun {
       failed_calls: this.#failed,
       cut_off: this.#cutOff.slice(),
       duration_ms,
+      usage,
+      budget_exceeded,
     };
   }
 
-  async #invoke(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[]): Promise<AgentOutput> {
+  async #invoke(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[], tools: readonly ToolSchemaInput[]): Promise<AgentOutput> {
     const call_id = `call-${++this.#calls}`;
     const started = this.#clock.now();
     this.#emit(MULTI_EVENT_KINDS.agentStarted, call_id, { agent: spec.name, step, task });
@@ -219,6 +231,7 @@ export class MultiRun {
         return controller.signal;
       },
       timeout_ms: this.#timeoutMs ?? null,
+      tools: tools.map((t) => cloneJson(t as unknown as JsonObject) as unknown as ToolSchemaInput),
     };
     try {
       Promise.resolve(this.#agent(cloneJson(spec as unknown as JsonObject) as unknown as AgentSpec, task, ctx)).then(
@@ -252,6 +265,7 @@ export class MultiRun {
       const message = `invalid agent output: it names '${output.name}' but the agent is '${spec.name}'`;
       return this.#failedEntry(spec.name, step, call_id, "invalid_output", errorEntry(spec.name, message, elapsed));
     }
+    this.#spend.record(spec.name, output.tokens);
     if (output.error !== null) return this.#failedEntry(spec.name, step, call_id, "reported", output);
     this.#emit(MULTI_EVENT_KINDS.agentFinished, call_id, {
       agent: spec.name,
@@ -260,13 +274,16 @@ export class MultiRun {
       turns: output.turns,
       tool_calls: output.tool_calls,
       duration_ms: output.duration_ms,
+      ...spendOf(output),
     });
     return output;
   }
 
+  /** A call that failed; one that produced no valid output (`reason` other than `reported`) reported no spend either. */
   #failedEntry(name: string, step: string, call_id: string, reason: string, entry: AgentOutput): AgentOutput {
     this.#failed++;
-    this.#emit(MULTI_EVENT_KINDS.agentFailed, call_id, { agent: name, step, reason, error: entry.error });
+    if (reason !== "reported") this.#spend.record(name, undefined);
+    this.#emit(MULTI_EVENT_KINDS.agentFailed, call_id, { agent: name, step, reason, error: entry.error, ...spendOf(entry) });
     return entry;
   }
 
@@ -281,6 +298,15 @@ export class MultiRun {
     const event = { kind, proposal_id: this.run_id, timestamp: rfc3339(this.#clock.now()), data };
     this.events.append(action_id === undefined ? event : { ...event, action_id });
   }
+}
+
+/** The spend an output reported, as the event fields `metrics.summary` and `events.cost_by_agent` fold. */
+function spendOf(output: AgentOutput): JsonObject {
+  const t = output.tokens;
+  if (t === undefined || t === null) return {};
+  return t.cost_usd === undefined
+    ? { tokens_in: t.input_tokens, tokens_out: t.output_tokens }
+    : { tokens_in: t.input_tokens, tokens_out: t.output_tokens, cost_usd: t.cost_usd };
 }
 
 /** The entry recorded for an agent that produced no valid answer. */

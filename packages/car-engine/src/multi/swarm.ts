@@ -43,6 +43,13 @@ export interface SwarmResult extends RunSummary {
  * labelled by agent, for `parallel` and `debate`; null when no agent answered.
  */
 export async function runSwarm(mode: SwarmMode, agents: readonly AgentSpec[], task: string, agent: AgentFn, options: SwarmOptions = {}): Promise<SwarmResult> {
+  if ((mode as string) === "hybrid") {
+    // Named by the reference's WebSocket page but defined nowhere (the seed's modes are these three): refused rather than guessed.
+    throw new CarError(
+      "invalid_params",
+      `swarm mode 'hybrid' is not supported: no source defines what it does; use 'debate' (agents answer, then revise seeing each other's answers), 'parallel' or 'sequential'`,
+    );
+  }
   if (!SWARM_MODES.includes(mode)) throw new CarError("invalid_params", `unknown swarm mode '${String(mode)}' (expected ${SWARM_MODES.join(", ")})`);
   const specs = parseSpecs(agents, "agents");
   const synthesizer = options.synthesizer == null ? undefined : parseSpec(options.synthesizer, "synthesizer");

@@ -3,10 +3,11 @@
  * user supplies, the options that hand the runtime its limits and its audit
  * log, and the report of what the runtime cut off.
  */
-import type { AgentOutput, AgentSpec, Clock, IdGenerator } from "@car/ir";
+import type { AgentOutput, AgentSpec, Clock, IdGenerator, ToolSchemaInput } from "@car/ir";
 import type { EventLog } from "../events/event-log.ts";
 import type { Runtime } from "../runtime.ts";
 import type { Timers } from "@car/ir";
+import type { BudgetExceeded, BudgetLimits, Usage } from "./budget.ts";
 
 /** One answer an agent's task was composed from (a previous stage, a peer, a worker). */
 export interface AgentInput {
@@ -30,6 +31,8 @@ export interface AgentCallContext {
   signal: AbortSignal;
   /** The per-agent timeout, or null when there is none. */
   timeout_ms: number | null;
+  /** Tools the runtime offers this call (the subtask main agent's `spawn_subtask`), for a runner that calls tools natively; usually empty. */
+  tools: readonly ToolSchemaInput[];
 }
 
 /**
@@ -38,18 +41,6 @@ export interface AgentCallContext {
  * or a reported `error` becomes an error entry for this agent, never a crash.
  */
 export type AgentFn = (spec: AgentSpec, task: string, ctx: AgentCallContext) => AgentOutput | string | Promise<AgentOutput | string>;
-
-/**
- * A run's spend ceiling (snake_case, as on the wire). An omitted or null
- * field is unbounded. The runtime refuses to START an agent once a limit is
- * reached; agents in flight when the duration runs out are aborted.
- */
-export interface BudgetLimits {
-  /** Most agent calls the run may start. */
-  max_agents?: number | null;
-  /** Wall-clock budget for the whole run, in milliseconds. */
-  max_duration_ms?: number | null;
-}
 
 export interface MultiOptions {
   /** Supplies the event log, clock, timers and ids unless given separately. */
@@ -63,13 +54,15 @@ export interface MultiOptions {
   maxConcurrency?: number;
   /** Each agent call is aborted after this many milliseconds; absent = no timeout. */
   agentTimeoutMs?: number;
+  /** Read strictly (budget.ts): a limit the runtime cannot count is an `invalid_params` error. */
   budget?: BudgetLimits;
   /** Aborting it cancels agents in flight and skips the rest. */
   signal?: AbortSignal;
 }
 
 /** Why an agent did not produce an answer although the agent itself did not fail. */
-export type CutOffReason = "timeout" | "max_agents" | "max_duration" | "cancelled" | "upstream_failed";
+/** `budget_exceeded`: a token or cost ceiling was reached (the result's `budget_exceeded` names it). */
+export type CutOffReason = "timeout" | "max_agents" | "max_duration" | "budget_exceeded" | "cancelled" | "upstream_failed";
 
 export interface CutOff {
   name: string;
@@ -93,4 +86,8 @@ export interface RunSummary {
   /** What the runtime's limits, the caller's signal or an upstream failure stopped. */
   cut_off: CutOff[];
   duration_ms: number;
+  /** The tokens and cost the agents reported. */
+  usage: Usage;
+  /** The token or cost ceiling that stopped further agents, or null. */
+  budget_exceeded: BudgetExceeded | null;
 }

@@ -303,14 +303,22 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     }
   }
 
-  /** `action_started` data, shared between actions of one type and tool (it never changes). */
+  /**
+   * `action_started` data, shared between actions of one type and tool: the type, and for a tool call the
+   * tool and its `tool_source` (the reference's ActionExecuting carries both, as the outcome events do).
+   */
   #startedData(action: Action): JsonObject {
     // Two lookups instead of a key string built per action.
     let byTool = this.#startedCache.get(action.type);
     if (byTool === undefined) this.#startedCache.set(action.type, (byTool = new Map()));
     let data = byTool.get(action.tool);
-    if (data === undefined) {
-      data = Object.freeze(action.tool === undefined ? { type: action.type } : { type: action.type, tool: action.tool }) as JsonObject;
+    // A tool may be registered again mid-run with another source: the shared data follows it.
+    const source = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema.source;
+    if (data === undefined || data["tool_source"] !== source) {
+      const fresh: JsonObject = { type: action.type };
+      if (action.tool !== undefined) fresh["tool"] = action.tool;
+      if (source !== undefined) fresh["tool_source"] = source;
+      data = Object.freeze(fresh) as JsonObject;
       byTool.set(action.tool, data);
     }
     return data;

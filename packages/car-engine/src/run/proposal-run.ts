@@ -36,8 +36,7 @@ import type { RunOutcome } from "./outcomes.ts";
 import { ActionPipeline } from "./pipeline.ts";
 import type { PipelineEnvironment } from "./pipeline.ts";
 import { RunEvents } from "./run-events.ts";
-import type { Tracer } from "@opentelemetry/api";
-import { RunTracer } from "../telemetry/run-tracer.ts";
+import { RunTracer, type TraceSettings } from "../telemetry/run-tracer.ts";
 import { reasonText, Scheduler } from "./schedule.ts";
 
 /** What a run borrows from its runtime. */
@@ -46,7 +45,7 @@ export interface RunEnvironment extends DispatchEnvironment, PipelineEnvironment
   readonly policies: PolicyEngine;
   readonly store: RuntimeStore;
   /** Traces runs when set (OpenTelemetry); absent, tracing costs nothing. */
-  readonly tracer: Tracer | undefined;
+  readonly tracer: TraceSettings | undefined;
 }
 
 export interface RunOptions {

@@ -13,6 +13,7 @@
 import { CarError } from "@car/ir";
 import { wordsOf } from "./distill.ts";
 import type { SkillStore } from "./skill-store.ts";
+import { isLive } from "./lifecycle.ts";
 import type { SkillMatch, SkillQuery, SkillRecord } from "./types.ts";
 
 export function findSkill(store: SkillStore, query: SkillQuery, maxResults = 1): SkillMatch[] {
@@ -21,9 +22,10 @@ export function findSkill(store: SkillStore, query: SkillQuery, maxResults = 1):
   const taskWords = new Set(wordsOf(query.task ?? ""));
   const matches: SkillMatch[] = [];
   for (const skill of store.list()) {
+    if (!isLive(skill)) continue;
     const relevance = empty ? 1 : relevanceOf(skill, query, taskWords);
     if (relevance === 0) continue;
-    matches.push({ ...skill, match_score: relevance * track(skill) });
+    matches.push({ ...skill, platform: skill.domain, match_score: relevance * track(skill) });
   }
   matches.sort((a, b) => b.match_score - a.match_score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return matches.slice(0, maxResults);

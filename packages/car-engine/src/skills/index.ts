@@ -7,6 +7,7 @@ export type {
   SkillStats,
   SkillRef,
   SkillChange,
+  SkillStatus,
   SkillQuery,
   SkillMatch,
 } from "./types.ts";
@@ -28,6 +29,8 @@ export {
 export {
   evolveSkills,
   repairSkill,
+  distillingEvolver,
+  distillingRepairer,
   type ImproveOptions,
   type EvolveRequest,
   type SkillEvolver,
@@ -37,3 +40,16 @@ export {
 } from "./improve.ts";
 export { findSkill } from "./find.ts";
 export { traceEventsFrom } from "./runtime-trace.ts";
+export {
+  ingestProvisionalSkills,
+  runPromotionGate,
+  skillMeta,
+  wilsonLowerBound,
+  statusOf,
+  CANDIDATE_SUFFIX,
+  DEFAULT_MIN_TRIAL_SAMPLES,
+  type GateOptions,
+  type GateResult,
+  type SkillMeta,
+} from "./lifecycle.ts";
+export { exportSkill, importSkill, SKILL_DOCUMENT_FORMAT } from "./portable.ts";

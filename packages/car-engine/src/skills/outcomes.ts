@@ -5,6 +5,7 @@
  * domains whose skills mostly fail are the ones to evolve.
  */
 import { CarError, rfc3339, systemClock } from "@car/ir";
+import { statusOf } from "./lifecycle.ts";
 import type { SkillOptions } from "./record-version.ts";
 import type { SkillStore } from "./skill-store.ts";
 import type { SkillRecord, SkillStats } from "./types.ts";
@@ -30,19 +31,57 @@ export interface OutcomeReport {
   broken_for_repair: boolean;
   /** True when this very report degraded the skill. */
   degraded_now: boolean;
+  /** How the outcome was counted: only `"success"` (or `true`) is a success. */
+  counted_as: "success" | "failure";
 }
 
-/** `true` / `"success"` is a success; `false` / `"fail"` / `"failure"` a failure; anything else is refused. */
-export type SkillOutcome = boolean | "success" | "fail" | "failure";
+/**
+ * As the reference allows: `"success"` or any other string (`"fail"`,
+ * `"timeout"`, `"wrong_answer"`, …), which counts as a failure; or a
+ * boolean. An empty string, or one that reads like a misspelled `success`
+ * (`"Success"`, `"sucess"`), is refused rather than counted as a failure.
+ */
+export type SkillOutcome = boolean | string;
 
-/** Records one use of the latest version of `name`. */
-export function reportOutcome(store: SkillStore, name: string, outcome: SkillOutcome, options: SkillOptions = {}): OutcomeReport {
-  const success = outcome === true || outcome === "success";
-  if (!success && outcome !== false && outcome !== "fail" && outcome !== "failure") {
-    throw new CarError("invalid_params", `outcome must be true, false, "success" or "fail", got ${JSON.stringify(outcome)}`);
+function countsAsSuccess(outcome: SkillOutcome): boolean {
+  if (typeof outcome === "boolean") return outcome;
+  if (typeof outcome !== "string" || outcome.trim() === "")
+    throw new CarError("invalid_params", `outcome must be "success", another outcome string or a boolean, got ${JSON.stringify(outcome) ?? String(outcome)}`);
+  if (outcome === "success") return true;
+  if (nearSuccess(outcome))
+    throw new CarError(
+      "invalid_params",
+      `outcome ${JSON.stringify(outcome)} looks like a misspelled "success"; send "success" or a failure outcome such as "fail"`,
+    );
+  return false;
+}
+
+/** Within two edits of `success`, ignoring case. */
+function nearSuccess(outcome: string): boolean {
+  const a = outcome.trim().toLowerCase();
+  const b = "success";
+  if (Math.abs(a.length - b.length) > 2) return false;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
   }
+  return previous[b.length]! <= 2;
+}
+
+/** Records one use of the latest version of `name` (a skill, or a candidate on trial under its `@cand` key). */
+export function reportOutcome(store: SkillStore, name: string, outcome: SkillOutcome, options: SkillOptions = {}): OutcomeReport {
+  const success = countsAsSuccess(outcome);
   const skill = store.get(name);
   if (skill === undefined) throw new CarError("not_found", `no skill named '${name}'`);
+  const status = statusOf(skill);
+  if (status === "rejected" || status === "promoted") {
+    throw new CarError(
+      "invalid_params",
+      `'${name}' is a ${status} candidate, no longer on trial${status === "promoted" ? `; report on '${skill.incumbent ?? ""}'` : ""}`,
+    );
+  }
   const stats: SkillStats = {
     success_count: skill.stats.success_count + (success ? 1 : 0),
     fail_count: skill.stats.fail_count + (success ? 0 : 1),
@@ -51,7 +90,15 @@ export function reportOutcome(store: SkillStore, name: string, outcome: SkillOut
   const degraded_now = !skill.broken_for_repair && shouldDegrade(stats);
   const updated: SkillRecord = { ...skill, stats, broken_for_repair: skill.broken_for_repair || degraded_now };
   store.put(updated);
-  return { name, version: skill.version, stats, success_rate: successRate(stats)!, broken_for_repair: updated.broken_for_repair, degraded_now };
+  return {
+    name,
+    version: skill.version,
+    stats,
+    success_rate: successRate(stats)!,
+    broken_for_repair: updated.broken_for_repair,
+    degraded_now,
+    counted_as: success ? "success" : "failure",
+  };
 }
 
 /**
@@ -64,6 +111,8 @@ export function domainsNeedingEvolution(store: SkillStore, threshold: number = D
     throw new CarError("invalid_params", `threshold must be between 0 and 1, got ${String(threshold)}`);
   const domains = new Map<string, { successes: number; total: number; broken: boolean }>();
   for (const skill of store.list()) {
+    // Candidates on trial and retired ones do not speak for their domain.
+    if (statusOf(skill) !== "active") continue;
     const d = domains.get(skill.domain) ?? { successes: 0, total: 0, broken: false };
     d.successes += skill.stats.success_count;
     d.total += skill.stats.success_count + skill.stats.fail_count;

@@ -7,6 +7,9 @@ import type { Clock } from "@car/ir";
 import type { SkillStore } from "./skill-store.ts";
 import type { DistilledSkill, SkillChange, SkillRecord, SkillRef } from "./types.ts";
 
+/** The lifecycle fields a new version may carry (none: an active skill). */
+export type Lifecycle = Pick<SkillRecord, "status" | "incumbent">;
+
 export interface SkillOptions {
   /** Timestamps for `created_at` and `last_outcome_at`. */
   clock?: Clock;
@@ -17,10 +20,18 @@ export function refOf(record: SkillRecord): SkillRef {
 }
 
 /** Stores `skill` as the next version of its name and returns the stored record. */
-export function recordVersion(store: SkillStore, skill: DistilledSkill, change: SkillChange, derived_from: SkillRef[], options: SkillOptions): SkillRecord {
+export function recordVersion(
+  store: SkillStore,
+  skill: DistilledSkill,
+  change: SkillChange,
+  derived_from: SkillRef[],
+  options: SkillOptions,
+  lifecycle: Lifecycle = {},
+): SkillRecord {
   const latest = store.get(skill.name);
   const record: SkillRecord = {
-    ...skill,
+    ...contentOf(skill),
+    ...lifecycle,
     version: (latest?.version ?? 0) + 1,
     change,
     derived_from,
@@ -30,6 +41,22 @@ export function recordVersion(store: SkillStore, skill: DistilledSkill, change: 
   };
   store.put(record);
   return record;
+}
+
+/** A skill's content without any record's bookkeeping (version, stats, lifecycle). */
+export function contentOf(skill: DistilledSkill): DistilledSkill {
+  const content: DistilledSkill = {
+    name: skill.name,
+    description: skill.description,
+    when_to_apply: skill.when_to_apply,
+    domain: skill.domain,
+    code: skill.code,
+    trigger: skill.trigger,
+    source: skill.source,
+    scope: skill.scope,
+  };
+  if (skill.evidence !== undefined) content.evidence = skill.evidence;
+  return content;
 }
 
 /** True when the skill's content (not its bookkeeping) equals `skill`'s. */

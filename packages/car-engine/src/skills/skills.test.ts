@@ -154,7 +154,13 @@ describe("reportOutcome and degradation", () => {
     reportOutcome(store, "a", "success", { clock: manualClock(Date.UTC(2025, 5, 1)) });
     expect(store.get("a")!.stats.last_outcome_at).toBe("2025-06-01T00:00:00.000Z");
     expect(() => reportOutcome(store, "nope", true)).toThrow(/no skill named 'nope'/);
-    expect(() => reportOutcome(store, "a", "sucess" as never)).toThrow(/outcome must be/);
+    expect(() => reportOutcome(store, "a", "sucess")).toThrow(/misspelled "success"/);
+    expect(() => reportOutcome(store, "a", "Success")).toThrow(/misspelled "success"/);
+    expect(() => reportOutcome(store, "a", "")).toThrow(/outcome must be/);
+    // Any other outcome the reference allows counts as a failure, and says so.
+    expect(reportOutcome(store, "a", "timeout")).toMatchObject({ counted_as: "failure", stats: { success_count: 1, fail_count: 1 } });
+    expect(reportOutcome(store, "a", "fail").counted_as).toBe("failure");
+    expect(reportOutcome(store, "a", "success").counted_as).toBe("success");
   });
 });
 

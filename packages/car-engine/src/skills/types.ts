@@ -58,7 +58,15 @@ export interface SkillRef {
 }
 
 /** How a version came to be. */
-export type SkillChange = "ingested" | "evolved" | "repaired";
+export type SkillChange = "ingested" | "evolved" | "repaired" | "promoted" | "imported" | "trial";
+
+/**
+ * Where a version stands. `active` (also a record without `status`): in
+ * use. `provisional`: a candidate on trial (`<base>@cand`), not yet trusted.
+ * `rejected`: a candidate that did not beat its incumbent (the rejected-edit
+ * buffer). `promoted`: a candidate whose content became its incumbent's.
+ */
+export type SkillStatus = "active" | "provisional" | "rejected" | "promoted";
 
 export interface SkillRecord extends DistilledSkill {
   /** 1 for a new name; each later version of the same name adds one. */
@@ -71,6 +79,10 @@ export interface SkillRecord extends DistilledSkill {
   stats: SkillStats;
   /** Set when `fail_count > success_count + 2`; stays set until a repair records a new version. */
   broken_for_repair: boolean;
+  /** Absent on active skills written before the lifecycle existed: read as `active`. */
+  status?: SkillStatus;
+  /** A candidate's incumbent: the base name it trials to replace. */
+  incumbent?: string;
 }
 
 /** What `findSkill` matches against; every field is optional. */
@@ -82,6 +94,8 @@ export interface SkillQuery {
 }
 
 export interface SkillMatch extends SkillRecord {
+  /** The reference's name for the skill's domain (`skill.find` returns it). */
+  platform: string;
   /** Relevance to the query times the track record; higher is better. */
   match_score: number;
 }

@@ -2,8 +2,11 @@
  * A store one runtime borrows from its owner (a server shares one database
  * among its sessions): the view has everything a runtime uses but no
  * `close`, so closing the borrowing runtime leaves the store open for the
- * owner and everyone else borrowing it.
+ * owner and everyone else borrowing it. A durable store's audit face
+ * (postures, chain verification) stays visible, so what verifies the log
+ * before acting on it (resuming a compensation) still does.
  */
+import { isAuditedStore } from "../durable/durable-store.ts";
 import type { RuntimeStore } from "./runtime-store.ts";
 
 export function borrowedStore(store: RuntimeStore): RuntimeStore {
@@ -15,5 +18,6 @@ export function borrowedStore(store: RuntimeStore): RuntimeStore {
   };
   if (store.beginProposal !== undefined) view.beginProposal = (begin) => store.beginProposal!(begin);
   if (store.recover !== undefined) view.recover = () => store.recover!();
+  if (isAuditedStore(store)) Object.assign(view, { postures: store.postures, verifyChain: () => store.verifyChain(), keyedDigest: store.keyedDigest });
   return view;
 }

@@ -3,9 +3,11 @@ import type { Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { createHmac } from "node:crypto";
 import { paramsDigest } from "@car/ir";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Runtime, TRACE_ATTRIBUTES as A } from "../index.ts";
+import { inMemoryStore, Runtime, TRACE_ATTRIBUTES as A } from "../index.ts";
+import { checkpointKey, outboundDigest } from "../durable/index.ts";
 
 const SECRET = "hunter2-never-in-a-span";
 const exporter = new InMemorySpanExporter();
@@ -59,19 +61,74 @@ describe("OpenTelemetry traces", () => {
       [A.status]: "succeeded",
       [A.retries]: 0,
       [A.policyDecision]: "allow",
-      [A.paramsDigest]: paramsDigest(params),
     });
+    // The span's digest is keyed: not the log's plain params_digest, which a short secret is guessed back from.
+    expect(a!.attributes[A.paramsDigest]).toMatch(/^[0-9a-f]{64}$/);
+    expect(a!.attributes[A.paramsDigest]).not.toBe(paramsDigest(params));
     expect(b!.attributes).toMatchObject({ [A.tool]: "flaky", [A.status]: "succeeded", [A.retries]: 1 });
 
     const attempts = byAction("car.tool_call", "b").sort((x, y) => Number(x.attributes[A.attempt]) - Number(y.attributes[A.attempt]));
     expect(attempts.map((s) => s.attributes[A.attempt])).toEqual([1, 2]);
     for (const s of attempts) expect(parentOf(s)).toBe(b!.spanContext().spanId);
-    expect(attempts[0]!.status).toMatchObject({ code: 2, message: "transient" });
+    // The class travels, not the error's text (it may echo what the tool was given).
+    expect(attempts[0]!.status).toMatchObject({ code: 2, message: "tool_error" });
     expect(attempts[0]!.attributes[A.errorClass]).toBe("tool_error");
     expect(attempts[1]!.status.code).not.toBe(2);
     // Every span is in one trace, and no attribute carries a parameter value.
     expect(new Set(spans().map((s) => s.spanContext().traceId)).size).toBe(1);
     expect(JSON.stringify(spans().map((s) => s.attributes))).not.toContain(SECRET);
+  });
+
+  it("carries no tool error text, precondition message or state value; the log keeps them and the plain params_digest", async () => {
+    const rt = new Runtime({ tracer });
+    rt.state.set("pin", `pin-${SECRET}`);
+    rt.registerTool("login", (p) => {
+      throw new Error(`wrong pin ${String(p["pin"])}`);
+    });
+    rt.registerTool("read");
+    const r = await rt.executeProposal(
+      {
+        actions: [
+          { id: "l", type: "tool_call", tool: "login", parameters: { pin: SECRET }, failure_behavior: "skip" },
+          { id: "g", type: "tool_call", tool: "read", preconditions: [{ key: "pin", operator: "eq", value: "1234" }], failure_behavior: "skip" },
+        ],
+      },
+      async () => "{}",
+    );
+    expect(r.results.map((x) => x.status)).toEqual(["skipped", "rejected"]);
+    // What the log and the result say (the operator's record) ...
+    expect(r.results[0]!.error).toContain(SECRET);
+    expect(r.results[1]!.error).toContain(SECRET);
+    // ... no span carries: not in attributes, status messages or events.
+    const exported = JSON.stringify(spans().map((x) => [x.attributes, x.status, x.events]));
+    expect(exported).not.toContain(SECRET);
+    expect(byAction("car.tool_call", "l")[0]!.status).toMatchObject({ code: 2, message: "tool_error" });
+    expect(byAction("car.action", "g")[0]!.status).toMatchObject({ code: 2, message: "rejected" });
+    const digests = rt.events.query({ kinds: ["action_succeeded", "action_failed", "action_rejected"] }).map((e) => e.data["params_digest"]);
+    expect(digests).toContain(paramsDigest({ pin: SECRET }));
+    expect(JSON.stringify(spans().map((x) => x.attributes))).not.toContain(paramsDigest({ pin: SECRET }));
+  });
+
+  it("keys a span's parameter digest with the store's audit key when it has one, and per runtime otherwise", async () => {
+    const key = checkpointKey(Buffer.alloc(32, 7));
+    const keyed = Object.assign(inMemoryStore(), { keyedDigest: (text: string) => outboundDigest(key, text) });
+    const params = { pin: "0420" };
+    const run = async (rt: Runtime): Promise<unknown> => {
+      exporter.reset();
+      rt.registerTool("t", () => "ok");
+      await rt.executeProposal({ actions: [{ id: "t", type: "tool_call", tool: "t", parameters: params }] });
+      return byAction("car.action", "t")[0]!.attributes[A.paramsDigest];
+    };
+    const withKey = await run(new Runtime({ tracer, store: keyed }));
+    expect(withKey).toBe(
+      createHmac("sha256", key.key)
+        .update(`car.outbound\n${paramsDigest(params)}`)
+        .digest("hex"),
+    );
+    const first = await run(new Runtime({ tracer }));
+    const second = await run(new Runtime({ tracer }));
+    expect(first).not.toBe(second);
+    expect([first, second]).not.toContain(paramsDigest(params));
   });
 
   it("nests a tool's own spans under its attempt and the proposal under the caller's span", async () => {

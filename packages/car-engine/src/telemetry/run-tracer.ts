@@ -9,10 +9,17 @@
  *                           tool's own spans nest under it
  *
  * Spans follow the run's audit events (`observe`), so tracing needs no
- * second set of hooks in the executor, and attributes carry what the events
- * carry: digests and classes, never a raw parameter value. Tracing is off
- * unless a `Tracer` is configured on the Runtime; off, nothing here runs.
+ * second set of hooks in the executor. A span leaves the process (an
+ * exporter, a vendor), so it carries less than the audit log: ids, classes,
+ * statuses, rule names — never a tool's error text, a precondition's
+ * message or a state value, which can echo a parameter or a secret. Its
+ * parameter digest is keyed (HMAC under the audit key, or a per-runtime key
+ * without one): the log's `params_digest` is a plain SHA-256 of the
+ * parameters, and a short secret (a PIN) is recovered from that in a few
+ * thousand guesses. Tracing is off unless a `Tracer` is configured on the
+ * Runtime; off, nothing here runs.
  */
+import { createHmac, randomBytes } from "node:crypto";
 import { SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
 import type { Attributes, Context, Span, Tracer } from "@opentelemetry/api";
 import { paramsDigest } from "@car/ir";
@@ -39,6 +46,20 @@ export const TRACE_ATTRIBUTES = {
   cached: "car.cached",
 } as const;
 
+/** What a run traces with: the application's tracer, and the key its parameter digests are keyed with. */
+export interface TraceSettings {
+  readonly tracer: Tracer;
+  /** The span's digest of a `params_digest` (keyed: see above). */
+  readonly digest: (paramsDigest: string) => string;
+}
+
+/** Trace settings over `tracer`, with digests keyed by `key` (the audit key's digest function), else by a fresh random key. */
+export function traceSettings(tracer: Tracer, key?: (text: string) => string): TraceSettings {
+  if (key !== undefined) return { tracer, digest: key };
+  const secret = randomBytes(32);
+  return { tracer, digest: (text) => createHmac("sha256", secret).update(text, "utf8").digest("hex") };
+}
+
 interface ActionSpan {
   span: Span;
   context: Context;
@@ -51,18 +72,21 @@ export interface AttemptTrace {
   readonly context: Context;
   /** The W3C `traceparent` of the attempt span, for tools that run elsewhere. */
   readonly traceparent: string;
+  /** `error`: the failure's class only travels (its message may echo what the tool was given). */
   end(error: { message: string; errorClass: string } | undefined): void;
 }
 
 export class RunTracer {
   readonly #tracer: Tracer;
+  readonly #digest: (paramsDigest: string) => string;
   readonly #proposal: Span;
   readonly #proposalContext: Context;
   readonly #actions = new Map<string, Action>();
   readonly #open = new Map<string, ActionSpan>();
 
-  constructor(tracer: Tracer, proposal: ActionProposal) {
+  constructor({ tracer, digest }: TraceSettings, proposal: ActionProposal) {
     this.#tracer = tracer;
+    this.#digest = digest;
     this.#proposal = tracer.startSpan("car.proposal", {
       kind: SpanKind.INTERNAL,
       attributes: {
@@ -117,7 +141,7 @@ export class RunTracer {
       end: (error) => {
         if (error !== undefined) {
           span.setAttribute(TRACE_ATTRIBUTES.errorClass, error.errorClass);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error.errorClass });
         }
         span.end();
       },
@@ -149,7 +173,8 @@ export class RunTracer {
     span.setAttribute(TRACE_ATTRIBUTES.retries, Math.max(0, open.attempts - 1));
     const digest = event.data["params_digest"];
     const action = this.#actions.get(id);
-    span.setAttribute(TRACE_ATTRIBUTES.paramsDigest, typeof digest === "string" ? digest : action === undefined ? "" : paramsDigest(action.parameters));
+    const plain = typeof digest === "string" ? digest : action === undefined ? undefined : paramsDigest(action.parameters);
+    if (plain !== undefined) span.setAttribute(TRACE_ATTRIBUTES.paramsDigest, this.#digest(plain));
     if (open.denied.length > 0) {
       span.setAttribute(TRACE_ATTRIBUTES.policyDecision, "deny");
       span.setAttribute(TRACE_ATTRIBUTES.policyRules, open.denied);
@@ -157,10 +182,9 @@ export class RunTracer {
     if (event.data["cached"] === true) span.setAttribute(TRACE_ATTRIBUTES.cached, true);
     const errorClass = event.data["error_class"];
     if (typeof errorClass === "string") span.setAttribute(TRACE_ATTRIBUTES.errorClass, errorClass);
-    if (status === "failed" || status === "rejected") {
-      const reason = event.data["error"] ?? event.data["reason"];
-      span.setStatus({ code: SpanStatusCode.ERROR, message: typeof reason === "string" ? reason : status });
-    }
+    // The class or the status, never the error text or the rejection's reason (a precondition's "found …" names a state value).
+    if (status === "failed" || status === "rejected")
+      span.setStatus({ code: SpanStatusCode.ERROR, message: typeof errorClass === "string" ? errorClass : open.denied.length > 0 ? "policy_denied" : status });
     span.end();
   }
 

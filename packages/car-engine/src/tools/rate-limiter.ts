@@ -30,6 +30,15 @@ export class RateLimiter {
     return Math.max(1, calls[0]! + windowMs - now);
   }
 
+  /** Puts back a slot taken at `at` (a durable session read back after a restart); slots stay in time order. */
+  restore(tool: string, at: number): void {
+    let calls = this.#windows.get(tool);
+    if (calls === undefined) this.#windows.set(tool, (calls = []));
+    let i = calls.length;
+    while (i > 0 && calls[i - 1]! > at) i--;
+    calls.splice(i, 0, at);
+  }
+
   forget(tool: string): void {
     this.#windows.delete(tool);
   }

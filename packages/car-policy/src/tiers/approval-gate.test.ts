@@ -159,6 +159,21 @@ describe("ApprovalGate", () => {
     expect(asked).toBe(2);
   });
 
+  it("the newest recorded decision answers: a rejection denies over tier and posture until a later approval replaces it, and back", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    const decide = (decision: "approved" | "rejected", at: number) =>
+      ledger.record({ fingerprint: operationFingerprint(edit), decision, required_tier: "full_access", reviewer: "alice", decided_at: at, expires_at: null });
+    const gate = new ApprovalGate({ ledger, sessionId: "s", grantedTier: "full_access", posture: () => "always_allow" });
+    expect((await gate.evaluate(edit)).decision).toBe("allow");
+    await decide("rejected", 1);
+    // Within the standing tier and under an always_allow posture, the rejection still denies.
+    expect(await gate.evaluate(edit)).toMatchObject({ decision: "deny", reason: "rejected by alice" });
+    await decide("approved", 2);
+    expect(await gate.evaluate(edit)).toMatchObject({ decision: "allow", reason: "approved by alice" });
+    await decide("rejected", 3);
+    expect((await gate.evaluate(edit)).decision).toBe("deny");
+  });
+
   it("an approval at a lower tier than the operation needs does not widen access", async () => {
     const ledger = new InMemoryApprovalLedger();
     await ledger.record({

@@ -1,6 +1,6 @@
 /**
- * `multi.pipeline` / `swarm` / `supervisor` / `map_reduce` / `vote`: the
- * multi-agent patterns from @car/engine/multi, with every agent executed by
+ * `multi.pipeline` / `swarm` / `supervisor` / `map_reduce` / `vote` /
+ * `tournament` / `subtask`: the multi-agent patterns from @car/engine/multi, with every agent executed by
  * the client through a `multi.run_agent` request on this same socket. The
  * runs write their events to the session's log, so `events.query` sees them.
  */
@@ -11,8 +11,10 @@ import {
   type MultiOptions,
   runMapReduce,
   runPipeline,
+  runSubtask,
   runSupervisor,
   runSwarm,
+  runTournament,
   runVote,
   type SwarmMode,
 } from "@car/engine/multi";
@@ -20,6 +22,7 @@ import { type MethodContext, type MethodTable, agentMethod } from "../method.ts"
 import { invalidParams, optionalNumber, optionalObject, paramsObject, requireArray, requireString, requireValue } from "../params.ts";
 import type { Session } from "../session.ts";
 import type { HeldAccount } from "../held-bytes.ts";
+import { serverAdmission } from "../admission.ts";
 
 /**
  * Runs one agent on the client. Its answer (an AgentOutput, or its JSON
@@ -42,6 +45,7 @@ function clientAgent(session: Session, held: HeldAccount, answers: AnswerBytes):
       session_id: session.id,
     };
     if (ctx.timeout_ms !== null) params["timeout_ms"] = ctx.timeout_ms;
+    if (ctx.tools.length > 0) params["tools"] = ctx.tools as unknown as JsonValue;
     let bytes = 0;
     const answer = await session.peer.call("multi.run_agent", params, id, ctx.signal, (n) => {
       bytes += n;
@@ -67,7 +71,22 @@ async function holdingAnswers(ctx: MethodContext, run: (agent: AgentFn) => Promi
   }
 }
 
-/** Options every pattern shares: the session's runtime (its event log, clock, ids), the budget, the per-agent timeout. */
+/** The params every pattern takes beside its own. */
+const SHARED_PARAMS = ["task", "budget", "agent_timeout_ms", "max_concurrency"];
+
+/**
+ * Refuses a param the pattern does not take: a misspelled `budget` or
+ * `max_rounds` would otherwise run without the limit its caller set.
+ */
+function onlyParams(p: JsonObject, own: readonly string[]): JsonObject {
+  const known = [...own, ...SHARED_PARAMS];
+  for (const key of Object.keys(p)) {
+    if (!known.includes(key)) throw invalidParams(`unknown param '${key}' (this method takes ${known.join(", ")})`);
+  }
+  return p;
+}
+
+/** Options every pattern shares: the session's runtime (its event log, clock, ids), the budget (read strictly by the engine), the per-agent timeout. */
 function runOptions(p: JsonObject, ctx: MethodContext): MultiOptions {
   const budget = optionalObject(p, "budget");
   const agentTimeout = optionalNumber(p, "agent_timeout_ms");
@@ -77,7 +96,7 @@ function runOptions(p: JsonObject, ctx: MethodContext): MultiOptions {
     signal: ctx.signal,
     // An agent call is never waited on longer than a tool callback would be.
     agentTimeoutMs: agentTimeout ?? ctx.session.options.toolTimeoutMs,
-    ...(budget === undefined ? {} : { budget: budget as BudgetLimits }),
+    ...(budget === undefined ? {} : { budget: budget as unknown as BudgetLimits }),
     ...(maxConcurrency === undefined ? {} : { maxConcurrency }),
   };
 }
@@ -97,12 +116,12 @@ function optionalSpec(p: JsonObject, key: string): AgentSpec | null {
 }
 
 async function pipeline(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  const p = paramsObject(params);
+  const p = onlyParams(paramsObject(params), ["stages"]);
   return holdingAnswers(ctx, (agent) => runPipeline(specs(p, "stages"), requireString(p, "task"), agent, runOptions(p, ctx)));
 }
 
 async function swarm(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  const p = paramsObject(params);
+  const p = onlyParams(paramsObject(params), ["mode", "agents", "synthesizer", "rounds"]);
   const rounds = optionalNumber(p, "rounds");
   return holdingAnswers(ctx, (agent) =>
     runSwarm(requireString(p, "mode") as SwarmMode, specs(p, "agents"), requireString(p, "task"), agent, {
@@ -114,7 +133,7 @@ async function swarm(params: JsonValue | undefined, ctx: MethodContext): Promise
 }
 
 async function supervisor(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  const p = paramsObject(params);
+  const p = onlyParams(paramsObject(params), ["workers", "supervisor", "max_rounds"]);
   const maxRounds = optionalNumber(p, "max_rounds");
   return holdingAnswers(ctx, (agent) =>
     runSupervisor(specs(p, "workers"), spec(p, "supervisor"), requireString(p, "task"), agent, {
@@ -125,7 +144,7 @@ async function supervisor(params: JsonValue | undefined, ctx: MethodContext): Pr
 }
 
 async function mapReduce(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  const p = paramsObject(params);
+  const p = onlyParams(paramsObject(params), ["mapper", "reducer", "items"]);
   const items = requireArray(p, "items").map((item, i) => {
     if (typeof item !== "string") throw invalidParams(`items[${i}] must be a string`);
     return item;
@@ -134,12 +153,25 @@ async function mapReduce(params: JsonValue | undefined, ctx: MethodContext): Pro
 }
 
 async function vote(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  const p = paramsObject(params);
+  const p = onlyParams(paramsObject(params), ["agents", "synthesizer"]);
   return holdingAnswers(ctx, (agent) =>
     runVote(specs(p, "agents"), requireString(p, "task"), agent, {
       ...runOptions(p, ctx),
       synthesizer: optionalSpec(p, "synthesizer"),
     }),
+  );
+}
+
+async function tournament(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const p = onlyParams(paramsObject(params), ["competitors", "judge"]);
+  return holdingAnswers(ctx, (agent) => runTournament(specs(p, "competitors"), spec(p, "judge"), requireString(p, "task"), agent, runOptions(p, ctx)));
+}
+
+async function subtask(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const p = onlyParams(paramsObject(params), ["main"]);
+  // The spawns of each turn are a proposal: held to the session's admission guard like every other source of actions.
+  return holdingAnswers(ctx, (agent) =>
+    runSubtask(spec(p, "main"), requireString(p, "task"), agent, { ...runOptions(p, ctx), admission: serverAdmission(ctx.session) }),
   );
 }
 
@@ -152,4 +184,6 @@ export const multiMethods: MethodTable = {
   "multi.supervisor": agentMethod(supervisor, ANSWERS),
   "multi.map_reduce": agentMethod(mapReduce, ANSWERS),
   "multi.vote": agentMethod(vote, ANSWERS),
+  "multi.tournament": agentMethod(tournament, ANSWERS),
+  "multi.subtask": agentMethod(subtask, ANSWERS),
 };

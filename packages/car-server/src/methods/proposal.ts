@@ -12,7 +12,7 @@
  */
 import { type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
-import { invalidParams, optionalNumber, paramsObject, requireValue } from "../params.ts";
+import { invalidParams, optionalBoolean, optionalNumber, paramsObject, requireValue } from "../params.ts";
 import { applyRetention } from "./audit.ts";
 import { commitRefusalOf, refusalError } from "../commit-refusal.ts";
 
@@ -41,7 +41,8 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   const session = ctx.session;
   const waitMs = waitForApprovalMs(p);
   // Parsed once: the runtime takes the pair as it is. Its admission guard (admission.ts) holds the server's rules.
-  const parsed = parseProposalWithGraph(proposal);
+  // `strict`: a field the spec does not name is an invalid_proposal error, not a field kept for the round trip.
+  const parsed = parseProposalWithGraph(proposal, { strict: optionalBoolean(p, "strict") === true });
   const result = await session.runtime.executeProposal(parsed, undefined, {
     toolCaller: session.toolCaller,
     session_id: session.id,

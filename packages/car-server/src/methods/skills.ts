@@ -7,10 +7,15 @@
  * server's (`<CAR_HOME>/skills.json`, shared by every session); without one
  * (`--db :memory:`) each session keeps its own.
  *
- * Evolution and repair here are deterministic (the original asked a model):
- * evolving a domain re-distills it from the trace and records what changed;
+ * Evolution and repair use the engine's deterministic improvers (the
+ * original asked a model): evolving a domain re-distills it from the trace;
  * repairing a degraded skill adopts the code of a sequence that has been
  * succeeding in its domain since, or answers null when there is none.
+ *
+ * The validation-gated lifecycle: `skills.ingest_provisional` puts
+ * candidates on trial (`<base>@cand`), `skills.gate` promotes or rejects
+ * them on their outcomes, `skill.meta` reads a key's lifecycle, and
+ * `skill.export` / `skill.import` move a validated skill as markdown.
  */
 import { join } from "node:path";
 import { getOwn, type JsonValue } from "@car/ir";
@@ -18,14 +23,18 @@ import {
   distillSkills,
   domainsNeedingEvolution,
   evolveSkills,
+  exportSkill,
   findSkill,
+  importSkill,
+  ingestProvisionalSkills,
   ingestDistilledSkills,
   InMemorySkillStore,
   JsonFileSkillStore,
   repairSkill,
   reportOutcome,
+  runPromotionGate,
+  skillMeta,
   traceEventsFrom,
-  type DistilledSkill,
   type DistilledSkillInput,
   type SkillStore,
 } from "@car/engine/skills";
@@ -64,7 +73,8 @@ function distill(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 function list(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const domain = optionalString(paramsObject(params ?? {}), "domain");
   const all = storeOf(ctx.session).list();
-  return json(domain === undefined ? all : all.filter((s) => s.domain === domain));
+  // `platform` is the reference's name for the domain.
+  return json((domain === undefined ? all : all.filter((s) => s.domain === domain)).map((s) => ({ ...s, platform: s.domain })));
 }
 
 /** `skill.ingest`: one hand-written skill; returns its version number. */
@@ -106,11 +116,12 @@ function find(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   return json(findSkill(storeOf(ctx.session), query, optionalNumber(p, "max_results") ?? 1));
 }
 
+/** `outcome`: `"success"`, any other outcome string (a failure), or a boolean (engine outcomes.ts). */
 function report(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
   const outcome = getOwn(p, "outcome");
-  if (typeof outcome !== "string" && typeof outcome !== "boolean") throw invalidParams('outcome must be "success", "fail" or a boolean');
-  return json(reportOutcome(storeOf(ctx.session), requireString(p, "skill_name"), outcome as "success", { clock: ctx.session.runtime.clock }));
+  if (typeof outcome !== "string" && typeof outcome !== "boolean") throw invalidParams('outcome must be "success", another outcome string or a boolean');
+  return json(reportOutcome(storeOf(ctx.session), requireString(p, "skill_name"), outcome, { clock: ctx.session.runtime.clock }));
 }
 
 function weakDomains(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
@@ -118,16 +129,10 @@ function weakDomains(params: JsonValue | undefined, ctx: MethodContext): JsonVal
   return threshold === undefined ? domainsNeedingEvolution(storeOf(ctx.session)) : domainsNeedingEvolution(storeOf(ctx.session), threshold);
 }
 
-/** Candidates distilled from `trace` in `domain` (every sequence that succeeded twice or more). */
-function candidatesIn(trace: unknown[], domain: string): DistilledSkill[] {
-  return distillSkills(trace).filter((s) => s.domain === domain);
-}
-
 async function evolve(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const domain = requireString(paramsObject(params), "domain");
   const trace = traceOf(params, ctx, domain);
-  const evolver = () => candidatesIn(trace, domain);
-  return json(await evolveSkills(storeOf(ctx.session), domain, evolver, { clock: ctx.session.runtime.clock, events: trace }));
+  return json(await evolveSkills(storeOf(ctx.session), domain, undefined, { clock: ctx.session.runtime.clock, events: trace }));
 }
 
 async function repair(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
@@ -136,10 +141,36 @@ async function repair(params: JsonValue | undefined, ctx: MethodContext): Promis
   const skill = store.get(name);
   if (skill === undefined || !skill.broken_for_repair) return null;
   const trace = traceOf(params, ctx, skill.domain);
-  const replacement = candidatesIn(trace, skill.domain).find((c) => c.code !== skill.code);
-  if (replacement === undefined) return null;
-  const repaired = await repairSkill(store, name, () => ({ code: replacement.code }), { clock: ctx.session.runtime.clock, events: trace });
+  const repaired = await repairSkill(store, name, undefined, { clock: ctx.session.runtime.clock, events: trace });
   return repaired === null ? null : { code: repaired.code };
+}
+
+/** `skills.ingest_provisional`: candidates on trial. Skills here are the server's (or the session's), not a tenant's: a `tenant` is refused, not ignored. */
+function ingestProvisional(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  const p = paramsObject(params);
+  const tenant = getOwn(p, "tenant");
+  if (tenant !== undefined && tenant !== null) throw invalidParams("tenant: skills are not tenant-scoped on this server; omit it");
+  const skills = requireArray(p, "skills") as unknown as DistilledSkillInput[];
+  return { ingested: ingestProvisionalSkills(storeOf(ctx.session), skills, { clock: ctx.session.runtime.clock }) };
+}
+
+/** Takes no params (the reference's `null`): the gate's sample floor is the engine's default, so a param would be ignored, and is refused. */
+function gate(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  if (params !== undefined && params !== null && Object.keys(paramsObject(params)).length > 0) throw invalidParams("skills.gate takes no params");
+  return json(runPromotionGate(storeOf(ctx.session), { clock: ctx.session.runtime.clock }));
+}
+
+function meta(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  return json(skillMeta(storeOf(ctx.session), requireString(paramsObject(params), "key")));
+}
+
+function exportOne(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  return exportSkill(storeOf(ctx.session), requireString(paramsObject(params), "key"));
+}
+
+function importOne(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  importSkill(storeOf(ctx.session), requireString(paramsObject(params), "markdown"), { clock: ctx.session.runtime.clock });
+  return { imported: true };
 }
 
 export const skillMethods: MethodTable = {
@@ -156,4 +187,9 @@ export const skillMethods: MethodTable = {
   "skills.evolve": agentMethod(evolve),
   "skill.repair": agentMethod(repair),
   "skills.repair": agentMethod(repair),
+  "skills.ingest_provisional": agentMethod(ingestProvisional),
+  "skills.gate": agentMethod(gate),
+  "skill.meta": agentMethod(meta),
+  "skill.export": agentMethod(exportOne),
+  "skill.import": agentMethod(importOne),
 };

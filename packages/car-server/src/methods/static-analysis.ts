@@ -7,7 +7,7 @@
 import { type ActionProposal, type JsonObject, type JsonValue, parseProposal, parseProposalWithGraph, serializeProposal } from "@car/ir";
 import { equivalentDetailed, optimize, simulateDetailed, verify } from "@car/verify";
 import { agentMethod, type MethodContext, type MethodTable } from "../method.ts";
-import { invalidParams, optionalArray, optionalNumber, optionalObject, paramsObject, requireValue } from "../params.ts";
+import { invalidParams, optionalArray, optionalBoolean, optionalNumber, optionalObject, paramsObject, requireValue } from "../params.ts";
 
 /** Parses the proposal found under `key`; a malformed one is `invalid_proposal` (-32602) naming the problems. */
 export function proposalParam(p: JsonObject, key = "proposal"): ActionProposal {
@@ -20,8 +20,10 @@ function initialState(p: JsonObject): JsonObject | undefined {
 
 function verifyMethod(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
-  // The pair keeps the graph parsing built, so verify does not build it again.
-  const proposal = parseProposalWithGraph(requireValue(p, "proposal"));
+  // The pair keeps the graph parsing built, so verify does not build it again. `strict`: unknown fields
+  // are an invalid_proposal error; otherwise they are warnings with a did-you-mean (DECISIONS §25).
+  const strict = optionalBoolean(p, "strict") === true;
+  const proposal = parseProposalWithGraph(requireValue(p, "proposal"), { strict });
   const tools = ctx.session.runtime.listTools();
   const state = initialState(p);
   const maxActions = optionalNumber(p, "max_actions");

@@ -1,0 +1,156 @@
+/**
+ * The audit covers every table it trusts: a row of the approval ledger, a
+ * posture, a proposal's status or a transition, edited in the database by
+ * a writer without the audit key, is reported by `verifyChain` — and a
+ * forged approval or posture is not honoured at run time. The harness does
+ * the editing (`StoreHarness.tamper`), since only the backend knows its
+ * tables; the suite says what must follow.
+ */
+import assert from "node:assert/strict";
+import type { ActionInput } from "@car/ir";
+import { ApprovalGate, operationFingerprint } from "@car/policy";
+import { type DurableRuntimeStore, postureLookup, Runtime } from "@car/engine";
+import { parseProposal } from "@car/ir";
+import { assertHolds, assertRejectsWithCode, write } from "./assertions.ts";
+import { START, type StoreCheck, type StoreCheckContext, type StoreTamper } from "./check.ts";
+
+/** An operation that needs `full_access`, so it runs only on a recorded approval. */
+const DEPLOY: ActionInput = { id: "d", type: "tool_call", tool: "deploy_service", parameters: { target: "prod" } };
+
+/** The store, its tamper hooks, and a runtime over it whose approval gate reads the store's ledger and postures for agent `bot`. */
+async function gated(t: StoreCheckContext): Promise<{ store: DurableRuntimeStore; tamper: StoreTamper; rt: Runtime; deployed: () => number }> {
+  const store = (await t.open()) as DurableRuntimeStore;
+  const tamper = t.tamper;
+  assert.ok(tamper !== undefined, "the harness offers no tamper hooks");
+  const approvalGate = new ApprovalGate({
+    ledger: store.approvals,
+    sessionId: "agent:bot",
+    agentId: "bot",
+    clock: t.clock,
+    posture: postureLookup(store.postures, "bot"),
+  });
+  const rt = new Runtime({ store, clock: t.clock, approvalGate });
+  let calls = 0;
+  rt.registerTool("deploy_service", () => {
+    calls++;
+    return "deployed";
+  });
+  rt.registerTool("boom", () => {
+    throw new Error("boom");
+  });
+  return { store, tamper, rt, deployed: () => calls };
+}
+
+/** Runs `actions`; whether it is refused outright (a CarError) or its actions rejected, nothing may run. */
+async function refused(rt: Runtime, id: string, actions: ActionInput[]): Promise<void> {
+  let statuses: string[];
+  try {
+    statuses = (await rt.executeProposal({ id, actions })).results.map((r) => r.status);
+  } catch (error) {
+    assert.equal((error as { code?: unknown }).code, "chain_broken", `refused with ${String(error)}`);
+    return;
+  }
+  assert.ok(
+    statuses.every((s) => s === "rejected" || s === "skipped"),
+    `expected nothing to run, got ${statuses.join(", ")}`,
+  );
+}
+
+async function assertBroken(store: DurableRuntimeStore, table: string): Promise<void> {
+  const report = await store.verifyChain();
+  assert.equal(report.ok, false, `verifyChain reports the edited ${table} row`);
+  if (!report.ok) assert.equal(report.broken.table, table, `the break names the ${table} table: ${report.broken.reason}`);
+}
+
+export const TABLE_CHECKS: readonly StoreCheck[] = [
+  {
+    name: "durable: a forged approvals row is reported by verification and approves nothing",
+    durable: ["verifyChain", "tamper"],
+    async run(t) {
+      const { store, tamper, rt, deployed } = await gated(t);
+      const [action] = parseProposal({ actions: [DEPLOY] }).actions;
+      await refused(rt, "before", [DEPLOY]);
+      assertHolds(await store.verifyChain(), { ok: true });
+      await tamper.forgeApproval(operationFingerprint(action!));
+      await assertBroken(store, "approvals");
+      await assertRejectsWithCode(
+        Promise.resolve().then(() => store.approvals.latest(operationFingerprint(action!), START)),
+        "chain_broken",
+      );
+      await refused(rt, "after", [DEPLOY]);
+      assert.equal(deployed(), 0, "the forged approval let the deploy run");
+    },
+  },
+  {
+    name: "durable: a spent approval stays spent across a reopen, and when its revocation row is deleted",
+    durable: ["verifyChain", "tamper"],
+    async run(t) {
+      const first = await gated(t);
+      const [action] = parseProposal({ actions: [DEPLOY] }).actions;
+      const fingerprint = operationFingerprint(action!);
+      await first.store.approvals.record({
+        fingerprint,
+        decision: "approved",
+        required_tier: "full_access",
+        reviewer: "ops",
+        decided_at: START,
+        expires_at: null,
+        uses: 1,
+      });
+      assertHolds((await first.rt.executeProposal({ id: "once", actions: [DEPLOY] })).results[0]!, { status: "succeeded" });
+      assert.equal(first.deployed(), 1);
+      await t.closeAll();
+      // A restart: the use was spent in the database, not in the runtime.
+      const { store, tamper, rt, deployed } = await gated(t);
+      await refused(rt, "twice", [DEPLOY]);
+      await tamper.unrevokeApprovals();
+      await assertBroken(store, "approvals");
+      await refused(rt, "thrice", [DEPLOY]);
+      assert.equal(deployed(), 0, "the spent use was spent again");
+    },
+  },
+  {
+    name: "durable: an edited posture is reported by verification and not honoured",
+    durable: ["verifyChain", "postures", "tamper"],
+    async run(t) {
+      const { store, tamper, rt, deployed } = await gated(t);
+      await store.postures.set("bot", "deny", null, START);
+      await tamper.editPosture("bot", "always_allow");
+      await assertBroken(store, "postures");
+      await assertRejectsWithCode(
+        Promise.resolve().then(() => store.postures.resolve("bot", "full_access")),
+        "chain_broken",
+      );
+      await refused(rt, "posture", [DEPLOY]);
+      assert.equal(deployed(), 0, "the edited posture let the deploy run");
+    },
+  },
+  {
+    name: "durable: an edited proposal status is reported by verification",
+    durable: ["verifyChain", "tamper"],
+    async run(t) {
+      const { rt, store, tamper } = await gated(t);
+      await rt.executeProposal({ id: "p1", actions: [write("a", "k", 1)] });
+      const aborted = await rt.executeProposal({ id: "p2", actions: [write("a", "j", 1), { id: "x", type: "tool_call", tool: "boom", parameters: {} }] });
+      assert.deepStrictEqual(
+        aborted.results.map((r) => r.status),
+        ["succeeded", "failed"],
+      );
+      assertHolds(await store.verifyChain(), { ok: true });
+      await tamper.editProposalStatus("p2", "committed");
+      await assertBroken(store, "proposals");
+    },
+  },
+  {
+    name: "durable: an edited transition is reported by verification",
+    durable: ["verifyChain", "tamper", "transitions"],
+    async run(t) {
+      const { rt, store, tamper } = await gated(t);
+      await rt.executeProposal({ id: "p1", actions: [write("a", "k", 1)] });
+      await rt.executeProposal({ id: "p2", actions: [write("a", "k", 2)] });
+      assertHolds(await store.verifyChain(), { ok: true });
+      await tamper.editTransition!("k", 99);
+      await assertBroken(store, "transitions");
+    },
+  },
+];
