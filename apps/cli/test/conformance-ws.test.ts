@@ -28,7 +28,7 @@ function failuresOf(report: ConformanceReport): string[] {
 }
 
 /** What `car serve` over this source declares beyond the required capabilities. */
-const SERVE_FEATURES = ["detached-tools", "rate-limits", "reference"];
+const SERVE_FEATURES = ["detached-tools", "rate-limits", "reference", "supervision", "waiting-approvals"];
 
 describe("RuntimeBench against car serve on its default durable store (startServer, in process)", () => {
   let carHome: string;

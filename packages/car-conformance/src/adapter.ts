@@ -48,8 +48,60 @@ export interface ConformanceRuntime {
   setTier?(tier: string): Promise<void>;
   /** The `approvals` capability: record a human approval of this action (its operation, at the tier it needs). */
   approve?(action: JsonValue): Promise<void>;
+  /**
+   * The `supervision` capability (websocket-core.md § supervision): submit
+   * the step's proposal while a separate supervisor, subscribed to this
+   * session with the step's filter, answers what it is shown. Resolves with
+   * the observation (see `SupervisedSubmitView`).
+   */
+  supervisedSubmit?(step: SupervisedSubmit): Promise<SupervisedSubmitView>;
+  /**
+   * The `waiting-approvals` capability (websocket-core.md `permission.*`):
+   * submit the step's proposal waiting for its approvals, read the wait from
+   * the approval queue, and answer it as the step says.
+   */
+  waitingSubmit?(step: WaitingSubmit): Promise<WaitingSubmitView>;
   /** The `approvals` capability: the fingerprint the approval ledger keys this action on (what an approver approves). */
   fingerprint?(action: JsonValue): Promise<string>;
+}
+
+/** A `supervised_submit` step. */
+export interface SupervisedSubmit {
+  proposal: JsonValue;
+  /** The supervisor's filter (`tools`, `min_reversibility`); the adapter adds this session to it. */
+  filter?: JsonObject;
+  /**
+   * What the supervisor answers: `{ kind, reason? }`. Absent: it disconnects
+   * without deciding, and a second supervisor finds the intent still
+   * parked and denies it.
+   */
+  decision?: { kind: string; reason?: string };
+}
+
+export interface SupervisedSubmitView {
+  outcome: SubmitOutcome;
+  /** The `supervision.intent` the supervisor was shown, or null when the proposal was not parked. */
+  intent: JsonValue;
+  /** The error code (CAR code, else JSON-RPC code as text) of deciding the same intent again afterwards, or null when it was accepted. */
+  redecide_error: string | null;
+  /** After the first supervisor left without deciding: whether `supervision.pending` on another connection still listed the intent. */
+  still_parked?: boolean;
+}
+
+/** A `waiting_submit` step. */
+export interface WaitingSubmit {
+  proposal: JsonValue;
+  wait_for_approval_ms: number;
+  /** `approve` / `reject` the waiting operation once listed; `none` lets the deadline pass. */
+  answer: "approve" | "reject" | "none";
+}
+
+export interface WaitingSubmitView {
+  outcome: SubmitOutcome;
+  /** The wait as the approval queue listed it, or null when nothing waited. */
+  pending: JsonValue;
+  /** Tool calls made before the answer was given. */
+  calls_before_answer: number;
 }
 
 /** How the runner gets runtimes: everything `runConformance` needs besides the scenarios. */

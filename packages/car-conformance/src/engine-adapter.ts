@@ -17,7 +17,13 @@ export interface EngineAdapterOptions {
   runtimeOptions?: () => RuntimeOptions;
 }
 
-/** What `@car/engine` declares: tools may answer with raw text, and every optional capability is offered. */
+/**
+ * What `@car/engine` declares: tools may answer with raw text, and every
+ * optional capability of the runtime itself. `supervision` and
+ * `waiting-approvals` are a server's (a supervisor on another connection, an
+ * approval queue answered over the wire): the engine offers their seams
+ * (`RuntimeOptions.supervisor`, `ApprovalWaits`) and its own tests cover them.
+ */
 export const ENGINE_FEATURES: readonly string[] = ["approvals", "detached-tools", "rate-limits", "raw_output", "reference"];
 
 /** A fresh `@car/engine` Runtime per scenario. */
@@ -25,7 +31,7 @@ export function engineAdapter(options: EngineAdapterOptions = {}): RuntimeFactor
   let sessions = 0;
   return {
     name: "@car/engine (in process)",
-    // Every optional capability and ability the suite knows (the in-process engine has them all).
+    // Every optional capability and ability the suite knows, but the server's two (see ENGINE_FEATURES).
     features: ENGINE_FEATURES,
     createRuntime: () => new EngineRuntime(new Runtime(options.runtimeOptions?.() ?? {}), `conformance-${++sessions}`, options),
     destroyRuntime: (rt) => (rt as EngineRuntime).close(),

@@ -49,9 +49,22 @@ function submitView(outcome: SubmitOutcome): JsonObject {
 
 function stepName(step: ScenarioStep, i: number): string {
   const op =
-    ["submit", "verify", "simulate", "equivalent", "optimize", "poll", "cancel", "set_state", "set_tier", "approve", "fingerprint", "wait_ms"].find(
-      (k) => k in step,
-    ) ?? "step";
+    [
+      "submit",
+      "verify",
+      "simulate",
+      "equivalent",
+      "optimize",
+      "poll",
+      "cancel",
+      "set_state",
+      "set_tier",
+      "approve",
+      "fingerprint",
+      "supervised_submit",
+      "waiting_submit",
+      "wait_ms",
+    ].find((k) => k in step) ?? "step";
   return `step ${i + 1} (${op})`;
 }
 
@@ -177,6 +190,16 @@ async function perform(step: ScenarioStep, runtime: ConformanceRuntime, lastSubm
     if (runtime.approve === undefined) throw new Error("the runtime claims `approvals` but its adapter has no approve");
     await runtime.approve(step.approve);
     return null;
+  }
+  if (step.supervised_submit !== undefined) {
+    if (runtime.supervisedSubmit === undefined) throw new Error("the runtime claims `supervision` but its adapter has no supervisedSubmit");
+    const { outcome, ...seen } = await runtime.supervisedSubmit(step.supervised_submit);
+    return { ...submitView(outcome), ...(seen as JsonObject) };
+  }
+  if (step.waiting_submit !== undefined) {
+    if (runtime.waitingSubmit === undefined) throw new Error("the runtime claims `waiting-approvals` but its adapter has no waitingSubmit");
+    const { outcome, ...seen } = await runtime.waitingSubmit(step.waiting_submit);
+    return { ...submitView(outcome), ...(seen as JsonObject) };
   }
   if (step.fingerprint !== undefined) {
     if (runtime.fingerprint === undefined) throw new Error("the runtime claims `approvals` but its adapter has no fingerprint");

@@ -5,6 +5,7 @@
  * steps against it, and states what must be observed. The runner never needs
  * to know what a scenario is about.
  */
+import type { SupervisedSubmit, WaitingSubmit } from "./adapter.ts";
 import type { JsonObject, JsonValue } from "@car/ir";
 
 /** Where in the specification the behaviour is stated. */
@@ -81,6 +82,10 @@ export interface ScenarioStep {
   set_tier?: string;
   /** Record a human approval of this action (the `approvals` capability). */
   approve?: JsonValue;
+  /** Submit while a supervisor answers (the `supervision` capability). */
+  supervised_submit?: SupervisedSubmit;
+  /** Submit waiting for approvals, then answer the wait (the `waiting-approvals` capability). */
+  waiting_submit?: WaitingSubmit;
   /**
    * The `approvals` capability: ask the runtime for the fingerprint its approval ledger keys `action` on, and
    * whether the last submit's error for action `named_in` names it (DECISIONS §16: the rejection names each

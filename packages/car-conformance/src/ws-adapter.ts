@@ -7,7 +7,7 @@
  * declared behaviours, honouring `tools.cancel` for calls the server gave up on.
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
-import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome } from "./adapter.ts";
+import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome, SupervisedSubmit, SupervisedSubmitView, WaitingSubmit, WaitingSubmitView } from "./adapter.ts";
 import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
 import type { ToolBehaviours, ToolCall } from "./tool-behaviours.ts";
 import { SUITE_VERSION } from "./suite-info.ts";
@@ -52,7 +52,7 @@ export function wsAdapter(options: WsAdapterOptions): RuntimeFactory {
         await peer.close();
         throw err;
       }
-      return new WsRuntime(peer);
+      return new WsRuntime(peer, options);
     },
     destroyRuntime: (rt) => (rt as WsRuntime).close(),
   };
@@ -75,6 +75,13 @@ async function requestIsolation(peer: WsPeer): Promise<boolean> {
   }
 }
 
+/** A refusal's CAR code, else `invalid_proposal` for invalid params, else the JSON-RPC code as text. */
+function codeOf(err: RpcCallError): string {
+  const data = err.error.data;
+  const carCode = isJsonObject(data) && typeof data["car_code"] === "string" ? data["car_code"] : undefined;
+  return carCode ?? (err.error.code === RPC_INVALID_PARAMS ? "invalid_proposal" : String(err.error.code));
+}
+
 class WsRuntime implements ConformanceRuntime {
   readonly #peer: WsPeer;
   readonly #inflight = new Map<string, AbortController>();
@@ -82,8 +89,12 @@ class WsRuntime implements ConformanceRuntime {
   /** Set once the scenario gates the session itself (`set_tier`): from then on it approves what it means to, and nothing else. */
   #scenarioGates = false;
 
-  constructor(peer: WsPeer) {
+  readonly #options: WsAdapterOptions;
+  #sessionId: string | undefined;
+
+  constructor(peer: WsPeer, options: WsAdapterOptions) {
     this.#peer = peer;
+    this.#options = options;
     peer.onRequest("tools.execute", (params) => this.#execute(params));
     peer.onNotification("tools.cancel", (params) => {
       const id = isJsonObject(params) ? params["request_id"] : undefined;
@@ -179,10 +190,7 @@ class WsRuntime implements ConformanceRuntime {
       return { result: (await this.#peer.call("proposal.submit", { proposal })) as JsonValue };
     } catch (err) {
       if (!(err instanceof RpcCallError)) throw err;
-      const data = err.error.data;
-      const carCode = isJsonObject(data) && typeof data["car_code"] === "string" ? data["car_code"] : undefined;
-      const code = carCode ?? (err.error.code === RPC_INVALID_PARAMS ? "invalid_proposal" : String(err.error.code));
-      return { error: { code, message: err.error.message } };
+      return { error: { code: codeOf(err), message: err.error.message } };
     }
   }
 
@@ -226,6 +234,112 @@ class WsRuntime implements ConformanceRuntime {
   /** `permission.approve` with the action, which the server fingerprints and classifies. */
   async approve(action: JsonValue): Promise<void> {
     await this.#peer.call("permission.approve", { action });
+  }
+
+  /** This connection's session id (`session.init`), for a supervisor's filter. */
+  async #session(): Promise<string> {
+    if (this.#sessionId !== undefined) return this.#sessionId;
+    const answer = await this.#peer.call("session.init", { client_id: `RuntimeBench ${SUITE_VERSION}` });
+    const id = isJsonObject(answer) ? answer["session_id"] : undefined;
+    if (typeof id !== "string") throw new Error(`session.init answered ${JSON.stringify(answer)}, without a session_id`);
+    return (this.#sessionId = id);
+  }
+
+  /** A second connection to the same server, authenticated and negotiated: an operator's (a supervisor). */
+  async #operator(): Promise<WsPeer> {
+    const peer = await WsPeer.connect(this.#options.url);
+    try {
+      if (this.#options.token !== undefined) await peer.call("session.auth", { token: this.#options.token });
+      await peer.call("server.handshake", { protocol_version: PROTOCOL_VERSION, client_version: `RuntimeBench ${SUITE_VERSION}` });
+      return peer;
+    } catch (err) {
+      await peer.close();
+      throw err;
+    }
+  }
+
+  async #submitRaw(params: JsonObject): Promise<SubmitOutcome> {
+    try {
+      return { result: (await this.#peer.call("proposal.submit", params)) as JsonValue };
+    } catch (err) {
+      if (!(err instanceof RpcCallError)) throw err;
+      return { error: { code: codeOf(err), message: err.error.message } };
+    }
+  }
+
+  /**
+   * `supervision.subscribe` on a second connection, filtered to this
+   * session; the proposal is submitted here (not pre-approved: what the
+   * gate decides after an `allow` is part of what is checked).
+   */
+  async supervisedSubmit(step: SupervisedSubmit): Promise<SupervisedSubmitView> {
+    const session = await this.#session();
+    const supervisor = await this.#operator();
+    let second: WsPeer | undefined;
+    try {
+      let shown: (intent: JsonObject) => void = () => {};
+      const intentSeen = new Promise<JsonObject>((resolve) => {
+        shown = resolve;
+      });
+      supervisor.onNotification("supervision.intent", (params) => {
+        if (isJsonObject(params)) shown(params);
+      });
+      await supervisor.call("supervision.subscribe", { filter: { ...(step.filter ?? {}), sessions: [session] } });
+      const submitted = this.#submitRaw({ proposal: step.proposal });
+      // Either the proposal is parked (an intent arrives) or it is answered unparked.
+      const first = await Promise.race([intentSeen.then((intent) => ({ intent })), submitted.then(() => ({ intent: null }))]);
+      const intent = first.intent;
+      let stillParked: boolean | undefined;
+      if (intent !== null) {
+        if (step.decision !== undefined) {
+          await supervisor.call("supervision.decide", { intent_id: intent["id"] ?? null, decision: step.decision });
+        } else {
+          await supervisor.close();
+          second = await this.#operator();
+          const pending = await second.call("supervision.pending", {});
+          const listed = isJsonObject(pending) && Array.isArray(pending["intents"]) ? pending["intents"] : [];
+          stillParked = listed.some((i) => isJsonObject(i) && i["id"] === intent["id"]);
+          await second.call("supervision.decide", { intent_id: intent["id"] ?? null, decision: { kind: "deny", reason: "the first supervisor left" } });
+        }
+      }
+      const outcome = await submitted;
+      let redecide: string | null = null;
+      if (intent !== null) {
+        try {
+          await (second ?? supervisor).call("supervision.decide", { intent_id: intent["id"] ?? null, decision: { kind: "allow" } });
+        } catch (err) {
+          if (!(err instanceof RpcCallError)) throw err;
+          redecide = codeOf(err);
+        }
+      }
+      return { outcome, intent, redecide_error: redecide, ...(stillParked !== undefined ? { still_parked: stillParked } : {}) };
+    } finally {
+      await supervisor.close();
+      await second?.close();
+    }
+  }
+
+  /** `proposal.submit { …, wait_for_approval_ms }`, the wait read from `permission.pending` and answered on this connection (its ledger). */
+  async waitingSubmit(step: WaitingSubmit): Promise<WaitingSubmitView> {
+    const proposalId = isJsonObject(step.proposal) ? step.proposal["id"] : undefined;
+    const submitted = this.#submitRaw({ proposal: step.proposal, wait_for_approval_ms: step.wait_for_approval_ms });
+    let done = false;
+    void submitted.finally(() => {
+      done = true;
+    });
+    let row: JsonObject | undefined;
+    while (!done && row === undefined) {
+      const answer = await this.#peer.call("permission.pending", {});
+      const rows = isJsonObject(answer) && Array.isArray(answer["pending"]) ? answer["pending"] : [];
+      row = rows.find((r): r is JsonObject => isJsonObject(r) && r["proposal_id"] === proposalId);
+      if (row === undefined) await new Promise((r) => setTimeout(r, 25));
+    }
+    const callsBefore = this.#behaviours?.calls.length ?? 0;
+    if (row !== undefined && step.answer !== "none") {
+      const method = step.answer === "approve" ? "permission.approve" : "permission.reject";
+      await this.#peer.call(method, { fingerprint: row["fingerprint"] ?? null, required_tier: row["required"] ?? null });
+    }
+    return { outcome: await submitted, pending: row ?? null, calls_before_answer: callsBefore };
   }
 
   /**

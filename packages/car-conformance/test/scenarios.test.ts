@@ -58,10 +58,12 @@ describe("the bundled scenarios", () => {
         "reference",
         "rollback",
         "simulate",
+        "supervision",
         "terminal-failures",
         "timeouts",
         "tool-dispatch",
         "verify",
+        "waiting-approvals",
       ].sort(),
     );
     expect(suite.reduce((n, c) => n + c.scenarios.length, 0)).toBeGreaterThanOrEqual(80);

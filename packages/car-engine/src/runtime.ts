@@ -44,6 +44,8 @@ import type { AdmissionFinding } from "./admission/admission.ts";
 import type { AdmissionGuard, AdmittedRun } from "./admission/admission-guard.ts";
 import { staticChecks } from "./admission/static-checks.ts";
 import type { ProposalOutcome } from "./run/run-report.ts";
+import type { ApprovalWait } from "./admission/approvals.ts";
+import type { Supervisor } from "./supervision/supervisor.ts";
 import { keepRunShapes } from "./run/shape-keeper.ts";
 import { ProposalRun } from "./run/proposal-run.ts";
 import type { RunEnvironment } from "./run/proposal-run.ts";
@@ -113,6 +115,12 @@ export interface RuntimeOptions {
    * second connection does not start afresh (DECISIONS §21). Own ones by default.
    */
   agent?: AgentSession;
+  /**
+   * An outside supervisor at admission (supervision/supervisor.ts): asked
+   * for every proposal right after the static gate; a proposal it parks
+   * waits for its verdict before any other check, and `allow` is no bypass.
+   */
+  supervisor?: Supervisor;
 }
 
 /** What an abort undoes (see `RuntimeOptions.rollback`). */
@@ -133,6 +141,8 @@ export interface ExecuteOptions {
    * tool's output, so nothing is serialised on the way. Not with `dispatch`.
    */
   toolCaller?: ToolCaller;
+  /** Wait for the approvals the proposal needs instead of rejecting it (admission/approvals.ts). */
+  approvalWait?: ApprovalWait;
   /**
    * Refuse a proposal holding a field the spec does not name (a typo such as
    * `dependecies`) as `invalid_proposal`, each with its pointer and a
@@ -370,7 +380,7 @@ export class Runtime {
     // The run and the guard's hold, once admission has made them: ended and released here, however admission or the run ends.
     const opened: { run?: ProposalRun; held?: AdmittedRun | undefined } = {};
     try {
-      const { run, findings } = await admit(parsed, this.#admissionRules(budget), (admission, held) => {
+      const { run, findings } = await admit(parsed, this.#admissionRules(budget, options), (admission, held) => {
         opened.held = held;
         opened.run = new ProposalRun(
           this.#env,
@@ -381,6 +391,7 @@ export class Runtime {
             budget,
             maxConcurrency: options.maxConcurrency ?? this.#options.maxConcurrency ?? 0,
             signal: options.signal,
+            approvalWait: options.approvalWait,
           },
           parsed,
           graph,
@@ -399,8 +410,10 @@ export class Runtime {
     }
   }
 
-  #admissionRules(budget: CostBudget | undefined): AdmissionRules {
+  #admissionRules(budget: CostBudget | undefined, options: ExecuteOptions): AdmissionRules {
     return {
+      supervisor: this.#options.supervisor,
+      submitted: { session_id: options.session_id ?? null, wait: options.approvalWait, signal: options.signal },
       tools: this.#tools,
       budget,
       guard: this.#options.admission,

@@ -40,9 +40,16 @@ class OutputMeter {
 
   readonly caller: ToolCaller = async (call, signal) => {
     let bytes = 0;
-    const answer = await callClientTool(this.session, call, signal, (n) => {
-      bytes += n;
-    });
+    let answer: Awaited<ReturnType<ToolCaller>>;
+    try {
+      answer = await callClientTool(this.session, call, signal, (n) => {
+        bytes += n;
+      });
+    } catch (err) {
+      // The client said terminal: this connection halts (reference § A.7) until it reconnects or clears the latch.
+      if (err instanceof TerminalToolError) this.session.halted = true;
+      throw err;
+    }
     this.received += bytes;
     if (this.received > this.max) {
       throw new TerminalToolError(
@@ -63,11 +70,16 @@ class OutputMeter {
   }
 }
 
+/** The whole-proposal rejection of a halted connection. */
+export const HALTED =
+  "session halted: a tool reported a terminal failure on this connection; reconnect, or clear the latch with session.clear_halt (an operator's connection)";
+
 export function serverAdmission(session: Session): AdmissionGuard {
   return (proposal) => {
-    const { limits, serverProposals } = session.options;
+    const { limits, serverProposals, oversight } = session.options;
     checkActionCount(proposal, limits.maxActionsPerProposal);
     checkProposalTenancy(proposal);
+    if (session.halted) return { refusal: HALTED, release() {} };
     session.proposals.take();
     try {
       serverProposals.take();
@@ -76,6 +88,14 @@ export function serverAdmission(session: Session): AdmissionGuard {
       throw err;
     }
     const meter = new OutputMeter(session, limits.maxOutputBytesPerProposal);
+    const status = (state: string): void =>
+      oversight.host.emit("status_changed", () => ({
+        session_id: session.id,
+        ...(session.options.agentId !== undefined ? { agent_id: session.options.agentId } : {}),
+        status: state,
+        proposal_id: proposal.id,
+      }));
+    status("running");
     return {
       // The run's calls go to this client whatever caller the source passed, metered per run.
       wrapCaller: () => meter.caller,
@@ -83,6 +103,7 @@ export function serverAdmission(session: Session): AdmissionGuard {
         meter.release();
         serverProposals.release();
         session.proposals.release();
+        status(session.proposals.used > 0 ? "running" : "idle");
         // What the run added to the agent's session goes to the log (DECISIONS §21); a failed write is kept for the next.
         try {
           session.persistAgent();

@@ -55,7 +55,7 @@ export function parseArgs<S extends OptionSpecs>(args: readonly string[], specs:
       if (long === undefined) throw usageError(`unknown option '${arg}'`);
       name = long;
     }
-    let spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
+    const spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
     if (spec === undefined && name.startsWith("no-") && inline === undefined) {
       const positive = name.slice(3);
       const negated = Object.hasOwn(specs, positive) ? specs[positive] : undefined;
@@ -105,4 +105,19 @@ export function positiveInteger(value: string, option: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw usageError(`${option} must be a positive integer, got '${value}'`);
   return n;
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A duration flag (`500ms`, `30s`, `2m`, `1h`; a bare number is seconds) in
+ * milliseconds. Anything else, zero, or more than a day is a usage error.
+ */
+export function parseDurationMs(text: string, option: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  const ms = m === null ? Number.NaN : Math.round(Number(m[1]) * DURATION_UNITS[m[2] ?? "s"]!);
+  if (!Number.isFinite(ms) || ms < 1 || ms > 86_400_000) {
+    throw usageError(`${option} must be a duration such as 500ms, 30s, 2m or 1h (at most 24h), got '${text}'`);
+  }
+  return ms;
 }

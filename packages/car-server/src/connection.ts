@@ -15,6 +15,8 @@ import {
   nestsDeeperThan,
   resultFrame,
   RPC_AUTH_REQUIRED,
+  RPC_CAPABILITY_MISMATCH,
+  RPC_HANDSHAKE_REQUIRED,
   RPC_INTERNAL_ERROR,
   RPC_INVALID_REQUEST,
   RPC_METHOD_NOT_FOUND,
@@ -97,6 +99,10 @@ export class Connection {
     this.log.connectionOpened(this.id, { remote: options.remoteAddress, agent: options.agentId !== undefined });
     const peer = new RpcPeer((frame) => this.send(frame));
     this.session = new Session(peer, this.aborter.signal, options);
+    if (options.agentId !== undefined) {
+      const agent = options.agentId;
+      options.oversight.host.emit("agent_registered", () => ({ agent_id: agent, session_id: this.session.id }));
+    }
     socket.on("message", (data) => {
       this.lastInbound = Date.now();
       this.onFrame(data);
@@ -147,7 +153,15 @@ export class Connection {
     this.closed = true;
     const reason = new CarError("cancelled", "the connection closed");
     this.aborter.abort(reason);
+    // A supervisor that leaves stops being sent intents; what it was shown stays parked (fail closed).
+    const { supervision, host } = this.options.oversight;
+    supervision.unsubscribe(this.session);
+    host.unsubscribe(this.session);
     this.session.close(reason);
+    if (this.options.agentId !== undefined) {
+      const agent = this.options.agentId;
+      host.emit("agent_unregistered", () => ({ agent_id: agent, session_id: this.session.id }));
+    }
     this.log.connectionClosed(this.id, { requests: this.requests, lifetime_ms: Date.now() - this.openedAt });
   }
 
@@ -301,6 +315,12 @@ export class Connection {
   private contextFor(method: string, spec: MethodSpec, params: JsonValue | undefined): MethodContext {
     const role = roleOf(this.session);
     if (spec.role === "operator") requireOperator({ session: this.session, role }, `${method} is an operator act`);
+    if (spec.handshake && this.session.negotiatedProtocol === undefined) {
+      throw new RpcFault(RPC_HANDSHAKE_REQUIRED, `protocol handshake required: call server.handshake before ${method}`);
+    }
+    if (spec.capability !== undefined && !this.session.capabilities.has(spec.capability)) {
+      throw new RpcFault(RPC_CAPABILITY_MISMATCH, `protocol capability mismatch: ${method} needs ${spec.capability} negotiated in server.handshake`);
+    }
     const tenant = spec.tenancy === "tenant_id" ? tenantScope(optionalString(paramsObject(params), "tenant_id")) : UNSCOPED;
     const held = spec.resources.length > 0 ? this.session.held : HOLDS_NOTHING;
     return { session: this.session, signal: this.aborter.signal, role, tenant, held };

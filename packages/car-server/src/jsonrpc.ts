@@ -17,6 +17,8 @@ export const RPC_INTERNAL_ERROR = -32603;
 export const RPC_AUTH_REQUIRED = -32001;
 /** `server.handshake` asked for a protocol version this server does not speak. */
 export const RPC_PROTOCOL_MISMATCH = -32006;
+/** A method that needs `server.handshake` first (`host.subscribe`), called on an unnegotiated connection. */
+export const RPC_HANDSHAKE_REQUIRED = -32005;
 /** `server.handshake` required a capability this server does not have. */
 export const RPC_CAPABILITY_MISMATCH = -32008;
 

@@ -51,7 +51,21 @@ const OPERATOR_CALLS: Record<string, unknown> = {
   "events.retention": { policy: { max_events: 1 } },
   "events.truncate": { maxEvents: 2 },
   "events.clear": {},
+  "supervision.subscribe": { filter: { tools: ["nothing_calls_this"] } },
+  "supervision.unsubscribe": {},
+  "supervision.pending": {},
+  "supervision.decide": { intent_id: "intent-none", decision: { kind: "allow" } },
+  "host.subscribe": {},
+  "host.unsubscribe": {},
+  "session.clear_halt": {},
+  "agent_permissions.set_default": { preset: "trusting" },
+  "agent_permissions.set_tool": { agent_id: "bot", tool: "t", mode: "deny" },
+  "agent_permissions.reset_tool": { agent_id: "bot", tool: "t" },
+  "agent_permissions.evaluate_tool": { agent_id: "bot", tool: "t", tier: "read_only" },
 };
+
+/** Operator calls that pass the role check and then find nothing to act on. */
+const NOT_FOUND_IS_OK = new Set(["supervision.decide"]);
 
 /** What an operator act could change: the log, the ledger, the postures, the state. */
 async function observable(c: TestClient): Promise<unknown> {
@@ -81,6 +95,10 @@ describe("the method table", () => {
     for (const id of ["p1", "p2", "p3"]) {
       await operator.result("proposal.submit", { proposal: { id, actions: [{ id: "w", type: "state_write", parameters: { key: id, value: 1 } }] } });
     }
+    // host.subscribe needs the protocol negotiated first.
+    const handshake = { protocol_version: 3, optional_capabilities: ["permissions.agent-tool-overrides.v1"] };
+    await operator.result("server.handshake", handshake);
+    await agent.result("server.handshake", handshake);
     for (const [method, params] of Object.entries(OPERATOR_CALLS)) {
       const before = await observable(operator);
       const refused = await agent.call(method, params);
@@ -88,7 +106,8 @@ describe("the method table", () => {
       expect(refused.error!.message, method).toContain("operator");
       expect(await observable(operator), method).toEqual(before);
       const allowed = await operator.call(method, params);
-      expect(allowed.error, method).toBeUndefined();
+      if (NOT_FOUND_IS_OK.has(method)) expect(allowed.error, method).toMatchObject({ data: { car_code: "not_found" } });
+      else expect(allowed.error, method).toBeUndefined();
     }
   });
 

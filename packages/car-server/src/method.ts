@@ -53,18 +53,33 @@ export interface MethodSpec {
   readonly role: MethodRole;
   readonly tenancy: MethodTenancy;
   readonly resources: readonly MethodResource[];
+  /** Refused with -32005 until the connection has negotiated the protocol (`server.handshake`). */
+  readonly handshake: boolean;
+  /** Refused with -32008 unless the connection negotiated this capability. */
+  readonly capability: string | undefined;
 }
 
 export interface MethodDeclaration {
   tenancy?: MethodTenancy;
   resources?: readonly MethodResource[];
+  /** Needs `server.handshake` first, as the reference's `host.subscribe` does. */
+  handshake?: boolean;
+  /** A capability-gated method: the connection must negotiate it in `server.handshake`. */
+  capability?: string;
 }
 
 /** A method table fragment: one file per namespace contributes one. */
 export type MethodTable = Readonly<Record<string, MethodSpec>>;
 
 function declare(role: MethodRole, handler: MethodHandler, declared: MethodDeclaration): MethodSpec {
-  return Object.freeze({ handler, role, tenancy: declared.tenancy ?? "none", resources: Object.freeze([...(declared.resources ?? [])]) });
+  return Object.freeze({
+    handler,
+    role,
+    tenancy: declared.tenancy ?? "none",
+    resources: Object.freeze([...(declared.resources ?? [])]),
+    handshake: declared.handshake ?? false,
+    capability: declared.capability,
+  });
 }
 
 /** A method every authenticated connection may call; by default it reaches no tenant data and holds nothing. */

@@ -5,7 +5,7 @@
  */
 import { isCarError } from "@car/ir";
 import { PERMISSION_TIERS } from "@car/policy";
-import { type OptionSpecs, parseArgs, usageError } from "./argv.ts";
+import { type OptionSpecs, parseArgs, parseDurationMs, usageError } from "./argv.ts";
 import { resolveCarHome } from "./car-home.ts";
 import { type OtelExport, startOtelExport } from "./otel.ts";
 import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
@@ -27,6 +27,8 @@ Options:
                    cannot rise above: read_only, sandbox_edit or full_access;
                    full_access actions still need a recorded approval
                    (permission.approve, car approvals approve) [default: sandbox_edit]
+  --decision-timeout <D>  How long a supervision intent waits for a verdict
+                   before it is denied (500ms, 30s, 2m) [default: 30s]
   --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
   --token <T>      Use this token instead of minting one (alias --auth-token)
   --otel           Export OpenTelemetry spans (proposal, action, tool call) over OTLP/HTTP
@@ -97,6 +99,7 @@ const SPECS = {
   otel: { type: "boolean" },
   "otel-endpoint": { type: "string" },
   tier: { type: "string" },
+  "decision-timeout": { type: "string" },
   help: { type: "boolean", short: "h" },
   ...LIMIT_OPTION_SPECS,
   "log-level": { type: "string" },
@@ -136,6 +139,7 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   }
   if (o.db === "") throw usageError("--db must not be empty");
   if (o.tier !== undefined) options.standingTier = oneOf(o.tier, PERMISSION_TIERS, "--tier", "sandbox_edit");
+  if (o["decision-timeout"] !== undefined) options.decisionTimeoutMs = parseDurationMs(o["decision-timeout"], "--decision-timeout");
   const endpoint = o["otel-endpoint"];
   if (endpoint !== undefined && o.otel !== true) throw usageError("--otel-endpoint needs --otel");
   if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw usageError(`--otel-endpoint must be an http(s) URL, got '${endpoint}'`);

@@ -22,6 +22,8 @@ import { METHODS } from "./methods/index.ts";
 import type { ServeStore } from "./serve-store.ts";
 import type { Tracer } from "@opentelemetry/api";
 import { silentServerLog, type ServerLog } from "./server-log.ts";
+import { createOversight } from "./supervision/oversight.ts";
+import { isReservedAgentId } from "./postures/default-posture.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 9100;
@@ -80,6 +82,8 @@ export interface ServerOptions {
   handlerTimeoutMs?: number;
   /** Grace and resume lease before an abandoned run is marked `Incomplete` (default 250 ms and 10 s). */
   runs?: RunHubOptions;
+  /** How long a supervision intent waits for a verdict before it is denied (default 30 s; `car serve --decision-timeout`). */
+  decisionTimeoutMs?: number;
 }
 
 export interface CloseOptions {
@@ -135,6 +139,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const runs = new RunHub(options.store?.runs ?? new InMemoryRunStore(), options.runs);
   const heldBytes = new HeldBytes(limits.maxHeldBytes);
   const heldState = new HeldState(heldBytes);
+  const oversight = createOversight(options.decisionTimeoutMs);
   let draining = false;
   const connections = new Set<Connection>();
   const http = createServer((_req, res) => {
@@ -170,6 +175,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         serverProposals,
         heldBytes,
         heldState,
+        oversight,
         log: serverLog,
         connectionId: ++nextConnection,
         remoteAddress: request.socket.remoteAddress,
@@ -251,6 +257,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 /** The agent a connection acts for: `?agent_id=` on the WebSocket URL, if given and non-empty. */
 function agentIdOf(request: IncomingMessage): string | undefined {
   const id = new URL(request.url ?? "/", "ws://localhost").searchParams.get("agent_id");
+  if (id !== null && isReservedAgentId(id)) throw new CarError("unauthorized", "an agent id must not hold a control character");
   return id === null || id === "" ? undefined : id;
 }
 

@@ -8,7 +8,8 @@
  */
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId, systemClock } from "@car/ir";
-import { AgentSessions, borrowedStore, postureLookup, Runtime, type ToolCaller } from "@car/engine";
+import { AgentSessions, borrowedStore, Runtime, type ToolCaller } from "@car/engine";
+import { postureWithDefault } from "./postures/default-posture.ts";
 import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
 import { serverAdmission } from "./admission.ts";
@@ -22,6 +23,7 @@ import { PolicySessions } from "./policy-sessions.ts";
 import { agentKeyOf } from "./auth.ts";
 import type { RunHub, RunProducer, RunSubscriber } from "./runs/run-hub.ts";
 import { RUNS_RESUME_CAPABILITY } from "./methods/runs.ts";
+import type { Oversight } from "./supervision/oversight.ts";
 
 export interface SessionOptions {
   /** Callback wait for actions that declare no `timeout_ms`. */
@@ -50,6 +52,8 @@ export interface SessionOptions {
   heldBytes: HeldBytes;
   /** State values counted against the same pool, by key. */
   heldState: HeldState;
+  /** The server's supervision gate, approvals that wait and host events, shared by every session. */
+  oversight: Oversight;
 }
 
 export class Session implements RunSubscriber, RunProducer {
@@ -75,6 +79,14 @@ export class Session implements RunSubscriber, RunProducer {
   negotiatedProtocol: number | undefined;
   /** The optional capabilities the handshake negotiated. */
   capabilities: ReadonlySet<string> = new Set();
+  /**
+   * The halt latch (reference websocket-core.md § A.7, DECISIONS §11): set
+   * when a `tools.execute` answer is a terminal failure; while set, every
+   * proposal on this connection is rejected whole and dispatches nothing.
+   * Connection-local: a reconnect starts clear, and `session.clear_halt`
+   * (an operator's connection, for itself) clears it.
+   */
+  halted = false;
   /** Where every proposal on this connection sends its tool calls: tools execute on the client. */
   readonly toolCaller: ToolCaller = (call, signal) => callClientTool(this, call, signal);
   private callbackSeq = 0;
@@ -155,7 +167,7 @@ export class Session implements RunSubscriber, RunProducer {
       sessionId: this.id,
       grantedTier,
       ...(agentId !== undefined ? { agentId } : {}),
-      ...(store !== undefined && agentId !== undefined ? { posture: postureLookup(store.postures, agentId) } : {}),
+      ...(store !== undefined && agentId !== undefined ? { posture: postureWithDefault(store.postures, agentId) } : {}),
     });
   }
 
@@ -167,6 +179,7 @@ export class Session implements RunSubscriber, RunProducer {
       agent: this.options.agents.get(this.options.agentKey),
       approvalGate: this.gate,
       admission: serverAdmission(this),
+      supervisor: this.#supervisor(),
       ...(this.options.tracer !== undefined ? { tracer: this.options.tracer } : {}),
       maxInterpolatedBytes: this.options.limits.maxInterpolatedBytesPerProposal,
     });
@@ -184,6 +197,16 @@ export class Session implements RunSubscriber, RunProducer {
   /** Whether a run this connection produces gets the resume lease when it goes (`runs.resume.v1`). */
   get resumable(): boolean {
     return this.capabilities.has(RUNS_RESUME_CAPABILITY);
+  }
+
+  /** Who submits on this connection, as approvals stamp a reviewer: `agent:<id>` or `conn:<session id>`. */
+  get principal(): string {
+    return this.options.agentId !== undefined ? `agent:${this.options.agentId}` : `conn:${this.id}`;
+  }
+
+  /** The server's supervision gate, for this session's proposals. */
+  #supervisor() {
+    return this.options.oversight.supervision.supervisorFor(this.id, () => ({ source: this.principal, agent_id: this.options.agentId, held: this.held }));
   }
 
   /** A fresh id for a server→client request on this connection. */

@@ -5,12 +5,14 @@
  * postures and the standing grants still in force; `set-posture` sets an
  * agent's posture (for every tier, or one with --tier); `clear-posture`
  * removes it; `revoke` takes a standing grant back, so the next evaluation
- * of that operation asks again.
+ * of that operation asks again; `default` sets the default posture (a
+ * preset or one tier) and `get` prints the whole posture policy.
  */
 import { CarError, ERROR_CODES, type CarErrorCode } from "@car/ir";
 import { type ApprovalOutcome, type ApprovalRecord, isPermissionTier, type PermissionTier, type Posture, tierRank } from "@car/policy";
 import type { LedgerEntry, PostureEntry } from "@car/engine";
 import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
+import { DEFAULT_POSTURE_KEY, defaultPosture, isPreset, posturePolicy, setDefaultPreset } from "@car/server/postures";
 import { databasePath, openCarDatabase, openRuntimeStore, type StoredEventLog, storedEvents } from "@car/server/home";
 import { println } from "../io.ts";
 
@@ -20,6 +22,9 @@ export const usage = `Usage: car approvals approve <FINGERPRINT> [--tier TIER] [
        car approvals set-posture <AGENT> <POSTURE> [--tier TIER] [--db PATH]
        car approvals clear-posture <AGENT> [--tier TIER] [--db PATH]
        car approvals revoke <GRANT_ID> [--by WHO] [--db PATH]
+       car approvals default <cautious|balanced|trusting> [--db PATH]
+       car approvals default <TIER> <POSTURE> [--db PATH]
+       car approvals get [--json] [--db PATH]
 
 approve / reject record a decision on the operation with that fingerprint
 (the one 'car run' prints when the approval gate stops a proposal, or that
@@ -36,7 +41,13 @@ revoked or a newer decision replaces it. --by names the reviewer (default cli:$U
 POSTURE is always_allow, require_approval or deny; it refines the permission
 tier gate for that agent's actions (for every tier, or only TIER: read_only,
 sandbox_edit or full_access). A per-tier posture wins over an every-tier one.
-GRANT_ID is a standing grant's id from 'list'. Every change is recorded in
+GRANT_ID is a standing grant's id from 'list'.
+default sets the posture every agent without one of its own gets (the
+server's agent_permissions.set_default): a preset for every tier —
+cautious (reads run, edits ask, full_access refused), balanced (reads run,
+the rest asks), trusting (reads and edits run, full_access asks; the same
+as nothing set) — or one TIER's POSTURE. get prints the whole policy: the
+default, each agent's postures and its exact tool overrides. Every change is recorded in
 the audit log. The database is --db PATH, default <CAR_HOME>/car.db
 (approve and reject also take a postgres:// URL).`;
 
@@ -50,10 +61,12 @@ export async function main(args: string[]): Promise<number> {
   if (sub === "set-posture") return setPosture(rest);
   if (sub === "clear-posture") return clearPosture(rest);
   if (sub === "revoke") return revoke(rest);
+  if (sub === "default") return setDefault(rest);
+  if (sub === "get") return getPolicy(rest);
   throw usageError(
     sub === undefined
-      ? "missing subcommand: approve, reject, list, set-posture, clear-posture or revoke"
-      : `unknown subcommand '${sub}': expected approve, reject, list, set-posture, clear-posture or revoke`,
+      ? "missing subcommand: approve, reject, list, set-posture, clear-posture, revoke, default or get"
+      : `unknown subcommand '${sub}': expected approve, reject, list, set-posture, clear-posture, revoke, default or get`,
   );
 }
 
@@ -90,6 +103,59 @@ async function list(args: string[]): Promise<number> {
       `  #${g.id}  ${g.tool ?? "-"}  up to ${g.required_tier}  by ${g.reviewer} at ${new Date(g.decided_at).toISOString()}, ${expiry}  ${g.fingerprint.slice(0, 16)}…`,
     );
   }
+  return 0;
+}
+
+async function setDefault(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" } });
+  if (positionals.length === 0 || positionals.length > 2) throw usageError("expected a preset (cautious, balanced, trusting) or TIER POSTURE");
+  const store = await openCarDatabase(databasePath(options.db));
+  try {
+    if (positionals.length === 1) {
+      const preset = positionals[0]!;
+      if (!isPreset(preset)) throw usageError(`the preset must be cautious, balanced or trusting, got '${preset}'`);
+      await setDefaultPreset(store.postures, preset, Date.now());
+    } else {
+      const [tierText, posture] = positionals as [string, string];
+      const tier = tierOption(tierText)!;
+      if (!(POSTURES as readonly string[]).includes(posture)) throw usageError(`POSTURE must be always_allow, require_approval or deny, got '${posture}'`);
+      store.postures.set(DEFAULT_POSTURE_KEY, posture as Posture, tier, Date.now());
+    }
+    const posture = await defaultPosture(store.postures);
+    println(
+      `default posture: ${Object.entries(posture)
+        .map(([tier, mode]) => `${tier} ${mode}`)
+        .join(", ")}`,
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+async function getPolicy(args: string[]): Promise<number> {
+  const { positionals, options } = parseArgs(args, { db: { type: "string" }, json: { type: "boolean" } });
+  expectPositionals(positionals, []);
+  const store = await openCarDatabase(databasePath(options.db), { readonly: true });
+  let policy: Awaited<ReturnType<typeof posturePolicy>>;
+  try {
+    policy = await posturePolicy(store.postures);
+  } finally {
+    await store.close();
+  }
+  if (options.json) {
+    println(JSON.stringify(policy, null, 2));
+    return 0;
+  }
+  const line = (p: Record<string, unknown>) =>
+    Object.entries(p)
+      .map(([tier, mode]) => `${tier} ${String(mode)}`)
+      .join(", ");
+  println(`default: ${line(policy["default"] as Record<string, unknown>)}`);
+  const agents = policy["agents"] as Record<string, Record<string, unknown>>;
+  for (const [agent, p] of Object.entries(agents)) println(`${agent}: ${line(p)}`);
+  const tools = (policy["tool_overrides"] ?? {}) as Record<string, Record<string, { mode: string }>>;
+  for (const [agent, byTool] of Object.entries(tools)) for (const [tool, o] of Object.entries(byTool)) println(`${agent} / ${tool}: ${o.mode}`);
   return 0;
 }
 

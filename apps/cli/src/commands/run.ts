@@ -7,11 +7,21 @@
 import { createWriteStream, writeFileSync, type WriteStream } from "node:fs";
 import { extname, resolve } from "node:path";
 import { type ActionProposal, CarError, ERROR_CODES, type JsonObject, jsonEquals, type ParsedProposal, serializeProposalResult, unknownFields } from "@car/ir";
-import { type CarEvent, type GatedAction, isAuditedStore, type ProposalOutcome, postureLookup, Runtime, type RuntimeStore } from "@car/engine";
+import {
+  type ApprovalWait,
+  ApprovalWaits,
+  type CarEvent,
+  type GatedAction,
+  isAuditedStore,
+  type ProposalOutcome,
+  Runtime,
+  type RuntimeStore,
+} from "@car/engine";
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
 import { policyDirs, sandboxMode } from "@car/policy/gate";
 import { verify } from "@car/verify";
-import { expectPositionals, parseArgs, positiveInteger, usageError } from "@car/server/argv";
+import { expectPositionals, parseArgs, parseDurationMs, positiveInteger, usageError } from "@car/server/argv";
+import { postureWithDefault } from "@car/server/postures";
 import { isPostgresUrl, openRuntimeStore, resolveCarHome } from "@car/server/home";
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
 import { eprintln, println, readJson } from "../io.ts";
@@ -63,7 +73,12 @@ Options:
   --tier <TIER>           The run's standing permission tier: read_only,
                           sandbox_edit (default) or full_access
   --agent <ID>            Run as this agent: its postures (car approvals
-                          set-posture) refine the tier gate
+                          set-posture, or the default: car approvals default)
+                          refine the tier gate
+  --wait-for-approval <D> Wait up to D (500ms, 30s, 5m, 1h) for the approvals the
+                          proposal needs instead of rejecting it: stderr names each
+                          fingerprint; 'car approvals approve|reject' in another
+                          terminal releases it; nothing runs before the decision
   --json                  Print the ProposalResult as JSON on stdout, no progress
   --no-sandbox            Run program tools outside the OS sandbox a policy asks for
                           (refused when a policy says sandbox = "required")
@@ -83,7 +98,9 @@ full_access (always a human's decision), the whole proposal is rejected and
 nothing runs; stderr names each action's fingerprint with the required and
 granted tier and the command that approves it (car approvals approve
 <FINGERPRINT>). The approval is recorded in the database, so the same run
-then passes.
+then passes. With --wait-for-approval the run waits for those decisions
+instead (each read from the database as it lands); what is still undecided
+at the deadline is rejected.
 
 Exit status: 0 every action succeeded (or was skipped by its own choice: a
 warning line names the skip actions whose tool failed), 1 an action failed,
@@ -106,6 +123,7 @@ export async function main(args: string[]): Promise<number> {
     tier: { type: "string" },
     agent: { type: "string" },
     sandbox: { type: "boolean" },
+    "wait-for-approval": { type: "string" },
     strict: { type: "boolean" },
   });
   const [path] = expectPositionals(positionals, ["proposal.json"]);
@@ -113,6 +131,7 @@ export async function main(args: string[]): Promise<number> {
   const maxConcurrency = options["max-concurrency"] === undefined ? undefined : positiveInteger(options["max-concurrency"], "--max-concurrency");
   const rollback = options.rollback ?? "state";
   if (rollback !== "state" && rollback !== "compensate") throw usageError(`--rollback must be state or compensate, got '${rollback}'`);
+  const waitMs = options["wait-for-approval"] === undefined ? undefined : parseDurationMs(options["wait-for-approval"], "--wait-for-approval");
   const tier = options.tier ?? "sandbox_edit";
   if (!isPermissionTier(tier)) throw usageError(`--tier must be read_only, sandbox_edit or full_access, got '${tier}'`);
 
@@ -156,6 +175,8 @@ export async function main(args: string[]): Promise<number> {
         progress: showProgress ? progressView(proposal, c) : undefined,
         maxConcurrency,
         rollback,
+        waitMs,
+        dbOption: options.db,
       });
       if (options.report !== undefined) {
         const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
@@ -223,7 +244,7 @@ function approvalGate(store: RuntimeStore, tier: PermissionTier, agent: string |
     ledger: store.approvals,
     sessionId: "car-run",
     grantedTier: tier,
-    ...(agent !== undefined && isAuditedStore(store) ? { posture: postureLookup(store.postures, agent) } : {}),
+    ...(agent !== undefined && isAuditedStore(store) ? { posture: postureWithDefault(store.postures, agent) } : {}),
   });
 }
 
@@ -332,6 +353,23 @@ interface ExecuteSetup {
   progress: ((event: CarEvent) => string | undefined) | undefined;
   maxConcurrency: number | undefined;
   rollback: "state" | "compensate";
+  /** `--wait-for-approval`, in ms. */
+  waitMs: number | undefined;
+  dbOption: string | undefined;
+}
+
+/** Approvals the run waits for, each announced on stderr with the command that decides it. */
+function approvalWaitFor(setup: ExecuteSetup): ApprovalWait | undefined {
+  if (setup.waitMs === undefined) return undefined;
+  const db = setup.dbOption === undefined ? "" : ` --db ${setup.dbOption}`;
+  const waits = new ApprovalWaits({
+    requested: (w) =>
+      eprintln(
+        `waiting for approval: ${w.action_id} (${w.tool ?? "-"}) fingerprint ${w.fingerprint} requires ${w.required}, granted ${w.granted}; until ${new Date(w.deadline).toISOString()}\n  approve: car approvals approve ${w.fingerprint}${db}\n  reject:  car approvals reject ${w.fingerprint}${db}`,
+      ),
+    resolved: (w, decision, reviewer) => eprintln(`approval for ${w.action_id}: ${decision} (${reviewer})`),
+  });
+  return { waits, timeoutMs: setup.waitMs, asked_by: "car run" };
 }
 
 /**
@@ -359,9 +397,11 @@ async function execute(runtime: Runtime, parsed: ParsedProposal, setup: ExecuteS
   const onSigint = () => cancel.abort(new Error("interrupted (SIGINT)"));
   process.once("SIGINT", onSigint);
   try {
+    const approvalWait = approvalWaitFor(setup);
     const { result, report } = await runtime.executeProposalWithReport(parsed, undefined, {
       signal: cancel.signal,
       rollback: setup.rollback,
+      ...(approvalWait !== undefined ? { approvalWait } : {}),
       ...(setup.maxConcurrency !== undefined ? { maxConcurrency: setup.maxConcurrency } : {}),
     });
     await follow;

@@ -12,6 +12,12 @@ import type { ToolCaller } from "../tools/tool-call.ts";
 export interface AdmittedRun {
   /** The run's tool caller, given the one its source passed: a wrapper of it, or a replacement (`car serve` sends every call to its client, metered). */
   wrapCaller?(caller: ToolCaller): ToolCaller;
+  /**
+   * Refuses the proposal with the normal whole-proposal rejection (every
+   * action `rejected` with this message, nothing dispatched) rather than an
+   * error: e.g. a halted session (reference websocket-core.md § A.7).
+   */
+  refusal?: string;
   /** Called once when the run ends, however it ends. */
   release(): void;
 }

@@ -12,10 +12,16 @@
  *    executing, `duplicate_proposal`) and `proposal_received`. What follows
  *    can write events (a transaction warning, an approver's wait), so it
  *    stands on the record;
- * 5. the transaction check in the runtime's mode;
- * 6. tiers and approvals for the whole proposal (DECISIONS §16, §22).
+ * 5. the supervisor (`RuntimeOptions.supervisor`): a proposal its
+ *    subscribers watch is parked until one decides (failing closed at its
+ *    deadline). It comes before the tiers because `escalate` hands every
+ *    action to the approval ledger, and `allow` is no bypass: every check
+ *    after it still runs;
+ * 6. the transaction check in the runtime's mode;
+ * 7. tiers and approvals for the whole proposal (DECISIONS §16, §22); a
+ *    proposal submitted with a wait waits for its approvals here.
  *
- * Each check from 5 on runs only while the ones before found nothing; any
+ * A guard's `refusal` (a halted session) is a finding like any other. Each check from 5 on runs only while the ones before found nothing; any
  * finding rejects the whole proposal and nothing runs.
  */
 import { rfc3339 } from "@car/ir";
@@ -25,10 +31,12 @@ import type { TransactionMode } from "@car/verify";
 import { EVENT_KINDS } from "../events/event-kinds.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
+import { supervise } from "../supervision/supervision-admission.ts";
+import type { Supervisor } from "../supervision/supervisor.ts";
 import type { Admission, AdmissionFinding } from "./admission.ts";
 import type { AdmissionGuard, AdmittedRun } from "./admission-guard.ts";
 import type { AdmissionRecord } from "./admission-record.ts";
-import { approvalFindings } from "./approvals.ts";
+import { type ApprovalAdmissionContext, approvalFindings } from "./approvals.ts";
 import { budgetFindings } from "./budgets.ts";
 import { staticChecks } from "./static-checks.ts";
 import { transactionFindings } from "./transaction.ts";
@@ -43,6 +51,14 @@ export interface AdmissionRules {
   readonly transactionCheck: TransactionMode;
   readonly approvalGate: ApprovalGate | undefined;
   readonly traceGate: TraceGate;
+  readonly supervisor: Supervisor | undefined;
+  /** Who submitted this proposal, and whether it may wait for its approvals. */
+  readonly submitted: Omit<ApprovalAdmissionContext, "escalated">;
+}
+
+/** What the checks on the record learn from each other: a supervisor's `escalate`. */
+interface OnTheRecord {
+  escalated: boolean;
 }
 
 /** A check made on the record: it may write events under the run, and wait for people. */
@@ -51,23 +67,37 @@ type RecordedCheck = (
   rules: AdmissionRules,
   admission: Admission,
   record: AdmissionRecord,
+  learned: OnTheRecord,
 ) => AdmissionFinding[] | Promise<AdmissionFinding[]>;
 
-const transactionMode: RecordedCheck = (proposal, rules, _admission, record) =>
+const supervision: RecordedCheck = async (proposal, rules, _admission, record, learned) => {
+  if (rules.supervisor === undefined) return [];
+  const request = {
+    proposal,
+    run_id: record.id,
+    session_id: rules.submitted.session_id,
+    signal: rules.submitted.signal,
+    schemaOf: (tool: string) => rules.tools.get(tool)?.schema,
+  };
+  const outcome = await supervise(rules.supervisor, request, rules.clock, (kind, data) => record.emit(kind, undefined, data));
+  learned.escalated = outcome.escalated;
+  if (outcome.escalated && rules.approvalGate === undefined)
+    return [{ index: -1, message: "escalated by a supervisor: this runtime has no approval gate to decide it", code: "approval_denied" }];
+  return outcome.findings;
+};
+
+const transactionMode: RecordedCheck = (proposal, rules, _admission, record, _learned) =>
   rules.transactionCheck === "off"
     ? []
     : transactionFindings(proposal, rules.store.state, rules.transactionCheck, (kind, id, data) => record.emit(kind, id, data));
 
-const tiersAndApprovals: RecordedCheck = (proposal, rules, admission, record) =>
-  rules.approvalGate === undefined ? [] : approvalFindings(proposal, rules.approvalGate, rules.tools, rules.traceGate, admission, record);
+const tiersAndApprovals: RecordedCheck = (proposal, rules, admission, record, learned) =>
+  rules.approvalGate === undefined
+    ? []
+    : approvalFindings(proposal, rules.approvalGate, rules.tools, rules.traceGate, admission, record, { ...rules.submitted, escalated: learned.escalated });
 
-/**
- * The checks made on the record, in order. SUPERVISION (parking a proposal
- * for a supervisor to decide, failing closed; issue "humans in the loop")
- * is the next step: after `tiersAndApprovals`, so a supervisor sees only
- * what the tiers and the ledger let through. Append it here.
- */
-const ON_THE_RECORD: readonly RecordedCheck[] = [transactionMode, tiersAndApprovals];
+/** The checks made on the record, in order (see the list at the top). */
+const ON_THE_RECORD: readonly RecordedCheck[] = [supervision, transactionMode, tiersAndApprovals];
 
 export interface AdmissionVerdict<R> {
   /** The run `open` made. */
@@ -94,6 +124,7 @@ export async function admit<R extends AdmissionRecord>(
   try {
     admission = staticChecks(proposal, rules.tools);
     admission.findings.push(...budgetFindings(proposal, rules.budget));
+    if (held?.refusal !== undefined) admission.findings.push({ index: -1, message: held.refusal, code: "policy_denied" });
     run = open(admission, held);
   } catch (error) {
     held?.release();
@@ -101,9 +132,10 @@ export async function admit<R extends AdmissionRecord>(
   }
   await rules.store.beginProposal?.({ proposal_id: proposal.id, timestamp: rfc3339(rules.clock.now()) });
   run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: proposal as unknown as JsonObject, run_id: run.id });
+  const learned: OnTheRecord = { escalated: false };
   for (const check of ON_THE_RECORD) {
     if (admission.findings.length > 0) break;
-    admission.findings.push(...(await check(proposal, rules, admission, run)));
+    admission.findings.push(...(await check(proposal, rules, admission, run, learned)));
   }
   return { run, findings: admission.findings };
 }

@@ -12,16 +12,35 @@
  * approvals its `requires_approval` rules look for. A wait for the approver
  * is on the record (`approval_requested` … `approval_decided`), whatever
  * the answer.
+ *
+ * A proposal submitted with a wait (`ExecuteOptions.approvalWait`) does not
+ * fail on `needs_approval`: the action waits in the host's `ApprovalWaits`
+ * until a decision on its fingerprint lands in the ledger, or is rejected
+ * at the deadline (one deadline for the whole proposal). Nothing runs
+ * before every action is decided.
  */
-import type { ActionProposal } from "@car/ir";
-import type { ApprovalGate, TraceGate } from "@car/policy";
+import type { ActionProposal, JsonObject } from "@car/ir";
+import type { ApprovalDecision, ApprovalGate, TraceGate } from "@car/policy";
+import { EVENT_KINDS } from "../events/event-kinds.ts";
 import { decideOnRecord } from "../gates/approval-on-record.ts";
 import { gatedAction } from "../gates/gated-action.ts";
 import { heldAtAdmission } from "../gates/refusals.ts";
+import { type ApprovalWait, type WaitPlace, waitForDecision } from "../gates/approval-wait.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import { traceApproval } from "../trace/trace-steps.ts";
 import type { Admission, AdmissionFinding } from "./admission.ts";
 import type { AdmissionRecord } from "./admission-record.ts";
+
+export type { ApprovalWait } from "../gates/approval-wait.ts";
+
+/** Who submitted the proposal and how: what a wait is listed under, and what a supervisor decided. */
+export interface ApprovalAdmissionContext {
+  session_id: string | null;
+  /** A supervisor escalated the proposal. */
+  escalated: boolean;
+  wait: ApprovalWait | undefined;
+  signal: AbortSignal | undefined;
+}
 
 export async function approvalFindings(
   proposal: ActionProposal,
@@ -30,15 +49,27 @@ export async function approvalFindings(
   traceGate: TraceGate,
   admission: Admission,
   record: AdmissionRecord,
+  ctx: ApprovalAdmissionContext,
 ): Promise<AdmissionFinding[]> {
   const findings: AdmissionFinding[] = [];
   const run_id = record.id;
   const emit = record.emit.bind(record);
+  const place: WaitPlace = { run_id, proposal_id: proposal.id, session_id: ctx.session_id, signal: ctx.signal };
+  const deadline = ctx.wait === undefined ? 0 : Date.now() + ctx.wait.timeoutMs;
+  const how = { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" }, run_id, escalated: ctx.escalated };
   for (let i = 0; i < proposal.actions.length; i++) {
     const action = proposal.actions[i]!;
     const schema = action.tool === undefined ? undefined : tools.get(action.tool)?.schema;
-    // With an approver the question is put now, before anything runs; without one the ledger answers.
-    const d = await decideOnRecord(gate, action, schema, emit, { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" }, run_id });
+    let d: ApprovalDecision;
+    if (ctx.wait !== undefined && !gate.canAsk) {
+      const first = await gate.evaluate(action, schema, { run_id, spend: true, escalated: ctx.escalated });
+      const again = () => gate.evaluate(action, schema, { run_id, spend: true, escalated: ctx.escalated });
+      d = first.decision === "needs_approval" ? await waitForDecision(action, first, again, emit, place, ctx.wait, deadline, { stage: "admission" }) : first;
+      if (d === first && d.decision === "deny") emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d));
+    } else {
+      // With an approver the question is put now, before anything runs; without one the ledger answers.
+      d = await decideOnRecord(gate, action, schema, emit, how);
+    }
     if (d.decision === "allow") {
       if (action.tool !== undefined) traceApproval(traceGate, run_id, action.tool, d);
       if (d.record?.decision === "approved") admission.approvals.set(action.id, d.record);
@@ -48,4 +79,11 @@ export async function approvalFindings(
     findings.push({ index: i, message: heldAtAdmission(d), code: "approval_denied" });
   }
   return findings;
+}
+
+function decidedData(d: ApprovalDecision): JsonObject {
+  const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, stage: "admission" };
+  if (d.reason !== undefined) data["reason"] = d.reason;
+  if (d.record !== undefined) data["reviewer"] = d.record.reviewer;
+  return data;
 }

@@ -39,6 +39,14 @@ export const EVENT_KINDS = {
    * with the tiers; after an `approval_requested`, also `wait_ms` and `reviewer`.
    */
   approvalDecided: "approval_decided",
+  /**
+   * A supervisor parked the proposal at admission: the intent's id, the
+   * action ids, types, tools, reversibility, parameter key names and a
+   * digest of the parameters — never a value.
+   */
+  supervisionParked: "supervision_parked",
+  /** The parked proposal's verdict (`allow` / `deny` / `escalate`), `reviewer`, `reason` and `wait_ms`. */
+  supervisionDecided: "supervision_decided",
   stateChanged: "state_changed",
   proposalRolledBack: "proposal_rolled_back",
   proposalCompleted: "proposal_completed",
@@ -124,6 +132,8 @@ export interface EventData {
     stage?: "admission";
     compensation?: true;
   };
+  supervision_parked: JsonObject;
+  supervision_decided: JsonObject;
   state_changed: { key: string; op: "set" | "delete"; value?: JsonValue; version: number };
   proposal_rolled_back: { reason: string; discarded_writes: number };
   proposal_completed: { outcome: "committed" | "rolled_back" | "rejected"; cost: JsonObject; reason?: string; external_effects_undone?: false };

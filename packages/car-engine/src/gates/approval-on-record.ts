@@ -24,6 +24,8 @@ export interface ApprovalOnRecord {
   admitted?: ApprovalRecord | undefined;
   /** The run the action belongs to: run-scoped decisions answer only within it. */
   run_id: string;
+  /** A supervisor escalated the proposal: every action needs a recorded approval. */
+  escalated?: boolean;
 }
 
 export async function decideOnRecord(
@@ -39,7 +41,7 @@ export async function decideOnRecord(
     emit(EVENT_KINDS.approvalRequested, action.id, data);
   };
   // The verdict admits an execution: a use-limited approval it rests on spends a use.
-  const scope = { run_id: how.run_id, spend: true };
+  const scope = { run_id: how.run_id, spend: true, escalated: how.escalated === true };
   const d = how.ask
     ? await gate.authorize(action, schema, how.admitted === undefined ? { asking, ...scope } : { asking, admitted: how.admitted, ...scope })
     : await gate.evaluate(action, schema, scope);

@@ -16,6 +16,7 @@ import type { ApprovalDecision, ApprovalGate, ApprovalRecord, PolicyEngine, Poli
 import { EVENT_KINDS } from "../events/event-kinds.ts";
 import { admitToTrace, traceApproval } from "../trace/trace-steps.ts";
 import { type ApprovalEmit, decideOnRecord } from "./approval-on-record.ts";
+import { type ApprovalWait, decideWaiting, type WaitPlace } from "./approval-wait.ts";
 import { deniedByApprovalGate, deniedByPolicy } from "./refusals.ts";
 
 /** The rules a runtime holds calls to. */
@@ -42,7 +43,14 @@ export interface GatedCall {
    * resolved one, or a compensation step); absent, the gate is not asked.
    * `admitted`: the approval that admitted the declared form.
    */
-  readonly approval?: { readonly schema: ToolSchema | undefined; readonly admitted?: ApprovalRecord | undefined } | undefined;
+  readonly approval?:
+    | {
+        readonly schema: ToolSchema | undefined;
+        readonly admitted?: ApprovalRecord | undefined;
+        /** The run waits for approvals: a form that needs one waits for it here instead of being refused. */
+        readonly waiting?: { wait: ApprovalWait; place: WaitPlace } | undefined;
+      }
+    | undefined;
   /** Fields every event of this call's gate carries (`compensation: true`). */
   readonly context?: JsonObject;
   /** Whether the call is still wanted after a wait for an approver (an abort meanwhile withdraws it). */
@@ -78,13 +86,18 @@ async function approved(
   emit: ApprovalEmit,
 ): Promise<GateVerdict> {
   const { action } = call;
-  const decision: ApprovalDecision = await decideOnRecord(gate, action, approval.schema, (kind, _id, data) => emit(kind, call.recordAs, data), {
-    ask: true,
-    everyDecision: true,
-    context: call.context ?? NO_CONTEXT,
-    admitted: approval.admitted,
-    run_id: call.run_id,
-  });
+  const recorded: ApprovalEmit = (kind, _id, data) => emit(kind, call.recordAs, data);
+  // Without an approver to ask, a run that waits for approvals waits here too (DECISIONS §22), listed like an admission wait.
+  const decision: ApprovalDecision =
+    approval.waiting !== undefined && !gate.canAsk
+      ? await decideWaiting(gate, action, approval.schema, recorded, call.run_id, approval.admitted, approval.waiting)
+      : await decideOnRecord(gate, action, approval.schema, recorded, {
+          ask: true,
+          everyDecision: true,
+          context: call.context ?? NO_CONTEXT,
+          admitted: approval.admitted,
+          run_id: call.run_id,
+        });
   if (decision.decision !== "allow") return { stage: "approval", message: deniedByApprovalGate(decision), decision };
   if (action.tool !== undefined) traceApproval(rules.traceGate, call.run_id, action.tool, decision);
   if (call.wanted !== undefined && !call.wanted()) return "withdrawn";

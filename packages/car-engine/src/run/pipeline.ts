@@ -16,6 +16,7 @@ import type { ToolRegistry } from "../tools/tool-registry.ts";
 import { gateCall, type GateRules, type GateVerdict } from "../gates/call-gate.ts";
 import type { ApprovalEmit } from "../gates/approval-on-record.ts";
 import { gatedAction, type GatedAction } from "../gates/gated-action.ts";
+import type { ApprovalWait, WaitPlace } from "../gates/approval-wait.ts";
 import type { CostMeter } from "./cost-meter.ts";
 import type { Dispatcher } from "./dispatch.ts";
 import type { CallListener } from "./pending-call.ts";
@@ -56,6 +57,8 @@ export interface RunParts {
   readonly scheduler: Scheduler;
   readonly meter: CostMeter;
   readonly dispatcher: Dispatcher;
+  /** The run waits for approvals (`ExecuteOptions.approvalWait`): a resolved form that needs its own waits too, where it stands. */
+  readonly approvalWait?: { wait: ApprovalWait; place: WaitPlace } | undefined;
 }
 
 export class ActionPipeline implements ScheduledWork, CallListener {
@@ -75,6 +78,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   readonly #scheduler: Scheduler;
   readonly #meter: CostMeter;
   readonly #dispatcher: Dispatcher;
+  readonly #approvalWait: { wait: ApprovalWait; place: WaitPlace } | undefined;
   /** What this proposal's references have interpolated so far (made on the first reference). */
   #interpolated: InterpolationBudget | undefined;
   /** By action type, then tool: the shared `action_started` data. */
@@ -101,6 +105,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     this.#scheduler = parts.scheduler;
     this.#meter = parts.meter;
     this.#dispatcher = parts.dispatcher;
+    this.#approvalWait = parts.approvalWait;
     this.#startMs = new Float64Array(parts.actions.length);
   }
 
@@ -185,7 +190,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     }
     const subject = params === action.parameters ? action : { ...action, parameters: params };
     // Admission judged the declared form; the approval gate is asked again only where references resolved to a new one.
-    const approval = this.#hasRefs[i] === 1 ? { schema: this.#schemaOf(action), admitted: this.#approvals.get(action.id) } : undefined;
+    const approval = this.#hasRefs[i] === 1 ? { schema: this.#schemaOf(action), admitted: this.#approvals.get(action.id), waiting: this.#approvalWait } : undefined;
     const call = { action: subject, recordAs: action.id, run_id: this.#runId, state: this.#working, approval, wanted: this.#wanted };
     const verdict = gateCall(this.#env, call, this.#emit);
     if (!(verdict instanceof Promise)) return this.#afterGate(i, action, params, verdict);

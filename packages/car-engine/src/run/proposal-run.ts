@@ -8,6 +8,7 @@
  * proposal commits, so an abort discards the overlay and the store is
  * exactly as it was before the proposal (the pre-proposal snapshot).
  */
+import type { ApprovalWait } from "../gates/approval-wait.ts";
 import { emptyMap, InterpolationBudget, resolveOutputRefs } from "@car/ir";
 import { compensationActionIndices } from "@car/ir/internal";
 import type { CarError } from "@car/ir";
@@ -60,6 +61,8 @@ export interface RunOptions {
   /** 0 = unlimited. */
   maxConcurrency: number;
   signal: AbortSignal | undefined;
+  /** Wait for approvals instead of rejecting (admission and, for resolved forms, dispatch). */
+  approvalWait?: ApprovalWait | undefined;
 }
 
 const NO_DATA: EventData["action_validated"] = Object.freeze(emptyMap<never>());
@@ -115,6 +118,13 @@ export class ProposalRun implements AdmissionRecord {
       scheduler,
       meter: this.#meter,
       dispatcher,
+      approvalWait:
+        options.approvalWait === undefined
+          ? undefined
+          : {
+              wait: options.approvalWait,
+              place: { run_id: options.run_id, proposal_id: proposal.id, session_id: options.session_id, signal: options.signal },
+            },
     });
   }
 

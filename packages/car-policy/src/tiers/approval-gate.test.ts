@@ -210,3 +210,20 @@ describe("ApprovalGate", () => {
     expect((await gate.evaluate(send)).decision).toBe("needs_approval");
   });
 });
+
+describe("ApprovalGate: a supervisor's escalation", () => {
+  it("makes an action within the standing tier need a recorded approval, whatever the posture; only an approval at its tier answers", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    const gate = new ApprovalGate({ ledger, sessionId: "s", grantedTier: "full_access", posture: () => "always_allow" });
+    expect((await gate.evaluate(edit)).decision).toBe("allow");
+    const escalated = await gate.evaluate(edit, undefined, { escalated: true });
+    expect(escalated).toMatchObject({ decision: "needs_approval", reason: "escalated by a supervisor", required: "sandbox_edit" });
+    const fingerprint = operationFingerprint(edit);
+    await ledger.record({ fingerprint, decision: "approved", required_tier: "read_only", reviewer: "low", decided_at: 1, expires_at: null });
+    expect((await gate.evaluate(edit, undefined, { escalated: true })).decision).toBe("needs_approval");
+    await ledger.record({ fingerprint, decision: "approved", required_tier: "sandbox_edit", reviewer: "human", decided_at: 2, expires_at: null });
+    expect(await gate.evaluate(edit, undefined, { escalated: true })).toMatchObject({ decision: "allow", reason: "approved by human" });
+    await ledger.record({ fingerprint, decision: "rejected", required_tier: "sandbox_edit", reviewer: "human", decided_at: 3, expires_at: null });
+    expect((await gate.evaluate(edit, undefined, { escalated: true })).decision).toBe("deny");
+  });
+});

@@ -91,14 +91,20 @@ export interface EvaluateOptions {
    * spends one use. Off for questions that run nothing (`permission.evaluate`).
    */
   spend?: boolean;
+  /**
+   * A supervisor escalated the proposal (its `escalate` verdict): every
+   * action needs a recorded approval, whatever its tier or the agent's
+   * `always_allow` posture — the decision is handed to the ledger.
+   */
+  escalated?: boolean;
+  /** The approval that admitted the action's declared form: it answers for the resolved form only within the standing tier (DECISIONS §22). */
+  admitted?: ApprovalRecord;
 }
 
 /** What `authorize` may be told besides the action. */
 export interface AuthorizeOptions extends EvaluateOptions {
   /** Called just before the approver is asked (not when the ledger or the tiers answer). */
   asking?: (request: ApprovalRequest) => void;
-  /** The approval that admitted the action's declared form: it answers for the resolved form only within the standing tier (DECISIONS §22). */
-  admitted?: ApprovalRecord;
 }
 
 export class ApprovalGate {
@@ -130,7 +136,7 @@ export class ApprovalGate {
 
   /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
   async evaluate(action: Action, schema?: ToolSchema, how: EvaluateOptions = {}): Promise<GateDecision> {
-    return this.#evaluate(action, classifyAction(action, schema), undefined, how);
+    return this.#evaluate(action, classifyAction(action, schema), how.admitted?.decision === "approved" ? how.admitted : undefined, how);
   }
 
   /**
@@ -150,9 +156,11 @@ export class ApprovalGate {
     const carried = admitted !== undefined && tier !== "full_access" && tierRank(tier) <= tierRank(this.#granted) ? admitted : undefined;
     const now = this.#clock.now();
     let recorded = await this.#options.ledger.latest(fingerprint, now, { run_id: how.run_id, agent_id: this.#options.agentId });
-    const mustAsk = posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(this.#granted);
+    const escalated = how.escalated === true;
+    const mustAsk = escalated || posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(this.#granted);
     // A use-limited approval that this execution rests on spends a use now; none left means it does not answer.
-    const restsOn = mustAsk && posture !== "always_allow" && recorded?.decision === "approved" && tierRank(recorded.required_tier) >= tierRank(tier);
+    const restsOn =
+      mustAsk && (escalated || posture !== "always_allow") && recorded?.decision === "approved" && tierRank(recorded.required_tier) >= tierRank(tier);
     if (how.spend === true && restsOn && recorded?.uses !== undefined) {
       if (!(await this.#options.ledger.consume(recorded!, now))) recorded = undefined;
     }
@@ -162,6 +170,7 @@ export class ApprovalGate {
     if (prior?.decision === "approved" && tierRank(prior.required_tier) >= tierRank(tier)) {
       return { ...base, decision: "allow", reason: `approved by ${prior.reviewer}`, record: prior };
     }
+    if (escalated) return { ...base, decision: "needs_approval", reason: "escalated by a supervisor" };
     if (posture === "always_allow") return { ...base, decision: "allow", reason: `the agent's posture allows ${tier} actions` };
     if (!mustAsk) return { ...base, decision: "allow" };
     return { ...base, decision: "needs_approval", reason: reasons.join("; ") || `requires ${tier}` };

@@ -2,27 +2,34 @@
  * `agent_permissions.*`: per-agent postures (`always_allow`,
  * `require_approval`, `deny`) per permission tier, kept in the server's
  * database so they survive restarts and apply to every session acting for
- * that agent (a connection opened with `?agent_id=`). Every mutation answers
- * with the whole policy, as the reference does.
+ * that agent (a connection opened with `?agent_id=`), and the default
+ * posture for agents without an override (`set_default`: a preset or one
+ * tier). Every mutation answers with the whole policy, as the reference does.
  */
-import { emptyMap, getOwn, type JsonObject, type JsonValue, setOwn } from "@car/ir";
+import type { JsonObject, JsonValue } from "@car/ir";
 import { isPermissionTier, type PermissionTier, PERMISSION_TIERS, type Posture } from "@car/policy";
 import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
 import { invalidParams, optionalString, paramsObject, requireString } from "../params.ts";
 import { requireStore, type ServeStore } from "../serve-store.ts";
+import {
+  DEFAULT_POSTURE_KEY,
+  defaultPosture,
+  isReservedAgentId,
+  posturePolicy,
+  PRESETS,
+  type PresetName,
+  setDefaultPreset,
+  toolOverrideKey,
+} from "../postures/default-posture.ts";
+import { TOOL_OVERRIDES_CAPABILITY } from "./handshake.ts";
 
 const POSTURES: readonly Posture[] = ["always_allow", "require_approval", "deny"];
 
-/**
- * What an agent without an override gets: the tier gate at the session's
- * default `sandbox_edit` standing tier (reads and edits run, `full_access`
- * always asks a human). Fixed, so there is no `set_default`.
- */
-const DEFAULT_POSTURE: Readonly<Record<PermissionTier, Posture>> = {
-  read_only: "always_allow",
-  sandbox_edit: "always_allow",
-  full_access: "require_approval",
-};
+function readAgentId(p: JsonObject): string {
+  const id = requireString(p, "agent_id");
+  if (id === "" || isReservedAgentId(id)) throw invalidParams("agent_id must be non-empty and hold no control character");
+  return id;
+}
 
 function readTier(p: JsonObject, required: boolean): PermissionTier | null {
   const tier = required ? requireString(p, "tier") : optionalString(p, "tier");
@@ -37,17 +44,9 @@ function readMode(p: JsonObject): Posture {
   return mode as Posture;
 }
 
-/** `{ default, agents }`: an all-tier entry fills every tier of its agent, a per-tier entry wins over it. */
-async function policyOf(store: ServeStore): Promise<JsonValue> {
-  const entries = await store.postures.list();
-  const agents = emptyMap<JsonObject>();
-  const ordered = [...entries.filter((e) => e.tier === null), ...entries.filter((e) => e.tier !== null)];
-  for (const entry of ordered) {
-    let agent = getOwn(agents, entry.agent_id);
-    if (agent === undefined) setOwn(agents, entry.agent_id, (agent = emptyMap()));
-    for (const tier of entry.tier === null ? PERMISSION_TIERS : [entry.tier]) setOwn(agent, tier, entry.posture);
-  }
-  return { default: { ...DEFAULT_POSTURE }, agents };
+/** The whole policy, as every mutation answers. */
+function policyOf(store: ServeStore): Promise<JsonValue> {
+  return posturePolicy(store.postures);
 }
 
 function storeOf(ctx: MethodContext, method: string): ServeStore {
@@ -61,7 +60,7 @@ async function get(_params: JsonValue | undefined, ctx: MethodContext): Promise<
 async function set(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const store = storeOf(ctx, "agent_permissions.set");
   const p = paramsObject(params);
-  const agentId = requireString(p, "agent_id");
+  const agentId = readAgentId(p);
   const mode = readMode(p);
   const tier = readTier(p, false);
   // Every tier: the agent's per-tier entries would otherwise still win over the new all-tier one.
@@ -72,22 +71,102 @@ async function set(params: JsonValue | undefined, ctx: MethodContext): Promise<J
 
 async function reset(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const store = storeOf(ctx, "agent_permissions.reset");
-  await store.postures.clear(requireString(paramsObject(params), "agent_id"), null);
+  await store.postures.clear(readAgentId(paramsObject(params)), null);
   return policyOf(store);
 }
 
 async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const store = storeOf(ctx, "agent_permissions.evaluate");
   const p = paramsObject(params);
-  const agentId = requireString(p, "agent_id");
+  const agentId = readAgentId(p);
   const tier = readTier(p, true) as PermissionTier;
   const override = await store.postures.resolve(agentId, tier);
-  return { agent_id: agentId, tier, mode: override ?? DEFAULT_POSTURE[tier], has_override: override !== undefined };
+  return { agent_id: agentId, tier, mode: override ?? (await defaultPosture(store.postures))[tier], has_override: override !== undefined };
+}
+
+/**
+ * `agent_permissions.set_default`: `{ preset: cautious | balanced | trusting }`
+ * sets every tier of the default posture, `{ tier, mode }` one tier. Agents
+ * with an override of their own keep it.
+ */
+async function setDefault(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const store = storeOf(ctx, "agent_permissions.set_default");
+  const p = paramsObject(params);
+  const preset = optionalString(p, "preset");
+  if (preset !== undefined) {
+    if (p["tier"] !== undefined || p["mode"] !== undefined) throw invalidParams("give preset, or tier and mode, not both");
+    if (!Object.hasOwn(PRESETS, preset)) throw invalidParams(`preset must be one of ${Object.keys(PRESETS).join(", ")}, got '${preset.slice(0, 40)}'`);
+    await setDefaultPreset(store.postures, preset as PresetName, Date.now());
+    return policyOf(store);
+  }
+  const tier = readTier(p, true) as PermissionTier;
+  await store.postures.set(DEFAULT_POSTURE_KEY, readMode(p), tier, Date.now());
+  return policyOf(store);
+}
+
+function readTool(p: JsonObject): string {
+  const tool = requireString(p, "tool");
+  if (tool === "" || isReservedAgentId(tool)) throw invalidParams("tool must be non-empty and hold no control character");
+  return tool;
+}
+
+/**
+ * `agent_permissions.set_tool`: one exact (agent, tool) override, for every
+ * tier. `deny` and `require_approval` only tighten. An exact `always_allow`
+ * is refused: the reference binds it to the schema a live agent session
+ * registered, which this server does not track, and a grant it cannot bind
+ * it does not record (DECISIONS §25).
+ */
+async function setTool(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const store = storeOf(ctx, "agent_permissions.set_tool");
+  const p = paramsObject(params);
+  if (p["schema_digest"] !== undefined) throw invalidParams("schema_digest is recorded by the server, never supplied by the caller");
+  const key = toolOverrideKey(readAgentId(p), readTool(p));
+  const mode = readMode(p);
+  if (mode === "always_allow") {
+    throw invalidParams(
+      "an exact always_allow tool override is not offered: it must be bound to a live agent's registered schema; use deny or require_approval",
+    );
+  }
+  await store.postures.set(key, mode, null, Date.now());
+  return policyOf(store);
+}
+
+async function resetTool(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const store = storeOf(ctx, "agent_permissions.reset_tool");
+  const p = paramsObject(params);
+  await store.postures.clear(toolOverrideKey(readAgentId(p), readTool(p)), null);
+  return policyOf(store);
+}
+
+async function evaluateTool(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  const store = storeOf(ctx, "agent_permissions.evaluate_tool");
+  const p = paramsObject(params);
+  const agentId = readAgentId(p);
+  const tool = readTool(p);
+  const tier = readTier(p, true) as PermissionTier;
+  const exact = await store.postures.resolve(toolOverrideKey(agentId, tool), tier);
+  const tierPosture = (await store.postures.resolve(agentId, tier)) ?? (await defaultPosture(store.postures))[tier];
+  return {
+    agent_id: agentId,
+    tool,
+    tier,
+    mode: exact ?? tierPosture,
+    has_tool_override: exact !== undefined,
+    active: exact !== undefined,
+    schema_bound: false,
+    schema_digest_present: false,
+    authorization_source: exact !== undefined ? "agent_tool_override" : "tier_posture",
+  };
 }
 
 export const agentPermissionMethods: MethodTable = {
   "agent_permissions.get": agentMethod(get),
   "agent_permissions.set": operatorMethod(set),
   "agent_permissions.reset": operatorMethod(reset),
+  "agent_permissions.set_default": operatorMethod(setDefault),
+  "agent_permissions.set_tool": operatorMethod(setTool, { capability: TOOL_OVERRIDES_CAPABILITY }),
+  "agent_permissions.reset_tool": operatorMethod(resetTool),
+  "agent_permissions.evaluate_tool": operatorMethod(evaluateTool, { capability: TOOL_OVERRIDES_CAPABILITY }),
   "agent_permissions.evaluate": agentMethod(evaluate),
 };

@@ -49,8 +49,20 @@ async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Prom
   return { decisions };
 }
 
-/** The approval work-queue: only the `needs_approval` rows of `permission.evaluate`, same shape. */
+/**
+ * The approval work-queue. With a `proposal`: only the `needs_approval`
+ * rows of `permission.evaluate`, same shape. Without one: every proposal
+ * waiting for an approval on this server (`wait_for_approval_ms`), oldest
+ * first — fingerprint, required and granted tier, tool, parameter keys and
+ * who asked (an agent's connection sees only its own).
+ */
 async function pending(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  if (paramsObject(params)["proposal"] === undefined) {
+    const waits = ctx.session.options.oversight.approvals.list();
+    // An agent sees only its own waits; the operator sees every one.
+    const mine = ctx.role === "operator" ? waits : waits.filter((w) => w.asked_by === ctx.session.principal);
+    return { pending: mine as unknown as JsonValue };
+  }
   const { decisions } = (await evaluate(params, ctx)) as { decisions: { decision: string }[] };
   return { pending: decisions.filter((d) => d.decision === "needs_approval") };
 }
@@ -103,7 +115,7 @@ function decide(decision: ApprovalOutcome) {
     const record: ApprovalRecord = {
       ...subject,
       decision,
-      reviewer: session.options.agentId !== undefined ? `agent:${session.options.agentId}` : `conn:${session.id}`,
+      reviewer: session.principal,
       decided_at: now,
       expires_at: ttl === undefined ? null : now + ttl * 1000,
       session_id: session.id,
@@ -112,6 +124,8 @@ function decide(decision: ApprovalOutcome) {
       ...approvalScope(p),
     };
     await session.runtime.approvals.record(record);
+    // A proposal waiting on this operation reads the ledger again now.
+    session.options.oversight.approvals.nudge(record.fingerprint);
     return record as unknown as JsonValue;
   };
 }

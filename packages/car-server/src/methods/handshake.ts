@@ -21,8 +21,11 @@ export const PROTOCOL_VERSION = 3;
  */
 export const ISOLATED_SESSION_CAPABILITY = "session.isolated.v1";
 
-/** Optional protocol capabilities this server implements: its own isolation, and the reference's run recovery and cancellation. */
-const CAPABILITIES: ReadonlySet<string> = new Set([ISOLATED_SESSION_CAPABILITY, RUNS_RESUME_CAPABILITY, RUNS_CANCEL_CAPABILITY]);
+/** The reference's capability for the exact per-(agent, tool) override methods (`agent_permissions.set_tool` / `evaluate_tool`). */
+export const TOOL_OVERRIDES_CAPABILITY = "permissions.agent-tool-overrides.v1";
+
+/** Optional protocol capabilities this server implements: its own isolation, the reference's run recovery and cancellation, and exact tool overrides. */
+const CAPABILITIES: ReadonlySet<string> = new Set([ISOLATED_SESSION_CAPABILITY, RUNS_RESUME_CAPABILITY, RUNS_CANCEL_CAPABILITY, TOOL_OVERRIDES_CAPABILITY]);
 
 function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);

@@ -22,6 +22,8 @@ import { capabilitiesList, operationMethods } from "./operations.ts";
 import { skillMethods } from "./skills.ts";
 import { runMethods } from "./runs.ts";
 import { policySessionMethods } from "./policy-sessions.ts";
+import { hostMethods } from "./host.ts";
+import { supervisionMethods } from "./supervision.ts";
 
 export const METHODS: MethodTable = Object.freeze({
   ...handshakeMethods,
@@ -41,5 +43,7 @@ export const METHODS: MethodTable = Object.freeze({
   ...runMethods,
   ...policySessionMethods,
   ...operationMethods,
+  ...supervisionMethods,
+  ...hostMethods,
   "capabilities.list": agentMethod(capabilitiesList(() => METHODS)),
 });

@@ -5,11 +5,14 @@
  * closes or the server shuts down mid-run, the proposal is aborted and rolled
  * back, and its result reports the actions that never finished. With
  * `rollback: "compensate"` an aborted proposal's compensations run (through
- * this client's `tools.execute`, like any call) before the answer.
+ * this client's `tools.execute`, like any call) before the answer. With
+ * `wait_for_approval_ms` a proposal that needs approvals waits for them
+ * (listed by `permission.pending`, released by `permission.approve` /
+ * `reject`) instead of being rejected; nothing runs before the decision.
  */
 import { CarError, isJsonObject, type JsonObject, type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
-import { invalidParams, optionalBoolean, optionalString, paramsObject, requireValue } from "../params.ts";
+import { invalidParams, optionalBoolean, optionalNumber, optionalString, paramsObject, requireValue } from "../params.ts";
 import { PolicySessions } from "../policy-sessions.ts";
 import { scopedProposalInput, scopeTenant, withinTenant } from "../tenancy.ts";
 import { applyRetention } from "./audit.ts";
@@ -34,6 +37,19 @@ function runtimeScopeTenant(p: JsonObject): string | undefined {
   return scopeTenant(tenant);
 }
 
+/** The longest an approval wait may be asked for: a day (DECISIONS §25: a bound, not an open door). */
+const MAX_APPROVAL_WAIT_MS = 86_400_000;
+
+/** `wait_for_approval_ms`: wait that long for the approvals the proposal needs instead of being rejected (reference `permission.*`). */
+function waitForApprovalMs(p: Record<string, JsonValue>): number | undefined {
+  const ms = optionalNumber(p, "wait_for_approval_ms");
+  if (ms === undefined) return undefined;
+  if (!Number.isSafeInteger(ms) || ms < 1 || ms > MAX_APPROVAL_WAIT_MS) {
+    throw invalidParams(`wait_for_approval_ms must be an integer from 1 to ${MAX_APPROVAL_WAIT_MS}, got ${ms}`);
+  }
+  return ms;
+}
+
 async function submit(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   const proposal = requireValue(p, "proposal");
@@ -44,6 +60,7 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   const rollback = p["rollback"] ?? "state";
   if (rollback !== "state" && rollback !== "compensate") throw invalidParams('rollback must be "state" or "compensate"');
   const session = ctx.session;
+  const waitMs = waitForApprovalMs(p);
   // Parsed once: the runtime takes the pair as it is. Its admission guard (admission.ts) holds the server's rules.
   // `strict`: a field the spec does not name is an invalid_proposal error, not a field kept for the round trip.
   const strict = optionalBoolean(p, "strict") === true;
@@ -55,6 +72,7 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
         session_id: session.id,
         signal: ctx.signal,
         rollback,
+        ...(waitMs !== undefined ? { approvalWait: { waits: session.options.oversight.approvals, timeoutMs: waitMs, asked_by: session.principal } } : {}),
       }),
     ),
   );
