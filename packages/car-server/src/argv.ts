@@ -55,7 +55,7 @@ export function parseArgs<S extends OptionSpecs>(args: readonly string[], specs:
       if (long === undefined) throw usageError(`unknown option '${arg}'`);
       name = long;
     }
-    let spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
+    const spec = Object.hasOwn(specs, name) ? specs[name] : undefined;
     if (spec === undefined && name.startsWith("no-") && inline === undefined) {
       const positive = name.slice(3);
       const negated = Object.hasOwn(specs, positive) ? specs[positive] : undefined;
