@@ -49,13 +49,43 @@ type Infer<S> = FromSchema<S & object, { deserialize: IrShapes }>;
 
 type Protocol = typeof PROTOCOL;
 export type MethodName = keyof Protocol & string;
-/** What a method takes. */
-export type ParamsOf<M extends MethodName> = Infer<Protocol[M]["params"]>;
-/** What a method answers. */
-export type ResultOf<M extends MethodName> = Infer<Protocol[M]["result"]>;
 
-export type RequestName = keyof typeof serverRequests & string;
-export type RequestParams<M extends RequestName> = Infer<(typeof serverRequests)[M]["params"]>;
-export type RequestResult<M extends RequestName> = Infer<(typeof serverRequests)[M]["result"]>;
-export type NotificationName = keyof typeof serverNotifications & string;
-export type NotificationParams<M extends NotificationName> = Infer<(typeof serverNotifications)[M]["params"]>;
+/**
+ * Each method's types, computed per method as a map: a generic
+ * `ParamsOf<M>` then only indexes the map, which keeps the type checker
+ * from inferring every schema at once.
+ */
+type ParamsMap = { [M in MethodName]: Infer<Protocol[M]["params"]> };
+type ResultMap = { [M in MethodName]: Infer<Protocol[M]["result"]> };
+type Requests = typeof serverRequests;
+type Notifications = typeof serverNotifications;
+type RequestParamsMap = { [M in keyof Requests]: Infer<Requests[M]["params"]> };
+type RequestResultMap = { [M in keyof Requests]: Infer<Requests[M]["result"]> };
+type NotificationParamsMap = { [M in keyof Notifications]: Infer<Notifications[M]["params"]> };
+
+/** What a method takes. */
+export type ParamsOf<M extends MethodName> = ParamsMap[M];
+/** What a method answers. */
+export type ResultOf<M extends MethodName> = ResultMap[M];
+
+export type RequestName = keyof Requests & string;
+export type RequestParams<M extends RequestName> = RequestParamsMap[M];
+export type RequestResult<M extends RequestName> = RequestResultMap[M];
+export type NotificationName = keyof Notifications & string;
+export type NotificationParams<M extends NotificationName> = NotificationParamsMap[M];
+
+export type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;
+
+/**
+ * A typed call as one overload per method, built from the maps above
+ * (params may be left out when the method requires none). Overloads, not a
+ * generic `call<M>`: inferring M from the params would make the checker
+ * infer every schema at once.
+ */
+export type TypedCall<Options> = UnionToIntersection<
+  {
+    [M in MethodName]: {} extends ParamsOf<M>
+      ? (method: M, params?: ParamsOf<M>, options?: Options) => Promise<ResultOf<M>>
+      : (method: M, params: ParamsOf<M>, options?: Options) => Promise<ResultOf<M>>;
+  }[MethodName]
+>;
