@@ -8,7 +8,16 @@
 import { CarError, type JsonValue } from "@car/ir";
 import WebSocket, { type ClientOptions } from "ws";
 import { PROTOCOL_VERSION } from "./protocol/index.ts";
-import type { NotificationName, NotificationParams, RequestName, RequestParams, RequestResult, ResultOf, TypedCall, UnionToIntersection } from "./protocol/types.ts";
+import type {
+  NotificationName,
+  NotificationParams,
+  RequestName,
+  RequestParams,
+  RequestResult,
+  ResultOf,
+  TypedCall,
+  UnionToIntersection,
+} from "./protocol/types.ts";
 import { CarRpcError, replyFor, type RpcErrorObject } from "./rpc-error.ts";
 
 export type RpcId = string | number;
@@ -60,7 +69,10 @@ export class RawResult {
 /** Returned by a handler that deliberately leaves the request unanswered. */
 export const NO_ANSWER: unique symbol = Symbol("no answer");
 
-export type RequestHandler<P = unknown, R = unknown> = (params: P, ctx: RequestContext) => R | RawResult | typeof NO_ANSWER | Promise<R | RawResult | typeof NO_ANSWER>;
+export type RequestHandler<P = unknown, R = unknown> = (
+  params: P,
+  ctx: RequestContext,
+) => R | RawResult | typeof NO_ANSWER | Promise<R | RawResult | typeof NO_ANSWER>;
 export type NotificationHandler<P = unknown> = (params: P) => void;
 
 /** `onRequest` typed per server request (one overload each), with an untyped form for any other name. */

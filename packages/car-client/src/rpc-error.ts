@@ -55,7 +55,8 @@ const RPC_INTERNAL_ERROR = -32603;
 
 /** What a handler's failure answers the server with: a ReplyError as it is, a CarError through the table, anything else as internal. */
 export function replyFor(err: unknown): RpcErrorObject {
-  if (err instanceof ReplyError) return err.data === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, data: err.data };
+  if (err instanceof ReplyError)
+    return err.data === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, data: err.data };
   if (isCarError(err)) return { code: ERROR_CODES[err.code].jsonrpc, message: err.message, data: { car_code: err.code } };
   return { code: RPC_INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
 }
