@@ -15,6 +15,8 @@ interface Peer {
   url: string;
   /** Every frame the peer received, decoded. */
   received: any[];
+  /** The same frames as the text that came. */
+  raw: string[];
   socket(): Promise<WebSocket>;
   close(): Promise<void>;
 }
@@ -29,11 +31,13 @@ async function peer(answer: (frame: any, ws: WebSocket) => unknown = () => undef
   const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise((resolve) => wss.once("listening", resolve));
   const received: any[] = [];
+  const raw: string[] = [];
   let resolveSocket: (ws: WebSocket) => void = () => {};
   const first = new Promise<WebSocket>((resolve) => (resolveSocket = resolve));
   wss.on("connection", (ws) => {
     resolveSocket(ws);
     ws.on("message", (data) => {
+      raw.push(data.toString());
       const frame = JSON.parse(data.toString());
       received.push(frame);
       const reply = answer(frame, ws);
@@ -44,6 +48,7 @@ async function peer(answer: (frame: any, ws: WebSocket) => unknown = () => undef
   const p: Peer = {
     url: `ws://127.0.0.1:${port}/`,
     received,
+    raw,
     socket: () => first,
     close: () =>
       new Promise((resolve) => {
@@ -169,7 +174,7 @@ describe("CarClient", () => {
     expect(byId[1]).toEqual({ jsonrpc: "2.0", id: 1, result: { echoed: { x: 1 } } });
     expect(byId[2]).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32000, message: "tool failed", data: { terminal: true } } });
     expect(byId[3]).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32020, message: "too slow", data: { car_code: "timeout" } } });
-    expect(byId[4]).toEqual({ jsonrpc: "2.0", id: 4, result: 12345678901234567890 });
+    expect(p.raw).toContain('{"jsonrpc":"2.0","id":4,"result":12345678901234567890}');
     expect(byId[5]).toEqual({ jsonrpc: "2.0", id: 5, error: { code: -32603, message: "boom" } });
     expect(byId[6]).toBeUndefined();
     expect(byId[7]).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32601, message: "unknown method: multi.run_agent" } });
