@@ -11,7 +11,7 @@ import { CarError, systemClock } from "@car/ir";
 import type { PermissionTier } from "@car/policy";
 import { WebSocketServer } from "ws";
 import { resolveCarHome } from "./car-home.ts";
-import { agentKeyOf, generateToken, removeTokenFile, writeTokenFile } from "./auth.ts";
+import { agentKeyOf, generateToken, removeTokenFile, writeTokenFiles } from "./auth.ts";
 import { Connection } from "./connection.ts";
 import { DEFAULT_LIMITS, type ServerLimits, Slots } from "./limits.ts";
 import { HeldBytes, HeldState } from "./held-bytes.ts";
@@ -46,7 +46,7 @@ export interface ServerOptions {
   token?: string;
   /** The state directory the token file is written to (default `CAR_HOME` or `~/.car`). */
   carHome?: string;
-  /** Write the token to `<carHome>/auth-token` (default true when auth is on). */
+  /** Write the token to `<carHome>/auth-token.<port>`, and to `<carHome>/auth-token` unless another running server holds it (default true when auth is on). */
   writeTokenFile?: boolean;
   /** Callback wait for actions without `timeout_ms`. */
   toolTimeoutMs?: number;
@@ -88,7 +88,7 @@ export interface RunningServer {
   port: number;
   /** The token clients must present, or undefined with auth off. */
   token: string | undefined;
-  /** Where the token was written, if it was. */
+  /** Where the token was written, if it was: `auth-token` when this server holds it, else its own `auth-token.<port>`. */
   tokenFile: string | undefined;
   /** Number of open connections. */
   connections(): number;
@@ -185,8 +185,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw listenError(err as NodeJS.ErrnoException, host, port);
   }
   // Only now, listening: a server that fails to start never replaces the token of one that is running.
-  const tokenFile = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, token) : undefined;
   const address = http.address() as AddressInfo;
+  const tokenFiles = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFiles(carHome, address.port, token) : [];
   const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
   let closing: Promise<void> | undefined;
@@ -205,7 +205,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await withDeadline(Promise.all(open.map((c) => c.drain())), CANCEL_ANSWER_MS);
     for (const c of open) c.closeSocket("server shutting down");
     wss.close();
-    if (tokenFile !== undefined && token !== undefined) await removeTokenFile(tokenFile, token);
+    if (token !== undefined) for (const file of tokenFiles) await removeTokenFile(file, token);
     http.closeAllConnections();
     await httpClosed;
     serverLog.shutdown("done");
@@ -216,7 +216,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     host: address.address,
     port: address.port,
     token,
-    tokenFile,
+    tokenFile: tokenFiles[0],
     connections: () => connections.size,
     close(closeOptions = {}) {
       const graceMs = closeOptions.graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
