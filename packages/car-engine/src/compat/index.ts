@@ -7,3 +7,4 @@ export { CarRuntime, type CarRuntimeOptions } from "./car-runtime.ts";
 export { executeProposal, verify, simulate, optimize, equivalent, runPipeline, runSwarm, runSupervisor, runMapReduce, runVote } from "./functions.ts";
 export { registerToolHandler, unregisterToolHandler, registerAgentRunner, type JsonCallback, type AgentRunner } from "./tool-handler.ts";
 export { TerminalToolError } from "../tools/terminal-tool-error.ts";
+export { DaemonRpcError, HostClient, protocolVersion, discoverToken, type DaemonOptions } from "./daemon.ts";
