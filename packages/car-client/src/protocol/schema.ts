@@ -13,11 +13,13 @@ import type { JSONSchema } from "json-schema-to-ts";
 export type Schema = JSONSchema;
 
 /** An object with these properties, the listed ones required; other fields are allowed (the server ignores them). */
-export function object<const P extends Readonly<Record<string, Schema>>, const R extends readonly (keyof P & string)[] = []>(
+export function object<const P extends Readonly<Record<string, Schema>>>(properties: P): { type: "object"; properties: P; required: readonly [] };
+export function object<const P extends Readonly<Record<string, Schema>>, const R extends readonly (keyof P & string)[]>(
   properties: P,
-  required?: R,
-): { type: "object"; properties: P; required: R } {
-  return { type: "object", properties, required: (required ?? []) as unknown as R };
+  required: R,
+): { type: "object"; properties: P; required: R };
+export function object(properties: Readonly<Record<string, Schema>>, required: readonly string[] = []): Schema {
+  return { type: "object", properties, required };
 }
 
 export const string = { type: "string" } as const;
