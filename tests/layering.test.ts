@@ -1,7 +1,9 @@
 /**
- * The dependency chain is ir → verify, policy → engine → store-sqlite,
- * store-postgres, conformance → server → cli; the private test kit sits
- * beside verify and only tests and benches may import it.
+ * The dependency chain is ir → verify, policy, client → engine → store-sqlite,
+ * store-postgres, conformance → server → cli; the client needs only the IR
+ * (its protocol declarations are what the server's method table validates
+ * against); the private test kit sits beside verify and only tests and
+ * benches may import it.
  * These tests read every package's sources and manifest and fail when a
  * package reaches up (or sideways) the chain, or deep-imports another
  * package's internals instead of its `exports` map.
@@ -20,6 +22,7 @@ const LAYERS: Record<string, number> = {
   "@car/verify": 1,
   "@car/policy": 1,
   "@car/test-kit": 1,
+  "@car/client": 1,
   "@car/engine": 2,
   "@car/store-sqlite": 3,
   "@car/store-postgres": 3,
@@ -178,6 +181,12 @@ describe("layering", () => {
         .map((t) => `${p.name}: ${t}`),
     );
     expect(intoTests).toEqual([]);
+  });
+
+  it("@car/client depends on the IR alone among the workspace packages", () => {
+    const client = byName.get("@car/client")!;
+    const deps = Object.keys({ ...client.manifest.dependencies, ...client.manifest.optionalDependencies }).filter((d) => d in LAYERS);
+    expect(deps).toEqual(["@car/ir"]);
   });
 
   it("@car/engine pulls in no database driver: better-sqlite3 and pg come with the store packages", () => {

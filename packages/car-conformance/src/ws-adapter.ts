@@ -6,12 +6,12 @@
  * registers the scenario's tools and answers `tools.execute` with their
  * declared behaviours, honouring `tools.cancel` for calls the server gave up on.
  */
+import { CarClient, CarRpcError, NO_ANSWER, RawResult, ReplyError } from "@car/client";
 import { isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome, SupervisedSubmit, SupervisedSubmitView, WaitingSubmit, WaitingSubmitView } from "./adapter.ts";
 import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
 import type { ToolBehaviours, ToolCall } from "./tool-behaviours.ts";
 import { SUITE_VERSION } from "./suite-info.ts";
-import { RpcCallError, WsPeer, type RequestAnswer } from "./ws-peer.ts";
 
 export interface WsAdapterOptions {
   /** `ws://host:port/` */
@@ -44,9 +44,9 @@ export function wsAdapter(options: WsAdapterOptions): RuntimeFactory {
     name: `WebSocket ${options.url}`,
     features: [...(options.features ?? [])],
     createRuntime: async () => {
-      const peer = await WsPeer.connect(options.url);
+      const peer = await CarClient.open(options.url, { connectTimeoutMs: 10_000, ws: { maxPayload: 64 * 1024 * 1024 } });
       try {
-        if (options.token !== undefined) await peer.call("session.auth", { token: options.token });
+        if (options.token !== undefined) await peer.request("session.auth", { token: options.token });
         await requestIsolation(peer);
       } catch (err) {
         await peer.close();
@@ -59,9 +59,9 @@ export function wsAdapter(options: WsAdapterOptions): RuntimeFactory {
 }
 
 /** Asks for an isolated session; true when the server granted it. Only transport failures throw. */
-async function requestIsolation(peer: WsPeer): Promise<boolean> {
+async function requestIsolation(peer: CarClient): Promise<boolean> {
   try {
-    const answer = await peer.call("server.handshake", {
+    const answer = await peer.request("server.handshake", {
       protocol_version: PROTOCOL_VERSION,
       client_version: `RuntimeBench ${SUITE_VERSION}`,
       optional_capabilities: [ISOLATED_SESSION_CAPABILITY],
@@ -70,29 +70,28 @@ async function requestIsolation(peer: WsPeer): Promise<boolean> {
     return Array.isArray(negotiated) && negotiated.includes(ISOLATED_SESSION_CAPABILITY);
   } catch (err) {
     // No handshake, another protocol version, or a refusal: the session is simply not isolated.
-    if (err instanceof RpcCallError) return false;
+    if (err instanceof CarRpcError) return false;
     throw err;
   }
 }
 
 /** A refusal's CAR code, else `invalid_proposal` for invalid params, else the JSON-RPC code as text. */
-function codeOf(err: RpcCallError): string {
-  const data = err.error.data;
+function codeOf(err: CarRpcError): string {
+  const data = err.data;
   const carCode = isJsonObject(data) && typeof data["car_code"] === "string" ? data["car_code"] : undefined;
-  return carCode ?? (err.error.code === RPC_INVALID_PARAMS ? "invalid_proposal" : String(err.error.code));
+  return carCode ?? (err.rpcCode === RPC_INVALID_PARAMS ? "invalid_proposal" : String(err.rpcCode));
 }
 
 class WsRuntime implements ConformanceRuntime {
-  readonly #peer: WsPeer;
+  readonly #peer: CarClient;
   readonly #inflight = new Map<string, AbortController>();
   #behaviours: ToolBehaviours | undefined;
   /** Set once the scenario gates the session itself (`set_tier`): from then on it approves what it means to, and nothing else. */
   #scenarioGates = false;
-
   readonly #options: WsAdapterOptions;
   #sessionId: string | undefined;
 
-  constructor(peer: WsPeer, options: WsAdapterOptions) {
+  constructor(peer: CarClient, options: WsAdapterOptions) {
     this.#peer = peer;
     this.#options = options;
     peer.onRequest("tools.execute", (params) => this.#execute(params));
@@ -102,7 +101,8 @@ class WsRuntime implements ConformanceRuntime {
     });
   }
 
-  async #execute(raw: unknown): Promise<RequestAnswer> {
+  /** Plays the tool's declared behaviour: its output, a tool error (-32000, `terminal` when it is one), raw JSON text, or no answer. */
+  async #execute(raw: unknown): Promise<JsonValue | RawResult | typeof NO_ANSWER> {
     const p = isJsonObject(raw) ? raw : {};
     const args = p["params"] ?? p["parameters"] ?? {};
     const requestId = typeof p["request_id"] === "string" ? p["request_id"] : undefined;
@@ -115,47 +115,44 @@ class WsRuntime implements ConformanceRuntime {
     if (typeof p["attempt"] === "number") call.attempt = p["attempt"];
     if (typeof p["timeout_ms"] === "number") call.timeout_ms = p["timeout_ms"];
     if (typeof p["session_id"] === "string") call.session_id = p["session_id"];
-    if (this.#behaviours === undefined) return { error: { code: TOOL_ERROR_CODE, message: `no behaviour for tool '${call.tool}'` } };
+    if (this.#behaviours === undefined) throw new ReplyError(TOOL_ERROR_CODE, `no behaviour for tool '${call.tool}'`);
     const controller = new AbortController();
     if (requestId !== undefined) this.#inflight.set(requestId, controller);
+    let reply: Awaited<ReturnType<ToolBehaviours["play"]>>;
     try {
-      const reply = await this.#behaviours.play(call, controller.signal);
-      switch (reply.kind) {
-        case "output":
-          return { result: reply.value };
-        case "error":
-          return {
-            error: reply.terminal
-              ? { code: TOOL_ERROR_CODE, message: reply.message, data: { terminal: true } }
-              : { code: TOOL_ERROR_CODE, message: reply.message },
-          };
-        case "json_text":
-          return { resultJsonText: reply.text };
-        case "raw":
-          // JSON-RPC cannot carry non-JSON; scenarios needing it declare the `raw_output` feature, which this adapter lacks.
-          return { error: { code: TOOL_ERROR_CODE, message: "raw output cannot be sent over JSON-RPC" } };
-        case "cancelled":
-          return undefined;
-      }
+      reply = await this.#behaviours.play(call, controller.signal);
     } finally {
       if (requestId !== undefined) this.#inflight.delete(requestId);
+    }
+    switch (reply.kind) {
+      case "output":
+        return reply.value;
+      case "error":
+        throw reply.terminal ? new ReplyError(TOOL_ERROR_CODE, reply.message, { terminal: true }) : new ReplyError(TOOL_ERROR_CODE, reply.message);
+      case "json_text":
+        return new RawResult(reply.text);
+      case "raw":
+        // JSON-RPC cannot carry non-JSON; scenarios needing it declare the `raw_output` feature, which this adapter lacks.
+        throw new ReplyError(TOOL_ERROR_CODE, "raw output cannot be sent over JSON-RPC");
+      case "cancelled":
+        return NO_ANSWER;
     }
   }
 
   async registerTools(tools: readonly ScenarioTool[], behaviours: ToolBehaviours): Promise<void> {
     this.#behaviours = behaviours;
-    await this.#peer.call(
+    await this.#peer.request(
       "tools.register",
       tools.map((t) => ({ ...(t.schema ?? {}), name: t.name })),
     );
   }
 
   async registerPolicy(policy: ScenarioPolicy): Promise<void> {
-    await this.#peer.call("policy.register", policy);
+    await this.#peer.request("policy.register", policy);
   }
 
   async setState(state: JsonObject): Promise<void> {
-    for (const [key, value] of Object.entries(state)) await this.#peer.call("state.set", { key, value });
+    for (const [key, value] of Object.entries(state)) await this.#peer.request("state.set", { key, value });
   }
 
   /**
@@ -172,34 +169,35 @@ class WsRuntime implements ConformanceRuntime {
     if (this.#scenarioGates) return;
     let pending: JsonValue;
     try {
-      pending = (await this.#peer.call("permission.pending", { proposal })) as JsonValue;
+      pending = (await this.#peer.request("permission.pending", { proposal })) as JsonValue;
     } catch (err) {
-      if (err instanceof RpcCallError) return; // not gated, or a malformed proposal that submit reports itself
+      if (err instanceof CarRpcError) return; // not gated, or a malformed proposal that submit reports itself
       throw err;
     }
     const rows = isJsonObject(pending) && Array.isArray(pending["pending"]) ? pending["pending"] : [];
     for (const row of rows) {
       if (!isJsonObject(row)) continue;
-      await this.#peer.call("permission.approve", { fingerprint: row["fingerprint"] ?? null, required_tier: row["required"] ?? null });
+      await this.#peer.request("permission.approve", { fingerprint: row["fingerprint"] ?? null, required_tier: row["required"] ?? null });
     }
   }
 
   async submit(proposal: JsonValue): Promise<SubmitOutcome> {
     try {
       await this.#approvePending(proposal);
-      return { result: (await this.#peer.call("proposal.submit", { proposal })) as JsonValue };
+      return { result: (await this.#peer.request("proposal.submit", { proposal })) as JsonValue };
     } catch (err) {
-      if (!(err instanceof RpcCallError)) throw err;
-      return { error: { code: codeOf(err), message: err.error.message } };
+      if (!(err instanceof CarRpcError)) throw err;
+      // The server's own CAR code when it names one; a bare -32602 from another server is a malformed proposal.
+      return { error: { code: codeOf(err), message: err.message } };
     }
   }
 
   async verify(proposal: JsonValue, state?: JsonObject): Promise<JsonValue> {
-    return (await this.#peer.call("verify", { proposal, ...(state === undefined ? {} : { initial_state: state }) })) as JsonValue;
+    return (await this.#peer.request("verify", { proposal, ...(state === undefined ? {} : { initial_state: state }) })) as JsonValue;
   }
 
   async simulate(proposal: JsonValue, state?: JsonObject): Promise<JsonObject> {
-    const result = await this.#peer.call("simulate", { proposal, ...(state === undefined ? {} : { initial_state: state }) });
+    const result = await this.#peer.request("simulate", { proposal, ...(state === undefined ? {} : { initial_state: state }) });
     // `car serve` answers `{ state, skipped }`; a server answering the bare post-state is read as such.
     if (isJsonObject(result) && isJsonObject(result["state"]) && Array.isArray(result["skipped"])) return result["state"];
     if (!isJsonObject(result)) throw new Error(`simulate answered ${JSON.stringify(result)}, not a state object`);
@@ -207,50 +205,50 @@ class WsRuntime implements ConformanceRuntime {
   }
 
   async equivalent(a: JsonValue, b: JsonValue, testStates?: JsonObject[]): Promise<boolean> {
-    const result = await this.#peer.call("equivalent", { proposal_a: a, proposal_b: b, ...(testStates === undefined ? {} : { test_states: testStates }) });
+    const result = await this.#peer.request("equivalent", { proposal_a: a, proposal_b: b, ...(testStates === undefined ? {} : { test_states: testStates }) });
     if (typeof result === "boolean") return result;
     if (isJsonObject(result) && typeof result["equivalent"] === "boolean") return result["equivalent"];
     throw new Error(`equivalent answered ${JSON.stringify(result)}, not a boolean`);
   }
 
   async optimize(proposal: JsonValue): Promise<JsonValue> {
-    return (await this.#peer.call("optimize", { proposal })) as JsonValue;
+    return (await this.#peer.request("optimize", { proposal })) as JsonValue;
   }
 
   async poll(handle: string): Promise<JsonValue> {
-    return ((await this.#peer.call("tools.poll", { handle })) ?? null) as JsonValue;
+    return ((await this.#peer.request("tools.poll", { handle })) ?? null) as JsonValue;
   }
 
   async cancel(handle: string): Promise<JsonValue> {
-    return (await this.#peer.call("tools.cancel", { handle })) as JsonValue;
+    return (await this.#peer.request("tools.cancel", { handle })) as JsonValue;
   }
 
   /** `permission.set_tier` (the reference protocol's standing tier). */
   async setTier(tier: string): Promise<void> {
     this.#scenarioGates = true;
-    await this.#peer.call("permission.set_tier", { tier });
+    await this.#peer.request("permission.set_tier", { tier });
   }
 
   /** `permission.approve` with the action, which the server fingerprints and classifies. */
   async approve(action: JsonValue): Promise<void> {
-    await this.#peer.call("permission.approve", { action });
+    await this.#peer.request("permission.approve", { action });
   }
 
   /** This connection's session id (`session.init`), for a supervisor's filter. */
   async #session(): Promise<string> {
     if (this.#sessionId !== undefined) return this.#sessionId;
-    const answer = await this.#peer.call("session.init", { client_id: `RuntimeBench ${SUITE_VERSION}` });
+    const answer = await this.#peer.request("session.init", { client_id: `RuntimeBench ${SUITE_VERSION}` });
     const id = isJsonObject(answer) ? answer["session_id"] : undefined;
     if (typeof id !== "string") throw new Error(`session.init answered ${JSON.stringify(answer)}, without a session_id`);
     return (this.#sessionId = id);
   }
 
   /** A second connection to the same server, authenticated and negotiated: an operator's (a supervisor). */
-  async #operator(): Promise<WsPeer> {
-    const peer = await WsPeer.connect(this.#options.url);
+  async #operator(): Promise<CarClient> {
+    const peer = await CarClient.open(this.#options.url, { connectTimeoutMs: 10_000, ws: { maxPayload: 64 * 1024 * 1024 } });
     try {
-      if (this.#options.token !== undefined) await peer.call("session.auth", { token: this.#options.token });
-      await peer.call("server.handshake", { protocol_version: PROTOCOL_VERSION, client_version: `RuntimeBench ${SUITE_VERSION}` });
+      if (this.#options.token !== undefined) await peer.request("session.auth", { token: this.#options.token });
+      await peer.request("server.handshake", { protocol_version: PROTOCOL_VERSION, client_version: `RuntimeBench ${SUITE_VERSION}` });
       return peer;
     } catch (err) {
       await peer.close();
@@ -260,10 +258,10 @@ class WsRuntime implements ConformanceRuntime {
 
   async #submitRaw(params: JsonObject): Promise<SubmitOutcome> {
     try {
-      return { result: (await this.#peer.call("proposal.submit", params)) as JsonValue };
+      return { result: (await this.#peer.request("proposal.submit", params)) as JsonValue };
     } catch (err) {
-      if (!(err instanceof RpcCallError)) throw err;
-      return { error: { code: codeOf(err), message: err.error.message } };
+      if (!(err instanceof CarRpcError)) throw err;
+      return { error: { code: codeOf(err), message: err.message } };
     }
   }
 
@@ -275,7 +273,7 @@ class WsRuntime implements ConformanceRuntime {
   async supervisedSubmit(step: SupervisedSubmit): Promise<SupervisedSubmitView> {
     const session = await this.#session();
     const supervisor = await this.#operator();
-    let second: WsPeer | undefined;
+    let second: CarClient | undefined;
     try {
       let shown: (intent: JsonObject) => void = () => {};
       const intentSeen = new Promise<JsonObject>((resolve) => {
@@ -284,7 +282,7 @@ class WsRuntime implements ConformanceRuntime {
       supervisor.onNotification("supervision.intent", (params) => {
         if (isJsonObject(params)) shown(params);
       });
-      await supervisor.call("supervision.subscribe", { filter: { ...(step.filter ?? {}), sessions: [session] } });
+      await supervisor.request("supervision.subscribe", { filter: { ...(step.filter ?? {}), sessions: [session] } });
       const submitted = this.#submitRaw({ proposal: step.proposal });
       // Either the proposal is parked (an intent arrives) or it is answered unparked.
       const first = await Promise.race([intentSeen.then((intent) => ({ intent })), submitted.then(() => ({ intent: null }))]);
@@ -292,23 +290,23 @@ class WsRuntime implements ConformanceRuntime {
       let stillParked: boolean | undefined;
       if (intent !== null) {
         if (step.decision !== undefined) {
-          await supervisor.call("supervision.decide", { intent_id: intent["id"] ?? null, decision: step.decision });
+          await supervisor.request("supervision.decide", { intent_id: intent["id"] ?? null, decision: step.decision });
         } else {
           await supervisor.close();
           second = await this.#operator();
-          const pending = await second.call("supervision.pending", {});
+          const pending = await second.request("supervision.pending", {});
           const listed = isJsonObject(pending) && Array.isArray(pending["intents"]) ? pending["intents"] : [];
           stillParked = listed.some((i) => isJsonObject(i) && i["id"] === intent["id"]);
-          await second.call("supervision.decide", { intent_id: intent["id"] ?? null, decision: { kind: "deny", reason: "the first supervisor left" } });
+          await second.request("supervision.decide", { intent_id: intent["id"] ?? null, decision: { kind: "deny", reason: "the first supervisor left" } });
         }
       }
       const outcome = await submitted;
       let redecide: string | null = null;
       if (intent !== null) {
         try {
-          await (second ?? supervisor).call("supervision.decide", { intent_id: intent["id"] ?? null, decision: { kind: "allow" } });
+          await (second ?? supervisor).request("supervision.decide", { intent_id: intent["id"] ?? null, decision: { kind: "allow" } });
         } catch (err) {
-          if (!(err instanceof RpcCallError)) throw err;
+          if (!(err instanceof CarRpcError)) throw err;
           redecide = codeOf(err);
         }
       }
@@ -329,7 +327,7 @@ class WsRuntime implements ConformanceRuntime {
     });
     let row: JsonObject | undefined;
     while (!done && row === undefined) {
-      const answer = await this.#peer.call("permission.pending", {});
+      const answer = await this.#peer.request("permission.pending", {});
       const rows = isJsonObject(answer) && Array.isArray(answer["pending"]) ? answer["pending"] : [];
       row = rows.find((r): r is JsonObject => isJsonObject(r) && r["proposal_id"] === proposalId);
       if (row === undefined) await new Promise((r) => setTimeout(r, 25));
@@ -337,7 +335,7 @@ class WsRuntime implements ConformanceRuntime {
     const callsBefore = this.#behaviours?.calls.length ?? 0;
     if (row !== undefined && step.answer !== "none") {
       const method = step.answer === "approve" ? "permission.approve" : "permission.reject";
-      await this.#peer.call(method, { fingerprint: row["fingerprint"] ?? null, required_tier: row["required"] ?? null });
+      await this.#peer.request(method, { fingerprint: row["fingerprint"] ?? null, required_tier: row["required"] ?? null });
     }
     return { outcome: await submitted, pending: row ?? null, calls_before_answer: callsBefore };
   }
@@ -348,7 +346,7 @@ class WsRuntime implements ConformanceRuntime {
    */
   async fingerprint(action: JsonValue): Promise<string> {
     const alone = isJsonObject(action) ? { ...action, dependencies: [] } : action;
-    const answer = await this.#peer.call("permission.evaluate", { proposal: { actions: [alone] } });
+    const answer = await this.#peer.request("permission.evaluate", { proposal: { actions: [alone] } });
     const rows = isJsonObject(answer) && Array.isArray(answer["decisions"]) ? answer["decisions"] : [];
     const row = rows[0];
     if (!isJsonObject(row) || typeof row["fingerprint"] !== "string") throw new Error(`permission.evaluate answered ${JSON.stringify(answer)}, no fingerprint`);
@@ -356,13 +354,13 @@ class WsRuntime implements ConformanceRuntime {
   }
 
   async getState(): Promise<JsonObject> {
-    const snapshot = await this.#peer.call("state.snapshot", {});
+    const snapshot = await this.#peer.request("state.snapshot", {});
     if (!isJsonObject(snapshot)) throw new Error(`state.snapshot answered ${JSON.stringify(snapshot)}`);
     return snapshot;
   }
 
   async getEvents(): Promise<JsonObject[]> {
-    const answer = await this.#peer.call("events.query", {});
+    const answer = await this.#peer.request("events.query", {});
     const events = isJsonObject(answer) ? answer["events"] : undefined;
     if (!Array.isArray(events)) throw new Error(`events.query answered ${JSON.stringify(answer)}`);
     // The protocol answers most recent first; observations read oldest first.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CarError, ERROR_CODES, isCarError, toCarError } from "./errors.ts";
+import fc from "fast-check";
+import { CarError, carCodeForRpcError, ERROR_CODES, isCarError, toCarError } from "./errors.ts";
 
 describe("CarError", () => {
   it("maps every code to one JSON-RPC number and a CLI exit code", () => {
@@ -61,5 +62,29 @@ describe("CarError", () => {
     expect(isCarError(Object.assign(new Error("x"), { code: "timeout" }))).toBe(false);
     expect(isCarError({ name: "CarError", code: "timeout" })).toBe(false);
     expect(isCarError({ name: "CarError", code: "__proto__", message: "x" })).toBe(false);
+  });
+});
+
+describe("carCodeForRpcError", () => {
+  it("reads every table code back from its own JSON-RPC number and car_code", () => {
+    for (const [code, row] of Object.entries(ERROR_CODES)) expect(carCodeForRpcError(row.jsonrpc, { car_code: code })).toBe(code);
+  });
+
+  it("maps a number alone to a code that owns that number", () => {
+    for (const row of Object.values(ERROR_CODES)) expect(ERROR_CODES[carCodeForRpcError(row.jsonrpc)].jsonrpc).toBe(row.jsonrpc);
+    expect(carCodeForRpcError(-32602)).toBe("invalid_params");
+    expect(carCodeForRpcError(-32601)).toBe("not_found");
+    expect(carCodeForRpcError(-32006)).toBe("invalid_params");
+  });
+
+  it("never trusts an unknown car_code or a non-object data, and calls any other number internal", () => {
+    fc.assert(
+      fc.property(fc.integer(), fc.anything(), (n, data) => {
+        const code = carCodeForRpcError(n, data);
+        expect(Object.hasOwn(ERROR_CODES, code)).toBe(true);
+      }),
+    );
+    expect(carCodeForRpcError(-32001, { car_code: "__proto__" })).toBe("unauthorized");
+    expect(carCodeForRpcError(12345, "tool_error")).toBe("internal");
   });
 });

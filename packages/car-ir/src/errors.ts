@@ -106,3 +106,37 @@ export function toCarError(value: unknown, code: CarErrorCode = "internal"): Car
   const message = value instanceof Error ? value.message : String(value);
   return new CarError(code, message, {}, { cause: value });
 }
+
+/**
+ * JSON-RPC numbers that stand outside the table above: the envelope's own
+ * (JSON-RPC 2.0) and the reference protocol's transport codes. Each reads as
+ * the CarError code a client should see; -32602 is the generic
+ * `invalid_params` (a server that knows better says so in `data.car_code`).
+ */
+export const RPC_PROTOCOL_CODES: Readonly<Record<number, CarErrorCode>> = Object.freeze({
+  [-32700]: "invalid_params", // parse error: the frame was not JSON
+  [-32600]: "invalid_params", // invalid request: not a JSON-RPC message
+  [-32601]: "not_found", // method not found
+  [-32602]: "invalid_params",
+  [-32603]: "internal",
+  [-32004]: "timeout", // a handler ran past its deadline
+  [-32006]: "invalid_params", // server.handshake: protocol version mismatch
+  [-32008]: "invalid_params", // server.handshake: a required capability is missing
+});
+
+/**
+ * The CarError code a JSON-RPC error stands for, read from data, never from
+ * the message: the server's `data.car_code` when it names a code of the
+ * table, else the protocol code above, else the one table code with that
+ * number, else `internal`.
+ */
+export function carCodeForRpcError(rpcCode: number, data?: unknown): CarErrorCode {
+  if (typeof data === "object" && data !== null && !Array.isArray(data)) {
+    const named = (data as { car_code?: unknown }).car_code;
+    if (typeof named === "string" && Object.hasOwn(ERROR_CODES, named)) return named as CarErrorCode;
+  }
+  const protocol = Object.hasOwn(RPC_PROTOCOL_CODES, rpcCode) ? RPC_PROTOCOL_CODES[rpcCode] : undefined;
+  if (protocol !== undefined) return protocol;
+  for (const [code, entry] of Object.entries(ERROR_CODES)) if (entry.jsonrpc === rpcCode) return code as CarErrorCode;
+  return "internal";
+}

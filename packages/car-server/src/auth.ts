@@ -1,11 +1,12 @@
 /**
  * The per-launch token that admits a WebSocket connection. It is minted fresh
- * at start, written `0600` under the state directory so same-user clients can
- * read it (a browser page cannot), and removed at shutdown so a stale token
- * never outlives the server that minted it.
+ * at start (or taken from `--token` / `CAR_AUTH_TOKEN`), written `0600` under
+ * the state directory so same-user clients can read it (a browser page
+ * cannot), and removed at shutdown so a stale token never outlives the server
+ * that minted it.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CarError } from "@car/ir";
 
@@ -33,21 +34,25 @@ export function agentKeyOf(agentId: string | undefined, token: string | undefine
   return "anonymous";
 }
 
-/** Where the token of a server using this state directory is written. */
+/** Where clients look first for the token of the server using this state directory. */
 export function tokenPath(carHome: string): string {
   return join(carHome, "auth-token");
 }
 
-/** The per-launch host token's file (the host-management role of `session.auth { host_token }`), beside the auth token's. */
+/** The per-launch host token's files (the host-management role of `session.auth { host_token }`), beside the auth token's. */
 export const HOST_TOKEN_FILE = "host-token";
 
+/** Where the token of the server listening on `port` is written: one file per port, so servers sharing a CAR_HOME never overwrite each other's. */
+export function portTokenPath(carHome: string, port: number, base = "auth-token"): string {
+  return join(carHome, `${base}.${port}`);
+}
+
 /**
- * Writes the token atomically (a temporary file renamed over the old one), so
- * a client never reads a half-written token and a failed write leaves the
- * previous file as it was.
+ * Writes `text` to `path` atomically (a temporary file renamed over the
+ * old one), so a client never reads a half-written token and a failed write
+ * leaves the previous file as it was.
  */
-export async function writeTokenFile(carHome: string, token: string, name?: string): Promise<string> {
-  const path = name === undefined ? tokenPath(carHome) : join(carHome, name);
+async function writeAtomically(carHome: string, path: string, token: string): Promise<void> {
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     await mkdir(carHome, { recursive: true, mode: 0o700 });
@@ -57,15 +62,53 @@ export async function writeTokenFile(carHome: string, token: string, name?: stri
     await rm(temporary, { force: true });
     throw new CarError("storage_error", `cannot write the auth token to ${path}: ${(err as Error).message}`, { path });
   }
-  return path;
 }
 
-/** Removes the token file only if it still holds our token: a newer server may have replaced it. */
-export async function removeTokenFile(path: string, token: string): Promise<void> {
+async function readTokenFile(path: string): Promise<string | undefined> {
   try {
-    const current = (await readFile(path, "utf8")).trim();
-    if (tokensMatch(token, current)) await rm(path, { force: true });
+    return (await readFile(path, "utf8")).trim();
   } catch {
-    // Already gone, or unreadable: nothing of ours to clean up.
+    return undefined;
   }
+}
+
+/** Whether `token` is the token of a server still running on this CAR_HOME: its per-port file still holds it. */
+async function heldByARunningServer(carHome: string, token: string, base: string): Promise<boolean> {
+  let names: string[];
+  try {
+    names = await readdir(carHome);
+  } catch {
+    return false;
+  }
+  for (const name of names) {
+    if (!name.startsWith(`${base}.`) || !/^\d+$/.test(name.slice(base.length + 1))) continue;
+    const held = await readTokenFile(join(carHome, name));
+    if (held !== undefined && tokensMatch(token, held)) return true;
+  }
+  return false;
+}
+
+/**
+ * Writes the token of the server on `port`: always to its own
+ * `auth-token.<port>`, and to `auth-token` (where clients look first)
+ * unless that file holds the token of another server still running on this
+ * CAR_HOME — a second server never takes the first one's file away. A file
+ * left by a server that was killed (its per-port file gone or replaced) is
+ * taken over. Answers every file written, the shared one first. `base`
+ * names the kind of token (`auth-token`, or `host-token` for the host role).
+ */
+export async function writeTokenFiles(carHome: string, port: number, token: string, base = "auth-token"): Promise<string[]> {
+  const own = portTokenPath(carHome, port, base);
+  await writeAtomically(carHome, own, token);
+  const shared = join(carHome, base);
+  const current = await readTokenFile(shared);
+  if (current !== undefined && current !== "" && !tokensMatch(token, current) && (await heldByARunningServer(carHome, current, base))) return [own];
+  await writeAtomically(carHome, shared, token);
+  return [shared, own];
+}
+
+/** Removes a token file only if it still holds our token: another server may have replaced it. */
+export async function removeTokenFile(path: string, token: string): Promise<void> {
+  const current = await readTokenFile(path);
+  if (current !== undefined && tokensMatch(token, current)) await rm(path, { force: true });
 }

@@ -29,6 +29,7 @@ import { requireOperator, roleOf } from "./operator.ts";
 import { tenantScope, UNSCOPED } from "./tenancy.ts";
 import { HeldBytes } from "./held-bytes.ts";
 import { optionalString, paramsObject, requireString } from "./params.ts";
+import { checkParams } from "./params-schema.ts";
 import { RpcPeer } from "./peer.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import { tokensMatch } from "./auth.ts";
@@ -308,7 +309,8 @@ export class Connection {
 
   /**
    * What the method's declaration allows this caller, checked before its
-   * handler runs: its role, for a `tenant_id` method the validated tenant
+   * handler runs: its role, its params against the declared schema
+   * (params-schema.ts), for a `tenant_id` method the validated tenant
    * scope it will reach keys through, and for a method that declares held
    * resources the connection's share of the server's bound.
    */
@@ -321,6 +323,7 @@ export class Connection {
     if (spec.capability !== undefined && !this.session.capabilities.has(spec.capability)) {
       throw new RpcFault(RPC_CAPABILITY_MISMATCH, `protocol capability mismatch: ${method} needs ${spec.capability} negotiated in server.handshake`);
     }
+    checkParams(method, params);
     const tenant = spec.tenancy === "tenant_id" ? tenantScope(optionalString(paramsObject(params), "tenant_id")) : UNSCOPED;
     const held = spec.resources.length > 0 ? this.session.held : HOLDS_NOTHING;
     return { session: this.session, signal: this.aborter.signal, role, tenant, held };

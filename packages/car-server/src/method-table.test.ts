@@ -12,8 +12,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
+import { PROTOCOL, PROTOCOL_SOURCE } from "@car/client/protocol";
+import { canonicalJson, compileSchema, type JsonObject } from "@car/ir";
 import { openCarDatabase } from "./car-database.ts";
 import { METHODS } from "./methods/index.ts";
+import { CONNECTION_METHODS } from "./methods/schema.ts";
 import { type RunningServer, startServer } from "./server.ts";
 import { TestClient } from "../test/test-client.ts";
 
@@ -86,6 +90,91 @@ describe("the method table", () => {
     }
     const operatorMethods = Object.keys(METHODS).filter((m) => METHODS[m]!.role === "operator");
     expect(operatorMethods.sort()).toEqual(Object.keys(OPERATOR_CALLS).sort());
+  });
+
+  it("declares every method's params and result once, in @car/client/protocol, with the role the table enforces", () => {
+    const served = [...CONNECTION_METHODS, ...Object.keys(METHODS)];
+    const undeclared = served.filter((m) => !Object.hasOwn(PROTOCOL, m));
+    expect(undeclared, `methods without a declaration: add each to ${PROTOCOL_SOURCE}`).toEqual([]);
+    const unserved = Object.keys(PROTOCOL).filter((m) => !served.includes(m));
+    expect(unserved, "declared methods the server does not serve: add a handler to packages/car-server/src/methods/, or remove the declaration").toEqual([]);
+    for (const [method, spec] of Object.entries(METHODS)) {
+      const declared = PROTOCOL[method as keyof typeof PROTOCOL];
+      expect(declared.role, `${method}: the role in ${PROTOCOL_SOURCE} and in the server's table differ`).toBe(spec.role);
+      // Each schema compiles (the dispatcher compiles params on first call; results are what server.schema publishes).
+      expect(() => compileSchema(declared.params as unknown as JsonObject), method).not.toThrow();
+      expect(() => compileSchema(declared.result as unknown as JsonObject), method).not.toThrow();
+    }
+  });
+
+  it("refuses params that do not match the declaration with -32602 naming the field, before the handler runs", async () => {
+    const c = await connect();
+    const cases: [string, unknown, string][] = [
+      ["state.set", { key: 5 }, "invalid params: key must be a string"],
+      ["state.get", { key: null }, "invalid params: key is required"],
+      ["state.keys", { tenant_id: 7 }, "invalid params: tenant_id must be a string"],
+      ["tools.unregister", {}, "invalid params: name is required"],
+      ["multi.vote", { agents: "x", task: "t" }, "invalid params: agents must be an array"],
+      ["proposal.submit", { proposal: {}, rollback: "undo" }, 'invalid params: rollback must be "state" or "compensate"'],
+      ["events.query", { kinds: ["a", 3] }, "invalid params: kinds[1] must be a string"],
+      ["planner.run", [1, 2], "invalid params: expected an object"],
+    ];
+    for (const [method, params, message] of cases) {
+      const reply = await c.call(method, params);
+      expect(reply.error, method).toMatchObject({ code: -32602, message, data: { car_code: "invalid_params" } });
+    }
+    // Nothing ran: the refused state.set stored nothing, the refused submit recorded no event.
+    expect(await c.result("state.keys")).toEqual([]);
+    expect(await c.result("events.query", { kinds: ["proposal_received"] })).toMatchObject({ count: 0 });
+  });
+
+  it("answers server.schema from the same declarations, with the digest of its canonical text, before any handshake", async () => {
+    const agent = await connect("bot");
+    const answer = await agent.result("server.schema");
+    expect(answer.digest_algorithm).toBe("sha256");
+    expect(answer.digest).toBe(
+      createHash("sha256")
+        .update(`${canonicalJson(answer.schema)}\n`)
+        .digest("hex"),
+    );
+    expect(Object.keys(answer.schema.methods).sort()).toEqual([...CONNECTION_METHODS, ...Object.keys(METHODS)].sort());
+    expect(answer.schema.methods["state.set"]).toEqual(JSON.parse(JSON.stringify(PROTOCOL["state.set"])));
+    expect(answer.schema.coverage).toEqual({ complete: true, rpc_results: { covered: Object.keys(answer.schema.methods).sort(), uncovered: [] } });
+    expect(answer.schema.definitions.ProposalResult.title ?? answer.schema.definitions.ProposalResult.$id).toBeDefined();
+    expect(answer.schema.server_requests["tools.execute"].params.required).toContain("request_id");
+  });
+
+  it("answers with results that match the declared result schemas", async () => {
+    const c = await connect();
+    c.handle("tools.execute", () => ({ result: { ok: true } }));
+    const calls: [keyof typeof PROTOCOL, unknown][] = [
+      ["server.handshake", { protocol_version: 3 }],
+      ["session.init", { client_id: "t", tools: [{ name: "echo" }] }],
+      ["tools.register", [{ name: "echo2" }]],
+      ["tools.list", {}],
+      ["state.set", { key: "k", value: 1 }],
+      ["state.get", { key: "k" }],
+      ["state.keys", {}],
+      ["state.exists", { key: "k" }],
+      ["policy.register", { name: "no-rm", rule: "deny_tool", target: "rm" }],
+      ["policy.list", {}],
+      ["proposal.submit", { proposal: { id: "p", actions: [{ id: "a", type: "tool_call", tool: "echo" }] } }],
+      ["verify", { proposal: { id: "v", actions: [] } }],
+      ["simulate", { proposal: { id: "s", actions: [] } }],
+      ["events.count", {}],
+      ["events.query", { limit: 2 }],
+      ["events.chain.verify", {}],
+      ["permission.get_tier", {}],
+      ["agent_permissions.get", {}],
+      ["capabilities.list", {}],
+      ["server.schema", {}],
+      ["tools.unregister", { name: "echo2" }],
+    ];
+    for (const [method, params] of calls) {
+      const result = await c.result(method, params);
+      const check = compileSchema(PROTOCOL[method].result as unknown as JsonObject)(result);
+      expect(check, `${method} answered ${JSON.stringify(result).slice(0, 200)}`).toEqual({ ok: true });
+    }
   });
 
   it("refuses every operator method on an agent's connection with -32001, changing nothing", async () => {

@@ -42,7 +42,9 @@ Limits (docs/operating.md in @car/server):
 ${LIMITS_USAGE}
 
 Environment:
-  CAR_HOME          State directory (absolute); the token is written to $CAR_HOME/auth-token [default: ~/.car]
+  CAR_HOME          State directory (absolute); the token is written to $CAR_HOME/auth-token.<port>, and to
+                    $CAR_HOME/auth-token unless another running server holds it [default: ~/.car]
+  CAR_AUTH_TOKEN    The token to use when --token is not given
   CAR_TOOL_TIMEOUT  Seconds to wait on a tools.execute callback when the action declares no timeout_ms [default: ${DEFAULT_TOOL_TIMEOUT_MS / 1000}]
   CAR_HANDLER_TIMEOUT  Seconds a request's handler may run before it is answered -32004 (proposal.submit: from its budgets) [default: 1800]
 `;
@@ -106,6 +108,18 @@ const SPECS = {
   "log-format": { type: "string" },
 } as const satisfies OptionSpecs;
 
+/**
+ * `CAR_AUTH_TOKEN`: the token to use when no `--token` is given (the
+ * reference's server-side override). Unset or empty means none; a value of
+ * only whitespace is refused rather than read as "no token".
+ */
+function envToken(env: NodeJS.ProcessEnv): string | undefined {
+  const value = env["CAR_AUTH_TOKEN"];
+  if (value === undefined || value === "") return undefined;
+  if (value.trim() === "") throw usageError("CAR_AUTH_TOKEN is only whitespace: unset it, or set it to the token");
+  return value.trim();
+}
+
 function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   const { positionals, options: o } = parseArgs(args, SPECS);
   if (o.help === true) return { help: true };
@@ -119,9 +133,9 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     options.port = port;
   }
   if (o.auth === false || env["CAR_NO_AUTH"] === "1") options.auth = false;
-  const token = o.token ?? o["auth-token"];
+  const token = o.token ?? o["auth-token"] ?? envToken(env);
   if (token !== undefined) {
-    if (options.auth === false) throw usageError("--token and --no-auth contradict each other");
+    if (options.auth === false) throw usageError(`${(o.token ?? o["auth-token"]) ? "--token" : "CAR_AUTH_TOKEN"} and --no-auth contradict each other`);
     options.token = token;
   }
   if (o["require-auth"] === true) warnings.push("--require-auth is deprecated and has no effect: auth is on by default");

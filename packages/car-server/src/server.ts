@@ -11,7 +11,7 @@ import { CarError, systemClock } from "@car/ir";
 import type { PermissionTier } from "@car/policy";
 import { WebSocketServer } from "ws";
 import { resolveCarHome } from "./car-home.ts";
-import { agentKeyOf, generateToken, HOST_TOKEN_FILE, removeTokenFile, writeTokenFile } from "./auth.ts";
+import { agentKeyOf, generateToken, HOST_TOKEN_FILE, removeTokenFile, writeTokenFiles } from "./auth.ts";
 import { InMemoryRunStore } from "@car/engine";
 import { RunHub, type RunHubOptions } from "./runs/run-hub.ts";
 import { Connection } from "./connection.ts";
@@ -50,7 +50,7 @@ export interface ServerOptions {
   token?: string;
   /** The state directory the token file is written to (default `CAR_HOME` or `~/.car`). */
   carHome?: string;
-  /** Write the token to `<carHome>/auth-token` (default true when auth is on). */
+  /** Write the token to `<carHome>/auth-token.<port>`, and to `<carHome>/auth-token` unless another running server holds it (default true when auth is on). */
   writeTokenFile?: boolean;
   /** Callback wait for actions without `timeout_ms`. */
   toolTimeoutMs?: number;
@@ -98,7 +98,7 @@ export interface RunningServer {
   port: number;
   /** The token clients must present, or undefined with auth off. */
   token: string | undefined;
-  /** Where the token was written, if it was. */
+  /** Where the token was written, if it was: `auth-token` when this server holds it, else its own `auth-token.<port>`. */
   tokenFile: string | undefined;
   /** The per-launch host token (`session.auth { host_token }`: the host-management role), never served over the socket. */
   hostToken: string;
@@ -207,9 +207,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw listenError(err as NodeJS.ErrnoException, host, port);
   }
   // Only now, listening: a server that fails to start never replaces the token of one that is running.
-  const tokenFile = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, token) : undefined;
-  const hostTokenFile = (options.writeTokenFile ?? true) ? await writeTokenFile(carHome, hostToken, HOST_TOKEN_FILE) : undefined;
   const address = http.address() as AddressInfo;
+  const tokenFiles = token !== undefined && (options.writeTokenFile ?? true) ? await writeTokenFiles(carHome, address.port, token) : [];
+  const hostTokenFiles = (options.writeTokenFile ?? true) ? await writeTokenFiles(carHome, address.port, hostToken, HOST_TOKEN_FILE) : [];
   const urlHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
   let closing: Promise<void> | undefined;
@@ -230,8 +230,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     wss.close();
     // Runs whose producers are gone or going end as Incomplete now, while the store is still open.
     await runs.close();
-    if (tokenFile !== undefined && token !== undefined) await removeTokenFile(tokenFile, token);
-    if (hostTokenFile !== undefined) await removeTokenFile(hostTokenFile, hostToken);
+    if (token !== undefined) for (const file of tokenFiles) await removeTokenFile(file, token);
+    for (const file of hostTokenFiles) await removeTokenFile(file, hostToken);
     http.closeAllConnections();
     await httpClosed;
     serverLog.shutdown("done");
@@ -242,9 +242,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     host: address.address,
     port: address.port,
     token,
-    tokenFile,
+    tokenFile: tokenFiles[0],
     hostToken,
-    hostTokenFile,
+    hostTokenFile: hostTokenFiles[0],
     connections: () => connections.size,
     close(closeOptions = {}) {
       const graceMs = closeOptions.graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;

@@ -1,19 +1,20 @@
 /**
- * A small real `ws` client for the server's tests: matches responses to
- * requests by id, answers server→client requests with registered handlers,
- * and records notifications, so a test reads like the protocol it checks.
+ * The server tests' client: `@car/client`'s CarClient (the repository's one
+ * JSON-RPC client) with what a protocol test needs beside it — every frame
+ * received, in order; calls answered as response frames rather than thrown;
+ * raw frames; server requests left unanswered unless the test handles them.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import WebSocket from "ws";
+import type WebSocket from "ws";
+import { CarClient, CarRpcError, NO_ANSWER, ReplyError } from "@car/client";
 import type { ServeIo } from "../src/serve-command.ts";
 import { startServer, type RunningServer } from "../src/server.ts";
 
 export interface ResponseFrame {
   jsonrpc: "2.0";
-  id: string | number | null;
   result?: unknown;
   error?: { code: number; message: string; data?: unknown };
 }
@@ -39,25 +40,23 @@ export const slowProposal = {
 };
 
 export class TestClient {
-  private seq = 0;
-  private readonly waiting = new Map<string | number, (frame: ResponseFrame) => void>();
-  private readonly handlers = new Map<string, (params: any, frame: RequestFrame) => Answer | Promise<Answer>>();
   private readonly watchers: { test: (frame: any) => boolean; resolve: (frame: any) => void }[] = [];
   /** Every frame received, in order. */
   readonly frames: any[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
 
-  private constructor(readonly socket: WebSocket) {
-    this.closed = new Promise((resolve) => socket.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
-    socket.on("message", (data) => void this.onMessage(JSON.parse(data.toString())));
+  private constructor(readonly client: CarClient) {
+    this.closed = client.closed;
+    client.onFrame((frame) => this.onFrame(frame));
   }
 
-  static connect(url: string, options?: WebSocket.ClientOptions): Promise<TestClient> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, options);
-      socket.once("open", () => resolve(new TestClient(socket)));
-      socket.once("error", reject);
-    });
+  /** The underlying socket (to terminate it, or to read its state). */
+  get socket(): WebSocket {
+    return this.client.socket;
+  }
+
+  static async connect(url: string, options?: WebSocket.ClientOptions): Promise<TestClient> {
+    return new TestClient(await CarClient.open(url, { unhandledRequests: "ignore", ...(options === undefined ? {} : { ws: options }) }));
   }
 
   /** Connects and authenticates with `token` (skipped when undefined). */
@@ -70,11 +69,19 @@ export class TestClient {
     return client;
   }
 
+  /**
+   * Calls and answers with the response frame: `{ result }` or `{ error }`.
+   * A call the connection's end leaves unanswered stays pending, as on a raw
+   * socket: the tests that close connections await `closed`, not their calls.
+   */
   call(method: string, params?: unknown): Promise<ResponseFrame> {
-    const id = ++this.seq;
-    const reply = new Promise<ResponseFrame>((resolve) => this.waiting.set(id, resolve));
-    this.send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
-    return reply;
+    return this.client.request(method, params).then(
+      (result): ResponseFrame => ({ jsonrpc: "2.0", result }),
+      (err: unknown): ResponseFrame | Promise<ResponseFrame> => {
+        if (err instanceof CarRpcError) return { jsonrpc: "2.0", error: err.toRpcError() };
+        return new Promise<ResponseFrame>(() => {});
+      },
+    );
   }
 
   /** Calls and returns the result, failing the test on an error response. */
@@ -85,16 +92,21 @@ export class TestClient {
   }
 
   send(frame: unknown): void {
-    this.sendRaw(JSON.stringify(frame));
+    this.client.send(frame);
   }
 
   sendRaw(text: string): void {
-    this.socket.send(text);
+    this.client.sendRaw(text);
   }
 
   /** Answers every server→client request for `method`; returning undefined leaves it unanswered. */
   handle(method: string, handler: (params: any, frame: RequestFrame) => Answer | Promise<Answer>): void {
-    this.handlers.set(method, handler);
+    this.client.onRequest(method, async (params, ctx) => {
+      const answer = await handler(params, { jsonrpc: "2.0", id: ctx.id, method, params });
+      if (answer === undefined) return NO_ANSWER;
+      if ("error" in answer) throw new ReplyError(answer.error.code, answer.error.message, answer.error.data as never);
+      return answer.result as never;
+    });
   }
 
   /** The next frame (already received or future) that satisfies `test`. */
@@ -113,7 +125,7 @@ export class TestClient {
     return this.closed;
   }
 
-  private async onMessage(frame: any): Promise<void> {
+  private onFrame(frame: any): void {
     this.frames.push(frame);
     for (const w of [...this.watchers]) {
       if (w.test(frame)) {
@@ -121,16 +133,6 @@ export class TestClient {
         w.resolve(frame);
       }
     }
-    if (!Array.isArray(frame) && frame.method === undefined && this.waiting.has(frame.id)) {
-      const resolve = this.waiting.get(frame.id)!;
-      this.waiting.delete(frame.id);
-      resolve(frame);
-      return;
-    }
-    const handler = frame.method !== undefined && frame.id !== undefined ? this.handlers.get(frame.method) : undefined;
-    if (handler === undefined) return;
-    const answer = await handler(frame.params, frame);
-    if (answer !== undefined && this.socket.readyState === WebSocket.OPEN) this.send({ jsonrpc: "2.0", id: frame.id, ...answer });
   }
 }
 

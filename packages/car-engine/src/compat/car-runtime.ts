@@ -23,9 +23,10 @@ import type { SkillOptions } from "../skills/record-version.ts";
 import type { SkillStore } from "../skills/skill-store.ts";
 import type { DistilledSkillInput } from "../skills/types.ts";
 import { currentToolHandler } from "./tool-handler.ts";
+import { DaemonLink, type DaemonOptions } from "./daemon.ts";
 import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
 
-export interface CarRuntimeOptions extends RuntimeOptions {
+export interface CarRuntimeOptions extends RuntimeOptions, DaemonOptions {
   /** Where skills live; in memory unless given (e.g. a `JsonFileSkillStore`). */
   skills?: SkillStore;
   /**
@@ -51,19 +52,49 @@ export class CarRuntime {
   readonly skills: SkillStore;
   readonly #options: CarRuntimeOptions;
   readonly #descriptions = new Map<string, string>();
+  readonly #daemon: DaemonLink;
 
   constructor(options: CarRuntimeOptions = {}) {
     this.#options = options;
+    this.#daemon = new DaemonLink(options);
     this.runtime = new Runtime(options);
     this.skills = options.skills ?? new InMemorySkillStore();
   }
 
+  /** Closes the runtime and the daemon connection (a later daemon call reconnects). */
   async close(): Promise<void> {
+    await this.#daemon.close();
     await this.runtime.close();
   }
 
   async disconnect(): Promise<void> {
     await this.close();
+  }
+
+  // --- the daemon (`car serve`) ---------------------------------------------
+
+  /** Calls any method of the daemon by name, params and result as JSON text; an error answer is a `DaemonRpcError`. */
+  daemonCall(method: string, paramsJson: string): Promise<string> {
+    return this.#daemon.call(method, paramsJson);
+  }
+
+  /** The original's host-token twin of `daemonCall`: on `car serve` the same connection, whose operator role the server enforces. */
+  daemonCallHostManagement(method: string, paramsJson: string): Promise<string> {
+    return this.#daemon.call(method, paramsJson);
+  }
+
+  /** Answers the daemon's requests for `method` (e.g. `tools.execute`) with the handler's JSON. */
+  registerDaemonHandler(method: string, handler: (paramsJson: string) => Promise<string>): void {
+    this.#daemon.onRequest(method, handler);
+  }
+
+  registerDaemonNotificationHandler(method: string, handler: (paramsJson: string) => void): void {
+    this.#daemon.onNotification(method, handler);
+  }
+
+  /** `server.schema`: the daemon's wire schema and its digest, as JSON. */
+  serverSchema(): Promise<string> {
+    return this.#daemon.call("server.schema", "{}");
   }
 
   // --- tools & policies ---------------------------------------------------

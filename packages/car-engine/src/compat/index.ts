@@ -20,3 +20,4 @@ export {
 } from "./functions.ts";
 export { registerToolHandler, unregisterToolHandler, registerAgentRunner, type JsonCallback, type AgentRunner } from "./tool-handler.ts";
 export { TerminalToolError } from "../tools/terminal-tool-error.ts";
+export { DaemonRpcError, HostClient, protocolVersion, discoverToken, type DaemonOptions } from "./daemon.ts";

@@ -1,8 +1,9 @@
 /**
  * The one method table: one fragment per namespace, merged once. Every
- * entry declares its role and tenancy (method.ts); the dispatcher enforces
- * both, `capabilities.list` reports the roles, and method-table.test.ts
- * walks it.
+ * entry declares its role and tenancy (method.ts), and its params and
+ * result schema in `@car/client/protocol`; the dispatcher enforces all of
+ * it, `capabilities.list` reports the roles, `server.schema` the schemas,
+ * and method-table.test.ts walks it.
  */
 import { agentMethod, type MethodTable } from "../method.ts";
 import { agentPermissionMethods } from "./agent-permissions.ts";
@@ -24,6 +25,7 @@ import { runMethods } from "./runs.ts";
 import { policySessionMethods } from "./policy-sessions.ts";
 import { hostMethods } from "./host.ts";
 import { supervisionMethods } from "./supervision.ts";
+import { serverSchema } from "./schema.ts";
 
 export const METHODS: MethodTable = Object.freeze({
   ...handshakeMethods,
@@ -46,4 +48,5 @@ export const METHODS: MethodTable = Object.freeze({
   ...supervisionMethods,
   ...hostMethods,
   "capabilities.list": agentMethod(capabilitiesList(() => METHODS)),
+  "server.schema": agentMethod(serverSchema(() => METHODS)),
 });

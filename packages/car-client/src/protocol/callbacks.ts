@@ -1,0 +1,62 @@
+/**
+ * What the server sends the client: requests it waits on (`tools.execute`,
+ * `multi.run_agent`, `planner.propose`) and notifications (`tools.cancel`,
+ * `tools.stream.event`). A client answers a request under its own id.
+ */
+import { callback } from "./declaration.ts";
+import { anyObject, anyValue, integer, ir, object, optional, string } from "./schema.ts";
+
+export const serverRequests = {
+  "tools.execute": callback({
+    summary: "Run a tool the session registered: answer its output, or an error (`data.terminal: true` for a terminal failure).",
+    params: object(
+      {
+        tool: string,
+        params: anyObject,
+        action_id: string,
+        request_id: string,
+        attempt: integer,
+        timeout_ms: integer,
+        session_id: string,
+        traceparent: string,
+      },
+      ["tool", "params", "action_id", "request_id", "attempt"],
+    ),
+    result: anyValue,
+  }),
+  "multi.run_agent": callback({
+    summary: "Run one agent of a multi-agent pattern: answer its AgentOutput.",
+    params: object(
+      {
+        spec: ir("AgentSpec"),
+        task: string,
+        run_id: string,
+        call_id: string,
+        request_id: string,
+        step: anyValue,
+        original_task: string,
+        inputs: anyValue,
+        session_id: string,
+        timeout_ms: integer,
+      },
+      ["spec", "task", "request_id"],
+    ),
+    result: ir("AgentOutput"),
+  }),
+  "planner.propose": callback({
+    summary: "Propose plans for `planner.run`'s task (the server verifies, scores and runs the best).",
+    params: object({ task: string, request_id: string, session_id: string }, ["task", "request_id"]),
+    result: anyValue,
+  }),
+} as const;
+
+export const serverNotifications = {
+  "tools.cancel": callback({
+    summary: "The server gave up on a `tools.execute` call (its deadline, or the proposal was cancelled).",
+    params: object({ request_id: string, action_id: string, reason: optional("string") }, ["request_id"]),
+  }),
+  "tools.stream.event": callback({
+    summary: "A chunk from a detached tool call (after `tools.stream.subscribe`).",
+    params: ir("ToolStreamEvent"),
+  }),
+} as const;
