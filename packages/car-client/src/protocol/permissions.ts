@@ -18,8 +18,11 @@ const approvalParams = object({
   run_id: optional("string"),
   uses: optional("number"),
   ttl_secs: optional("number"),
+  /** Why the decision was made (kept with the record; bounded by the server). */
+  evidence: {},
 });
-const postures = object({ default: anyObject, agents: anyObject }, ["default", "agents"]);
+/** Every posture: the default per tier, each agent's per-tier overrides, and exact (agent, tool) overrides when any exist. */
+const postures = object({ default: anyObject, agents: anyObject, tool_overrides: anyObject }, ["default", "agents"]);
 
 export const permissionMethods = {
   "permission.evaluate": method({
@@ -81,5 +84,42 @@ export const permissionMethods = {
     summary: "The posture an agent has at a tier.",
     params: object({ agent_id: string, tier: string }, ["agent_id", "tier"]),
     result: object({ agent_id: string, tier: string, mode: string, has_override: boolean }, ["agent_id", "tier", "mode", "has_override"]),
+  }),
+  "agent_permissions.set_default": method({
+    role: "operator",
+    summary: "Sets the default posture: a preset (cautious, balanced, trusting) for every tier, or one tier's mode.",
+    params: object({ preset: optional("string"), tier: optional("string"), mode: optional("string") }),
+    result: postures,
+  }),
+  "agent_permissions.set_tool": method({
+    role: "operator",
+    summary: "Sets an exact (agent, tool) override for every tier: deny or require_approval (needs permissions.agent-tool-overrides.v1).",
+    params: object({ agent_id: string, tool: string, mode: string }, ["agent_id", "tool", "mode"]),
+    result: postures,
+  }),
+  "agent_permissions.reset_tool": method({
+    role: "operator",
+    summary: "Removes an exact (agent, tool) override.",
+    params: object({ agent_id: string, tool: string }, ["agent_id", "tool"]),
+    result: postures,
+  }),
+  "agent_permissions.evaluate_tool": method({
+    role: "operator",
+    summary: "The posture an agent has for one tool at a tier, and where it comes from (needs permissions.agent-tool-overrides.v1).",
+    params: object({ agent_id: string, tool: string, tier: string }, ["agent_id", "tool", "tier"]),
+    result: object(
+      {
+        agent_id: string,
+        tool: string,
+        tier: string,
+        mode: string,
+        has_tool_override: boolean,
+        active: boolean,
+        schema_bound: boolean,
+        schema_digest_present: boolean,
+        authorization_source: { enum: ["agent_tool_override", "tier_posture"] },
+      },
+      ["agent_id", "tool", "tier", "mode", "has_tool_override", "active", "schema_bound", "schema_digest_present", "authorization_source"],
+    ),
   }),
 } as const;
