@@ -1,12 +1,31 @@
 /** The permission gate: `permission.*` (tiers and approvals) and `agent_permissions.*` (per-agent postures). */
 import { method } from "./declaration.ts";
-import { anyObject, boolean, ir, listOf, object, optional, string } from "./schema.ts";
+import { anyObject, boolean, ir, listOf, number, object, optional, string, stringList } from "./schema.ts";
 
 const proposal = ir("ActionProposalInput");
 const tierResult = object({ granted_tier: string }, ["granted_tier"]);
 const decision = object(
   { action_id: string, fingerprint: string, decision: string, required: string, reversibility: string, granted: string, reason: string },
   ["action_id", "fingerprint", "decision", "required"],
+);
+/** A proposal waiting for an approval: the operation's fingerprint and tiers, the tool and its parameter names (never a value), who asked. */
+const waiting = object(
+  {
+    id: string,
+    fingerprint: string,
+    required: string,
+    granted: string,
+    tool: string,
+    parameter_keys: stringList,
+    action_id: string,
+    proposal_id: string,
+    run_id: string,
+    session_id: { type: ["string", "null"] },
+    asked_by: string,
+    created_at: number,
+    deadline: number,
+  },
+  ["id", "fingerprint", "required", "granted", "parameter_keys", "action_id", "proposal_id", "asked_by", "created_at", "deadline"],
 );
 /** What an approval names: `{ fingerprint, required_tier }` or `{ action }`, and its scope. */
 const approvalParams = object({
@@ -33,9 +52,10 @@ export const permissionMethods = {
   }),
   "permission.pending": method({
     role: "agent",
-    summary: "The actions of a proposal that need an approval (`permission.evaluate`'s needs_approval rows).",
-    params: object({ proposal }, ["proposal"]),
-    result: object({ pending: listOf(decision) }, ["pending"]),
+    summary:
+      "With a proposal: its actions that need an approval (`permission.evaluate`'s needs_approval rows). Without: the proposals waiting for an approval (`wait_for_approval_ms`), oldest first; an agent sees only its own.",
+    params: object({ proposal }),
+    result: object({ pending: listOf({ anyOf: [decision, waiting] }) }, ["pending"]),
   }),
   "permission.approve": method({
     role: "operator",

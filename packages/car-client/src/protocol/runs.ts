@@ -19,14 +19,6 @@ const summary = object({ run_id: string, agent_id: string, intent: string, start
 /** A batch appended, or dropped (`dropped` says why: run_not_found, turn_too_large, …). */
 const appended = object({ run_id: string, base_index: integer, count: integer, ok: boolean, dropped: string }, ["run_id", "base_index", "count", "ok"]);
 const toolCall = object({ id: string, name: string, arguments: {} }, ["id", "name", "arguments"]);
-const turn = object({
-  prompt: optional("string"),
-  tool: optional("string"),
-  parameters: {},
-  output: {},
-  verifier_verdict: optional("string"),
-  policy_rejected: optional("boolean"),
-});
 
 export const runMethods = {
   "runs.start": method({
@@ -53,7 +45,9 @@ export const runMethods = {
   "runs.record_turns": method({
     role: "agent",
     summary: "Appends action turns the agent narrates to its run.",
-    params: object({ run_id: string, turns: listOf(turn) }, ["run_id", "turns"]),
+    // Checked by the handler, whose refusal quotes the documented shape `{ run_id, turns: [RunTurn] }` (1 to 256 turns of these fields).
+    // Each turn: { prompt?, tool?, parameters?, output?, verifier_verdict?, policy_rejected?, cli_outcome? }.
+    params: object({ run_id: {}, turns: {} }),
     result: appended,
   }),
   "runs.record_model_turn": method({

@@ -87,8 +87,8 @@ export const skillMethods = {
   "skills.repair": repair,
   "skills.ingest_provisional": method({
     role: "agent",
-    summary: "Puts distilled skills on trial as candidates (`<name>@cand`); answers how many.",
-    params: object({ skills: listOf(anyValue), tenant: { type: "null" } }, ["skills"]),
+    summary: "Puts distilled skills on trial as candidates (`<name>@cand`); answers how many. Skills are not tenant-scoped: a `tenant` is refused.",
+    params: object({ skills: listOf(anyValue) }, ["skills"]),
     result: object({ ingested: integer }, ["ingested"]),
   }),
   "skills.gate": method({
