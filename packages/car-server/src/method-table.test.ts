@@ -169,7 +169,30 @@ describe("the method table", () => {
       ["capabilities.list", {}],
       ["server.schema", {}],
       ["tools.unregister", { name: "echo2" }],
+      ["events.stats", {}],
+      ["events.truncate", {}],
+      ["metrics.alerts", { max_error_rate: 0.5, min_actions: 1 }],
+      ["session.policy.open", {}],
+      ["session.policy.close", { session_id: "none" }],
+      ["skills.gate", {}],
+      ["skill.meta", { key: "none" }],
+      ["skill.export", { key: "none" }],
+      ["runs.start", { intent: "check", agent_name: "result-check" }],
+      ["runs.get_trace", { run_id: "no-such-run" }],
+      ["supervision.pending", {}],
+      ["supervision.unsubscribe", {}],
+      ["host.unsubscribe", {}],
+      ["session.clear_halt", {}],
+      ["agent_permissions.evaluate", { agent_id: "bot", tier: "read_only" }],
     ];
+    const { session_id } = await c.result("session.policy.open");
+    // Calls scoped to a policy session answer `scope: { session_id }`, and a submit may name one.
+    calls.push(
+      ["policy.register", { name: "scoped", rule: "deny_tool", target: "rm", session_id }],
+      ["policy.list", { session_id }],
+      ["policy.unregister", { name: "scoped", session_id }],
+      ["proposal.submit", { proposal: { id: "q", actions: [] }, session_id, strict: true, scope: { tenantId: "acme" } }],
+    );
     for (const [method, params] of calls) {
       const result = await c.result(method, params);
       const check = compileSchema(PROTOCOL[method].result as unknown as JsonObject)(result);

@@ -1,6 +1,9 @@
-/** The audit log and its read-outs: `events.*`, `metrics.summary`. */
+/** The audit log and its read-outs: `events.*`, `metrics.summary`, `metrics.alerts`. */
 import { method } from "./declaration.ts";
-import { anyObject, integer, ir, listOf, object, optional, optionalListOf, string } from "./schema.ts";
+import { anyObject, integer, ir, listOf, number, object, optional, optionalListOf, string } from "./schema.ts";
+
+/** The log's size; `spans` is 0 (spans go to the OpenTelemetry collector, not the log). */
+const stats = object({ events: integer, spans: integer }, ["events", "spans"]);
 
 export const eventMethods = {
   "events.count": method({
@@ -47,6 +50,41 @@ export const eventMethods = {
     summary: "Calls, tokens and cost per agent, from the multi-agent runs in the log.",
     params: object({}),
     result: listOf(object({ agent: string, calls: integer, tokens_in: integer, tokens_out: integer, cost_usd: { type: "number" } }, ["agent"])),
+  }),
+  "events.stats": method({
+    role: "agent",
+    summary: "The log's size: `{ events, spans }`.",
+    params: object({}),
+    result: stats,
+  }),
+  "events.truncate": method({
+    role: "operator",
+    summary: "Keeps the newest `maxEvents` events (an omitted bound cuts nothing), leaving a signed checkpoint (database only).",
+    params: object({ maxEvents: optional("integer"), max_events: optional("integer"), maxSpans: optional("integer"), max_spans: optional("integer") }),
+    result: object({ removedEvents: integer, removedSpans: integer, stats }, ["removedEvents", "removedSpans", "stats"]),
+  }),
+  "events.clear": method({
+    role: "operator",
+    summary: "Drops every event, leaving a signed checkpoint that says so (database only).",
+    params: object({}),
+    result: object({ removed: integer, stats }, ["removed", "stats"]),
+  }),
+  "metrics.alerts": method({
+    role: "agent",
+    summary: "The metrics summary and the thresholds it trips (cost, error rate, latency; min_actions before rates count).",
+    params: object({
+      max_cost_usd: optional("number"),
+      max_error_rate: optional("number"),
+      max_avg_latency_ms: optional("number"),
+      min_actions: optional("integer"),
+    }),
+    result: object(
+      {
+        summary: anyObject,
+        alerts: listOf(object({ kind: string, message: string, observed: number, threshold: number }, ["kind", "message", "observed", "threshold"])),
+      },
+      ["summary", "alerts"],
+    ),
   }),
   "metrics.summary": method({
     role: "agent",

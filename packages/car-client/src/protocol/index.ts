@@ -8,10 +8,12 @@
  */
 import { eventMethods } from "./events.ts";
 import { multiMethods } from "./multi.ts";
+import { oversightMethods } from "./oversight.ts";
 import { permissionMethods } from "./permissions.ts";
 import { plannerMethods } from "./planner.ts";
 import { policyMethods } from "./policy.ts";
 import { proposalMethods } from "./proposal.ts";
+import { runMethods } from "./runs.ts";
 import { sessionMethods } from "./session.ts";
 import { skillMethods } from "./skills.ts";
 import { stateMethods } from "./state.ts";
@@ -28,6 +30,8 @@ export const PROTOCOL = Object.freeze({
   ...multiMethods,
   ...plannerMethods,
   ...skillMethods,
+  ...runMethods,
+  ...oversightMethods,
 });
 
 /** Where a new method's declaration goes (named in the method-table walk's failure message). */

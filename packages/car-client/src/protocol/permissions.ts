@@ -1,12 +1,31 @@
 /** The permission gate: `permission.*` (tiers and approvals) and `agent_permissions.*` (per-agent postures). */
 import { method } from "./declaration.ts";
-import { anyObject, boolean, ir, listOf, object, optional, string } from "./schema.ts";
+import { anyObject, boolean, ir, listOf, number, object, optional, string, stringList } from "./schema.ts";
 
 const proposal = ir("ActionProposalInput");
 const tierResult = object({ granted_tier: string }, ["granted_tier"]);
 const decision = object(
   { action_id: string, fingerprint: string, decision: string, required: string, reversibility: string, granted: string, reason: string },
   ["action_id", "fingerprint", "decision", "required"],
+);
+/** A proposal waiting for an approval: the operation's fingerprint and tiers, the tool and its parameter names (never a value), who asked. */
+const waiting = object(
+  {
+    id: string,
+    fingerprint: string,
+    required: string,
+    granted: string,
+    tool: string,
+    parameter_keys: stringList,
+    action_id: string,
+    proposal_id: string,
+    run_id: string,
+    session_id: { type: ["string", "null"] },
+    asked_by: string,
+    created_at: number,
+    deadline: number,
+  },
+  ["id", "fingerprint", "required", "granted", "parameter_keys", "action_id", "proposal_id", "asked_by", "created_at", "deadline"],
 );
 /** What an approval names: `{ fingerprint, required_tier }` or `{ action }`, and its scope. */
 const approvalParams = object({
@@ -18,8 +37,11 @@ const approvalParams = object({
   run_id: optional("string"),
   uses: optional("number"),
   ttl_secs: optional("number"),
+  /** Why the decision was made (kept with the record; bounded by the server). */
+  evidence: {},
 });
-const postures = object({ default: anyObject, agents: anyObject }, ["default", "agents"]);
+/** Every posture: the default per tier, each agent's per-tier overrides, and exact (agent, tool) overrides when any exist. */
+const postures = object({ default: anyObject, agents: anyObject, tool_overrides: anyObject }, ["default", "agents"]);
 
 export const permissionMethods = {
   "permission.evaluate": method({
@@ -30,9 +52,10 @@ export const permissionMethods = {
   }),
   "permission.pending": method({
     role: "agent",
-    summary: "The actions of a proposal that need an approval (`permission.evaluate`'s needs_approval rows).",
-    params: object({ proposal }, ["proposal"]),
-    result: object({ pending: listOf(decision) }, ["pending"]),
+    summary:
+      "With a proposal: its actions that need an approval (`permission.evaluate`'s needs_approval rows). Without: the proposals waiting for an approval (`wait_for_approval_ms`), oldest first; an agent sees only its own.",
+    params: object({ proposal }),
+    result: object({ pending: listOf({ anyOf: [decision, waiting] }) }, ["pending"]),
   }),
   "permission.approve": method({
     role: "operator",
@@ -81,5 +104,42 @@ export const permissionMethods = {
     summary: "The posture an agent has at a tier.",
     params: object({ agent_id: string, tier: string }, ["agent_id", "tier"]),
     result: object({ agent_id: string, tier: string, mode: string, has_override: boolean }, ["agent_id", "tier", "mode", "has_override"]),
+  }),
+  "agent_permissions.set_default": method({
+    role: "operator",
+    summary: "Sets the default posture: a preset (cautious, balanced, trusting) for every tier, or one tier's mode.",
+    params: object({ preset: optional("string"), tier: optional("string"), mode: optional("string") }),
+    result: postures,
+  }),
+  "agent_permissions.set_tool": method({
+    role: "operator",
+    summary: "Sets an exact (agent, tool) override for every tier: deny or require_approval (needs permissions.agent-tool-overrides.v1).",
+    params: object({ agent_id: string, tool: string, mode: string }, ["agent_id", "tool", "mode"]),
+    result: postures,
+  }),
+  "agent_permissions.reset_tool": method({
+    role: "operator",
+    summary: "Removes an exact (agent, tool) override.",
+    params: object({ agent_id: string, tool: string }, ["agent_id", "tool"]),
+    result: postures,
+  }),
+  "agent_permissions.evaluate_tool": method({
+    role: "operator",
+    summary: "The posture an agent has for one tool at a tier, and where it comes from (needs permissions.agent-tool-overrides.v1).",
+    params: object({ agent_id: string, tool: string, tier: string }, ["agent_id", "tool", "tier"]),
+    result: object(
+      {
+        agent_id: string,
+        tool: string,
+        tier: string,
+        mode: string,
+        has_tool_override: boolean,
+        active: boolean,
+        schema_bound: boolean,
+        schema_digest_present: boolean,
+        authorization_source: { enum: ["agent_tool_override", "tier_posture"] },
+      },
+      ["agent_id", "tool", "tier", "mode", "has_tool_override", "active", "schema_bound", "schema_digest_present", "authorization_source"],
+    ),
   }),
 } as const;

@@ -9,13 +9,29 @@ export const proposalMethods = {
   "proposal.submit": method({
     role: "agent",
     summary: "Executes a proposal; each tool_call is a `tools.execute` request back to this client.",
-    params: object({ proposal, rollback: oneOf(["state", "compensate"]), session_id: optional("string"), scope: anyValue }, ["proposal"]),
+    params: object(
+      {
+        proposal,
+        rollback: oneOf(["state", "compensate"]),
+        /** A policy session of this connection (`session.policy.open`) whose rules apply to this run too. */
+        session_id: optional("string"),
+        /** A RuntimeScope: only `tenantId` (or `tenant_id`) is enforced; any other field is refused. */
+        scope: { anyOf: [object({ tenantId: optional("string"), tenant_id: optional("string") }), { type: "null" }] },
+        /** Wait up to this long (1 ms to a day) for the approvals the proposal needs instead of being rejected. */
+        wait_for_approval_ms: optional("integer"),
+        /** A field the IR does not name is an invalid_proposal error instead of a kept extra. */
+        strict: optional("boolean"),
+      },
+      ["proposal"],
+    ),
     result: ir("ProposalResult"),
   }),
   verify: method({
     role: "agent",
     summary: "Static verification, with the session's trace rules checked against the orders the plan permits.",
-    params: object({ proposal, initial_state: optional("object"), state: optional("object"), max_actions: optional("number") }, ["proposal"]),
+    params: object({ proposal, initial_state: optional("object"), state: optional("object"), max_actions: optional("number"), strict: optional("boolean") }, [
+      "proposal",
+    ]),
     result: ir("VerificationResult"),
   }),
   simulate: method({

@@ -1,13 +1,13 @@
-/** Admission and discovery: `session.auth`, `server.handshake`, `session.init`, `capabilities.list`, `server.schema`. */
+/** Admission and discovery: `session.auth`, `server.handshake`, `session.init`, `capabilities.list`, `server.schema`, `session.policy.*`. */
 import { method } from "./declaration.ts";
 import { anyObject, boolean, integer, ir, listOf, number, object, optional, optionalListOf, string, stringList } from "./schema.ts";
 
 export const sessionMethods = {
   "session.auth": method({
     role: "agent",
-    summary: "Presents the server's token; must be a connection's first call when auth is on.",
-    params: object({ token: optional("string") }),
-    result: object({ ok: boolean, auth_enabled: boolean }, ["ok", "auth_enabled"]),
+    summary: "Presents the server's token (binding the connection to `agent_id`), or the host token for the host role; the first call when auth is on.",
+    params: object({ token: optional("string"), agent_id: optional("string"), host_token: optional("string") }),
+    result: object({ ok: boolean, auth_enabled: boolean, agent_id: string, role: { const: "host" } }, ["ok", "auth_enabled"]),
   }),
   "server.handshake": method({
     role: "agent",
@@ -55,5 +55,17 @@ export const sessionMethods = {
       "digest_algorithm",
       "car_version",
     ]),
+  }),
+  "session.policy.open": method({
+    role: "agent",
+    summary: "Opens a policy session on this connection: its id scopes policy.register/unregister/list and proposal.submit.",
+    params: object({}),
+    result: object({ session_id: string }, ["session_id"]),
+  }),
+  "session.policy.close": method({
+    role: "agent",
+    summary: "Closes a policy session of this connection, dropping its policies.",
+    params: object({ session_id: string }, ["session_id"]),
+    result: object({ closed: boolean }, ["closed"]),
   }),
 } as const;

@@ -1,6 +1,6 @@
 /** The skill library: `skill.*` / `skills.*` (ingest, find, report outcomes, distill, evolve, repair). */
 import { method } from "./declaration.ts";
-import { anyValue, integer, listOf, object, optional, optionalListOf, string } from "./schema.ts";
+import { anyValue, integer, listOf, object, optional, optionalListOf, string, stringList } from "./schema.ts";
 
 const ingest = method({
   role: "agent",
@@ -35,8 +35,8 @@ const find = method({
 });
 const report = method({
   role: "agent",
-  summary: "Records a skill's outcome (success or failure) and updates its stats.",
-  params: object({ skill_name: string, outcome: anyValue }, ["skill_name"]),
+  summary: 'Records a skill\'s outcome ("success", another outcome string for a failure, or a boolean) and updates its stats.',
+  params: object({ skill_name: string, outcome: { type: ["string", "boolean"] } }, ["skill_name", "outcome"]),
   result: anyValue,
 });
 const repair = method({
@@ -85,4 +85,44 @@ export const skillMethods = {
   }),
   "skill.repair": repair,
   "skills.repair": repair,
+  "skills.ingest_provisional": method({
+    role: "agent",
+    summary: "Puts distilled skills on trial as candidates (`<name>@cand`); answers how many. Skills are not tenant-scoped: a `tenant` is refused.",
+    params: object({ skills: listOf(anyValue) }, ["skills"]),
+    result: object({ ingested: integer }, ["ingested"]),
+  }),
+  "skills.gate": method({
+    role: "agent",
+    summary: "Promotes or rejects the candidates on their trial outcomes; takes no params.",
+    params: object({}),
+    result: object({ promoted: stringList, rejected: stringList }, ["promoted", "rejected"]),
+  }),
+  "skill.meta": method({
+    role: "agent",
+    summary: "A skill key's lifecycle (status, incumbent, version, lineage), or null.",
+    params: object({ key: string }, ["key"]),
+    result: {
+      anyOf: [
+        object({ key: string, status: string, incumbent: { type: ["string", "null"] }, version: integer, platform: string, domain: string }, [
+          "key",
+          "status",
+          "incumbent",
+          "version",
+        ]),
+        { type: "null" },
+      ],
+    },
+  }),
+  "skill.export": method({
+    role: "agent",
+    summary: "An active, validated skill as portable markdown, or null.",
+    params: object({ key: string }, ["key"]),
+    result: { type: ["string", "null"] },
+  }),
+  "skill.import": method({
+    role: "agent",
+    summary: "Imports a skill from `skill.export`'s markdown.",
+    params: object({ markdown: string }, ["markdown"]),
+    result: object({ imported: { const: true } }, ["imported"]),
+  }),
 } as const;
