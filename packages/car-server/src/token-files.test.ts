@@ -34,7 +34,7 @@ async function admits(url: string, file: string): Promise<boolean> {
 }
 
 describe("token files", () => {
-  it("gives two servers on one CAR_HOME a file each; the first keeps auth-token", async () => {
+  it("gives two servers on one CAR_HOME a file each, host tokens too; the first keeps auth-token and host-token", async () => {
     const first = await startServer({ port: 0, carHome });
     const second = await startServer({ port: 0, carHome });
     expect(first.tokenFile).toBe(join(carHome, "auth-token"));
@@ -45,9 +45,14 @@ describe("token files", () => {
     expect(await admits(first.url, "auth-token")).toBe(true);
     expect(await admits(second.url, `auth-token.${second.port}`)).toBe(true);
     await expect(CarClient.connect(second.url, { token: await read("auth-token") })).rejects.toMatchObject({ message: "auth failed: token mismatch" });
+    // The host tokens follow the same rule: the second server never takes the first one's host-token.
+    expect(first.hostTokenFile).toBe(join(carHome, "host-token"));
+    expect(second.hostTokenFile).toBe(join(carHome, `host-token.${second.port}`));
+    expect(await read("host-token")).toBe(first.hostToken);
+    expect(await read(`host-token.${second.port}`)).toBe(second.hostToken);
 
     await second.close({ graceMs: 0 });
-    expect((await readdir(carHome)).sort()).toEqual(["auth-token", `auth-token.${first.port}`].sort());
+    expect((await readdir(carHome)).sort()).toEqual(["auth-token", `auth-token.${first.port}`, "host-token", `host-token.${first.port}`].sort());
     expect(await read("auth-token")).toBe(first.token);
     await first.close({ graceMs: 0 });
     expect(await readdir(carHome)).toEqual([]);
