@@ -190,7 +190,8 @@ export class ActionPipeline implements ScheduledWork, CallListener {
     }
     const subject = params === action.parameters ? action : { ...action, parameters: params };
     // Admission judged the declared form; the approval gate is asked again only where references resolved to a new one.
-    const approval = this.#hasRefs[i] === 1 ? { schema: this.#schemaOf(action), admitted: this.#approvals.get(action.id), waiting: this.#approvalWait } : undefined;
+    const approval =
+      this.#hasRefs[i] === 1 ? { schema: this.#schemaOf(action), admitted: this.#approvals.get(action.id), waiting: this.#approvalWait } : undefined;
     const call = { action: subject, recordAs: action.id, run_id: this.#runId, state: this.#working, approval, wanted: this.#wanted };
     const verdict = gateCall(this.#env, call, this.#emit);
     if (!(verdict instanceof Promise)) return this.#afterGate(i, action, params, verdict);
