@@ -4,42 +4,24 @@
  * through, `--agent bot` does not apply to a run that is not bot's, and
  * `--ttl 1h` records an expiry an hour out.
  */
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordingWorkspace, type RecordingWorkspace } from "./recording-tools.ts";
 import { runCar } from "./run-car.ts";
 
-let root: string;
-let calls: string;
-const env = () => ({ CAR_HOME: join(root, "home") });
-
-const PROGRAM = `
-import { appendFileSync, readFileSync } from "node:fs";
-const call = JSON.parse(readFileSync(0, "utf8"));
-appendFileSync(process.argv[2], call.tool + "\\n");
-process.stdout.write(JSON.stringify({ ok: call.tool }));
-`;
+let ws: RecordingWorkspace;
+const env = () => ws.env();
 
 const send = { id: "s", type: "tool_call", tool: "send_email", parameters: { to: "ops@example.com" } };
 
-function proposal(name: string): string {
-  const file = join(root, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ id: name, actions: [send] }));
-  return file;
-}
-
-const fired = (): number => (existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n").length : 0);
+const proposal = (name: string): string => ws.proposal(name, [send]);
+const fired = (): number => ws.fired().length;
 
 beforeAll(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "car-approvals-scope-")));
-  calls = join(root, "calls.log");
-  writeFileSync(join(root, "tool.mjs"), PROGRAM);
-  writeFileSync(join(root, "tools.json"), JSON.stringify({ send_email: { command: [process.execPath, join(root, "tool.mjs"), calls] } }));
+  ws = recordingWorkspace("car-approvals-scope-", ["send_email"]);
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => ws.remove());
 
-const run = (file: string) => runCar(["run", file, "--tools", join(root, "tools.json"), "--policies", root], { env: env() });
+const run = (file: string) => runCar(["run", file, "--tools", ws.toolsFile, "--policies", ws.root], { env: env() });
 
 async function fingerprintOf(file: string): Promise<string> {
   const blocked = await run(file);

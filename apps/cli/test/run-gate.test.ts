@@ -6,49 +6,26 @@
  * run passes; `car approvals reject` makes it a denial; `--tier` moves the
  * standing tier.
  */
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordingWorkspace, type RecordingWorkspace } from "./recording-tools.ts";
 import { runCar } from "./run-car.ts";
 
-let root: string;
-let calls: string;
-const env = () => ({ CAR_HOME: join(root, "home") });
-
-/** Each call appends its tool's name to `calls.log`: the proof of what fired. */
-const PROGRAM = `
-import { appendFileSync, readFileSync } from "node:fs";
-const call = JSON.parse(readFileSync(0, "utf8"));
-appendFileSync(process.argv[2], call.tool + "\\n");
-process.stdout.write(JSON.stringify({ ok: call.tool }));
-`;
-
-function proposal(name: string, actions: unknown[]): string {
-  const file = join(root, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ id: name, actions }));
-  return file;
-}
-
-function fired(): string[] {
-  return existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n") : [];
-}
+let ws: RecordingWorkspace;
+const env = () => ws.env();
 
 const read = { id: "r", type: "tool_call", tool: "read_file", parameters: { path: "a.txt" } };
 const write = { id: "w", type: "tool_call", tool: "write_file", parameters: { path: "b.txt" }, dependencies: ["r"] };
 const send = { id: "s", type: "tool_call", tool: "send_email", parameters: { to: "ops@example.com" }, dependencies: ["w"] };
 
+const proposal = (name: string, actions: unknown[]): string => ws.proposal(name, actions);
+const fired = (): string[] => ws.fired();
+
 beforeAll(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "car-run-gate-")));
-  calls = join(root, "calls.log");
-  writeFileSync(join(root, "tool.mjs"), PROGRAM);
-  const program = { command: [process.execPath, join(root, "tool.mjs"), calls] };
-  writeFileSync(join(root, "tools.json"), JSON.stringify({ read_file: program, write_file: program, send_email: program }));
+  ws = recordingWorkspace("car-run-gate-", ["read_file", "write_file", "send_email"]);
 });
+afterAll(() => ws.remove());
 
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-const run = (file: string, ...extra: string[]) => runCar(["run", file, "--tools", join(root, "tools.json"), "--policies", root, ...extra], { env: env() });
+const run = (file: string, ...extra: string[]) => runCar(["run", file, "--tools", ws.toolsFile, "--policies", ws.root, ...extra], { env: env() });
 
 describe("car run under the approval gate", () => {
   it("rejects the whole proposal when its third action needs full_access, then runs everything once it is approved", async () => {
@@ -88,7 +65,7 @@ describe("car run under the approval gate", () => {
   }, 120_000);
 
   it("a recorded rejection denies the operation; --tier read_only gates a write; --agent applies its posture", async () => {
-    rmSync(calls, { force: true });
+    ws.clearFired();
     const file = proposal("mail", [{ ...send, parameters: { to: "all@example.com" }, dependencies: [] }]);
     const fingerprint = /fingerprint ([0-9a-f]{64})/.exec((await run(file)).stderr)![1]!;
     const rejected = await runCar(["approvals", "reject", fingerprint, "--by", "bob", "--reason", "not today"], { env: env() });

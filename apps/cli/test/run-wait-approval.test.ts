@@ -6,46 +6,25 @@
  * posture moves what an agent without one of its own gets.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAction } from "@car/ir";
 import { operationFingerprint } from "@car/policy";
+import { recordingWorkspace, type RecordingWorkspace } from "./recording-tools.ts";
 import { CAR_NODE_ARGS, runCar } from "./run-car.ts";
 
-let root: string;
-let calls: string;
-const env = () => ({ CAR_HOME: join(root, "home") });
+let ws: RecordingWorkspace;
+const env = () => ws.env();
 
-const PROGRAM = `
-import { appendFileSync, readFileSync } from "node:fs";
-const call = JSON.parse(readFileSync(0, "utf8"));
-appendFileSync(process.argv[2], call.tool + "\\n");
-process.stdout.write(JSON.stringify({ ok: call.tool }));
-`;
-
-function proposal(name: string, actions: unknown[]): string {
-  const file = join(root, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ id: name, actions }));
-  return file;
-}
-
-function fired(): string[] {
-  return existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n").filter(Boolean) : [];
-}
+const proposal = (name: string, actions: unknown[]): string => ws.proposal(name, actions);
+const fired = (): string[] => ws.fired();
 
 beforeAll(() => {
-  root = realpathSync(mkdtempSync(join(tmpdir(), "car-run-wait-")));
-  calls = join(root, "calls.log");
-  writeFileSync(join(root, "tool.mjs"), PROGRAM);
-  const program = { command: [process.execPath, join(root, "tool.mjs"), calls] };
-  writeFileSync(join(root, "tools.json"), JSON.stringify({ write_file: program, send_email: program }));
+  ws = recordingWorkspace("car-run-wait-", ["write_file", "send_email"]);
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => ws.remove());
 
 const run = (file: string, ...extra: string[]) =>
-  runCar(["run", file, "--tools", join(root, "tools.json"), "--policies", root, ...extra], { env: env(), timeoutMs: 90_000 });
+  runCar(["run", file, "--tools", ws.toolsFile, "--policies", ws.root, ...extra], { env: env(), timeoutMs: 90_000 });
 
 describe("car run --wait-for-approval", () => {
   it("waits, firing nothing, until car approvals approve in another process; the run then passes", async () => {
@@ -53,14 +32,10 @@ describe("car run --wait-for-approval", () => {
     const file = proposal("wait-send", [action]);
     // The operation's fingerprint, as the gate computes it (and as the waiting run prints it).
     const fingerprint = operationFingerprint(parseAction(action));
-    const child = spawn(
-      process.execPath,
-      [...CAR_NODE_ARGS, "run", file, "--tools", join(root, "tools.json"), "--policies", root, "--wait-for-approval", "60s"],
-      {
-        env: { ...process.env, NO_COLOR: "1", ...env() },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
+    const child = spawn(process.execPath, [...CAR_NODE_ARGS, "run", file, "--tools", ws.toolsFile, "--policies", ws.root, "--wait-for-approval", "60s"], {
+      env: { ...process.env, NO_COLOR: "1", ...env() },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));

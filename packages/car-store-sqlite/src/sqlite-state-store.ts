@@ -22,7 +22,7 @@ interface StateRow {
   version: number;
 }
 
-interface TransitionRow {
+export interface TransitionRow {
   key: string;
   mutation: string;
   previous_version: number;

@@ -73,7 +73,7 @@ import { SqliteEventLog } from "./sqlite-event-log.ts";
 import { SqlitePostureStore } from "./sqlite-posture-store.ts";
 import { SqliteRunStore } from "./sqlite-run-store.ts";
 import { removeThrough, retentionCut, storedCheckpoints, validateRetention } from "./sqlite-retention.ts";
-import { SqliteStateStore } from "./sqlite-state-store.ts";
+import { SqliteStateStore, type TransitionRow } from "./sqlite-state-store.ts";
 import type { StoreWriter } from "./store-writer.ts";
 
 export interface SqliteStoreOptions extends OpenOptions {
@@ -407,14 +407,9 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
 
   /** The tables verification checks against the log, as stored. */
   #storedTables(): StoredTables {
-    const transitions = this.#db.prepare("SELECT key, mutation, previous_version, version, proposal_id, action_id FROM transitions ORDER BY id").all() as {
-      key: string;
-      mutation: string;
-      previous_version: number;
-      version: number;
-      proposal_id: string | null;
-      action_id: string | null;
-    }[];
+    const transitions = this.#db
+      .prepare("SELECT key, mutation, previous_version, version, proposal_id, action_id FROM transitions ORDER BY id")
+      .all() as Omit<TransitionRow, "timestamp">[];
     return {
       approvals: this.approvals.rows(),
       postures: this.postures.rows(),
