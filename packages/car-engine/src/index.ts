@@ -4,7 +4,7 @@ export * from "./store/state-store.ts";
 export { InMemoryStateStore, type InMemoryStateStoreOptions } from "./store/in-memory-state-store.ts";
 export { WorkingState, type PendingMutation, type ReadRecord } from "./store/working-state.ts";
 export * from "./store/runtime-store.ts";
-export { borrowedStore } from "./store/borrowed-store.ts";
+export { borrowedStore } from "./durable/borrowed-store.ts";
 export * from "./events/event.ts";
 export { COMPENSATION_EVENTS, SESSION_TRACE_EVENT, type EventData } from "./events/event-kinds.ts";
 export * from "./events/event-log.ts";

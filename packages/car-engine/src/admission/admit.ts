@@ -31,7 +31,7 @@ import type { TransactionMode } from "@car/verify";
 import { EVENT_KINDS } from "../events/event-kinds.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import { supervise } from "../supervision/supervision-admission.ts";
+import { supervise } from "./supervision.ts";
 import type { Supervisor } from "../supervision/supervisor.ts";
 import type { Admission, AdmissionFinding } from "./admission.ts";
 import type { AdmissionGuard, AdmittedRun } from "./admission-guard.ts";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Runtime } from "../runtime.ts";
 import { borrowedStore } from "./borrowed-store.ts";
-import { inMemoryStore } from "./runtime-store.ts";
-import type { RuntimeStore } from "./runtime-store.ts";
+import { inMemoryStore } from "../store/runtime-store.ts";
+import type { RuntimeStore } from "../store/runtime-store.ts";
 
 describe("borrowedStore", () => {
   it("lets a runtime commit to the owner's store, and closing the runtime leaves the store open", async () => {

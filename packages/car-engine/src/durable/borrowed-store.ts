@@ -6,8 +6,8 @@
  * (postures, chain verification) stays visible, so what verifies the log
  * before acting on it (resuming a compensation) still does.
  */
-import { isAuditedStore } from "../durable/durable-store.ts";
-import type { RuntimeStore } from "./runtime-store.ts";
+import { isAuditedStore } from "./durable-store.ts";
+import type { RuntimeStore } from "../store/runtime-store.ts";
 
 export function borrowedStore(store: RuntimeStore): RuntimeStore {
   const view: RuntimeStore = {

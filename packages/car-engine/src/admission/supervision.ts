@@ -7,9 +7,9 @@
  */
 import type { JsonObject } from "@car/ir";
 import { EVENT_KINDS, type EventKind } from "../events/event-kinds.ts";
-import type { AdmissionFinding } from "../admission/admission.ts";
+import type { AdmissionFinding } from "./admission.ts";
 import type { Clock } from "@car/ir";
-import type { SupervisionRequest, Supervisor } from "./supervisor.ts";
+import type { SupervisionRequest, Supervisor } from "../supervision/supervisor.ts";
 
 export interface SupervisionOutcome {
   findings: AdmissionFinding[];
