@@ -3,7 +3,7 @@
  * tools, standing tier), the peer used to call back into the client, and the
  * ids it hands out. One client's tools and rules never reach another's. With
  * a server database, state, the event log, the approval ledger and postures
- * are the database's, shared by every session (README: "What sessions
+ * are the database's, shared by every session (docs/sessions.md: "What sessions
  * share"); without one the session's runtime keeps its own in memory.
  */
 import { join } from "node:path";
