@@ -5,7 +5,7 @@
  *
  * with both terms in [0, 1], defined here from what the runtime knows before
  * anything runs — verify's findings, the tools' history in the event log and
- * the target (the README's "Planner" section states the same rules):
+ * the target (docs/planner.md states the same rules):
  *
  * - success_likelihood is 0 for a proposal verify rejects. Otherwise it is the
  *   product, over tool calls, of the chance the call does not end the run: a
