@@ -3,7 +3,7 @@
  * file, or registered). Plain data shared by the two places that read it:
  * `@car/policy`'s TraceGate enforces a rule at dispatch, and `@car/verify`
  * reports a proposal whose dependency graph permits an order that breaks one.
- * The grammar and semantics are documented in `@car/policy`'s README.
+ * The grammar and semantics are documented in `@car/policy`'s docs/trace-rules.md.
  */
 
 /** How far back a rule looks: this proposal's dispatches, or the whole session's. */
