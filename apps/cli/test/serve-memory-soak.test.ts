@@ -22,11 +22,13 @@ const MIB = 1024 * 1024;
 /** Each answer is nearly as large as one tool output may be (8 MiB). */
 const BIG = "x".repeat(6 * MIB);
 /**
- * The bystander's bound. The goal is 2 s; on a 2-core machine shared with the clients this
- * measures 2.2 s, the time the server spends parsing and writing the routes' 6 MiB frames in
- * one turn of its loop. This bound keeps it from growing while that goal is open.
+ * The bystander's bound. The goal is 2 s (issue "one door", still open): alone on a quiet
+ * 2-core machine this measures 2.0 s, the time the server spends parsing and writing the
+ * routes' 6 MiB frames in one turn of its loop; in CI, with the other CLI test files running
+ * beside it on the same two cores, 3.0 s and 5.2 s on the same code. This bound catches a
+ * stall that grows (a route held for tens of seconds), not the open 2 s goal.
  */
-const BYSTANDER_BOUND_MS = 5_000;
+const BYSTANDER_BOUND_MS = 8_000;
 
 let home: string;
 let child: ChildProcess;
