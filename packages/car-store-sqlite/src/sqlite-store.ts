@@ -407,9 +407,10 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
 
   /** The tables verification checks against the log, as stored. */
   #storedTables(): StoredTables {
-    const transitions = this.#db
-      .prepare("SELECT key, mutation, previous_version, version, proposal_id, action_id FROM transitions ORDER BY id")
-      .all() as Omit<TransitionRow, "timestamp">[];
+    const transitions = this.#db.prepare("SELECT key, mutation, previous_version, version, proposal_id, action_id FROM transitions ORDER BY id").all() as Omit<
+      TransitionRow,
+      "timestamp"
+    >[];
     return {
       approvals: this.approvals.rows(),
       postures: this.postures.rows(),
