@@ -19,13 +19,13 @@
  * at the deadline (one deadline for the whole proposal). Nothing runs
  * before every action is decided.
  */
-import type { ActionProposal, JsonObject } from "@car/ir";
+import type { ActionProposal } from "@car/ir";
 import type { ApprovalDecision, ApprovalGate, TraceGate } from "@car/policy";
 import { EVENT_KINDS } from "../events/event-kinds.ts";
 import { decideOnRecord } from "../gates/approval-on-record.ts";
 import { gatedAction } from "../gates/gated-action.ts";
 import { heldAtAdmission } from "../gates/refusals.ts";
-import { type ApprovalWait, type WaitPlace, waitForDecision } from "../gates/approval-wait.ts";
+import { type ApprovalWait, decidedData, type WaitPlace, waitForDecision } from "../gates/approval-wait.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import { traceApproval } from "../trace/trace-steps.ts";
 import type { Admission, AdmissionFinding } from "./admission.ts";
@@ -65,7 +65,7 @@ export async function approvalFindings(
       const first = await gate.evaluate(action, schema, { run_id, spend: true, escalated: ctx.escalated });
       const again = () => gate.evaluate(action, schema, { run_id, spend: true, escalated: ctx.escalated });
       d = first.decision === "needs_approval" ? await waitForDecision(action, first, again, emit, place, ctx.wait, deadline, { stage: "admission" }) : first;
-      if (d === first && d.decision === "deny") emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d));
+      if (d === first && d.decision === "deny") emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d, { stage: "admission" }));
     } else {
       // With an approver the question is put now, before anything runs; without one the ledger answers.
       d = await decideOnRecord(gate, action, schema, emit, how);
@@ -79,11 +79,4 @@ export async function approvalFindings(
     findings.push({ index: i, message: heldAtAdmission(d), code: "approval_denied" });
   }
   return findings;
-}
-
-function decidedData(d: ApprovalDecision): JsonObject {
-  const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, stage: "admission" };
-  if (d.reason !== undefined) data["reason"] = d.reason;
-  if (d.record !== undefined) data["reviewer"] = d.record.reviewer;
-  return data;
 }

@@ -101,9 +101,14 @@ export async function decideWaiting(
   if (first.decision === "needs_approval") {
     return waitForDecision(subject, first, again, emit, waiting.place, waiting.wait, Date.now() + waiting.wait.timeoutMs, {});
   }
-  const data: JsonObject = { decision: first.decision, required: first.required, granted: first.granted, fingerprint: first.fingerprint };
-  if (first.reason !== undefined) data["reason"] = first.reason;
-  if (first.record !== undefined) data["reviewer"] = first.record.reviewer;
-  emit(EVENT_KINDS.approvalDecided, subject.id, data);
+  emit(EVENT_KINDS.approvalDecided, subject.id, decidedData(first, {}));
   return first;
+}
+
+/** An `approval_decided` event's data for a decision nobody waited on: the verdict, the tiers, and who recorded it. */
+export function decidedData(d: ApprovalDecision, context: JsonObject): JsonObject {
+  const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, ...context };
+  if (d.reason !== undefined) data["reason"] = d.reason;
+  if (d.record !== undefined) data["reviewer"] = d.record.reviewer;
+  return data;
 }
