@@ -121,6 +121,9 @@ async function start(value) {
   let client;
   try {
     client = await connect(url, (why) => {
+      // A socket closed before it was ever ours (a refused login) has already said why.
+      if (rpc !== client) return;
+      rpc = undefined;
       clearInterval(refresher);
       setStatus(why.message, "error");
     });

@@ -1,6 +1,6 @@
 /**
- * The operator console's HTTP side (`car serve --console`): the page's three
- * static files, shipped in the package's `console/` directory, and one run
+ * The operator console's HTTP side (`car serve --console`): the page's static
+ * files, shipped in the package's `console/` directory, and one run
  * report per proposal drawn from the audit log. Everything the page does
  * besides reading a report goes over the WebSocket, authenticated by
  * `session.auth` like any client's, so the console gets no power an
@@ -27,6 +27,7 @@ const ASSETS = {
   "/console/": { file: "index.html", type: "text/html; charset=utf-8" },
   "/console/console.js": { file: "console.js", type: "text/javascript; charset=utf-8" },
   "/console/console.css": { file: "console.css", type: "text/css; charset=utf-8" },
+  "/console/favicon.svg": { file: "favicon.svg", type: "image/svg+xml" },
 } as const;
 
 /** The CSP hash source of the run report's one stylesheet, so a framed report may use it and nothing else inline. */
