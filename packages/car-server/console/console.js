@@ -111,7 +111,7 @@ let reportTimer;
 /** Cards on screen by id, so a refresh keeps a reason being typed. */
 const intentCards = new Map();
 const approvalCards = new Map();
-/** Live runs by proposal id: `{ row, who, status, since, changes }`. */
+/** Live runs by proposal id: `{ row, cells, status, changes }`. */
 const runs = new Map();
 
 async function start(value) {
@@ -336,6 +336,8 @@ function onHostEvent(event) {
   const id = typeof event.proposal_id === "string" ? event.proposal_id : undefined;
   if (id !== undefined) {
     const run = runs.get(id) ?? newRun(id, event);
+    if (typeof event.agent_id === "string") run.cells.who.textContent = `agent:${event.agent_id}`;
+    else if (run.cells.who.textContent === "" && typeof event.session_id === "string") run.cells.who.textContent = event.session_id;
     if (event.kind === "status_changed") {
       // The first change is the run starting; the next one for the same proposal is its session releasing it.
       run.changes += 1;
@@ -355,7 +357,7 @@ function newRun(id, event) {
   open.addEventListener("click", () => void openReport(id));
   const cells = { who: el("td"), state: el("td", { className: "state" }), since: el("td", { text: when(event.at) }) };
   const row = el("tr", { attrs: { "data-proposal-id": id } }, el("td", {}, el("code", { text: id })), cells.who, cells.state, cells.since, el("td", {}, open));
-  const run = { row, cells, who: "", status: "", changes: 0 };
+  const run = { row, cells, status: "", changes: 0 };
   runs.set(id, run);
   $("runs").tBodies[0].prepend(row);
   return run;

@@ -76,6 +76,11 @@ async function openPage(address: string): Promise<Page> {
   return page;
 }
 
+/** The page's globals a test reads (this package type-checks without the DOM library). */
+interface PageGlobals {
+  getComputedStyle(element: unknown): { backgroundColor: string };
+}
+
 const email = (to: string) => ({ id: "s", type: "tool_call", tool: "send_email", parameters: { to, body: "quarterly numbers" } });
 
 describe("the console's HTTP side", () => {
@@ -93,6 +98,9 @@ describe("the console's HTTP side", () => {
     expect((await fetch(`${consoleUrl}report/anything`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
     expect((await fetch(`${consoleUrl}report/anything?token=${token}`)).status).toBe(401);
     expect((await fetch(`${consoleUrl}report/never-submitted`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
+    const bearer = { headers: { authorization: `Bearer ${token}` } };
+    expect((await fetch(`${consoleUrl}report/%E0%A4%A`, bearer)).status).toBe(400);
+    expect((await fetch(`${consoleUrl}report/${"p".repeat(257)}`, bearer)).status).toBe(400);
     expect((await fetch(`${consoleUrl}nothing-here`)).status).toBe(404);
     expect((await fetch(consoleUrl, { method: "POST" })).status).toBe(405);
   });
@@ -144,6 +152,7 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
     // The run was followed live (host events), and its timeline opens from its row.
     const row = page.locator('#runs tr[data-proposal-id="console-approve"]');
     await expect.poll(() => row.locator("td.state").textContent()).toBe("finished");
+    expect(await row.locator("td").nth(1).textContent()).toBe("agent:mailer");
     expect(await page.locator("#feed").textContent()).toContain("approval_resolved");
     await row.locator("button.timeline").click();
     const report = page.frameLocator("#report");
@@ -156,7 +165,7 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
     expect(await report.locator("tr[data-action-id='s'] td.approval").textContent()).toContain(`decided by ${reviewer}`);
     expect(await report.locator("tr[data-action-id='s'] td.status").textContent()).toBe("succeeded");
     // The framed report drew with its own stylesheet (allowed by hash): its swatches have their colours.
-    const swatch = await report.locator("i.swatch.approval").evaluate("(e) => getComputedStyle(e).backgroundColor");
+    const swatch = await report.locator("i.swatch.approval").evaluate((e) => (globalThis as unknown as PageGlobals).getComputedStyle(e).backgroundColor);
     expect(swatch).toBe("rgb(196, 181, 253)");
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
   }, 60_000);
@@ -220,5 +229,34 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
 
     await page.uncheck("#supervising");
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
+  }, 60_000);
+
+  it("escalates an intent from the page into an approval wait, which the page then approves", async () => {
+    const page = await openPage(link);
+    await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+    await page.fill("#filter-tools", "archive");
+    await page.check("#supervising");
+    await expect.poll(() => page.locator("#status").textContent()).toBe("connected · supervising");
+
+    const { car, called } = await agent("archiver");
+    await car.call("session.init", { client_id: "archiver", tools: [{ name: "archive" }] });
+    const submitted = car.call("proposal.submit", {
+      proposal: { id: "console-escalate", actions: [{ id: "a", type: "tool_call", tool: "archive", parameters: { path: "/srv/x" } }] },
+      wait_for_approval_ms: 20_000,
+    } as never);
+    const intent = page.locator('#intents li.card[data-proposal-id="console-escalate"]');
+    await intent.waitFor({ timeout: 10_000 });
+    await intent.locator("input.reason").fill("a human should look at this");
+    await intent.locator("button.escalate").click();
+    await intent.waitFor({ state: "detached" });
+    // Escalated, it needs a recorded approval whatever its tier: it waits, listed with the approvals.
+    const wait = page.locator('#approvals li.card[data-proposal-id="console-escalate"]');
+    await wait.waitFor({ timeout: 10_000 });
+    expect(called).toEqual([]);
+    await wait.locator("button.approve").click();
+    const result = (await submitted) as { results: { status: string }[] };
+    expect(result.results.map((r) => r.status)).toEqual(["succeeded"]);
+    expect(called).toEqual(["archive"]);
+    await page.uncheck("#supervising");
   }, 60_000);
 });
