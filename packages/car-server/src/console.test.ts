@@ -148,6 +148,12 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
     expect(result.results.map((r) => r.status)).toEqual(["succeeded"]);
     expect(called).toEqual(["send_email"]);
     await card.waitFor({ state: "detached" });
+    // The click approved that run only: the same call in another proposal needs its own approval.
+    const again = (await car.call("proposal.submit", { proposal: { id: "console-approve-again", actions: [email("a@example.com")] } } as never)) as {
+      results: { status: string }[];
+    };
+    expect(again.results.map((r) => r.status)).toEqual(["rejected"]);
+    expect(called).toEqual(["send_email"]);
 
     // The run was followed live (host events), and its timeline opens from its row.
     const row = page.locator('#runs tr[data-proposal-id="console-approve"]');
