@@ -63,8 +63,8 @@ const COMMON_HEADERS = {
 };
 
 export interface ConsoleOptions {
-  /** The server's token; undefined with auth off (loopback only), when a report needs none. */
-  token: string | undefined;
+  /** The server's token (the server refuses the console with auth off, so there always is one). */
+  token: string;
   /** The shared audit log reports are drawn from; undefined on a server without a database (`--db :memory:`). */
   events: StoredEventLog | undefined;
 }
@@ -115,9 +115,8 @@ async function report(req: IncomingMessage, res: ServerResponse, encodedId: stri
   res.end(req.method === "HEAD" ? undefined : runReportHtml(runTimeline(proposalId, events)));
 }
 
-/** With auth on, the exact token as a bearer credential; with auth off (loopback only) any request. */
-function authorized(req: IncomingMessage, token: string | undefined): boolean {
-  if (token === undefined) return true;
+/** The exact token as a bearer credential. */
+function authorized(req: IncomingMessage, token: string): boolean {
   const header = req.headers.authorization;
   const m = header === undefined ? null : /^Bearer ([^\s]+)$/.exec(header);
   return m !== null && tokensMatch(token, m[1]!);

@@ -118,6 +118,17 @@ describe("the console's HTTP side", () => {
       await plain.close({ graceMs: 0 });
     }
   });
+
+  it("is refused without a token: --console with --no-auth exits 2, startServer throws", async () => {
+    const io = recordingServeIo(carHome);
+    expect(await runServe(["--port", "0", "--no-auth", "--console"], io)).toBe(2);
+    expect(io.err[0]).toBe("car serve: --console needs the token: it cannot be combined with --no-auth (or CAR_NO_AUTH=1)");
+    expect(io.out).toEqual([]);
+    await expect(startServer({ port: 0, carHome, auth: false, console: true, writeTokenFile: false })).rejects.toMatchObject({
+      code: "invalid_params",
+      message: expect.stringContaining("--console cannot be combined with --no-auth"),
+    });
+  });
 });
 
 describe.skipIf(!haveChromium)("the operator console in Chromium", () => {

@@ -156,7 +156,10 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   if (o.db === "") throw usageError("--db must not be empty");
   if (o.tier !== undefined) options.standingTier = oneOf(o.tier, PERMISSION_TIERS, "--tier", "sandbox_edit");
   if (o["decision-timeout"] !== undefined) options.decisionTimeoutMs = parseDurationMs(o["decision-timeout"], "--decision-timeout");
-  if (o.console === true) options.console = true;
+  if (o.console === true) {
+    if (options.auth === false) throw usageError("--console needs the token: it cannot be combined with --no-auth (or CAR_NO_AUTH=1)");
+    options.console = true;
+  }
   const endpoint = o["otel-endpoint"];
   if (endpoint !== undefined && o.otel !== true) throw usageError("--otel-endpoint needs --otel");
   if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw usageError(`--otel-endpoint must be an http(s) URL, got '${endpoint}'`);
@@ -216,7 +219,7 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
     if (server.tokenFile !== undefined) io.stdout(`token file: ${server.tokenFile}`);
   }
   // The token rides in the fragment, which a browser never sends: it reaches the page, not a log.
-  if (server.consoleUrl !== undefined) io.stdout(`console: ${server.consoleUrl}${server.token !== undefined ? `#token=${server.token}` : ""}`);
+  if (server.consoleUrl !== undefined) io.stdout(`console: ${server.consoleUrl}#token=${server.token}`);
 
   await new Promise<void>((resolve) => {
     let signals = 0;

@@ -126,6 +126,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   if (!auth && !isLoopbackHost(host)) {
     throw new CarError("invalid_params", `auth can only be turned off on a loopback host, not on ${host}`, { host });
   }
+  // The console's whole security model is the token: without one, any page the operator's browser opens could drive it.
+  if (!auth && options.console === true) {
+    throw new CarError("invalid_params", "the operator console needs the token: --console cannot be combined with --no-auth");
+  }
   if (options.token !== undefined && options.token.trim() === "") {
     throw new CarError("invalid_params", "the token must not be empty");
   }
@@ -147,7 +151,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const oversight = createOversight(options.decisionTimeoutMs);
   let draining = false;
   const connections = new Set<Connection>();
-  const serveConsole = options.console === true ? await consoleHandler({ token, events: options.store?.events }) : undefined;
+  const serveConsole = options.console === true && token !== undefined ? await consoleHandler({ token, events: options.store?.events }) : undefined;
   const http = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://server.invalid").pathname;
     if (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`)) {
