@@ -146,7 +146,10 @@ async function start(value) {
 }
 
 async function refreshAll() {
-  await Promise.all([refreshIntents(), refreshApprovals()]);
+  // An open timeline of a run still going is redrawn too: its actions' events arrive between host events.
+  const open = openReportId === undefined ? undefined : runs.get(openReportId);
+  const live = open !== undefined && open.status !== "finished";
+  await Promise.all([refreshIntents(), refreshApprovals(), live ? openReport(openReportId) : undefined]);
 }
 
 /** Adds the cards of `items` not yet shown and drops those no longer listed. */

@@ -7,7 +7,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { request } from "node:http";
 import { CarClient } from "@car/client";
+import fc from "fast-check";
 import { haveChromium, launchChromium } from "@car/test-kit/chromium";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -50,6 +52,26 @@ afterAll(async () => {
   await stop();
   await rm(carHome, { recursive: true, force: true });
 });
+
+/** `text` as path bytes: printable ASCII kept as it is (a stray `%` too, so malformed escapes are sent), every other byte as `%XX`. */
+function rawPathOf(text: string): string {
+  return [...Buffer.from(text, "utf8")]
+    .map((b) => (b > 0x20 && b < 0x7f && b !== 0x23 && b !== 0x3f ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, "0")}`))
+    .join("");
+}
+
+/** A GET of exactly `path` (no client-side normalisation); resolves with the status. */
+function rawGet(path: string, headers: Record<string, string>): Promise<number> {
+  const { hostname, port } = new URL(consoleUrl);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, headers, method: "GET" }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
 
 /** An agent connection whose tool callback records every call. */
 async function agent(agentId: string): Promise<{ car: CarClient; called: string[] }> {
@@ -103,6 +125,19 @@ describe("the console's HTTP side", () => {
     expect((await fetch(`${consoleUrl}report/${"p".repeat(257)}`, bearer)).status).toBe(400);
     expect((await fetch(`${consoleUrl}nothing-here`)).status).toBe(404);
     expect((await fetch(consoleUrl, { method: "POST" })).status).toBe(405);
+  });
+
+  it("answers any path under /console with a definite status, never a server error (fast-check)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: "grapheme", maxLength: 300 }), fc.boolean(), async (text, withToken) => {
+        const headers: Record<string, string> = withToken ? { authorization: `Bearer ${token}` } : {};
+        // A raw path (not percent-encoded by a URL parser first), as a hostile client could send it.
+        const path = `/console/report/${rawPathOf(text)}`;
+        const status = await rawGet(path, headers);
+        expect(withToken ? [200, 400, 404] : [401]).toContain(status);
+      }),
+      { numRuns: 100 },
+    );
   });
 
   it("answers 404 under /console without --console, and the WebSocket path keeps its 426", async () => {
