@@ -256,6 +256,7 @@ async function applySupervision() {
   try {
     if (!$("supervising").checked) {
       await rpc.call("supervision.unsubscribe", {});
+      setStatus("connected", "on");
       return;
     }
     const filter = {};

@@ -280,6 +280,7 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
     await card.waitFor({ state: "detached" });
 
     await page.uncheck("#supervising");
+    await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
   }, 60_000);
 
