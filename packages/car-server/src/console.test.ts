@@ -103,6 +103,9 @@ interface PageGlobals {
   getComputedStyle(element: unknown): { backgroundColor: string };
 }
 
+/** How long a page may take to show what the server did (generous: CI machines are loaded). */
+const POLL = { timeout: 15_000 };
+
 const email = (to: string) => ({ id: "s", type: "tool_call", tool: "send_email", parameters: { to, body: "quarterly numbers" } });
 
 describe("the console's HTTP side", () => {
@@ -171,7 +174,7 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
     const { car, called } = await agent("mailer");
     await car.call("session.init", { client_id: "mailer", tools: [{ name: "send_email" }] });
     const page = await openPage(link);
-    await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+    await expect.poll(() => page.locator("#status").textContent(), POLL).toBe("connected");
     // The token is taken from the fragment once and wiped from the address bar.
     expect(page.url()).not.toContain(token);
 
@@ -180,7 +183,7 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
       wait_for_approval_ms: 20_000,
     } as never);
     const card = page.locator('#approvals li.card[data-proposal-id="console-approve"]');
-    await card.waitFor({ timeout: 10_000 });
+    await card.waitFor(POLL);
     const text = await card.textContent();
     expect(text).toContain("send_email");
     expect(text).toContain("keys: body, to");
@@ -203,13 +206,13 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
 
     // The run was followed live (host events), and its timeline opens from its row.
     const row = page.locator('#runs tr[data-proposal-id="console-approve"]');
-    await expect.poll(() => row.locator("td.state").textContent()).toBe("finished");
+    await expect.poll(() => row.locator("td.state").textContent(), POLL).toBe("finished");
     expect(await row.locator("td").nth(1).textContent()).toBe("agent:mailer");
     expect(await page.locator("#feed").textContent()).toContain("approval_resolved");
     await row.locator("button.timeline").click();
     const report = page.frameLocator("#report");
     const wait = report.locator("rect.wait.approval");
-    await wait.waitFor({ timeout: 10_000 });
+    await wait.waitFor(POLL);
     expect(await wait.getAttribute("data-decision")).toBe("allow");
     const reviewer = await wait.getAttribute("data-reviewer");
     expect(reviewer).toMatch(/^conn:/);
@@ -228,7 +231,7 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
     expect(await page.locator("#desk").isHidden()).toBe(true);
     await page.fill("#token", "not-the-token");
     await page.click("#login button[type=submit]");
-    await expect.poll(() => page.locator("#status").textContent()).toMatch(/^refused: auth failed/);
+    await expect.poll(() => page.locator("#status").textContent(), POLL).toMatch(/^refused: auth failed/);
     expect(await page.locator("#desk").isHidden()).toBe(true);
     expect(await page.locator("#approvals li").count()).toBe(0);
 
@@ -250,9 +253,9 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
 
   it("shows a supervision intent with a hostile tool name as text, and a deny from the page rejects the proposal", async () => {
     const page = await openPage(link);
-    await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+    await expect.poll(() => page.locator("#status").textContent(), POLL).toBe("connected");
     await page.check("#supervising");
-    await expect.poll(() => page.locator("#status").textContent()).toBe("connected · supervising");
+    await expect.poll(() => page.locator("#status").textContent(), POLL).toBe("connected · supervising");
 
     const hostile = `<img src=x onerror="window.__pwned=1">`;
     const { car, called } = await agent("sneaky");
@@ -261,7 +264,7 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
       proposal: { id: "console-deny", actions: [{ id: "x", type: "tool_call", tool: hostile, parameters: { [`<b>k</b>`]: "secret-value" } }] },
     } as never);
     const card = page.locator('#intents li.card[data-proposal-id="console-deny"]');
-    await card.waitFor({ timeout: 10_000 });
+    await card.waitFor(POLL);
     expect(await card.locator(".tool").textContent()).toBe(hostile);
     expect(await card.locator(".keys").textContent()).toBe(" · keys: <b>k</b>");
     expect(await card.textContent()).not.toContain("secret-value");
@@ -280,16 +283,16 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
     await card.waitFor({ state: "detached" });
 
     await page.uncheck("#supervising");
-    await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+    await expect.poll(() => page.locator("#status").textContent(), POLL).toBe("connected");
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
   }, 60_000);
 
   it("escalates an intent from the page into an approval wait, which the page then approves", async () => {
     const page = await openPage(link);
-    await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+    await expect.poll(() => page.locator("#status").textContent(), POLL).toBe("connected");
     await page.fill("#filter-tools", "archive");
     await page.check("#supervising");
-    await expect.poll(() => page.locator("#status").textContent()).toBe("connected · supervising");
+    await expect.poll(() => page.locator("#status").textContent(), POLL).toBe("connected · supervising");
 
     const { car, called } = await agent("archiver");
     await car.call("session.init", { client_id: "archiver", tools: [{ name: "archive" }] });
@@ -298,13 +301,13 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
       wait_for_approval_ms: 20_000,
     } as never);
     const intent = page.locator('#intents li.card[data-proposal-id="console-escalate"]');
-    await intent.waitFor({ timeout: 10_000 });
+    await intent.waitFor(POLL);
     await intent.locator("input.reason").fill("a human should look at this");
     await intent.locator("button.escalate").click();
     await intent.waitFor({ state: "detached" });
     // Escalated, it needs a recorded approval whatever its tier: it waits, listed with the approvals.
     const wait = page.locator('#approvals li.card[data-proposal-id="console-escalate"]');
-    await wait.waitFor({ timeout: 10_000 });
+    await wait.waitFor(POLL);
     expect(called).toEqual([]);
     await wait.locator("button.approve").click();
     const result = (await submitted) as { results: { status: string }[] };
