@@ -130,6 +130,12 @@ describe("the console's HTTP side", () => {
     expect((await fetch(consoleUrl, { method: "POST" })).status).toBe(405);
   });
 
+  it("ships a script that never parses a string as HTML or code", async () => {
+    const script = await (await fetch(`${consoleUrl}console.js`)).text();
+    expect(script).toContain("textContent");
+    expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setTimeout\(["'`]/);
+  });
+
   it("answers any path under /console with a definite status, never a server error (fast-check)", async () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: "grapheme", maxLength: 300 }), fc.boolean(), async (text, withToken) => {
