@@ -216,6 +216,8 @@ describe.skipIf(!haveChromium)("the operator console in Chromium", () => {
     expect(await row.locator("td").nth(1).textContent()).toBe("agent:mailer");
     expect(await page.locator("#feed").textContent()).toContain("approval_resolved");
     await row.locator("button.timeline").click();
+    // The report is framed with every sandbox restriction: it runs no script.
+    expect(await page.locator("#report").getAttribute("sandbox")).toBe("");
     const report = page.frameLocator("#report");
     const wait = report.locator("rect.wait.approval");
     await wait.waitFor(POLL);
