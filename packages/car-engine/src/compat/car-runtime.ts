@@ -6,9 +6,8 @@
  * events, detached tools, skills); see the package README for what is not.
  * Methods that were async in the original stay async here.
  */
-import { CarError, type JsonValue, type ToolSchemaInput } from "@car/ir";
+import { CarError, type JsonValue } from "@car/ir";
 import { costByAgent, metricsSummary } from "../events/metrics.ts";
-import type { EventQuery } from "../events/event.ts";
 import { Runtime, type RuntimeOptions } from "../runtime.ts";
 import { distillSkills } from "../skills/distill.ts";
 import { findSkill } from "../skills/find.ts";
@@ -24,7 +23,9 @@ import type { SkillStore } from "../skills/skill-store.ts";
 import type { DistilledSkillInput } from "../skills/types.ts";
 import { currentToolHandler } from "./tool-handler.ts";
 import { DaemonLink, type DaemonOptions } from "./daemon.ts";
-import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
+import { eventQueryArg } from "./event-query.ts";
+import { jsonArg, jsonResult, optionalStringArg, proposalArg } from "./json-args.ts";
+import { toolSchemaArg } from "./tool-schema-arg.ts";
 
 export interface CarRuntimeOptions extends RuntimeOptions, DaemonOptions {
   /** Where skills live; in memory unless given (e.g. a `JsonFileSkillStore`). */
@@ -98,24 +99,40 @@ export class CarRuntime {
   }
 
   // --- tools & policies ---------------------------------------------------
+  //
+  // The registration methods return promises, as the original's did, but
+  // check their arguments before returning one: code that calls them without
+  // `await` (cookbook 08 does) gets the CarError thrown at the call, not an
+  // unhandled rejection that ends the process.
 
-  async registerTool(name: string): Promise<void> {
+  registerTool(name: string): Promise<void> {
+    if (typeof name !== "string") throw new CarError("invalid_params", "registerTool takes a tool name (a string); use registerToolSchema for a schema");
     this.runtime.registerTool(name);
+    return Promise.resolve();
   }
 
-  async registerToolSchema(schemaJson: string): Promise<void> {
-    this.runtime.registerTool(jsonArg(schemaJson, "schemaJson") as ToolSchemaInput);
+  /** `schemaJson`: a ToolSchema as JSON; `"returns": null` declares no result schema, `source` is always `user_defined`. */
+  registerToolSchema(schemaJson: string): Promise<void> {
+    this.runtime.registerTool(toolSchemaArg(schemaJson));
+    return Promise.resolve();
   }
 
   async listTools(): Promise<string> {
     return jsonResult(this.runtime.listTools());
   }
 
-  async unregisterTool(name: string): Promise<number> {
-    return this.runtime.unregisterTool(name);
+  unregisterTool(name: string): Promise<number> {
+    if (typeof name !== "string") throw new CarError("invalid_params", "unregisterTool takes a tool name (a string)");
+    return Promise.resolve(this.runtime.unregisterTool(name));
   }
 
-  async registerPolicy(
+  /**
+   * The positional form `(name, rule, target?, key?, pattern?, valueJson?)`.
+   * `deny_tool_callback` needs a function, which this form cannot carry: it
+   * is refused here; register `{ name, rule: "callback", callback }` on
+   * `.runtime` instead.
+   */
+  registerPolicy(
     name: string,
     rule: string,
     target?: string | null,
@@ -126,13 +143,21 @@ export class CarRuntime {
   ): Promise<void> {
     if (sessionId !== undefined && sessionId !== null)
       throw new CarError("invalid_params", "session-scoped policies are not offered; register the policy globally");
+    if (rule === "deny_tool_callback")
+      throw new CarError(
+        "invalid_params",
+        `policy '${String(name)}' (deny_tool_callback) needs a JavaScript function, which registerPolicy's positional form cannot carry: ` +
+          "register { name, rule: 'callback', callback: (action, state) => reason | undefined } with rt.runtime.registerPolicy",
+      );
     this.runtime.registerPolicy(name, rule, target, key, pattern, valueJson);
     this.#descriptions.set(name, [rule, target, key, pattern].filter((p) => typeof p === "string" && p !== "").join(" "));
+    return Promise.resolve();
   }
 
-  async unregisterPolicy(name: string): Promise<number> {
+  unregisterPolicy(name: string): Promise<number> {
+    if (typeof name !== "string") throw new CarError("invalid_params", "unregisterPolicy takes a policy name (a string)");
     this.#descriptions.delete(name);
-    return this.runtime.unregisterPolicy(name);
+    return Promise.resolve(this.runtime.unregisterPolicy(name));
   }
 
   async listPolicies(): Promise<string> {
@@ -172,10 +197,16 @@ export class CarRuntime {
     return jsonResult(this.runtime.verifyProposal(proposalArg(proposalJson, "proposalJson")));
   }
 
-  /** Runs a proposal through the tool handler set with `registerToolHandler`. */
+  /**
+   * Runs a proposal through the tool handler set with `registerToolHandler`.
+   * Without one it fails up front, as the original does: nothing runs and
+   * nothing is recorded.
+   */
   async submitProposal(proposalJson: string, sessionId?: string | null): Promise<string> {
     const handler = currentToolHandler();
-    const result = await this.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), handler, { session_id: sessionId ?? null });
+    if (handler === undefined) throw new CarError("invalid_params", "submitProposal needs a tool handler: call registerToolHandler(handlerFn) first");
+    const session = optionalStringArg(sessionId, "sessionId");
+    const result = await this.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), handler, { session_id: session });
     return jsonResult(result);
   }
 
@@ -196,11 +227,13 @@ export class CarRuntime {
     return this.runtime.events.count();
   }
 
-  /** `queryJson`: `{ kinds?, proposal_id?, action_id?, since?, until?, data_matches?, limit? }`; most recent first. */
+  /**
+   * `queryJson`: `{ kinds?, actionId?, proposalId?, since?, until?, dataMatches?, limit? }`
+   * (see event-query.ts); answers `{ count, events }`, most recent first.
+   */
   async eventQuery(queryJson: string): Promise<string> {
-    const query = jsonArg(queryJson, "queryJson");
-    if (query === null || typeof query !== "object" || Array.isArray(query)) throw new CarError("invalid_params", "queryJson must be a JSON object");
-    return jsonResult(this.runtime.events.query({ order: "desc", ...(query as EventQuery) }));
+    const events = this.runtime.events.query(eventQueryArg(queryJson));
+    return jsonResult({ count: events.length, events });
   }
 
   async eventCostByAgent(): Promise<string> {

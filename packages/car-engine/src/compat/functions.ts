@@ -14,8 +14,8 @@ import type { BudgetLimits } from "../multi/budget.ts";
 import { runVote as vote } from "../multi/vote.ts";
 import { runTournament as tournament } from "../multi/tournament.ts";
 import { runSubtask as subtask } from "../multi/subtask.ts";
-import type { CarRuntime } from "./car-runtime.ts";
-import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
+import { CarRuntime } from "./car-runtime.ts";
+import { jsonArg, jsonResult, optionalStringArg, proposalArg } from "./json-args.ts";
 import { currentAgentRunner, type JsonCallback } from "./tool-handler.ts";
 
 /** Runs `proposalJson` on `rt`, dispatching every tool without a handler of its own to `toolFn`. */
@@ -26,8 +26,11 @@ export async function executeProposal(
   sessionId?: string | null,
   scopeJson?: string | null,
 ): Promise<string> {
+  if (!(rt instanceof CarRuntime)) throw new CarError("invalid_params", "executeProposal's first argument must be a CarRuntime from @car/engine/compat");
+  if (typeof toolFn !== "function") throw new CarError("invalid_params", "executeProposal takes a tool callback (callJson) => Promise<string>");
   if (scopeJson !== undefined && scopeJson !== null) throw new CarError("invalid_params", "per-call policy scopes (scopeJson) are not offered");
-  const result = await rt.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), (callJson) => toolFn(callJson), { session_id: sessionId ?? null });
+  const session = optionalStringArg(sessionId, "sessionId");
+  const result = await rt.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), (callJson) => toolFn(callJson), { session_id: session });
   return jsonResult(result);
 }
 

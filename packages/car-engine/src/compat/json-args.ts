@@ -29,3 +29,10 @@ export function proposalArg(text: unknown, what: string): ProposalInput {
 export function jsonResult(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
+
+/** An optional string argument (`undefined` or `null` leave it out); anything else is `invalid_params` naming it. */
+export function optionalStringArg(value: unknown, what: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") throw new CarError("invalid_params", `${what} must be a string or null, got ${Array.isArray(value) ? "array" : typeof value}`);
+  return value;
+}
