@@ -24,7 +24,7 @@ import type { DistilledSkillInput } from "../skills/types.ts";
 import { currentToolHandler } from "./tool-handler.ts";
 import { DaemonLink, type DaemonOptions } from "./daemon.ts";
 import { eventQueryArg } from "./event-query.ts";
-import { jsonArg, jsonResult, optionalStringArg, proposalArg } from "./json-args.ts";
+import { jsonArg, jsonResult, optionalNumberArg, optionalStringArg, proposalArg, stringArg, stringListArg } from "./json-args.ts";
 import { toolSchemaArg } from "./tool-schema-arg.ts";
 
 export interface CarRuntimeOptions extends RuntimeOptions, DaemonOptions {
@@ -168,17 +168,17 @@ export class CarRuntime {
 
   stateSet(key: string, valueJson: string, tenant?: string): void {
     noTenant(tenant);
-    this.runtime.state.set(key, jsonArg(valueJson, "valueJson") as JsonValue);
+    this.runtime.state.set(stringArg(key, "key"), jsonArg(valueJson, "valueJson") as JsonValue);
   }
 
   stateGet(key: string, tenant?: string): string {
     noTenant(tenant);
-    return jsonResult(this.runtime.state.get(key));
+    return jsonResult(this.runtime.state.get(stringArg(key, "key")));
   }
 
   stateExists(key: string, tenant?: string): boolean {
     noTenant(tenant);
-    return this.runtime.state.exists(key);
+    return this.runtime.state.exists(stringArg(key, "key"));
   }
 
   stateSnapshot(tenant?: string): string {
@@ -213,12 +213,12 @@ export class CarRuntime {
   // --- detached tools -----------------------------------------------------
 
   async toolPoll(handle: string): Promise<string | null> {
-    const result = this.runtime.toolPoll(handle);
+    const result = this.runtime.toolPoll(stringArg(handle, "handle"));
     return result === null ? null : jsonResult(result);
   }
 
   async toolCancel(handle: string): Promise<boolean> {
-    return this.runtime.toolCancel(handle);
+    return this.runtime.toolCancel(stringArg(handle, "handle"));
   }
 
   // --- events -------------------------------------------------------------
@@ -257,24 +257,31 @@ export class CarRuntime {
     supersedesSkill?: string | null,
   ): Promise<number> {
     const skill: DistilledSkillInput = {
-      name,
-      code,
-      description,
-      domain: platform,
-      trigger: { persona, url_pattern: urlPattern, task_keywords: taskKeywords },
+      name: stringArg(name, "name"),
+      code: stringArg(code, "code"),
+      description: stringArg(description, "description"),
+      domain: stringArg(platform, "platform"),
+      trigger: {
+        persona: stringArg(persona, "persona"),
+        url_pattern: stringArg(urlPattern, "urlPattern"),
+        task_keywords: stringListArg(taskKeywords, "taskKeywords"),
+      },
       source: "manual",
     };
-    if (supersedesSkill !== undefined && supersedesSkill !== null && supersedesSkill !== name)
+    const supersedes = optionalStringArg(supersedesSkill, "supersedesSkill");
+    if (supersedes !== null && supersedes !== name)
       throw new CarError("invalid_params", "supersedesSkill must name the skill itself: a new version keeps its name");
     return ingestDistilledSkills(this.skills, [skill], this.#skillOptions());
   }
 
   findSkill(persona: string, url: string, task: string, maxResults?: number | null): string {
-    return jsonResult(findSkill(this.skills, { persona, url, task }, maxResults ?? 1));
+    const context = { persona: stringArg(persona, "persona"), url: stringArg(url, "url"), task: stringArg(task, "task") };
+    const max = optionalNumberArg(maxResults, "maxResults", (n) => Number.isSafeInteger(n) && n > 0, "a positive integer");
+    return jsonResult(findSkill(this.skills, context, max ?? 1));
   }
 
   reportOutcome(skillName: string, outcome: string): string {
-    return jsonResult(reportOutcome(this.skills, skillName, outcome as "success", this.#skillOptions()));
+    return jsonResult(reportOutcome(this.skills, stringArg(skillName, "skillName"), stringArg(outcome, "outcome") as "success", this.#skillOptions()));
   }
 
   async distillSkills(eventsJson: string): Promise<string> {
@@ -286,21 +293,23 @@ export class CarRuntime {
   }
 
   listSkills(domain?: string | null): string {
+    const only = optionalStringArg(domain, "domain");
     const all = this.skills.list();
-    return jsonResult(domain === undefined || domain === null ? all : all.filter((s) => s.domain === domain));
+    return jsonResult(only === null ? all : all.filter((s) => s.domain === only));
   }
 
   domainsNeedingEvolution(threshold?: number | null): string[] {
-    return threshold === undefined || threshold === null ? domainsNeedingEvolution(this.skills) : domainsNeedingEvolution(this.skills, threshold);
+    const below = optionalNumberArg(threshold, "threshold", (n) => n >= 0 && n <= 1, "a number from 0 to 1");
+    return below === null ? domainsNeedingEvolution(this.skills) : domainsNeedingEvolution(this.skills, below);
   }
 
   async evolveSkills(eventsJson: string, domain: string): Promise<string> {
     const events = jsonArg(eventsJson, "eventsJson") as unknown[];
-    return jsonResult(await evolveSkills(this.skills, domain, this.#options.evolver, { ...this.#skillOptions(), events }));
+    return jsonResult(await evolveSkills(this.skills, stringArg(domain, "domain"), this.#options.evolver, { ...this.#skillOptions(), events }));
   }
 
   async repairSkill(skillName: string): Promise<string | null> {
-    const skill = this.skills.get(skillName);
+    const skill = this.skills.get(stringArg(skillName, "skillName"));
     const events = skill === undefined ? [] : traceEventsFrom(this.runtime.events.query(), skill.domain);
     const repaired = await repairSkill(this.skills, skillName, this.#options.repairer, { ...this.#skillOptions(), events });
     // node-api.md: "Returns repaired code or null" (the new version is recorded too).
@@ -318,15 +327,15 @@ export class CarRuntime {
   }
 
   async skillMeta(key: string): Promise<string> {
-    return jsonResult(skillMeta(this.skills, key));
+    return jsonResult(skillMeta(this.skills, stringArg(key, "key")));
   }
 
   async exportSkill(key: string): Promise<string | null> {
-    return exportSkill(this.skills, key);
+    return exportSkill(this.skills, stringArg(key, "key"));
   }
 
   async importSkill(markdown: string): Promise<boolean> {
-    importSkill(this.skills, markdown, this.#skillOptions());
+    importSkill(this.skills, stringArg(markdown, "markdown"), this.#skillOptions());
     return true;
   }
 

@@ -15,7 +15,7 @@ import { runVote as vote } from "../multi/vote.ts";
 import { runTournament as tournament } from "../multi/tournament.ts";
 import { runSubtask as subtask } from "../multi/subtask.ts";
 import { CarRuntime } from "./car-runtime.ts";
-import { jsonArg, jsonResult, optionalStringArg, proposalArg } from "./json-args.ts";
+import { jsonArg, jsonResult, optionalNumberArg, optionalStringArg, proposalArg, stringArg, stringListArg } from "./json-args.ts";
 import { currentAgentRunner, type JsonCallback } from "./tool-handler.ts";
 
 /** Runs `proposalJson` on `rt`, dispatching every tool without a handler of its own to `toolFn`. */
@@ -43,10 +43,16 @@ export function verify(
 ): string {
   const options: VerifyOptions = {};
   if (initialStateJson !== undefined && initialStateJson !== null) options.state = jsonArg(initialStateJson, "initialStateJson") as JsonObject;
-  const tools: (string | ToolSchema)[] = [...(toolNames ?? [])];
-  if (toolSchemasJson !== undefined && toolSchemasJson !== null) tools.push(...(jsonArg(toolSchemasJson, "toolSchemasJson") as ToolSchema[]));
-  if ((toolNames !== undefined && toolNames !== null) || tools.length > 0) options.tools = tools;
-  if (maxActions !== undefined && maxActions !== null) options.maxActions = maxActions;
+  const names = toolNames === undefined || toolNames === null ? null : stringListArg(toolNames, "toolNames");
+  const tools: (string | ToolSchema)[] = [...(names ?? [])];
+  if (toolSchemasJson !== undefined && toolSchemasJson !== null) {
+    const schemas = jsonArg(toolSchemasJson, "toolSchemasJson");
+    if (!Array.isArray(schemas)) throw new CarError("invalid_params", "toolSchemasJson must be a JSON array of tool schemas");
+    tools.push(...(schemas as ToolSchema[]));
+  }
+  if (names !== null || tools.length > 0) options.tools = tools;
+  const max = optionalNumberArg(maxActions, "maxActions", (n) => Number.isSafeInteger(n) && n > 0, "a positive integer");
+  if (max !== null) options.maxActions = max;
   return jsonResult(verifyOf(proposalArg(proposalJson, "proposalJson"), options));
 }
 
@@ -96,18 +102,26 @@ function specOrNull(json: string | null | undefined, what: string): AgentSpec | 
 }
 
 export async function runPipeline(stages: string, task: string, budgetSpec?: string | null): Promise<string> {
-  return jsonResult(await pipeline(jsonArg(stages, "stages") as AgentSpec[], task, runnerAgent(), budgetOptions(budgetSpec)));
+  return jsonResult(await pipeline(jsonArg(stages, "stages") as AgentSpec[], stringArg(task, "task"), runnerAgent(), budgetOptions(budgetSpec)));
 }
 
 export async function runSwarm(mode: string, agents: string, task: string, synthesizerSpec?: string | null, budgetSpec?: string | null): Promise<string> {
   const options = { ...budgetOptions(budgetSpec), synthesizer: specOrNull(synthesizerSpec, "synthesizerSpec") };
-  return jsonResult(await swarm(mode as SwarmMode, jsonArg(agents, "agents") as AgentSpec[], task, runnerAgent(), options));
+  return jsonResult(
+    await swarm(stringArg(mode, "mode") as SwarmMode, jsonArg(agents, "agents") as AgentSpec[], stringArg(task, "task"), runnerAgent(), options),
+  );
 }
 
 export async function runSupervisor(workers: string, supervisorSpec: string, task: string, maxRounds: number, budgetSpec?: string | null): Promise<string> {
   const options = { ...budgetOptions(budgetSpec), max_rounds: maxRounds };
   return jsonResult(
-    await supervisor(jsonArg(workers, "workers") as AgentSpec[], jsonArg(supervisorSpec, "supervisor") as AgentSpec, task, runnerAgent(), options),
+    await supervisor(
+      jsonArg(workers, "workers") as AgentSpec[],
+      jsonArg(supervisorSpec, "supervisor") as AgentSpec,
+      stringArg(task, "task"),
+      runnerAgent(),
+      options,
+    ),
   );
 }
 
@@ -115,7 +129,7 @@ export async function runMapReduce(mapper: string, reducer: string, task: string
   const result = await mapReduce(
     jsonArg(mapper, "mapper") as AgentSpec,
     jsonArg(reducer, "reducer") as AgentSpec,
-    task,
+    stringArg(task, "task"),
     jsonArg(items, "items") as string[],
     runnerAgent(),
     budgetOptions(budgetSpec),
@@ -125,17 +139,23 @@ export async function runMapReduce(mapper: string, reducer: string, task: string
 
 export async function runVote(agents: string, task: string, synthesizerSpec?: string | null, budgetSpec?: string | null): Promise<string> {
   const options = { ...budgetOptions(budgetSpec), synthesizer: specOrNull(synthesizerSpec, "synthesizerSpec") };
-  return jsonResult(await vote(jsonArg(agents, "agents") as AgentSpec[], task, runnerAgent(), options));
+  return jsonResult(await vote(jsonArg(agents, "agents") as AgentSpec[], stringArg(task, "task"), runnerAgent(), options));
 }
 
 /** Ranks `competitors` by a single-elimination bracket, a fresh `judge` call per match. */
 export async function runTournament(competitors: string, judge: string, task: string, budgetSpec?: string | null): Promise<string> {
   return jsonResult(
-    await tournament(jsonArg(competitors, "competitors") as AgentSpec[], jsonArg(judge, "judge") as AgentSpec, task, runnerAgent(), budgetOptions(budgetSpec)),
+    await tournament(
+      jsonArg(competitors, "competitors") as AgentSpec[],
+      jsonArg(judge, "judge") as AgentSpec,
+      stringArg(task, "task"),
+      runnerAgent(),
+      budgetOptions(budgetSpec),
+    ),
   );
 }
 
 /** Runs `mainAgent` with the `spawn_subtask` tool: sub-agents get a subset of its tools, checked before and at execution. */
 export async function runSubtask(mainAgent: string, task: string, budgetSpec?: string | null): Promise<string> {
-  return jsonResult(await subtask(jsonArg(mainAgent, "mainAgent") as AgentSpec, task, runnerAgent(), budgetOptions(budgetSpec)));
+  return jsonResult(await subtask(jsonArg(mainAgent, "mainAgent") as AgentSpec, stringArg(task, "task"), runnerAgent(), budgetOptions(budgetSpec)));
 }
