@@ -274,10 +274,12 @@ export class CarRuntime {
     return ingestDistilledSkills(this.skills, [skill], this.#skillOptions());
   }
 
+  /** The best matches, best first, as JSON; `"null"` when nothing matches (node-api.md). */
   findSkill(persona: string, url: string, task: string, maxResults?: number | null): string {
     const context = { persona: stringArg(persona, "persona"), url: stringArg(url, "url"), task: stringArg(task, "task") };
     const max = optionalNumberArg(maxResults, "maxResults", (n) => Number.isSafeInteger(n) && n > 0, "a positive integer");
-    return jsonResult(findSkill(this.skills, context, max ?? 1));
+    const matches = findSkill(this.skills, context, max ?? 1);
+    return matches.length === 0 ? "null" : jsonResult(matches);
   }
 
   reportOutcome(skillName: string, outcome: string): string {
