@@ -16,7 +16,11 @@ import {
   equivalent,
   executeProposal,
   optimize,
+  clientVersion,
+  permissionClassify,
+  rankProposals,
   registerAgentRunner,
+  registerToolCancelHandler,
   registerToolHandler,
   runMapReduce,
   runPipeline,
@@ -26,11 +30,15 @@ import {
   runTournament,
   runVote,
   simulate,
+  unregisterToolCancelHandler,
   unregisterToolHandler,
   verify,
 } from "../src/compat/index.ts";
 
-afterEach(() => unregisterToolHandler());
+afterEach(() => {
+  unregisterToolHandler();
+  unregisterToolCancelHandler();
+});
 
 const echoHandler = async (callJson: string) => JSON.stringify({ echoed: JSON.parse(callJson).params });
 
@@ -185,6 +193,86 @@ describe("submitProposal without a tool handler", () => {
   });
 });
 
+describe("registerToolCancelHandler", () => {
+  const slow = (timeout_ms: number) => JSON.stringify({ actions: [{ id: "s", type: "tool_call", tool: "slow", timeout_ms }] });
+
+  it("is told the request_id of a call the engine gives up on, and not of one that finished", async () => {
+    const rt = new CarRuntime();
+    await rt.registerTool("slow");
+    const started: string[] = [];
+    const cancelled: string[] = [];
+    registerToolCancelHandler((requestId) => cancelled.push(requestId));
+    registerToolHandler(async (callJson) => {
+      started.push(JSON.parse(callJson).request_id);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return "{}";
+    });
+    const timedOut = JSON.parse(await rt.submitProposal(slow(20)));
+    expect(timedOut.results[0].status).toBe("failed");
+    expect(started).toHaveLength(1);
+    expect(cancelled).toEqual(started);
+    expect(started[0]).toMatch(/\S/);
+
+    const finished = JSON.parse(await rt.submitProposal(slow(5_000)));
+    expect(finished.results[0].status).toBe("succeeded");
+    expect(cancelled).toHaveLength(1);
+
+    // executeProposal's per-call callback reports too; after unregistering, nothing is told.
+    await executeProposal(rt, slow(20), async () => new Promise((resolve) => setTimeout(() => resolve("{}"), 300)));
+    expect(cancelled).toHaveLength(2);
+    unregisterToolCancelHandler();
+    await rt.submitProposal(slow(20));
+    expect(cancelled).toHaveLength(2);
+    expect(() => registerToolCancelHandler("nope" as never)).toThrow(/registerToolCancelHandler takes a function/);
+  });
+});
+
+describe("metricsAlerts, clientVersion, rankProposals, permissionClassify", () => {
+  it("metricsAlerts answers { summary, alerts } and refuses a threshold it cannot enforce", async () => {
+    const rt = await runtimeWithHistory();
+    const quiet = JSON.parse(await rt.metricsAlerts());
+    expect(quiet).toEqual({ summary: JSON.parse(await rt.metricsSummary()), alerts: [] });
+    const tripped = JSON.parse(await rt.metricsAlerts(JSON.stringify({ max_error_rate: 0.1, min_actions: 1 })));
+    expect(tripped.alerts.map((a: { kind: string }) => a.kind)).toEqual(["error_rate"]);
+    for (const bad of [{ max_goals_ungrounded: 1 }, { maxErrorRate: 0.1 }, { max_error_rate: 2 }, { min_actions: 0.5 }]) {
+      expect(isCarError(await rt.metricsAlerts(JSON.stringify(bad)).catch((e: unknown) => e), "invalid_params"), JSON.stringify(bad)).toBe(true);
+    }
+  });
+
+  it("clientVersion is this package's version", async () => {
+    const { version } = (await import("../package.json", { with: { type: "json" } })).default as { version: string };
+    expect(clientVersion()).toBe(version);
+  });
+
+  it("rankProposals ranks valid candidates first and keeps a broken one with its error", () => {
+    const valid = { id: "ok", actions: [{ id: "a", type: "tool_call", tool: "t" }] };
+    const unknownTool = { id: "unknown", actions: [{ id: "a", type: "tool_call", tool: "nope" }] };
+    const ranked = JSON.parse(rankProposals(JSON.stringify([{ actions: "x" }, unknownTool, valid]), ["t"], 0.5));
+    expect(ranked.map((r: { index: number }) => r.index)).toEqual([2, 1, 0]);
+    expect(ranked[0]).toMatchObject({ proposal: { id: "ok" }, score: { valid: true, target: { cost_weight: 0.5 } } });
+    expect(ranked[1].score.valid).toBe(false);
+    expect(ranked[2].error.code).toBe("invalid_proposal");
+    expect(() => rankProposals("[]", null, 2)).toThrow(/costWeight must be a number from 0 to 1/);
+  });
+
+  it("permissionClassify answers node-api.md's row shape", () => {
+    const rows = JSON.parse(
+      permissionClassify(
+        JSON.stringify({
+          actions: [
+            { id: "r", type: "tool_call", tool: "read_file", parameters: { path: "a" } },
+            { id: "x", type: "tool_call", tool: "shell", parameters: { command: "rm -rf /" } },
+          ],
+        }),
+      ),
+    );
+    expect(rows).toEqual([
+      { action_id: "r", tool: "read_file", required_tier: "read_only", reversibility: "reversible", missing_compensation: false },
+      { action_id: "x", tool: "shell", required_tier: "full_access", reversibility: "irreversible", missing_compensation: false },
+    ]);
+  });
+});
+
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 describe("registerPolicy('…', 'deny_tool_callback') without a function", () => {
@@ -248,6 +336,7 @@ const RUNTIME_METHODS = [
   "toolPoll",
   "toolCancel",
   "eventQuery",
+  "metricsAlerts",
   "ingestSkill",
   "findSkill",
   "reportOutcome",
@@ -269,6 +358,8 @@ const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   simulate,
   optimize,
   equivalent,
+  rankProposals,
+  permissionClassify,
   runPipeline,
   runSwarm,
   runSupervisor,

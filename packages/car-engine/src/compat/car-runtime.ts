@@ -7,7 +7,9 @@
  * Methods that were async in the original stay async here.
  */
 import { CarError, type JsonValue } from "@car/ir";
+import { metricsAlerts } from "../events/alerts.ts";
 import { costByAgent, metricsSummary } from "../events/metrics.ts";
+import { alertThresholdsArg } from "./alert-thresholds.ts";
 import { Runtime, type RuntimeOptions } from "../runtime.ts";
 import { distillSkills } from "../skills/distill.ts";
 import { findSkill } from "../skills/find.ts";
@@ -242,6 +244,13 @@ export class CarRuntime {
 
   async metricsSummary(): Promise<string> {
     return jsonResult(metricsSummary(this.runtime.events.query()));
+  }
+
+  /** `thresholdsJson`: `{ max_cost_usd?, max_error_rate?, max_avg_latency_ms?, min_actions? }` (omit for none); answers `{ summary, alerts }`. */
+  async metricsAlerts(thresholdsJson?: string): Promise<string> {
+    const thresholds = thresholdsJson === undefined ? {} : alertThresholdsArg(thresholdsJson);
+    const summary = metricsSummary(this.runtime.events.query());
+    return jsonResult({ summary, alerts: metricsAlerts(summary, thresholds) });
   }
 
   // --- skills -------------------------------------------------------------

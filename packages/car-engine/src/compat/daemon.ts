@@ -11,6 +11,7 @@
  * none (a `--no-auth` server).
  */
 import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CarClient, CarRpcError, type RequestHandler } from "@car/client";
@@ -20,6 +21,11 @@ import { CarError, type CarErrorCode, type JsonValue } from "@car/ir";
 /** The wire protocol version this binding speaks (`server.handshake`). */
 export function protocolVersion(): number {
   return PROTOCOL_VERSION;
+}
+
+/** This package's version: the client library's, as the original's `clientVersion()` reports its own. */
+export function clientVersion(): string {
+  return (createRequire(import.meta.url)("@car/engine/package.json") as { version: string }).version;
 }
 
 /** A daemon's JSON-RPC error, numbered as it came; `carCode` is its CarError code from the one table. */

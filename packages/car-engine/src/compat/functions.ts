@@ -3,7 +3,8 @@
  * `executeProposal`, the static checks, and the multi-agent patterns driven
  * by the runner set with `registerAgentRunner`.
  */
-import { CarError, hasKey, isJsonObject, type AgentSpec, type JsonObject, type ToolSchema } from "@car/ir";
+import { CarError, hasKey, isJsonObject, parseProposal, type AgentSpec, type JsonObject, type ToolSchema } from "@car/ir";
+import { classifyProposal } from "@car/policy";
 import { equivalent as equivalentOf, optimize as optimizeOf, simulate as simulateOf, verify as verifyOf, type VerifyOptions } from "@car/verify";
 import { runMapReduce as mapReduce } from "../multi/map-reduce.ts";
 import { runPipeline as pipeline } from "../multi/pipeline.ts";
@@ -12,11 +13,12 @@ import { runSwarm as swarm, type SwarmMode } from "../multi/swarm.ts";
 import type { AgentFn, MultiOptions } from "../multi/types.ts";
 import type { BudgetLimits } from "../multi/budget.ts";
 import { runVote as vote } from "../multi/vote.ts";
+import { rankProposals as rank } from "../planner/rank.ts";
 import { runTournament as tournament } from "../multi/tournament.ts";
 import { runSubtask as subtask } from "../multi/subtask.ts";
 import { CarRuntime } from "./car-runtime.ts";
 import { jsonArg, jsonResult, optionalNumberArg, optionalStringArg, proposalArg, stringArg, stringListArg } from "./json-args.ts";
-import { currentAgentRunner, type JsonCallback } from "./tool-handler.ts";
+import { currentAgentRunner, type JsonCallback, reportingCancellation } from "./tool-handler.ts";
 
 /** Runs `proposalJson` on `rt`, dispatching every tool without a handler of its own to `toolFn`. */
 export async function executeProposal(
@@ -30,7 +32,7 @@ export async function executeProposal(
   if (typeof toolFn !== "function") throw new CarError("invalid_params", "executeProposal takes a tool callback (callJson) => Promise<string>");
   if (scopeJson !== undefined && scopeJson !== null) throw new CarError("invalid_params", "per-call policy scopes (scopeJson) are not offered");
   const session = optionalStringArg(sessionId, "sessionId");
-  const result = await rt.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), (callJson) => toolFn(callJson), { session_id: session });
+  const result = await rt.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), reportingCancellation(toolFn), { session_id: session });
   return jsonResult(result);
 }
 
@@ -67,6 +69,31 @@ export function optimize(proposalJson: string): string {
 
 export function equivalent(proposal1Json: string, proposal2Json: string): boolean {
   return equivalentOf(jsonArg(proposal1Json, "proposal1Json"), jsonArg(proposal2Json, "proposal2Json"));
+}
+
+/**
+ * Ranks candidate proposals, best first, by the planner's score:
+ * `[{ index, proposal, score }]`, an unparsable candidate last as
+ * `{ index, error }`. `tools` are the tool names verify checks against;
+ * `costWeight` (0..1) weighs cost efficiency against success likelihood.
+ */
+export function rankProposals(candidatesJson: string, tools?: string[] | null, costWeight?: number | null): string {
+  const candidates = jsonArg(candidatesJson, "candidatesJson");
+  if (!Array.isArray(candidates)) throw new CarError("invalid_params", "candidatesJson must be a JSON array of proposals");
+  const options: Parameters<typeof rank>[1] = {};
+  if (tools !== undefined && tools !== null) options.verifyOptions = { tools: stringListArg(tools, "tools") };
+  const weight = optionalNumberArg(costWeight, "costWeight", (n) => n >= 0 && n <= 1, "a number from 0 to 1");
+  if (weight !== null) options.target = { cost_weight: weight };
+  // As JSON: the proposal itself (not its graph), and an unparsable candidate's error as `{ code, message }`.
+  const ranked = rank(candidates, options).map(({ index, proposal, score, error }) =>
+    error === undefined ? { index, proposal: proposal?.proposal, score } : { index, error: { code: error.code, message: error.message } },
+  );
+  return jsonResult(ranked);
+}
+
+/** Each action's `{ action_id, tool, required_tier, reversibility, missing_compensation }`, as a JSON array. */
+export function permissionClassify(proposalJson: string): string {
+  return jsonResult(classifyProposal(parseProposal(proposalArg(proposalJson, "proposalJson"))).classifications);
 }
 
 // --- multi-agent ------------------------------------------------------------
