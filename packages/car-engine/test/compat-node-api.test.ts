@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { isCarError } from "@car/ir";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { runSwarm as runSwarmOn } from "../src/multi/index.ts";
 import {
   CarRuntime,
   equivalent,
@@ -227,7 +228,28 @@ describe("registerToolCancelHandler", () => {
   });
 });
 
-describe("metricsAlerts, clientVersion, rankProposals, permissionClassify", () => {
+describe("metricsAlerts, eventCostByAgent, setReplanConfig, clientVersion, rankProposals, permissionClassify", () => {
+  it("eventCostByAgent answers node-api.md's camelCase rows for the runs in this runtime's log", async () => {
+    const rt = new CarRuntime();
+    const spec = (name: string) => ({ name, system_prompt: name, tools: [], max_turns: 1, metadata: {} });
+    const agent = async ({ name }: { name: string }) =>
+      JSON.stringify({ name, answer: "x", turns: 1, tool_calls: 0, duration_ms: 1, error: null, tokens: { input_tokens: 7, output_tokens: 3 } });
+    await runSwarmOn("parallel", [spec("a"), spec("b")], "t", agent, { runtime: rt.runtime });
+    expect(JSON.parse(await rt.eventCostByAgent())).toEqual([
+      { agent: "a", calls: 1, tokensIn: 7, tokensOut: 3, costUsd: 0 },
+      { agent: "b", calls: 1, tokensIn: 7, tokensOut: 3, costUsd: 0 },
+    ]);
+  });
+
+  it("setReplanConfig accepts replanning off (what this runtime does) and refuses any other setting", async () => {
+    const rt = new CarRuntime();
+    await rt.setReplanConfig(0);
+    await rt.setReplanConfig(0, 100, false);
+    expect(() => rt.setReplanConfig(2)).toThrow(/does not replan/);
+    expect(() => rt.setReplanConfig(0, null, true)).toThrow(/replanOnRejected/);
+    expect(() => rt.setReplanConfig(0, -1)).toThrow(/delayMs/);
+  });
+
   it("metricsAlerts answers { summary, alerts } and refuses a threshold it cannot enforce", async () => {
     const rt = await runtimeWithHistory();
     const quiet = JSON.parse(await rt.metricsAlerts());
@@ -337,6 +359,7 @@ const RUNTIME_METHODS = [
   "toolCancel",
   "eventQuery",
   "metricsAlerts",
+  "setReplanConfig",
   "ingestSkill",
   "findSkill",
   "reportOutcome",

@@ -166,6 +166,21 @@ export class CarRuntime {
     return jsonResult(this.runtime.policies.names().map((name) => ({ name, description: this.#descriptions.get(name) ?? "" })));
   }
 
+  /**
+   * The original replanned a failed proposal with its model; this runtime
+   * does not (the planner, `@car/engine/planner`, asks before execution).
+   * `0` — the original's default, replanning off — is what happens here and
+   * is accepted; any other setting is refused rather than ignored.
+   */
+  setReplanConfig(maxReplans: number, delayMs?: number | null, replanOnRejected?: boolean | null): Promise<void> {
+    if (maxReplans !== 0)
+      throw new CarError("invalid_params", `setReplanConfig: this runtime does not replan after a failure; maxReplans must be 0, got ${String(maxReplans)}`);
+    if (replanOnRejected !== undefined && replanOnRejected !== null && replanOnRejected !== false)
+      throw new CarError("invalid_params", "setReplanConfig: replanOnRejected needs replanning, which this runtime does not do");
+    optionalNumberArg(delayMs, "delayMs", (n) => Number.isFinite(n) && n >= 0, "a non-negative number");
+    return Promise.resolve();
+  }
+
   // --- state --------------------------------------------------------------
 
   stateSet(key: string, valueJson: string, tenant?: string): void {
@@ -238,8 +253,20 @@ export class CarRuntime {
     return jsonResult({ count: events.length, events });
   }
 
+  /**
+   * `[{ agent, calls, tokensIn, tokensOut, costUsd }]` — camelCase, as
+   * node-api.md gives it — folded from the multi-agent runs in this
+   * runtime's log (runs started with `{ runtime: rt.runtime }`).
+   */
   async eventCostByAgent(): Promise<string> {
-    return jsonResult(costByAgent(this.runtime.events.query()));
+    const rows = costByAgent(this.runtime.events.query()).map((r) => ({
+      agent: r.agent,
+      calls: r.calls,
+      tokensIn: r.tokens_in,
+      tokensOut: r.tokens_out,
+      costUsd: r.cost_usd,
+    }));
+    return jsonResult(rows);
   }
 
   async metricsSummary(): Promise<string> {

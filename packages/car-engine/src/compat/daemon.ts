@@ -154,7 +154,15 @@ type Camel<S extends string> = S extends `${infer H}.${infer T}`
   : S extends `${infer H}_${infer T}`
     ? `${H}${Capitalize<Camel<T>>}`
     : S;
-type OperatorMethod = { [M in keyof typeof PROTOCOL]: (typeof PROTOCOL)[M]["role"] extends "operator" ? M : never }[keyof typeof PROTOCOL];
+/**
+ * Agent-role methods node-api.md nevertheless lists on HostClient: on the
+ * original a host connection may change any session's tier; here the server
+ * decides what a connection may do, and the wrapper just makes the call.
+ */
+const HOST_AGENT_METHODS = ["permission.set_tier"] as const;
+type OperatorMethod =
+  | { [M in keyof typeof PROTOCOL]: (typeof PROTOCOL)[M]["role"] extends "operator" ? M : never }[keyof typeof PROTOCOL]
+  | (typeof HOST_AGENT_METHODS)[number];
 type OperatorWrappers = { [M in OperatorMethod as Camel<M>]: (paramsJson: string) => Promise<string> };
 
 function camel(method: string): string {
@@ -170,14 +178,14 @@ export interface DaemonCaller {
  * The original's host-authority client. `car serve` has no separate host
  * token: the operator role belongs to a connection that acts for no agent,
  * so these wrappers are the protocol's `operator` methods (generated from
- * its declarations) on the runtime's own connection.
+ * its declarations), plus `permissionSetTier`, on the runtime's own connection.
  */
 class HostConnection {
   readonly #runtime: DaemonCaller;
   constructor(runtime: DaemonCaller) {
     this.#runtime = runtime;
     for (const [method, declaration] of Object.entries(PROTOCOL)) {
-      if (declaration.role !== "operator") continue;
+      if (declaration.role !== "operator" && !(HOST_AGENT_METHODS as readonly string[]).includes(method)) continue;
       Object.defineProperty(this, camel(method), { value: (paramsJson: string) => this.daemonCallHostManagement(method, paramsJson), enumerable: false });
     }
   }

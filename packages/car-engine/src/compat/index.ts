@@ -29,5 +29,6 @@ export {
   type JsonCallback,
   type AgentRunner,
 } from "./tool-handler.ts";
+export type { BudgetLimits } from "../multi/budget.ts";
 export { TerminalToolError } from "../tools/terminal-tool-error.ts";
 export { DaemonRpcError, HostClient, protocolVersion, clientVersion, discoverToken, type DaemonOptions } from "./daemon.ts";
