@@ -16,6 +16,7 @@ import {
   CarRuntime,
   equivalent,
   executeProposal,
+  HostClient,
   optimize,
   clientVersion,
   permissionClassify,
@@ -375,6 +376,15 @@ const RUNTIME_METHODS = [
   "importSkill",
 ] as const;
 
+function isValidJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   executeProposal,
   verify,
@@ -393,6 +403,25 @@ const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
 };
 
 describe("entry points under arbitrary arguments (fast-check)", () => {
+  it("the daemon surface checks its arguments before connecting", async () => {
+    // Port 9 (discard) has no car serve: an argument that got as far as connecting would fail with ECONNREFUSED instead.
+    const rt = new CarRuntime({ daemonUrl: "ws://127.0.0.1:9" });
+    await fc.assert(
+      fc.asyncProperty(argument, argument, async (method, params) => {
+        fc.pre(!(typeof method === "string" && typeof params === "string" && isValidJson(params)));
+        const error = await Promise.resolve()
+          .then(() => rt.daemonCall(method as string, params as string))
+          .catch((e: unknown) => e);
+        expect(isCarError(error, "invalid_params")).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+    expect(() => rt.registerDaemonHandler("tools.execute", "nope" as never)).toThrow(/handler must be a function/);
+    expect(() => rt.registerDaemonNotificationHandler(7 as never, () => {})).toThrow(/method name must be a string/);
+    expect(() => new HostClient({} as never)).toThrow(/HostClient takes a CarRuntime/);
+    await rt.close();
+  });
+
   it("every CarRuntime method answers bad arguments with a CarError", async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...RUNTIME_METHODS), fc.array(argument, { maxLength: 8 }), fc.boolean(), async (method, args, withHandler) => {

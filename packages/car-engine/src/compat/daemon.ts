@@ -71,12 +71,19 @@ export async function discoverToken(url: string, env: NodeJS.ProcessEnv = proces
   return (await readToken(join(home, `auth-token.${port}`))) ?? (await readToken(join(home, "auth-token")));
 }
 
-function parseParams(method: string, paramsJson: string): unknown {
+function parseParams(method: unknown, paramsJson: unknown): unknown {
+  if (typeof method !== "string") throw new CarError("invalid_params", "a daemon method name must be a string");
+  if (typeof paramsJson !== "string") throw new CarError("invalid_params", `${method}: params must be JSON text (a string)`);
   try {
     return JSON.parse(paramsJson);
   } catch (err) {
     throw new CarError("invalid_params", `${method}: params are not JSON: ${(err as Error).message}`);
   }
+}
+
+function handlerArgs(method: unknown, handler: unknown): void {
+  if (typeof method !== "string") throw new CarError("invalid_params", "a daemon method name must be a string");
+  if (typeof handler !== "function") throw new CarError("invalid_params", `${method}: the handler must be a function (paramsJson) => …`);
 }
 
 /** One lazily opened daemon connection with the handlers registered for it; a later call after `close` reconnects. */
@@ -101,6 +108,7 @@ export class DaemonLink {
   }
 
   onRequest(method: string, handler: (paramsJson: string) => Promise<string>): void {
+    handlerArgs(method, handler);
     this.#requestHandlers.set(method, handler);
     void this.#client?.then(
       (c) => this.#install(c, method, handler),
@@ -109,6 +117,7 @@ export class DaemonLink {
   }
 
   onNotification(method: string, handler: (paramsJson: string) => void): void {
+    handlerArgs(method, handler);
     this.#notificationHandlers.push([method, handler]);
     void this.#client?.then(
       (c) => c.onNotification(method, (p) => handler(JSON.stringify(p ?? null))),
@@ -183,6 +192,8 @@ export interface DaemonCaller {
 class HostConnection {
   readonly #runtime: DaemonCaller;
   constructor(runtime: DaemonCaller) {
+    if (typeof (runtime as Partial<DaemonCaller> | null)?.daemonCallHostManagement !== "function")
+      throw new CarError("invalid_params", "HostClient takes a CarRuntime from @car/engine/compat");
     this.#runtime = runtime;
     for (const [method, declaration] of Object.entries(PROTOCOL)) {
       if (declaration.role !== "operator" && !(HOST_AGENT_METHODS as readonly string[]).includes(method)) continue;
