@@ -419,6 +419,8 @@ describe("entry points under arbitrary arguments (fast-check)", () => {
     expect(() => rt.registerDaemonHandler("tools.execute", "nope" as never)).toThrow(/handler must be a function/);
     expect(() => rt.registerDaemonNotificationHandler(7 as never, () => {})).toThrow(/method name must be a string/);
     expect(() => new HostClient({} as never)).toThrow(/HostClient takes a CarRuntime/);
+    // Well-formed, it connects — and a failed connection names where it went.
+    await expect(rt.daemonCall("state.keys", "{}")).rejects.toThrow(/^cannot reach the CAR daemon at ws:\/\/127\.0\.0\.1:9 \(CAR_DAEMON_URL\): /);
     await rt.close();
   });
 

@@ -16,7 +16,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { CarClient, CarRpcError, type RequestHandler } from "@car/client";
 import { PROTOCOL, PROTOCOL_VERSION } from "@car/client/protocol";
-import { CarError, type CarErrorCode, type JsonValue } from "@car/ir";
+import { CarError, type CarErrorCode, isCarError, type JsonValue } from "@car/ir";
 
 /** The wire protocol version this binding speaks (`server.handshake`). */
 export function protocolVersion(): number {
@@ -81,6 +81,17 @@ function parseParams(method: unknown, paramsJson: unknown): unknown {
   }
 }
 
+/**
+ * A connection that could not be made, named with where it went. As in the
+ * original, a transport failure is no daemon answer: a plain Error with no
+ * JSON-RPC code (a CarError from the client, e.g. a refused handshake, passes as it is).
+ */
+function unreachable(url: string, err: unknown): unknown {
+  if (isCarError(err)) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new Error(`cannot reach the CAR daemon at ${url} (CAR_DAEMON_URL): ${message}`, { cause: err });
+}
+
 function handlerArgs(method: unknown, handler: unknown): void {
   if (typeof method !== "string") throw new CarError("invalid_params", "a daemon method name must be a string");
   if (typeof handler !== "function") throw new CarError("invalid_params", `${method}: the handler must be a function (paramsJson) => …`);
@@ -99,8 +110,13 @@ export class DaemonLink {
 
   async call(method: string, paramsJson: string): Promise<string> {
     const params = parseParams(method, paramsJson);
+    let client: CarClient;
     try {
-      const client = await this.#connected();
+      client = await this.#connected();
+    } catch (err) {
+      throw err instanceof CarRpcError ? new DaemonRpcError(err) : unreachable(this.#url(), err);
+    }
+    try {
       return JSON.stringify(await client.request(method, params));
     } catch (err) {
       throw err instanceof CarRpcError ? new DaemonRpcError(err) : err;
@@ -136,10 +152,14 @@ export class DaemonLink {
     client.onRequest(method, wrapped);
   }
 
+  #url(): string {
+    return this.#options.daemonUrl ?? (this.#options.env ?? process.env)["CAR_DAEMON_URL"] ?? DEFAULT_DAEMON_URL;
+  }
+
   #connected(): Promise<CarClient> {
     this.#client ??= (async () => {
       const env = this.#options.env ?? process.env;
-      const url = this.#options.daemonUrl ?? env["CAR_DAEMON_URL"] ?? DEFAULT_DAEMON_URL;
+      const url = this.#url();
       const token = this.#options.daemonToken ?? (await discoverToken(url, env));
       const client = await CarClient.connect(url, { token, clientVersion: "@car/engine/compat" });
       for (const [method, handler] of this.#requestHandlers) this.#install(client, method, handler);
