@@ -13,7 +13,10 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+
+// Each test starts a Node process that compiles the engine from source: seconds each, more on a busy machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const DIR = new URL("./reference-snippets/", import.meta.url);
