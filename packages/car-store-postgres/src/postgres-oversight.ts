@@ -77,9 +77,9 @@ export class PostgresOversight implements SharedOversight {
     const message = decodeMessage(this.key, payload);
     if (message === undefined) return;
     // An approval's sender is whoever recorded it (a server, `car approvals`): every server's waits re-read the ledger.
-    if (message.k === "approval") return wakeups.approvalRecorded(message.fp);
-    if (message.s === this.serverId) return;
-    if (message.k === "parked") wakeups.intentParked(message.id);
+    if (message.k === "approval") wakeups.approvalRecorded(message.fp);
+    else if (message.s === this.serverId) return;
+    else if (message.k === "parked") wakeups.intentParked(message.id);
     else if (message.k === "decided") wakeups.intentDecided(message.id);
     else if (message.k === "host") wakeups.hostEvent(message.event);
     else wakeups.subscribersChanged();
