@@ -205,7 +205,7 @@ describe("three car serve processes on one PostgreSQL database", () => {
         expect(wait).toMatchObject({ required: "full_access", tool: "send_email", asked_by: "agent:mailer-2" });
         expect(called.filter((x) => x.to === to)).toEqual([]);
         // 600 ms into the wait: its poll last read the ledger about 100 ms ago and reads it next about 400 ms from now,
-        // so a release within 250 ms of the decision is the notification's doing.
+        // so a release within 300 ms of the decision is the notification's doing.
         await new Promise((r) => setTimeout(r, 600));
         if (i % 2 === 0) {
           await approver.result("permission.approve", { fingerprint: wait.fingerprint, required_tier: "full_access" });
@@ -233,7 +233,7 @@ describe("three car serve processes on one PostgreSQL database", () => {
     const median = sorted[Math.floor(sorted.length / 2)]!;
     console.log(`approval committed elsewhere → the tool call on server 2: ${latencies.map((l) => l.toFixed(0)).join(", ")} ms (median ${median.toFixed(0)})`);
     // The poll alone would release each about 400 ms after its decision.
-    expect(sorted.at(-1)!).toBeLessThan(250);
+    expect(sorted.at(-1)!).toBeLessThan(300);
     expect(median).toBeLessThan(150);
   }, 120_000);
 
