@@ -8,9 +8,11 @@
  *   summary supervisors are shown) and the one decision each gets, sealed
  *   under the audit key, so a decision made on one server is durable and
  *   read by the server that parks the proposal.
+ * - `car_approval_waits`: each live server's approval waits as
+ *   `permission.pending` lists them (sealed: a planted row is not listed).
  */
 export const OVERSIGHT_MIGRATION = {
-  name: "oversight shared between servers: subscribers, parked supervision intents",
+  name: "oversight shared between servers: subscribers, parked supervision intents, approval waits",
   sql: `
       CREATE TABLE car_oversight_subscribers (
         server_id text NOT NULL,
@@ -32,5 +34,13 @@ export const OVERSIGHT_MIGRATION = {
         ord bigserial NOT NULL
       );
       CREATE INDEX car_supervision_intents_waiting ON car_supervision_intents (ord) WHERE decision IS NULL;
+      CREATE TABLE car_approval_waits (
+        server_id text NOT NULL,
+        wait_id text NOT NULL,
+        body text NOT NULL,
+        seal text NOT NULL,
+        ord bigserial NOT NULL,
+        PRIMARY KEY (server_id, wait_id)
+      );
     `,
 } as const;

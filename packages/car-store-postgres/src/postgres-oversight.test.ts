@@ -162,15 +162,45 @@ describe("PostgresOversight", () => {
     await raw.end();
   });
 
+  it("lists every server's approval waits, but not a row planted outside CAR", async () => {
+    const { a, b, raw } = await twoServers();
+    const wait = {
+      id: "wait-a-1",
+      fingerprint: "f".repeat(64),
+      required: "full_access" as const,
+      granted: "sandbox_edit" as const,
+      tool: "send_email",
+      parameter_keys: ["to"],
+      action_id: "s",
+      proposal_id: "p",
+      run_id: "r",
+      session_id: null,
+      asked_by: "agent:bot",
+      created_at: 1,
+      deadline: 2,
+    };
+    await a.oversight.addWait(wait);
+    await raw.query(`INSERT INTO car_approval_waits (server_id, wait_id, body, seal) VALUES ($1, 'planted', $2, 'x')`, [
+      a.oversight.serverId,
+      JSON.stringify({ ...wait, id: "planted", tool: "read_file" }),
+    ]);
+    expect(await b.oversight.waits()).toEqual([wait]);
+    await a.oversight.removeWait(wait.id);
+    expect(await b.oversight.waits()).toEqual([]);
+    await raw.end();
+  });
+
   it("sweeps the subscribers and waiting intents of a server that is gone", async () => {
     const { b, raw } = await twoServers();
     // Server 12345's listener holds no lock: it is gone.
     await raw.query(`INSERT INTO car_oversight_subscribers VALUES ('12345', 'sup', 'supervision', '{}')`);
+    await raw.query(`INSERT INTO car_approval_waits (server_id, wait_id, body, seal) VALUES ('12345', 'w', '{}', 'x')`);
     await raw.query(
       `INSERT INTO car_supervision_intents (id, server_id, intent, deadline, seal) VALUES ('orphan', '12345', '{}', now() + interval '1 hour', 'x')`,
     );
     expect((await b.oversight.subscribers()).map((s) => s.server_id)).not.toContain("12345");
     expect((await raw.query("SELECT count(*)::int AS n FROM car_supervision_intents WHERE id = 'orphan'")).rows[0].n).toBe(0);
+    expect((await raw.query("SELECT count(*)::int AS n FROM car_approval_waits WHERE server_id = '12345'")).rows[0].n).toBe(0);
     await raw.end();
   });
 });

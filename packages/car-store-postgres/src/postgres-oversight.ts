@@ -16,7 +16,7 @@
  */
 import { randomInt } from "node:crypto";
 import { CarError, type JsonObject, type JsonValue } from "@car/ir";
-import type { OversightWakeups, SharedIntentRow, SharedOversight, SharedSubscriber, SupervisionDecision } from "@car/engine";
+import type { OversightWakeups, SharedIntentRow, SharedOversight, SharedSubscriber, SupervisionDecision, WaitingApproval } from "@car/engine";
 import { type AuditKey, intentSealRow, rowSeal, sealMatches } from "@car/engine/durable";
 import type pg from "pg";
 import { OVERSIGHT_LOCK_CLASS } from "./migrations.ts";
@@ -172,7 +172,8 @@ export class PostgresOversight implements SharedOversight {
     await this.#transaction(async (client) => {
       const { rows } = await client.query<{ server_id: string }>(
         `SELECT server_id FROM car_oversight_subscribers WHERE server_id <> $1
-         UNION SELECT server_id FROM car_supervision_intents WHERE decision IS NULL AND server_id <> $1`,
+         UNION SELECT server_id FROM car_supervision_intents WHERE decision IS NULL AND server_id <> $1
+         UNION SELECT server_id FROM car_approval_waits WHERE server_id <> $1`,
         [this.serverId],
       );
       const gone: string[] = [];
@@ -187,6 +188,7 @@ export class PostgresOversight implements SharedOversight {
       }
       if (gone.length === 0) return;
       await client.query("DELETE FROM car_oversight_subscribers WHERE server_id = ANY($1)", [gone]);
+      await client.query("DELETE FROM car_approval_waits WHERE server_id = ANY($1)", [gone]);
       await client.query("DELETE FROM car_supervision_intents WHERE server_id = ANY($1) AND decision IS NULL", [gone]);
     });
   }
@@ -248,8 +250,39 @@ export class PostgresOversight implements SharedOversight {
     return rows.filter((r) => this.#sealed(r)).map(sharedRow);
   }
 
+  async addWait(wait: WaitingApproval): Promise<void> {
+    const body = JSON.stringify(wait);
+    await this.#query("INSERT INTO car_approval_waits (server_id, wait_id, body, seal) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING", [
+      this.serverId,
+      wait.id,
+      body,
+      rowSeal(this.key, "approval_waits", { server_id: this.serverId, wait_id: wait.id, body }),
+    ]);
+  }
+
+  async removeWait(id: string): Promise<void> {
+    await this.#query("DELETE FROM car_approval_waits WHERE server_id = $1 AND wait_id = $2", [this.serverId, id]);
+  }
+
+  async waits(): Promise<WaitingApproval[]> {
+    await this.#sweep();
+    const { rows } = await this.#query<{ server_id: string; wait_id: string; body: string; seal: string }>(
+      "SELECT server_id, wait_id, body, seal FROM car_approval_waits ORDER BY ord",
+      [],
+    );
+    const out: WaitingApproval[] = [];
+    for (const r of rows) {
+      // A row planted outside CAR could show an operator one operation and carry another's fingerprint: not listed.
+      if (!sealMatches(this.key, "approval_waits", { server_id: r.server_id, wait_id: r.wait_id, body: r.body }, r.seal)) continue;
+      const wait = parseObject(r.body);
+      if (wait !== undefined) out.push(wait as unknown as WaitingApproval);
+    }
+    return out;
+  }
+
   async close(): Promise<void> {
     await this.#channel?.close();
+    await this.#query("DELETE FROM car_approval_waits WHERE server_id = $1", [this.serverId]).catch(() => {});
     if (this.#own.size > 0) {
       this.#own.clear();
       await this.#query(

@@ -25,7 +25,7 @@ import { sha256Hex } from "./event-hash.ts";
 import type { AuditKey } from "./event-mac.ts";
 
 /** The tables whose rows are sealed. */
-export type SealedTable = "approvals" | "postures" | "supervision_intents";
+export type SealedTable = "approvals" | "postures" | "supervision_intents" | "approval_waits";
 
 const UNKEYED = "sha256:";
 

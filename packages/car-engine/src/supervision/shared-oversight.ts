@@ -12,6 +12,7 @@
  * from the message, so whoever can send one cannot decide anything by it.
  */
 import type { JsonObject } from "@car/ir";
+import type { WaitingApproval } from "./approval-waits.ts";
 import type { SupervisionDecision } from "./supervisor.ts";
 
 /** A parked intent as every server sharing the database sees it. */
@@ -76,6 +77,11 @@ export interface SharedOversight {
   read(id: string): Promise<SharedIntentRow | undefined>;
   /** Every intent still waiting on a live server, oldest first. */
   pending(): Promise<SharedIntentRow[]>;
+  /** Lists an approval wait of this server for every server's `permission.pending` (what it lists: no parameter value). */
+  addWait(wait: WaitingApproval): Promise<void>;
+  removeWait(id: string): Promise<void>;
+  /** Every live server's approval waits, oldest first. */
+  waits(): Promise<WaitingApproval[]>;
   /** Stops listening and removes this server's subscribers. */
   close(): Promise<void>;
 }

@@ -4,7 +4,8 @@
  * server 1. An intent parked on server 2 reaches the supervisor and its
  * decision releases it; an approval recorded on server 3 (and one recorded
  * straight into the ledger, as `car approvals approve` does) releases a
- * wait on server 2 through the notification, well under the 500 ms poll;
+ * wait on server 2 through the notification, well under the 500 ms poll
+ * (server 3's `permission.pending` lists that wait);
  * a host event raised on server 3 reaches a subscriber on server 1; an
  * intent nobody decides is denied at its deadline by server 2; and neither
  * a forged `NOTIFY` nor a decision written into the table outside CAR
@@ -204,11 +205,27 @@ describe("three car serve processes on one PostgreSQL database", () => {
         const wait = (await requested).params;
         expect(wait).toMatchObject({ required: "full_access", tool: "send_email", asked_by: "agent:mailer-2" });
         expect(called.filter((x) => x.to === to)).toEqual([]);
+        // Server 3's operator lists the wait parked on server 2 (no parameter value), and approves what it lists.
+        let listed: any;
+        await expect
+          .poll(async () => {
+            listed = (await approver.result("permission.pending")).pending.find((w: { proposal_id: string }) => w.proposal_id === `wait-${i}`);
+            return listed !== undefined;
+          })
+          .toBe(true);
+        expect(listed).toMatchObject({
+          id: wait.wait_id,
+          fingerprint: wait.fingerprint,
+          tool: "send_email",
+          parameter_keys: ["to"],
+          asked_by: "agent:mailer-2",
+        });
+        expect(JSON.stringify(listed)).not.toContain(to);
         // 600 ms into the wait: its poll last read the ledger about 100 ms ago and reads it next about 400 ms from now,
         // so a release within 300 ms of the decision is the notification's doing.
         await new Promise((r) => setTimeout(r, 600));
         if (i % 2 === 0) {
-          await approver.result("permission.approve", { fingerprint: wait.fingerprint, required_tier: "full_access" });
+          await approver.result("permission.approve", { fingerprint: listed.fingerprint, required_tier: listed.required });
         } else {
           // What `car approvals approve` does: a decision recorded in the shared ledger by a process that is no server.
           await ledger.approvals.record({

@@ -6,7 +6,7 @@
  * other servers' wake-ups arrive here and each is turned into a re-read —
  * of the subscribers, of an intent's row, of the approval ledger.
  */
-import { ApprovalWaits, type OversightWakeups, type SharedOversight } from "@car/engine";
+import { ApprovalWaits, DEFAULT_APPROVAL_POLL_MS, type OversightWakeups, type SharedOversight, type WaitingApproval } from "@car/engine";
 import { HostEvents } from "./host-events.ts";
 import { DEFAULT_DECISION_TIMEOUT_MS, SupervisionHub } from "./supervision-hub.ts";
 
@@ -14,6 +14,8 @@ export interface Oversight {
   supervision: SupervisionHub;
   host: HostEvents;
   approvals: ApprovalWaits;
+  /** The approval waits `permission.pending` lists: this server's, or with shared oversight every live server's. */
+  waitingApprovals(): Promise<WaitingApproval[]>;
   /** Starts receiving the other servers' wake-ups (nothing to do without shared oversight). */
   start(): Promise<void>;
   /** Stops receiving them and removes this server's subscribers from the shared table. */
@@ -22,22 +24,37 @@ export interface Oversight {
 
 export function createOversight(decisionTimeoutMs: number = DEFAULT_DECISION_TIMEOUT_MS, shared?: SharedOversight): Oversight {
   const host = new HostEvents(shared);
-  const approvals = new ApprovalWaits({
-    requested: (w) =>
-      host.emit("approval_requested", () => ({
-        wait_id: w.id,
-        fingerprint: w.fingerprint,
-        required: w.required,
-        granted: w.granted,
-        ...(w.tool !== undefined ? { tool: w.tool } : {}),
-        proposal_id: w.proposal_id,
-        asked_by: w.asked_by,
-      })),
-    resolved: (w, decision, reviewer) =>
-      host.emit("approval_resolved", () => ({ wait_id: w.id, fingerprint: w.fingerprint, proposal_id: w.proposal_id, decision, reviewer })),
-  });
+  // Shared: each wait is listed in the table too; one write at a time, so a wait's removal never overtakes its listing.
+  let listing: Promise<void> = Promise.resolve();
+  const list = (write: (s: SharedOversight) => Promise<void>): void => {
+    if (shared !== undefined) listing = listing.then(() => write(shared)).catch(() => {});
+  };
+  const approvals = new ApprovalWaits(
+    {
+      requested: (w) => {
+        list((s) => s.addWait(w));
+        host.emit("approval_requested", () => ({
+          wait_id: w.id,
+          fingerprint: w.fingerprint,
+          required: w.required,
+          granted: w.granted,
+          ...(w.tool !== undefined ? { tool: w.tool } : {}),
+          proposal_id: w.proposal_id,
+          asked_by: w.asked_by,
+        }));
+      },
+      resolved: (w, decision, reviewer) => {
+        list((s) => s.removeWait(w.id));
+        host.emit("approval_resolved", () => ({ wait_id: w.id, fingerprint: w.fingerprint, proposal_id: w.proposal_id, decision, reviewer }));
+      },
+    },
+    DEFAULT_APPROVAL_POLL_MS,
+    shared === undefined ? "wait" : `wait-${shared.serverId}`,
+  );
   const supervision = new SupervisionHub(decisionTimeoutMs, host, shared);
-  if (shared === undefined) return { supervision, host, approvals, start: async () => {}, close: async () => {} };
+  if (shared === undefined) {
+    return { supervision, host, approvals, waitingApprovals: async () => approvals.list(), start: async () => {}, close: async () => {} };
+  }
 
   // One re-read of the subscribers at a time, in order: the last one read is the table as it is now.
   let reading: Promise<void> = Promise.resolve();
@@ -65,10 +82,14 @@ export function createOversight(decisionTimeoutMs: number = DEFAULT_DECISION_TIM
     supervision,
     host,
     approvals,
+    waitingApprovals: () => shared.waits(),
     async start() {
       await shared.start(wakeups);
       await reloadSubscribers();
     },
-    close: () => shared.close(),
+    async close() {
+      await listing;
+      await shared.close();
+    },
   };
 }
