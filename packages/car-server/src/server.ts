@@ -150,10 +150,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const heldState = new HeldState(heldBytes);
   // A store several servers share (PostgreSQL) makes them one system for supervisors, approvals that wait and host events.
   const oversight = createOversight(options.decisionTimeoutMs, sharesOversight(options.store) ? options.store.sharedOversight() : undefined);
-  await oversight.start();
   let draining = false;
   const connections = new Set<Connection>();
   const serveConsole = options.console === true && token !== undefined ? await consoleHandler({ token, events: options.store?.events }) : undefined;
+  // Listening for the other servers last before the socket, so nothing that can fail before it leaves the listener open.
+  await oversight.start();
   const http = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://server.invalid").pathname;
     if (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`)) {
