@@ -174,11 +174,16 @@ describe("three car serve processes on one PostgreSQL database", () => {
     expect(events[0].data).toMatchObject({ intent_id: intent.id, decision: "allow", reviewer: expect.stringMatching(/^conn:/) });
   }, 60_000);
 
-  it("a deny from server 1 rejects the proposal on server 2 without running it", async () => {
+  it("a deny from server 1 rejects the proposal on server 2 without running it; an agent's connection can neither list nor decide", async () => {
     const { c, called } = await runner(servers[1]!, "bot-2");
     const shown = supervisor.waitFor((f) => f.method === "supervision.intent" && f.params.proposal_id === "cross-deny");
     const submitted = c.result("proposal.submit", { proposal: { id: "cross-deny", actions: [read("/srv/b")] } });
     const intent = (await shown).params;
+    // Deciding needs the operator role on the server where it is asked: an agent's connection on server 1 cannot.
+    const intruder = await open(servers[0]!, "intruder");
+    const refused = await intruder.call("supervision.decide", { intent_id: intent.id, decision: { kind: "allow" } });
+    expect(refused.error?.code).toBe(-32001);
+    expect((await intruder.call("supervision.pending")).error?.code).toBe(-32001);
     await supervisor.result("supervision.decide", { intent_id: intent.id, decision: { kind: "deny", reason: "not today" } });
     const result = await submitted;
     expect(result.results[0].status).toBe("rejected");
