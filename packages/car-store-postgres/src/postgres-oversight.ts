@@ -47,6 +47,7 @@ export class PostgresOversight implements SharedOversight {
   #channel: NotificationChannel | undefined;
   /** This server's subscribers, registered again after the listener reconnects (a sweep may have removed them meanwhile). */
   readonly #own = new Map<string, Omit<SharedSubscriber, "server_id">>();
+  #publishing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -120,8 +121,15 @@ export class PostgresOversight implements SharedOversight {
     }
   }
 
+  /** One host event at a time, so the other servers receive them in the order they were raised. */
   publishHostEvent(event: JsonObject): void {
-    this.pool.query("SELECT pg_notify($1, $2)", this.#notifyArgs({ k: "host", event })).catch(() => {});
+    const args = this.#notifyArgs({ k: "host", event });
+    this.#publishing = this.#publishing
+      .then(() => this.pool.query("SELECT pg_notify($1, $2)", args))
+      .then(
+        () => {},
+        () => {},
+      );
   }
 
   async setSubscriber(subscriber: Omit<SharedSubscriber, "server_id">): Promise<void> {
@@ -281,6 +289,7 @@ export class PostgresOversight implements SharedOversight {
   }
 
   async close(): Promise<void> {
+    await this.#publishing;
     await this.#channel?.close();
     await this.#query("DELETE FROM car_approval_waits WHERE server_id = $1", [this.serverId]).catch(() => {});
     if (this.#own.size > 0) {
