@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AgentSessions } from "@car/engine";
+import { AgentSessions, sharesOversight } from "@car/engine";
 import { CarError, systemClock } from "@car/ir";
 import type { PermissionTier } from "@car/policy";
 import { WebSocketServer } from "ws";
@@ -148,10 +148,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const runs = new RunHub(options.store?.runs ?? new InMemoryRunStore(), options.runs);
   const heldBytes = new HeldBytes(limits.maxHeldBytes);
   const heldState = new HeldState(heldBytes);
-  const oversight = createOversight(options.decisionTimeoutMs);
+  // A store several servers share (PostgreSQL) makes them one system for supervisors, approvals that wait and host events.
+  const oversight = createOversight(options.decisionTimeoutMs, sharesOversight(options.store) ? options.store.sharedOversight() : undefined);
   let draining = false;
   const connections = new Set<Connection>();
   const serveConsole = options.console === true && token !== undefined ? await consoleHandler({ token, events: options.store?.events }) : undefined;
+  // Listening for the other servers last before the socket, so nothing that can fail before it leaves the listener open.
+  await oversight.start();
   const http = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://server.invalid").pathname;
     if (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`)) {
@@ -227,6 +230,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   } catch (err) {
     clearInterval(liveness);
     wss.close();
+    await oversight.close();
     throw listenError(err as NodeJS.ErrnoException, host, port);
   }
   // Only now, listening: a server that fails to start never replaces the token of one that is running.
@@ -253,6 +257,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     wss.close();
     // Runs whose producers are gone or going end as Incomplete now, while the store is still open.
     await runs.close();
+    await oversight.close();
     if (token !== undefined) for (const file of tokenFiles) await removeTokenFile(file, token);
     for (const file of hostTokenFiles) await removeTokenFile(file, hostToken);
     http.closeAllConnections();

@@ -52,13 +52,14 @@ async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Prom
 /**
  * The approval work-queue. With a `proposal`: only the `needs_approval`
  * rows of `permission.evaluate`, same shape. Without one: every proposal
- * waiting for an approval on this server (`wait_for_approval_ms`), oldest
- * first — fingerprint, required and granted tier, tool, parameter keys and
- * who asked (an agent's connection sees only its own).
+ * waiting for an approval (`wait_for_approval_ms`) on this server, or with
+ * `--db postgres://…` on every server on the database, oldest first —
+ * fingerprint, required and granted tier, tool, parameter keys and who
+ * asked (an agent's connection sees only its own).
  */
 async function pending(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   if (paramsObject(params)["proposal"] === undefined) {
-    const waits = ctx.session.options.oversight.approvals.list();
+    const waits = await ctx.session.options.oversight.waitingApprovals();
     // An agent sees only its own waits; the operator sees every one.
     const mine = ctx.role === "operator" ? waits : waits.filter((w) => w.asked_by === ctx.session.principal);
     return { pending: mine as unknown as JsonValue };
