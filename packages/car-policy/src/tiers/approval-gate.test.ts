@@ -19,6 +19,16 @@ describe("ApprovalGate", () => {
     expect(await ledger.list()).toEqual([]);
   });
 
+  it("a ceiling caps the standing tier for one evaluation and never widens it", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    const gate = new ApprovalGate({ ledger, sessionId: "s", grantedTier: "full_access" });
+    expect(await gate.evaluate(edit, undefined, { ceiling: "read_only" })).toMatchObject({ decision: "needs_approval", granted: "read_only" });
+    expect(await gate.evaluate(edit, undefined, { ceiling: "sandbox_edit" })).toMatchObject({ decision: "allow", granted: "sandbox_edit" });
+    expect(await gate.evaluate(edit)).toMatchObject({ decision: "allow", granted: "full_access" });
+    gate.setTier("read_only");
+    expect(await gate.evaluate(edit, undefined, { ceiling: "full_access" })).toMatchObject({ decision: "needs_approval", granted: "read_only" });
+  });
+
   it("asks above the standing tier, records who decided, and remembers the operation", async () => {
     const ledger = new InMemoryApprovalLedger();
     const clock = manualClock(1_000);

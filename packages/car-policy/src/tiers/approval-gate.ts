@@ -99,6 +99,12 @@ export interface EvaluateOptions {
   escalated?: boolean;
   /** The approval that admitted the action's declared form: it answers for the resolved form only within the standing tier (DECISIONS §22). */
   admitted?: ApprovalRecord;
+  /**
+   * A cap on the standing tier for this evaluation (a skill's
+   * `deployment_tier`): the action is judged at `min(granted, ceiling)`, so
+   * a capped skill's actions escalate instead of running. It never widens.
+   */
+  ceiling?: PermissionTier;
 }
 
 /** What `authorize` may be told besides the action. */
@@ -149,15 +155,16 @@ export class ApprovalGate {
    */
   async #evaluate(action: Action, { tier, reasons }: ActionClassification, admitted: ApprovalRecord | undefined, how: EvaluateOptions): Promise<GateDecision> {
     const fingerprint = operationFingerprint(action);
-    const base = { action_id: action.id, fingerprint, required: tier, granted: this.#granted };
+    const granted = how.ceiling !== undefined && tierRank(how.ceiling) < tierRank(this.#granted) ? how.ceiling : this.#granted;
+    const base = { action_id: action.id, fingerprint, required: tier, granted };
     const looked = this.#options.posture?.(tier, action);
     const posture = looked instanceof Promise ? await looked : looked;
     if (posture === "deny") return { ...base, decision: "deny", reason: `the agent's posture denies ${tier} actions` };
-    const carried = admitted !== undefined && tier !== "full_access" && tierRank(tier) <= tierRank(this.#granted) ? admitted : undefined;
+    const carried = admitted !== undefined && tier !== "full_access" && tierRank(tier) <= tierRank(granted) ? admitted : undefined;
     const now = this.#clock.now();
     let recorded = await this.#options.ledger.latest(fingerprint, now, { run_id: how.run_id, agent_id: this.#options.agentId });
     const escalated = how.escalated === true;
-    const mustAsk = escalated || posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(this.#granted);
+    const mustAsk = escalated || posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(granted);
     // A use-limited approval that this execution rests on spends a use now; none left means it does not answer.
     const restsOn =
       mustAsk && (escalated || posture !== "always_allow") && recorded?.decision === "approved" && tierRank(recorded.required_tier) >= tierRank(tier);
@@ -192,7 +199,7 @@ export class ApprovalGate {
       fingerprint: evaluated.fingerprint,
       action,
       required_tier: tier,
-      granted_tier: this.#granted,
+      granted_tier: evaluated.granted,
       reasons,
       session_id: this.#options.sessionId,
     };
