@@ -266,8 +266,10 @@ describe("the method table", () => {
     }
     // A tenant-data method that names a key refuses outright rather than answer emptily; a listing leaves the tenant's keys out.
     const listings = new Set(["state.keys", "state.snapshot", "events.query"]);
-    // The skills methods' keys are skill names, not state keys: their tenancy is walked in skills-tenancy.test.ts.
-    const stateKeyed = (m: string): boolean => !m.startsWith("skill.") && !m.startsWith("skills.");
+    // The skills methods' keys are skill names, not state keys, and permission.evaluate/pending's tenant_id only says whose
+    // skill caps the evaluation: their tenancy is walked in skills-tenancy.test.ts and permission-skill-ceiling.test.ts.
+    const skillScoped = new Set(["permission.evaluate", "permission.pending"]);
+    const stateKeyed = (m: string): boolean => !m.startsWith("skill.") && !m.startsWith("skills.") && !skillScoped.has(m);
     for (const method of Object.keys(METHODS).filter((m) => METHODS[m]!.tenancy !== "none" && m !== "planner.run" && stateKeyed(m))) {
       const reply = await agent.call(method, hostile);
       if (listings.has(method)) {

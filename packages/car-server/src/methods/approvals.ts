@@ -23,19 +23,36 @@ import { type MethodContext, type MethodTable, agentMethod, operatorMethod } fro
 import { requireOperator } from "../operator.ts";
 import { invalidParams, optionalNumber, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
+import { skillLibraryOf } from "../skill-library.ts";
 import { proposalParam } from "./static-analysis.ts";
 
 function schemaOf(session: Session, action: Action) {
   return action.tool === undefined ? undefined : session.runtime.listTools().find((t) => t.name === action.tool);
 }
 
+/**
+ * The `deployment_tier` of the skill a caller names (`skill`), looked up
+ * in the caller's tenant's skills and the global ones: it caps the standing
+ * tier for the evaluation. A name the caller cannot see is `not_found`, not
+ * an evaluation without a cap; a skill without a tier caps nothing.
+ */
+function skillCeiling(ctx: MethodContext, p: Record<string, JsonValue>): PermissionTier | undefined {
+  const name = optionalString(p, "skill");
+  if (name === undefined) return undefined;
+  const skill = skillLibraryOf(ctx.session).view(ctx.tenant.id).get(name);
+  if (skill === undefined) throw new CarError("not_found", `no skill named '${name.slice(0, 128)}' in this tenant's or the global skills`);
+  return skill.deployment_tier;
+}
+
 async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  const proposal = proposalParam(paramsObject(params));
+  const p = paramsObject(params);
+  const proposal = proposalParam(p);
+  const ceiling = skillCeiling(ctx, p);
   const gate = ctx.session.gate;
   const decisions: JsonValue[] = [];
   for (const action of proposal.actions) {
     const schema = schemaOf(ctx.session, action);
-    const d = await gate.evaluate(action, schema);
+    const d = await gate.evaluate(action, schema, ceiling === undefined ? {} : { ceiling });
     decisions.push({
       action_id: d.action_id,
       fingerprint: d.fingerprint,
@@ -46,7 +63,7 @@ async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Prom
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
     });
   }
-  return { decisions };
+  return { decisions, ...(ceiling === undefined ? {} : { skill_ceiling: ceiling }) };
 }
 
 /**
@@ -58,13 +75,14 @@ async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Prom
  */
 async function pending(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   if (paramsObject(params)["proposal"] === undefined) {
+    if (optionalString(paramsObject(params), "skill") !== undefined) throw invalidParams("skill caps the evaluation of a proposal: pass the proposal too");
     const waits = ctx.session.options.oversight.approvals.list();
     // An agent sees only its own waits; the operator sees every one.
     const mine = ctx.role === "operator" ? waits : waits.filter((w) => w.asked_by === ctx.session.principal);
     return { pending: mine as unknown as JsonValue };
   }
-  const { decisions } = (await evaluate(params, ctx)) as { decisions: { decision: string }[] };
-  return { pending: decisions.filter((d) => d.decision === "needs_approval") };
+  const { decisions, skill_ceiling } = (await evaluate(params, ctx)) as { decisions: { decision: string }[]; skill_ceiling?: string };
+  return { pending: decisions.filter((d) => d.decision === "needs_approval"), ...(skill_ceiling === undefined ? {} : { skill_ceiling }) };
 }
 
 export function readTier(value: string, field: string): PermissionTier {
@@ -159,8 +177,9 @@ function setTier(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 }
 
 export const approvalMethods: MethodTable = {
-  "permission.evaluate": agentMethod(evaluate),
-  "permission.pending": agentMethod(pending),
+  // `tenant_id` names whose skills `skill` is looked up in (skill-library.ts); the evaluation reads no state.
+  "permission.evaluate": agentMethod(evaluate, { tenancy: "tenant_id" }),
+  "permission.pending": agentMethod(pending, { tenancy: "tenant_id" }),
   "permission.approve": operatorMethod(decide("approved")),
   "permission.reject": operatorMethod(decide("rejected")),
   "permission.get_tier": agentMethod(getTier),
