@@ -17,6 +17,7 @@
 import { join } from "node:path";
 import { CarError } from "@car/ir";
 import { InMemorySkillStore, JsonFileSkillStore, type SkillRecord, type SkillStore } from "@car/engine/skills";
+import type { PermissionTier } from "@car/policy";
 import type { Session } from "./session.ts";
 
 /** The owner label of the global skills (in their file, and `owner` in results). */
@@ -169,4 +170,18 @@ export function skillLibraryOf(session: Session): SkillLibrary {
   let library = serverLibraries.get(home);
   if (library === undefined) serverLibraries.set(home, (library = SkillLibrary.inDirectory(home)));
   return library;
+}
+
+/**
+ * The `deployment_tier` of the skill a caller names as the one that drove a
+ * proposal (`skill` on `permission.evaluate` / `pending` and
+ * `proposal.submit`), looked up in that tenant's skills and the global
+ * ones: it caps the standing tier. A name the caller cannot see is
+ * `not_found` — never an evaluation without the cap; a skill without a
+ * tier caps nothing.
+ */
+export function skillCeilingOf(session: Session, tenantId: string | undefined, name: string): PermissionTier | undefined {
+  const skill = skillLibraryOf(session).view(tenantId).get(name);
+  if (skill === undefined) throw new CarError("not_found", `no skill named '${name.slice(0, 128)}' in this tenant's or the global skills`);
+  return skill.deployment_tier;
 }

@@ -99,12 +99,6 @@ export interface EvaluateOptions {
   escalated?: boolean;
   /** The approval that admitted the action's declared form: it answers for the resolved form only within the standing tier (DECISIONS §22). */
   admitted?: ApprovalRecord;
-  /**
-   * A cap on the standing tier for this evaluation (a skill's
-   * `deployment_tier`): the action is judged at `min(granted, ceiling)`, so
-   * a capped skill's actions escalate instead of running. It never widens.
-   */
-  ceiling?: PermissionTier;
 }
 
 /** What `authorize` may be told besides the action. */
@@ -140,6 +134,18 @@ export class ApprovalGate {
     return tier;
   }
 
+  /**
+   * This gate with its standing tier capped at `ceiling` (a skill's
+   * `deployment_tier`): `min(granted, ceiling)`, never wider. The same
+   * ledger, approver and postures answer, so a capped action escalates
+   * into the same approvals as any other. A snapshot: a later `setTier`
+   * on either gate does not move the other.
+   */
+  capped(ceiling: PermissionTier): ApprovalGate {
+    const granted = tierRank(ceiling) < tierRank(this.#granted) ? ceiling : this.#granted;
+    return new ApprovalGate({ ...this.#options, grantedTier: granted });
+  }
+
   /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
   async evaluate(action: Action, schema?: ToolSchema, how: EvaluateOptions = {}): Promise<GateDecision> {
     return this.#evaluate(action, classifyAction(action, schema), how.admitted?.decision === "approved" ? how.admitted : undefined, how);
@@ -155,7 +161,7 @@ export class ApprovalGate {
    */
   async #evaluate(action: Action, { tier, reasons }: ActionClassification, admitted: ApprovalRecord | undefined, how: EvaluateOptions): Promise<GateDecision> {
     const fingerprint = operationFingerprint(action);
-    const granted = how.ceiling !== undefined && tierRank(how.ceiling) < tierRank(this.#granted) ? how.ceiling : this.#granted;
+    const granted = this.#granted;
     const base = { action_id: action.id, fingerprint, required: tier, granted };
     const looked = this.#options.posture?.(tier, action);
     const posture = looked instanceof Promise ? await looked : looked;

@@ -23,36 +23,24 @@ import { type MethodContext, type MethodTable, agentMethod, operatorMethod } fro
 import { requireOperator } from "../operator.ts";
 import { invalidParams, optionalNumber, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
-import { skillLibraryOf } from "../skill-library.ts";
+import { skillCeilingOf } from "../skill-library.ts";
 import { proposalParam } from "./static-analysis.ts";
 
 function schemaOf(session: Session, action: Action) {
   return action.tool === undefined ? undefined : session.runtime.listTools().find((t) => t.name === action.tool);
 }
 
-/**
- * The `deployment_tier` of the skill a caller names (`skill`), looked up
- * in the caller's tenant's skills and the global ones: it caps the standing
- * tier for the evaluation. A name the caller cannot see is `not_found`, not
- * an evaluation without a cap; a skill without a tier caps nothing.
- */
-function skillCeiling(ctx: MethodContext, p: Record<string, JsonValue>): PermissionTier | undefined {
-  const name = optionalString(p, "skill");
-  if (name === undefined) return undefined;
-  const skill = skillLibraryOf(ctx.session).view(ctx.tenant.id).get(name);
-  if (skill === undefined) throw new CarError("not_found", `no skill named '${name.slice(0, 128)}' in this tenant's or the global skills`);
-  return skill.deployment_tier;
-}
-
 async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   const proposal = proposalParam(p);
-  const ceiling = skillCeiling(ctx, p);
-  const gate = ctx.session.gate;
+  const skill = optionalString(p, "skill");
+  const ceiling = skill === undefined ? undefined : skillCeilingOf(ctx.session, ctx.tenant.id, skill);
+  // The skill's ceiling caps the standing tier for this evaluation: the same gate and ledger, judged at min(granted, ceiling).
+  const gate = ceiling === undefined ? ctx.session.gate : ctx.session.gate.capped(ceiling);
   const decisions: JsonValue[] = [];
   for (const action of proposal.actions) {
     const schema = schemaOf(ctx.session, action);
-    const d = await gate.evaluate(action, schema, ceiling === undefined ? {} : { ceiling });
+    const d = await gate.evaluate(action, schema);
     decisions.push({
       action_id: d.action_id,
       fingerprint: d.fingerprint,
