@@ -33,6 +33,8 @@ export const MAX_SKILLS_PER_OWNER = 4096;
 export const MAX_VERSIONS_PER_SKILL = 256;
 /** Most skills one call may ingest. */
 export const MAX_SKILLS_PER_CALL = 256;
+/** Most owners' stores one library keeps open: a caller naming ever new tenant ids cannot grow memory without bound. */
+export const MAX_OPEN_OWNERS = 4096;
 
 /** The owner label of a tenant's skills (undefined: the unscoped namespace). */
 export function ownerOf(tenantId: string | undefined): string {
@@ -113,7 +115,11 @@ export class SkillView implements SkillStore {
 export class SkillLibrary {
   readonly #stores = new Map<string, SkillStore>();
 
-  private constructor(private readonly open: (owner: string) => SkillStore) {}
+  /** `durable`: the stores are files, so a closed one loses nothing and is read again when next named. */
+  private constructor(
+    private readonly open: (owner: string) => SkillStore,
+    private readonly durable: boolean,
+  ) {}
 
   /**
    * Files under `carHome`: the unscoped namespace keeps `skills.json` (the
@@ -128,17 +134,29 @@ export class SkillLibrary {
       if (owner === GLOBAL_OWNER) return new JsonFileSkillStore(join(carHome, "skills", "global.json"), { owner });
       const tenant = owner.slice("tenant:".length);
       return new JsonFileSkillStore(join(carHome, "skills", "tenants", `${Buffer.from(tenant, "utf8").toString("hex")}.json`), { owner });
-    });
+    }, true);
   }
 
   static inMemory(): SkillLibrary {
-    return new SkillLibrary(() => new InMemorySkillStore());
+    return new SkillLibrary(() => new InMemorySkillStore(), false);
   }
 
   #store(owner: string): SkillStore {
     let store = this.#stores.get(owner);
-    if (store === undefined) this.#stores.set(owner, (store = this.open(owner)));
+    if (store === undefined) {
+      if (this.#stores.size >= MAX_OPEN_OWNERS) this.#makeRoom();
+      this.#stores.set(owner, (store = this.open(owner)));
+    }
     return store;
+  }
+
+  /** Closes the stores holding nothing, and with files the oldest opened too; in memory a full library is `budget_exceeded`. */
+  #makeRoom(): void {
+    const closable = [...this.#stores.keys()].filter((o) => o !== GLOBAL_OWNER && o !== UNSCOPED_OWNER);
+    for (const owner of closable) if (this.#stores.get(owner)!.list().length === 0) this.#stores.delete(owner);
+    if (this.#stores.size < MAX_OPEN_OWNERS) return;
+    if (!this.durable) throw new CarError("budget_exceeded", `this library already holds the skills of ${MAX_OPEN_OWNERS} tenants`);
+    for (const owner of closable.slice(0, Math.ceil(MAX_OPEN_OWNERS / 4))) this.#stores.delete(owner);
   }
 
   get global(): SkillStore {
