@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ingestDistilledSkills, reportOutcome } from "@car/engine/skills";
 import { isCarError } from "@car/ir";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_OPEN_OWNERS, SkillLibrary } from "./skill-library.ts";
 
@@ -18,7 +19,57 @@ afterEach(() => {
 
 const skill = (name: string) => ({ name, code: `${name}()`, domain: "d" });
 
+const TENANTS = ["alice", "bob", undefined] as const;
+const NAMES = ["x", "y"] as const;
+
 describe("SkillLibrary", () => {
+  it("whatever tenants ingest and report, each sees only its own skills over the global ones, with only its own outcomes counted", () => {
+    const op = fc.record({
+      tenant: fc.constantFrom(...TENANTS),
+      name: fc.constantFrom(...NAMES),
+      kind: fc.constantFrom("ingest", "report", "publish"),
+    });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const library = SkillLibrary.inMemory();
+        // The model: who holds which name (own copy), whose code it is, and how many outcomes each tenant counted.
+        const owns = new Map<string, string>();
+        const outcomes = new Map<string, number>();
+        const global = new Map<string, string>();
+        const key = (t: string | undefined, n: string) => `${t ?? "-"}/${n}`;
+        for (const { tenant, name, kind } of ops) {
+          const view = library.view(tenant);
+          const k = key(tenant, name);
+          if (kind === "ingest") {
+            ingestDistilledSkills(view, [{ name, code: `${tenant ?? "-"}:${name}`, domain: "d" }]);
+            owns.set(k, `${tenant ?? "-"}:${name}`);
+          } else if (kind === "publish") {
+            ingestDistilledSkills(library.global, [{ name, code: `global:${name}`, domain: "d" }]);
+            global.set(name, `global:${name}`);
+          } else if (owns.has(k) || global.has(name)) {
+            reportOutcome(view, name, "failed");
+            if (!owns.has(k)) owns.set(k, global.get(name)!);
+            outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
+          } else {
+            expect(() => reportOutcome(view, name, "failed")).toThrow(/no skill named/);
+          }
+        }
+        for (const tenant of TENANTS) {
+          const view = library.view(tenant);
+          for (const name of NAMES) {
+            const k = key(tenant, name);
+            const expected = owns.get(k) ?? global.get(name);
+            expect(view.get(name)?.code, k).toBe(expected);
+            if (owns.has(k)) expect(library.own(tenant).history(name).at(-1)?.stats.fail_count ?? 0, k).toBeLessThanOrEqual(outcomes.get(k) ?? 0);
+            else expect(library.own(tenant).history(name), k).toEqual([]);
+          }
+        }
+        for (const name of NAMES) expect(library.global.get(name)?.stats.fail_count ?? 0).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("closes empty stores to make room; in memory, a library full of tenants' skills refuses one more", () => {
     const library = SkillLibrary.inMemory();
     // Reads under many fresh tenant ids hold nothing, so they never fill the library.
