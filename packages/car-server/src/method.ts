@@ -20,7 +20,8 @@ export type MethodRole = "operator" | "agent";
 /**
  * How a method reaches tenant-scoped state. `none`: it reads or writes no
  * state key. `tenant_id`: it takes an optional `tenant_id`, validated by the
- * dispatcher, and reaches keys only through `ctx.tenant`. `proposal`: it
+ * dispatcher, and reaches keys only through `ctx.tenant` (the skills methods:
+ * the skills of `ctx.tenant.id`, skill-library.ts). `proposal`: it
  * runs proposals, each held to the tenancy boundary by the session
  * runtime's admission guard (admission.ts).
  */
