@@ -80,5 +80,10 @@ describe("every source of actions passes the same admission", () => {
     expect(await capped.result("proposal.submit", { proposal: write })).toMatchObject({ results: [{ status: "succeeded" }] });
     expect(capped.frames.filter((f) => f.method === "tools.execute")).toHaveLength(1);
     expect((await capped.call("proposal.submit", { proposal: write, skill: "nobody-has-this" })).error).toMatchObject({ data: { car_code: "not_found" } });
+    // A tenant's skill is named within the proposal's scope, and only there.
+    await capped.result("skill.ingest", { name: "alice-reader", code: "x", deployment_tier: "read_only", tenant_id: "alice" });
+    expect(await refusal(capped, { proposal: write, skill: "alice-reader", scope: { tenantId: "alice" } })).toEqual(viaSkill);
+    const outside = await capped.call("proposal.submit", { proposal: write, skill: "alice-reader", scope: { tenantId: "bob" } });
+    expect(outside.error).toMatchObject({ data: { car_code: "not_found" } });
   });
 });
