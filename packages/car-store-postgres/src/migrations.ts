@@ -24,9 +24,14 @@
  * - `car_approvals.seal`, `car_postures.seal` (v3): each row's seal under
  *   the audit key (row-seal.ts), so a row written outside CAR is refused.
  * - `car_runs`, `car_run_records` (v4): agent run traces (`runs.*`).
+ * - partial indexes on `car_events` (v5): the approval events of a
+ *   fingerprint and the posture events of an agent, which every run-time
+ *   read of those rows checks them against (row-currency-sql.ts).
+ * - `car_checkpoints` (v6): the signed checkpoint each cut of the log leaves.
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
+import { ROW_CURRENCY_INDEXES } from "./row-currency-sql.ts";
 
 /** Advisory-lock class ids (the first key of the two-key form), chosen to be unlikely in other applications. */
 export const MIGRATION_LOCK_CLASS = 0x43415201;
@@ -181,6 +186,23 @@ export const MIGRATIONS: readonly Migration[] = [
         seq integer NOT NULL,
         body text NOT NULL,
         PRIMARY KEY (run_id, seq)
+      );
+    `,
+  },
+  // Migrations 5 and 6 are the audit's (row currency, log cuts); each is a step of its own so other changes can be ordered around them.
+  {
+    version: 5,
+    name: "row currency: log indexes for approval and posture events",
+    sql: ROW_CURRENCY_INDEXES,
+  },
+  {
+    version: 6,
+    name: "log cuts: signed checkpoints",
+    sql: `
+      CREATE TABLE car_checkpoints (
+        id bigserial PRIMARY KEY,
+        body text NOT NULL,
+        signature text NOT NULL
       );
     `,
   },
