@@ -163,8 +163,29 @@ const ROLLBACK_CHECKS: readonly StoreCheck[] = [
   },
 ];
 
+/** A use-limited approval is spent at admission, atomically: runs racing on two stores of one database get exactly `uses` executions. */
+const USES_CHECK: StoreCheck = {
+  name: "durable: concurrent runs on two stores of one database spend a use-limited approval exactly `uses` times",
+  durable: ["verifyChain"],
+  async run(t) {
+    const one = await gated(t);
+    const two = await gated(t);
+    await approveDeploy(one.store, 2);
+    const runs = [one, two, one, two, one, two].map((side, i) => side.rt.executeProposal({ id: `race-${i}`, actions: [DEPLOY] }));
+    const statuses = (await Promise.allSettled(runs)).map((r) => (r.status === "fulfilled" ? r.value.results[0]!.status : `threw ${String(r.reason)}`));
+    assert.equal(one.deployed() + two.deployed(), 2, `two uses allowed ${one.deployed() + two.deployed()} deploys (${statuses.join(", ")})`);
+    assert.equal(statuses.filter((s) => s === "succeeded").length, 2, statuses.join(", "));
+    assert.deepStrictEqual(
+      one.store.events.query({ kinds: ["approval_used"] }).map((e) => e.data["uses_left"]),
+      [1, 0],
+    );
+    assertHolds(await one.store.verifyChain(), { ok: true });
+  },
+};
+
 export const TABLE_CHECKS: readonly StoreCheck[] = [
   ...ROLLBACK_CHECKS,
+  USES_CHECK,
   {
     name: "durable: a forged approvals row is reported by verification and approves nothing",
     durable: ["verifyChain", "tamper"],
