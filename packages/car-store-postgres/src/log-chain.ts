@@ -28,6 +28,7 @@ import {
   anchorSummary,
   type AuditKey,
   canonicalEventParts,
+  type ChainOptions,
   type ChainReport,
   ChainVerifier,
   type DatabaseIdentity,
@@ -129,11 +130,17 @@ const PAGE = 2000;
  * log replays to. Reads in one REPEATABLE READ transaction, so
  * concurrent commits cannot make the log and the state disagree.
  */
-export async function verifyLog(pool: Pool, key: AuditKey | undefined, self: DatabaseIdentity, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+export async function verifyLog(
+  pool: Pool,
+  key: AuditKey | undefined,
+  self: DatabaseIdentity,
+  anchors: readonly Anchor[] | undefined,
+  options: ChainOptions = {},
+): Promise<ChainReport> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const report = await verifyIn(client, key, self, anchors);
+    const report = await verifyIn(client, key, self, anchors, options);
     await client.query("COMMIT");
     return report;
   } finally {
@@ -187,9 +194,17 @@ export async function logVouchesForTables(client: PoolClient, key: AuditKey | un
   return report.ok && replayBreak(events, await storedTables(client)) === undefined;
 }
 
-async function verifyIn(client: PoolClient, key: AuditKey | undefined, self: DatabaseIdentity, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+async function verifyIn(
+  client: PoolClient,
+  key: AuditKey | undefined,
+  self: DatabaseIdentity,
+  anchors: readonly Anchor[] | undefined,
+  options: ChainOptions,
+): Promise<ChainReport> {
   const { report, events, head } = await readVerifiedLog(client, key);
   if (!report.ok) return report;
+  const { proposal_id } = options;
+  if (proposal_id !== undefined) report.proposal_events = events.filter((e) => e.proposal_id === proposal_id);
   const headSeq = Number(head.seq);
   if (anchors !== undefined) {
     const broken = anchorBreak(anchors, self, headSeq, (seq) => events[seq - 1]?.hash);

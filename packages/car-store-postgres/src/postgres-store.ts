@@ -39,6 +39,7 @@ import {
 import {
   type Anchor,
   type AuditKey,
+  type ChainOptions,
   type ChainReport,
   commitRefusal,
   directWriteEvent,
@@ -460,10 +461,10 @@ export class PostgresStore implements RuntimeStore {
    * database (MACs too with the audit key), then the anchors of this
    * database, then the stored state against the replayed log.
    */
-  async verifyChain(options: { anchors?: readonly Anchor[] } = {}): Promise<ChainReport> {
+  async verifyChain(options: { anchors?: readonly Anchor[] } & ChainOptions = {}): Promise<ChainReport> {
     await this.#ready;
     try {
-      return await verifyLog(this.#pool, this.#auditKey, { id: await this.databaseId(), location: this.location }, options.anchors);
+      return await verifyLog(this.#pool, this.#auditKey, { id: await this.databaseId(), location: this.location }, options.anchors, options);
     } catch (error) {
       throw storageError(error, "cannot read the event log");
     }

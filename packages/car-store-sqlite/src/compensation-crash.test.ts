@@ -108,3 +108,32 @@ it("a plan edited in the database while the process was down is refused before a
     await rt.close();
   }
 });
+
+it("a plan edited after verification, before it is read, is not what gets dispatched: the verified plan is", { timeout: 60_000 }, async () => {
+  await crashMidCompensation();
+  const store = sqlite(temp.db);
+  // A writer that edits the plan the moment verification is done (the race: verify, then read).
+  const verify = store.verifyChain.bind(store);
+  store.verifyChain = (options) => {
+    const report = verify(options);
+    const raw = new Database(temp.db);
+    const row = raw.prepare("SELECT seq, data FROM events WHERE kind = 'compensation_planned'").get() as { seq: number; data: string };
+    raw.prepare("UPDATE events SET data = ? WHERE seq = ?").run(row.data.replace('"name":"a"', '"name":"keep-me"'), row.seq);
+    raw.close();
+    return report;
+  };
+  const rt = new Runtime({ store });
+  try {
+    const removed: string[] = [];
+    rt.registerTool("remove_file", (p) => {
+      removed.push(p["name"] as string);
+      unlinkSync(join(files, p["name"] as string));
+      return true;
+    });
+    const report = await rt.resumeCompensation("saga");
+    expect(removed).toEqual(["b", "a"]);
+    expect(report.compensated).toEqual(["w_c", "w_b", "w_a"]);
+  } finally {
+    await rt.close();
+  }
+});

@@ -11,7 +11,7 @@
  */
 export { type Anchor, type DatabaseIdentity, type HashAt, anchorBreak, anchorSummary, appendAnchor, readAnchors } from "./anchor.ts";
 export { type ApprovalRow, approvalRecordedData, ledgerEntryOf, SPENT_BY } from "./approval-rows.ts";
-export { type ChainBreak, type ChainReport, ChainVerifier, type StoredEventRow } from "./chain-verify.ts";
+export { type ChainBreak, type ChainOptions, type ChainReport, ChainVerifier, type StoredEventRow } from "./chain-verify.ts";
 export {
   type Checkpoint,
   type CheckpointKey,
