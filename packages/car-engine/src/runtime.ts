@@ -477,11 +477,12 @@ export class Runtime {
   async resumeCompensation(proposal_id: string, dispatch?: ToolCallback, options: Pick<ExecuteOptions, "session_id"> = {}): Promise<CompensationReport> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
     const events = await verifiedProposalEvents(this.store, proposal_id, `resuming the compensation of '${proposal_id}'`);
-    const { proposal, plan, done } = resumable(events, proposal_id);
+    const { proposal, run_id, plan, done } = resumable(events, proposal_id);
     const run = new ProposalRun(
       this.#env,
       {
-        run_id: newRunId(),
+        // The resumed phase is the same run's compensation, under its run id.
+        run_id: run_id ?? newRunId(),
         caller: dispatch === undefined ? undefined : jsonCallbackCaller(dispatch, this.#env.maxOutputBytes),
         session_id: options.session_id ?? null,
         budget: undefined,

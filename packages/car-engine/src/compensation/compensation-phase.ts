@@ -73,18 +73,31 @@ export interface PendingCompensation {
 }
 
 /**
- * A proposal id's events cut into its runs: each run's events run from its
- * `proposal_received` to the next one's (DECISIONS §20: a durable store runs
- * one proposal id at a time, so runs of one id follow each other). Events
- * before the first `proposal_received` (retention cut it) make a run of their own.
+ * A proposal id's events grouped by run, oldest run first (DECISIONS §20).
+ * A compensation event names its run (`data.run_id`), since a phase resumed
+ * later is appended after other runs of the same id; any other event
+ * belongs to the run whose `proposal_received` precedes it (a durable store
+ * runs one proposal id at a time). Events before the first
+ * `proposal_received` (retention cut it) make a run of their own.
  */
 function runsOf(events: readonly CarEvent[]): CarEvent[][] {
-  const runs: CarEvent[][] = [];
+  const runs = new Map<string, CarEvent[]>();
+  let current: CarEvent[] | undefined;
+  const runOf = (id: string): CarEvent[] => {
+    let run = runs.get(id);
+    if (run === undefined) runs.set(id, (run = []));
+    return run;
+  };
   for (const e of events) {
-    if (e.kind === EVENT_KINDS.proposalReceived || runs.length === 0) runs.push([]);
-    runs.at(-1)!.push(e);
+    const named = e.data["run_id"];
+    if (e.kind === EVENT_KINDS.proposalReceived) current = runOf(typeof named === "string" ? named : `#${e.seq}`);
+    else if (typeof named === "string" && e.kind.startsWith("compensation_")) {
+      runOf(named).push(e);
+      continue;
+    }
+    (current ??= runOf("")).push(e);
   }
-  return runs;
+  return [...runs.values()];
 }
 
 /** The compensation one run planned and never completed, if any. */
@@ -118,7 +131,7 @@ export function pendingCompensations(events: EventLog): PendingCompensation[] {
 export function resumable(
   events: readonly CarEvent[],
   proposal_id: string,
-): { proposal: ReturnType<typeof parseProposalWithGraph>; plan: CompensationPlan; done: Set<string> } {
+): { proposal: ReturnType<typeof parseProposalWithGraph>; run_id: string | undefined; plan: CompensationPlan; done: Set<string> } {
   const run = runsOf(events).findLast((r) => pendingIn(proposal_id, r) !== undefined);
   if (run === undefined) throw new CarError("not_found", `no interrupted compensation of proposal '${proposal_id}' is in the log`);
   const received = run[0]!;
@@ -126,8 +139,10 @@ export function resumable(
     throw new CarError("not_found", `proposal '${proposal_id}' is not in the log (retention may have removed it)`);
   const planned = run.find((e) => e.kind === COMPENSATION_EVENTS.planned)!;
   const proposal = parseProposalWithGraph(received.data["proposal"]);
+  const run_id = received.data["run_id"];
   return {
     proposal,
+    run_id: typeof run_id === "string" ? run_id : undefined,
     plan: planFromRecord(proposal.proposal.actions, proposal.graph.indexOf, planned.data),
     done: new Set(pendingIn(proposal_id, run)!.done),
   };
