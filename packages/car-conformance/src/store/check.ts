@@ -63,7 +63,7 @@ export interface StoreCheckContext {
  * skip with the reason. Store parts, and of the harness: `tamper` (its
  * tamper hooks) and `transitions` (a stored transition record it can edit).
  */
-export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "transitions" | "runs";
+export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "transitions" | "runs" | "enforceRetention" | "checkpoints";
 
 export interface StoreCheck {
   name: string;

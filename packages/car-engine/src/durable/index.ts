@@ -25,6 +25,7 @@ export {
   signCheckpoint,
 } from "./checkpoint.ts";
 export { type RefusalCode, commitRefusal } from "./commit-refusal.ts";
+export { validateRetention } from "./retention-policy.ts";
 export { directWriteEvent } from "./direct-write-event.ts";
 export { GENESIS_HASH, type UnhashedEvent, canonicalEventParts, canonicalEventText, linkEvent, sha256Hex } from "./event-hash.ts";
 export { type AuditKey, eventMac, macMatches, outboundDigest } from "./event-mac.ts";
