@@ -68,7 +68,7 @@ export interface RetentionResult {
 
 /**
  * What every durable backend offers a server or a CLI: per-agent postures,
- * run traces and chain verification, and retention where the backend has it (SQLite).
+ * run traces and chain verification, and cuts of the log (retention, truncate, clear) where the backend has them (SQLite, PostgreSQL).
  */
 export interface AuditedRuntimeStore extends RuntimeStore {
   readonly postures: PostureStore;
