@@ -278,6 +278,8 @@ describe("car audit and the keyed chain", () => {
     const unkeyed = await runCar(["audit", "verify", "--db", strippedDb], { env: elsewhere });
     expect(unkeyed.code).toBe(0);
     expect(unkeyed.stdout).toContain("unkeyed: only integrity against accidental damage is checked");
+    // Without the key the row seals are no defence either, and the warning says so.
+    expect(unkeyed.stdout).toContain("the approval and posture rows' seals are plain SHA-256 anyone can recompute");
     const required = await runCar(["audit", "verify", "--db", strippedDb, "--require-key"], { env: elsewhere });
     expect(required.code).toBe(1);
     expect(required.stderr).toContain("--require-key: there is no audit key");

@@ -63,7 +63,7 @@ import type { RunEnvironment } from "./run/proposal-run.ts";
 import { checkChunk } from "./tools/tool-output.ts";
 import { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
 import { compensatedResult, pendingCompensations, resumable, runPhase } from "./compensation/compensation-phase.ts";
-import { requireIntactLog } from "./durable/intact-log.ts";
+import { verifiedProposalEvents } from "./durable/intact-log.ts";
 import type { AuditedRuntimeStore } from "./durable/durable-store.ts";
 import { traceSettings } from "./telemetry/run-tracer.ts";
 import type { CompensationReport, PendingCompensation } from "./compensation/compensation-phase.ts";
@@ -501,17 +501,20 @@ export class Runtime {
    * succeeded (a step that started and left no outcome runs again — make
    * compensations safe to repeat). Steps go through this runtime's dispatch
    * path, and the phase is recorded like the original. On a durable store
-   * the chain is verified first (the plan event's hash and MAC among it): a
-   * log that does not verify is refused with `chain_broken`, nothing run.
+   * the chain is verified first (the plan event's hash and MAC among it), and
+   * the plan acted on is the one that verification read: a log that does not
+   * verify is refused with `chain_broken`, nothing run. Of several runs of
+   * one proposal id, the newest whose compensation was cut short resumes.
    */
   async resumeCompensation(proposal_id: string, dispatch?: ToolCallback, options: Pick<ExecuteOptions, "session_id"> = {}): Promise<CompensationReport> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
-    await requireIntactLog(this.store, `resuming the compensation of '${proposal_id}'`);
-    const { proposal, plan, done } = resumable(this.events, proposal_id);
+    const events = await verifiedProposalEvents(this.store, proposal_id, `resuming the compensation of '${proposal_id}'`);
+    const { proposal, run_id, plan, done } = resumable(events, proposal_id);
     const run = new ProposalRun(
       this.#env,
       {
-        run_id: newRunId(),
+        // The resumed phase is the same run's compensation, under its run id.
+        run_id: run_id ?? newRunId(),
         caller: dispatch === undefined ? undefined : jsonCallbackCaller(dispatch, this.#env.maxOutputBytes),
         session_id: options.session_id ?? null,
         budget: undefined,

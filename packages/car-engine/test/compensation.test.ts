@@ -207,7 +207,11 @@ describe("rollback: compensate", () => {
     expect(files()).toEqual(["a"]);
     expect(r.results[1]!.compensation_error).toBe("credentials revoked");
     expect(r.results[0]!.compensation_error).toBe("not attempted: the compensation of 'x' failed terminally");
-    expect(rt.events.query({ kinds: ["compensation_failed"] })[0]!.data).toEqual({ error: "credentials revoked", terminal: true });
+    expect(rt.events.query({ kinds: ["compensation_failed"] })[0]!.data).toEqual({
+      error: "credentials revoked",
+      terminal: true,
+      run_id: expect.stringMatching(/^run-[0-9a-f]{12}$/),
+    });
   });
 
   it("retries a failing compensation as its action declares", async () => {

@@ -4,14 +4,18 @@
  * and `events.clear` answer in the reference's shape, each cut leaves a
  * signed checkpoint chained to the earlier ones and named by its act (what
  * `car audit verify` prints), the remaining log still verifies, and an
- * agent's connection can do none of it. Also `metrics.alerts`.
+ * agent's connection can do none of it — on SQLite and on a real
+ * PostgreSQL cluster. Also `metrics.alerts`.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SqliteStore } from "@car/store-sqlite";
+import { postgresBinDir, startPostgresCluster, type PostgresCluster } from "@car/test-kit/postgres-cluster";
+import type { DurableRuntimeStore } from "@car/engine";
 import { openCarDatabase } from "./car-database.ts";
+import { openServeStore } from "./serve-store.ts";
 import { type RunningServer, startServer } from "./server.ts";
 import { TestClient } from "../test/test-client.ts";
 
@@ -83,6 +87,49 @@ describe("events.stats / events.truncate / events.clear", () => {
     expect((await operator.call("events.truncate", { maxEvents: -1 })).error?.code).toBe(-32602);
     expect((await operator.call("events.truncate", { maxEvents: 1.5 })).error?.code).toBe(-32602);
   });
+});
+
+const installed = postgresBinDir() !== undefined;
+if (!installed) console.warn("PostgreSQL is not installed (apt-get install postgresql): skipping the log cuts on PostgreSQL");
+
+describe.skipIf(!installed)("events.truncate / events.clear on PostgreSQL", () => {
+  let cluster: PostgresCluster;
+  beforeAll(async () => {
+    cluster = await startPostgresCluster();
+  });
+  afterAll(() => cluster?.stop());
+
+  it("cut the shared log behind chained checkpoints that name the act, and the rest still verifies", async () => {
+    const pgStore = (await openServeStore(cluster.createDatabase("log_cuts"), { CAR_HOME: carHome })) as DurableRuntimeStore;
+    const pgServer = await startServer({ port: 0, carHome, store: pgStore });
+    const operator = await TestClient.open(pgServer.url, pgServer.token);
+    try {
+      for (const id of ["p1", "p2", "p3"]) await operator.result("proposal.submit", write(id));
+      const before = await operator.result("events.count");
+      expect(await operator.result("events.truncate", { maxEvents: 2 })).toEqual({
+        removedEvents: before - 2,
+        removedSpans: 0,
+        stats: { events: 2, spans: 0 },
+      });
+      expect(await operator.result("events.chain.verify")).toEqual({ verified: 2 });
+      expect(await operator.result("events.clear")).toEqual({ removed: 2, stats: { events: 0, spans: 0 } });
+      await operator.result("proposal.submit", write("p4"));
+      expect(await operator.result("events.chain.verify")).toEqual({ verified: await operator.result("events.count") });
+      const report = await pgStore.verifyChain();
+      expect(report.ok).toBe(true);
+      if (report.ok)
+        expect(report.cuts.map((c) => [c.act, c.removed])).toEqual([
+          ["truncate", before - 2],
+          ["clear", 2],
+        ]);
+      const [first, second] = await pgStore.checkpoints();
+      expect(second!.checkpoint.previous).toBe(first!.signature);
+    } finally {
+      operator.socket.terminate();
+      await pgServer.close({ graceMs: 0 });
+      await pgStore.close?.();
+    }
+  }, 60_000);
 });
 
 describe("metrics.alerts", () => {

@@ -9,7 +9,7 @@ import { CarError } from "@car/ir";
 import { type AuditedRuntimeStore, isAuditedStore } from "@car/engine";
 import { openRuntimeStore } from "./car-database.ts";
 
-/** What the server's durable methods need from a store: @car/engine's contract, which both backends offer (retention: SQLite only). */
+/** What the server's durable methods need from a store: @car/engine's contract, which both backends offer (cuts of the log included: retention, truncate, clear). */
 export type ServeStore = AuditedRuntimeStore;
 
 /**

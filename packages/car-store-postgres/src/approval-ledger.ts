@@ -20,6 +20,7 @@ import {
   approvalSealRow,
   type AuditKey,
   ledgerEntryOf,
+  requireCurrentApprovals,
   rowSeal,
   SPENT_BY,
   sealMatches,
@@ -28,6 +29,7 @@ import {
 import type { DurableApprovalLedger, LedgerEntry } from "@car/engine";
 import type { Audit, AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 import { encodeMessage, OVERSIGHT_CHANNEL } from "./oversight-messages.ts";
+import { approvalsWithHeads } from "./row-currency-sql.ts";
 
 interface LedgerRow {
   id: string;
@@ -119,9 +121,18 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
     await this.#transaction((client, audit) => this.#insertRecord(client, audit, record));
   }
 
+  /** The rows of `fingerprint`, once each matches its seal and is what the log's newest event about it left (row-currency.ts). */
+  async #current(query: ReadQuery, fingerprint: string): Promise<ApprovalRow[]> {
+    const { rows, heads, cut } = await approvalsWithHeads(query, fingerprint);
+    for (const row of rows)
+      if (!sealMatches(this.#key, "approvals", approvalSealRow(row.id, row.record, row.revoked_at, row.revoked_by), row.seal))
+        throw unsealedRow("approvals", String(row.id));
+    requireCurrentApprovals(heads, rows, cut);
+    return rows;
+  }
+
   async latest(fingerprint: string, now: number, scope: ApprovalScope = {}): Promise<ApprovalRecord | undefined> {
-    const { rows } = await this.#read<LedgerRow>(`${SELECT} WHERE a.fingerprint = $1 ORDER BY a.id`, [fingerprint]);
-    const answer = answeringDecision(this.#entries(rows), scope);
+    const answer = answeringDecision((await this.#current(this.#read, fingerprint)).map(ledgerEntryOf), scope);
     return answer === undefined || answer.revoked_at !== undefined || !inForce(answer, now) ? undefined : answer;
   }
 
@@ -130,11 +141,12 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
     return this.#transaction(async (client, audit) => {
       // Locks the row first, so of two runtimes spending the last use at once the second reads the first's revocation.
       await client.query("SELECT id FROM car_approvals WHERE id = $1 FOR UPDATE", [record.id]);
-      const { rows } = await client.query<LedgerRow>(`${SELECT} WHERE a.id = $1`, [record.id]);
-      if (rows[0] === undefined || rows[0].revoked_at !== null) return false;
-      const entry = this.#entries(rows)[0]!;
+      const query: ReadQuery = (sql, params) => client.query(sql, params === undefined ? [] : [...params]);
+      const row = (await this.#current(query, record.fingerprint)).find((r) => r.id === record.id);
+      if (row === undefined || row.revoked_at !== null) return false;
+      const entry = ledgerEntryOf(row);
       if (!inForce(entry, now)) return false;
-      await this.#revokeRow(client, rowFrom(rows[0]), now, SPENT_BY);
+      await this.#revokeRow(client, row, now, SPENT_BY);
       const rest = remainingUses(entry);
       audit("approval_used", { approval_id: entry.id, fingerprint: entry.fingerprint, uses_left: rest?.uses ?? 0 }, { timestamp: rfc3339(now) });
       if (rest !== undefined) await this.#insertRecord(client, audit, rest);

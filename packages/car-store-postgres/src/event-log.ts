@@ -43,8 +43,10 @@ export interface StoredEvent {
 }
 
 export class PostgresEventLog implements EventLog {
-  /** The log as known here, by `seq`; `#known[i].seq === i + 1` up to `#prefix`. */
+  /** The log as known here, by `seq`; `#known[i].seq === #base + i + 1` up to `#prefix`. */
   readonly #known: (CarEvent | StoredEvent)[] = [];
+  /** The seq of the last event a cut of the log removed (0: none): the known log starts after it. */
+  #base = 0;
   /** Set by the first `subscribe`: from then on events are parsed as they arrive, to feed subscribers. */
   #feeding = false;
   /** How many leading events are known without a gap (and were fed to subscribers). */
@@ -134,7 +136,18 @@ export class PostgresEventLog implements EventLog {
 
   /** The highest seq known without a gap: a refresh asks for what follows. */
   get knownThrough(): number {
-    return this.#prefix;
+    return this.#base + this.#prefix;
+  }
+
+  /** A cut of the log removed every event through `seq` (a checkpoint says so): they are forgotten here too. */
+  forgetThrough(seq: number): void {
+    if (seq <= this.#base) return;
+    let n = 0;
+    while (n < this.#known.length && this.#known[n]!.seq <= seq) n++;
+    this.#known.splice(0, n);
+    this.#prefix = Math.max(0, this.#prefix - n);
+    this.#base = seq;
+    this.#advance();
   }
 
   /** True when events written here sit after a gap (another runtime committed in between). */
@@ -145,13 +158,18 @@ export class PostgresEventLog implements EventLog {
   /** Takes written events (this runtime's commits, or a refresh), keeps them in `seq` order, feeds subscribers as the gap-free prefix grows. */
   learn(events: readonly (CarEvent | StoredEvent)[]): void {
     for (const e of events) {
-      if (e.seq <= this.#prefix) continue;
+      if (e.seq <= this.#base + this.#prefix) continue;
       let i = this.#known.length;
       while (i > this.#prefix && this.#known[i - 1]!.seq > e.seq) i--;
       if (i > this.#prefix && this.#known[i - 1]!.seq === e.seq) continue;
       this.#known.splice(i, 0, e);
     }
-    while (this.#prefix < this.#known.length && this.#known[this.#prefix]!.seq === this.#prefix + 1) {
+    this.#advance();
+  }
+
+  /** Extends the gap-free prefix over the events that continue it, feeding subscribers. */
+  #advance(): void {
+    while (this.#prefix < this.#known.length && this.#known[this.#prefix]!.seq === this.#base + this.#prefix + 1) {
       if (this.#feeding) this.#feed.publish(this.#event(this.#prefix));
       this.#prefix++;
     }

@@ -28,6 +28,7 @@ import {
   anchorSummary,
   type AuditKey,
   canonicalEventParts,
+  type ChainOptions,
   type ChainReport,
   ChainVerifier,
   type DatabaseIdentity,
@@ -43,6 +44,7 @@ import { emptyMap, setOwn } from "@car/ir";
 import { approvalRows } from "./approval-ledger.ts";
 import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, sqlLiteral } from "./event-sql.ts";
+import { checkpointKeyOf, storedCheckpoints } from "./log-cuts.ts";
 import { postureRows } from "./posture-store.ts";
 import type { EventRow } from "./event-sql.ts";
 
@@ -129,11 +131,17 @@ const PAGE = 2000;
  * log replays to. Reads in one REPEATABLE READ transaction, so
  * concurrent commits cannot make the log and the state disagree.
  */
-export async function verifyLog(pool: Pool, key: AuditKey | undefined, self: DatabaseIdentity, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
+export async function verifyLog(
+  pool: Pool,
+  key: AuditKey | undefined,
+  self: DatabaseIdentity,
+  anchors: readonly Anchor[] | undefined,
+  options: ChainOptions = {},
+): Promise<ChainReport> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const report = await verifyIn(client, key, self, anchors);
+    const report = await verifyIn(client, key, self, anchors, options);
     await client.query("COMMIT");
     return report;
   } finally {
@@ -146,11 +154,13 @@ export async function verifyLog(pool: Pool, key: AuditKey | undefined, self: Dat
 async function readVerifiedLog(
   client: PoolClient,
   key: AuditKey | undefined,
-): Promise<{ report: ChainReport; events: CarEvent[]; head: { seq: string; hash: string } }> {
+): Promise<{ report: ChainReport; events: CarEvent[]; head: { seq: string; hash: string }; cutThrough: number }> {
   const head = (await client.query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
-  const verifier = new ChainVerifier([], undefined, key);
+  const checkpoints = await storedCheckpoints(client);
+  const cutThrough = checkpoints.at(-1)?.checkpoint.seq ?? 0;
+  const verifier = new ChainVerifier(checkpoints, checkpoints.length > 0 ? await checkpointKeyOf(client, key, false) : undefined, key);
   const events: CarEvent[] = [];
-  let after = 0;
+  let after = cutThrough;
   for (;;) {
     const { rows } = await client.query<EventRow>(`SELECT body, hash, mac FROM car_events WHERE seq > $1 ORDER BY seq LIMIT ${PAGE}`, [after]);
     for (const row of rows) {
@@ -159,15 +169,17 @@ async function readVerifiedLog(
         event = eventFromRow(row);
       } catch {
         verifier.check({ event: { seq: after + 1, kind: "", proposal_id: null, timestamp: "", data: {} }, problem: "the stored event is not JSON" });
-        return { report: verifier.finish(), events, head };
+        return { report: verifier.finish(), events, head, cutThrough };
       }
       after = event.seq;
-      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return { report: verifier.finish(), events, head };
+      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return { report: verifier.finish(), events, head, cutThrough };
       events.push(event);
     }
     if (rows.length < PAGE) break;
   }
-  return { report: verifier.finish(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash }), events, head };
+  // A log cut through its head (events.clear) has no events left; the checkpoint names the head.
+  const expected = Number(head.seq) === cutThrough ? null : { seq: Number(head.seq), hash: head.hash };
+  return { report: verifier.finish(expected), events, head, cutThrough };
 }
 
 /** The tables verification checks against the log, read in `client`'s transaction. */
@@ -183,22 +195,34 @@ async function storedTables(client: PoolClient): Promise<StoredTables> {
  * seals rows written before rows had seals.
  */
 export async function logVouchesForTables(client: PoolClient, key: AuditKey | undefined): Promise<boolean> {
-  const { report, events } = await readVerifiedLog(client, key);
-  return report.ok && replayBreak(events, await storedTables(client)) === undefined;
+  const { report, events, cutThrough } = await readVerifiedLog(client, key);
+  return report.ok && cutThrough === 0 && replayBreak(events, await storedTables(client)) === undefined;
 }
 
-async function verifyIn(client: PoolClient, key: AuditKey | undefined, self: DatabaseIdentity, anchors: readonly Anchor[] | undefined): Promise<ChainReport> {
-  const { report, events, head } = await readVerifiedLog(client, key);
+async function verifyIn(
+  client: PoolClient,
+  key: AuditKey | undefined,
+  self: DatabaseIdentity,
+  anchors: readonly Anchor[] | undefined,
+  options: ChainOptions,
+): Promise<ChainReport> {
+  const { report, events, head, cutThrough } = await readVerifiedLog(client, key);
   if (!report.ok) return report;
+  const { proposal_id } = options;
+  if (proposal_id !== undefined) report.proposal_events = events.filter((e) => e.proposal_id === proposal_id);
   const headSeq = Number(head.seq);
   if (anchors !== undefined) {
-    const broken = anchorBreak(anchors, self, headSeq, (seq) => events[seq - 1]?.hash);
+    const broken = anchorBreak(anchors, self, headSeq, (seq) => (seq <= cutThrough ? "removed" : events[seq - cutThrough - 1]?.hash));
     if (broken !== undefined) return { ok: false, verified: report.verified, broken };
     report.anchors = anchorSummary(anchors, self);
   }
-  // Read in this transaction's snapshot, like the log.
-  const table = tableBreak(events, await storedTables(client), key);
+  // Read in this transaction's snapshot, like the log. After a cut the log no longer says what every row must be: seals only.
+  const table = tableBreak(cutThrough > 0 ? undefined : events, await storedTables(client), key);
   if (table !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, ...table } };
+  if (cutThrough > 0) {
+    report.state = { compared: false, reason: `events up to seq ${cutThrough} were removed by a cut of the log, so it no longer replays to the whole state` };
+    return report;
+  }
   const stored = emptyMap();
   for (const row of (await client.query<{ key: string; value: string }>("SELECT key, value FROM car_state WHERE present")).rows)
     setOwn(stored, row.key, JSON.parse(row.value) as JsonValue);

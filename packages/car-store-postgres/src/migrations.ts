@@ -24,12 +24,17 @@
  * - `car_approvals.seal`, `car_postures.seal` (v3): each row's seal under
  *   the audit key (row-seal.ts), so a row written outside CAR is refused.
  * - `car_runs`, `car_run_records` (v4): agent run traces (`runs.*`).
- * - `car_oversight_subscribers`, `car_supervision_intents` (v5): oversight
+ * - partial indexes on `car_events` (v5): the approval events of a
+ *   fingerprint and the posture events of an agent, which every run-time
+ *   read of those rows checks them against (row-currency-sql.ts).
+ * - `car_checkpoints` (v6): the signed checkpoint each cut of the log leaves.
+ * - `car_oversight_subscribers`, `car_supervision_intents` (v7): oversight
  *   shared between servers (oversight-schema.ts).
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
 import { OVERSIGHT_MIGRATION } from "./oversight-schema.ts";
+import { ROW_CURRENCY_INDEXES } from "./row-currency-sql.ts";
 
 /** Advisory-lock class ids (the first key of the two-key form), chosen to be unlikely in other applications. */
 export const MIGRATION_LOCK_CLASS = 0x43415201;
@@ -189,7 +194,24 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
-  { version: 5, ...OVERSIGHT_MIGRATION },
+  // Migrations 5 and 6 are the audit's (row currency, log cuts); each is a step of its own so other changes can be ordered around them.
+  {
+    version: 5,
+    name: "row currency: log indexes for approval and posture events",
+    sql: ROW_CURRENCY_INDEXES,
+  },
+  {
+    version: 6,
+    name: "log cuts: signed checkpoints",
+    sql: `
+      CREATE TABLE car_checkpoints (
+        id bigserial PRIMARY KEY,
+        body text NOT NULL,
+        signature text NOT NULL
+      );
+    `,
+  },
+  { version: 7, ...OVERSIGHT_MIGRATION },
 ];
 
 /** The schema version this code writes. */

@@ -50,6 +50,19 @@ describe.skipIf(!installed)("postgres", () => {
         ]);
       },
       unrevokeApprovals: () => edit("DELETE FROM car_revocations"),
+      saveRows: () =>
+        edit(`DROP TABLE IF EXISTS saved_approvals, saved_revocations, saved_postures;
+              CREATE TABLE saved_approvals AS SELECT * FROM car_approvals; CREATE TABLE saved_revocations AS SELECT * FROM car_revocations;
+              CREATE TABLE saved_postures AS SELECT * FROM car_postures;`),
+      restoreRows: () =>
+        edit(`DELETE FROM car_revocations; DELETE FROM car_approvals; DELETE FROM car_postures;
+              INSERT INTO car_approvals SELECT * FROM saved_approvals; INSERT INTO car_revocations SELECT * FROM saved_revocations;
+              INSERT INTO car_postures SELECT * FROM saved_postures;`),
+      deleteNewestApproval: async (fingerprint) => {
+        const newest = "(SELECT max(id) FROM car_approvals WHERE fingerprint = $1)";
+        await edit(`DELETE FROM car_revocations WHERE approval_id = ${newest}`, [fingerprint]);
+        await edit(`DELETE FROM car_approvals WHERE id = ${newest}`, [fingerprint]);
+      },
       editPosture: (agent, posture) => edit("UPDATE car_postures SET posture = $1 WHERE agent_id = $2", [posture, agent]),
       editProposalStatus: (id, status) => edit("UPDATE car_proposals SET status = $1 WHERE proposal_id = $2", [status, id]),
     };

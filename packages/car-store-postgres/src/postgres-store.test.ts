@@ -154,9 +154,9 @@ describe.skipIf(!installed)("migrations", () => {
     const url = cluster.createDatabase(`db_${++databases}`);
     const [a, b] = [store(url), store(url)];
     await Promise.all([a.ready(), b.ready()]);
-    const versions = MIGRATIONS.map((m) => m.version);
-    expect(versions).toEqual(versions.map((_, i) => i + 1));
-    expect([a.migrationsApplied, b.migrationsApplied].sort()).toEqual([[], versions]);
+    const every = MIGRATIONS.map((m) => m.version);
+    expect(every).toEqual(every.map((_, i) => i + 1));
+    expect([a.migrationsApplied, b.migrationsApplied].sort()).toEqual([[], every]);
     a.state.set("kept", true);
     await a.close();
     const again = store(url);
@@ -166,7 +166,7 @@ describe.skipIf(!installed)("migrations", () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      expect((await client.query("SELECT version FROM car_migrations ORDER BY version")).rows).toEqual(versions.map((version) => ({ version })));
+      expect((await client.query("SELECT version FROM car_migrations ORDER BY version")).rows).toEqual(every.map((version) => ({ version })));
       // A database migrated by a newer runtime is refused, not guessed at.
       await client.query("INSERT INTO car_migrations (version, name) VALUES (999, 'from the future')");
     } finally {

@@ -33,19 +33,25 @@ import {
   type InterruptedProposal,
   type ProposalBegin,
   type ProposalCommit,
+  type RetentionPolicy,
+  type RetentionResult,
   type RuntimeStore,
   type StateTransition,
 } from "@car/engine";
 import {
   type Anchor,
   type AuditKey,
+  type ChainOptions,
   type ChainReport,
   commitRefusal,
   directWriteEvent,
   loadOrCreateKeyFile,
   outboundDigest,
   readKeyFile,
+  type SignedCheckpoint,
+  validateRetention,
 } from "@car/engine/durable";
+import { cutLog, storedCheckpoints } from "./log-cuts.ts";
 import { PostgresApprovalLedger, sealUnsealedApprovals } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
 import { appendStatement, appendToLog, linkAppended, logVouchesForTables, macStatement, verifyLog } from "./log-chain.ts";
@@ -232,13 +238,16 @@ export class PostgresStore implements RuntimeStore {
     // With a `begun` prefix, a part-3 row says its INSERT or UPDATE took effect.
     const begun = prefix === "" ? "" : "UNION ALL SELECT 3, 0, NULL, NULL, NULL, NULL FROM begun";
     const { rows } = await this.#query<RefreshRow>(
-      `${prefix}SELECT 0 AS part, 0::bigint AS o, pg_snapshot_xmin(pg_current_snapshot())::text AS a, NULL AS b, NULL::boolean AS present, NULL AS version
+      `${prefix}SELECT 0 AS part, 0::bigint AS o, pg_snapshot_xmin(pg_current_snapshot())::text AS a,
+         (SELECT coalesce(max((body::jsonb ->> 'seq')::bigint), 0)::text FROM car_checkpoints) AS b, NULL::boolean AS present, NULL AS version
        UNION ALL SELECT 1, ord, key, value, present, version::text FROM car_state WHERE txid >= $${n + 1}::text::xid8
        UNION ALL SELECT 2, seq, body, hash, NULL, NULL FROM car_events WHERE seq > $${n + 2}
        ${begun}
        ORDER BY part, o`,
       [...params, this.#horizon.toString(), this.events.knownThrough],
     );
+    // Events a cut of the log removed (by any runtime) are forgotten here too.
+    this.events.forgetThrough(Number(rows[0]!.b));
     const events: StoredEvent[] = [];
     for (const row of rows) {
       if (row.part === 1) this.state.absorb(keyFrom({ key: row.a, value: row.b, present: row.present!, version: row.version! }));
@@ -463,12 +472,41 @@ export class PostgresStore implements RuntimeStore {
    * database (MACs too with the audit key), then the anchors of this
    * database, then the stored state against the replayed log.
    */
-  async verifyChain(options: { anchors?: readonly Anchor[] } = {}): Promise<ChainReport> {
+  async verifyChain(options: { anchors?: readonly Anchor[] } & ChainOptions = {}): Promise<ChainReport> {
     await this.#ready;
     try {
-      return await verifyLog(this.#pool, this.#auditKey, { id: await this.databaseId(), location: this.location }, options.anchors);
+      return await verifyLog(this.#pool, this.#auditKey, { id: await this.databaseId(), location: this.location }, options.anchors, options);
     } catch (error) {
       throw storageError(error, "cannot read the event log");
+    }
+  }
+
+  /**
+   * Cuts the log now by `policy` — an operator act (`events.retention`,
+   * `events.truncate`, `events.clear`; DECISIONS §24) that leaves a signed,
+   * chained checkpoint naming it (log-cuts.ts). This store keeps no
+   * standing policy of its own: without `policy` nothing is cut. Other
+   * runtimes forget the removed events at their next refresh.
+   */
+  async enforceRetention(now: number = this.#clock.now(), policy?: RetentionPolicy): Promise<RetentionResult> {
+    if (policy === undefined) return { removed: 0, checkpoint: null };
+    const chosen = validateRetention(policy);
+    await this.#ready;
+    const result = await this.#inTransaction("cannot cut the event log", (client) => cutLog(client, chosen, this.#auditKey, now));
+    if (result.checkpoint !== null) this.events.forgetThrough(result.checkpoint.checkpoint.seq);
+    return result;
+  }
+
+  /** Every cut's signed checkpoint, oldest first. */
+  async checkpoints(): Promise<SignedCheckpoint[]> {
+    await this.#ready;
+    const client = await this.#connect();
+    try {
+      return await storedCheckpoints(client);
+    } catch (error) {
+      throw storageError(error, "cannot read the checkpoints");
+    } finally {
+      client.release();
     }
   }
 

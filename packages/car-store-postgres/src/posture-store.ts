@@ -9,9 +9,20 @@
 import { rfc3339 } from "@car/ir";
 import type { PermissionTier, Posture } from "@car/policy";
 import type { PostureEntry, PostureStore } from "@car/engine";
-import { ALL_TIERS, type AuditKey, postureEntryOf, type PostureRow, postureSealRow, rowSeal, sealMatches, unsealedRow } from "@car/engine/durable";
+import {
+  ALL_TIERS,
+  type AuditKey,
+  postureEntryOf,
+  type PostureRow,
+  postureSealRow,
+  requireCurrentPostures,
+  rowSeal,
+  sealMatches,
+  unsealedRow,
+} from "@car/engine/durable";
 import type { PoolClient } from "pg";
 import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
+import { posturesWithEvents } from "./row-currency-sql.ts";
 
 /** `updated_at` is a bigint, so it arrives as text. */
 type PostgresPostureRow = Omit<PostureRow, "updated_at"> & { updated_at: string; seal: string | null };
@@ -51,15 +62,18 @@ export class PostgresPostureStore implements PostureStore {
     this.#key = key;
   }
 
-  /** Both rows that could answer are checked: an edited per-tier row must not hand the answer to the all-tier one. */
+  /**
+   * Every row of the agent is checked, seal and currency (row-currency.ts),
+   * from one snapshot: an edited, restored or deleted per-tier row must not
+   * hand the answer to the all-tier one.
+   */
   async resolve(agent_id: string, tier: PermissionTier): Promise<Posture | undefined> {
-    const { rows } = await this.#read<PostgresPostureRow>(`${SELECT} WHERE agent_id = $1 AND tier IN ($2, '*') ORDER BY tier = '*'`, [agent_id, tier]);
-    for (const raw of rows) {
-      const row = rowFrom(raw);
+    const { rows, events, cut } = await posturesWithEvents(this.#read, agent_id);
+    for (const row of rows)
       if (!sealMatches(this.#key, "postures", postureSealRow(row.agent_id, row.tier, row.posture, row.updated_at), row.seal))
         throw unsealedRow("postures", `of '${row.agent_id}' for tier ${row.tier}`);
-    }
-    return rows[0]?.posture;
+    requireCurrentPostures(agent_id, events, rows, cut);
+    return (rows.find((r) => r.tier === tier) ?? rows.find((r) => r.tier === ALL_TIERS))?.posture;
   }
 
   async set(agent_id: string, posture: Posture, tier: PermissionTier | null, now: number): Promise<PostureEntry> {

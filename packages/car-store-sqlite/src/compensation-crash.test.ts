@@ -108,3 +108,74 @@ it("a plan edited in the database while the process was down is refused before a
     await rt.close();
   }
 });
+
+it("a plan edited after verification, before it is read, is not what gets dispatched: the verified plan is", { timeout: 60_000 }, async () => {
+  await crashMidCompensation();
+  const store = sqlite(temp.db);
+  // A writer that edits the plan the moment verification is done (the race: verify, then read).
+  const verify = store.verifyChain.bind(store);
+  store.verifyChain = (options) => {
+    const report = verify(options);
+    const raw = new Database(temp.db);
+    const row = raw.prepare("SELECT seq, data FROM events WHERE kind = 'compensation_planned'").get() as { seq: number; data: string };
+    raw.prepare("UPDATE events SET data = ? WHERE seq = ?").run(row.data.replace('"name":"a"', '"name":"keep-me"'), row.seq);
+    raw.close();
+    return report;
+  };
+  const rt = new Runtime({ store });
+  try {
+    const removed: string[] = [];
+    rt.registerTool("remove_file", (p) => {
+      removed.push(p["name"] as string);
+      unlinkSync(join(files, p["name"] as string));
+      return true;
+    });
+    const report = await rt.resumeCompensation("saga");
+    expect(removed).toEqual(["b", "a"]);
+    expect(report.compensated).toEqual(["w_c", "w_b", "w_a"]);
+  } finally {
+    await rt.close();
+  }
+});
+
+it("a later run of the same proposal id neither hides nor completes the earlier run's cut-short compensation (run identity)", { timeout: 60_000 }, async () => {
+  await crashMidCompensation();
+  const rt = new Runtime({ store: sqlite(temp.db), rollback: "compensate" });
+  try {
+    await rt.recover();
+    const removed: string[] = [];
+    rt.registerTool("write_file", () => true);
+    rt.registerTool("remove_file", (p) => {
+      removed.push(p["name"] as string);
+      if (existsSync(join(files, p["name"] as string))) unlinkSync(join(files, p["name"] as string));
+      return true;
+    });
+    rt.registerTool("boom", () => {
+      throw new Error("broke again");
+    });
+    // A second run under the proposer's same id, whose own compensation completes.
+    const again = await rt.executeProposal({
+      id: "saga",
+      actions: [
+        {
+          id: "w_x",
+          type: "tool_call",
+          tool: "write_file",
+          parameters: { name: "x" },
+          reversibility: "compensable",
+          compensation: { type: "tool", tool: "remove_file", parameters: { name: "x" } },
+        },
+        { id: "fail", type: "tool_call", tool: "boom", dependencies: ["w_x"] },
+      ],
+    });
+    expect(again.results.map((r) => r.status)).toEqual(["succeeded", "failed"]);
+    expect(removed).toEqual(["x"]);
+    expect(rt.pendingCompensations()).toEqual([{ proposal_id: "saga", done: ["w_c"], remaining: ["w_b", "w_a"] }]);
+    const report = await rt.resumeCompensation("saga");
+    expect(report.compensated).toEqual(["w_c", "w_b", "w_a"]);
+    expect(removed).toEqual(["x", "b", "a"]);
+    expect(rt.pendingCompensations()).toEqual([]);
+  } finally {
+    await rt.close();
+  }
+});

@@ -6,6 +6,7 @@
 import Database from "better-sqlite3";
 import { CarError } from "@car/ir";
 import { migrateToLeanEvents } from "./lean-events-migration.ts";
+import { APPROVAL_EVENTS_INDEX, POSTURE_EVENTS_INDEX } from "./row-currency-sql.ts";
 
 export type SqliteDatabase = Database.Database;
 
@@ -92,6 +93,9 @@ export const MIGRATIONS: readonly (string | ((db: SqliteDatabase) => void))[] = 
      body TEXT NOT NULL,
      PRIMARY KEY (run_id, seq)
    ) STRICT;`,
+  // Row currency (row-currency.ts): each run-time read of approvals or postures finds the newest chained event about them.
+  `${APPROVAL_EVENTS_INDEX};
+   ${POSTURE_EVENTS_INDEX};`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

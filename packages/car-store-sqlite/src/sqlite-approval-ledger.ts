@@ -18,12 +18,14 @@ import {
   approvalSealRow,
   type AuditKey,
   ledgerEntryOf,
+  requireCurrentApprovals,
   rowSeal,
   SPENT_BY,
   sealMatches,
   unsealedRow,
 } from "@car/engine/durable";
 import type { DurableApprovalLedger, LedgerEntry } from "@car/engine";
+import { approvalHeads, logWasCut } from "./row-currency-sql.ts";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
 
@@ -40,6 +42,7 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
   readonly #byFingerprint;
   readonly #grants;
   readonly #revoke;
+  readonly #current: (fingerprint: string) => SealedRow[];
 
   /** `key`: the audit key the rows are sealed under (none: an unkeyed seal). */
   constructor(db: SqliteDatabase, writer: StoreWriter, key: AuditKey | undefined) {
@@ -54,6 +57,12 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
     );
     this.#revoke = db.prepare("INSERT INTO revocations (approval_id, revoked_at, revoked_by) VALUES (?, ?, ?)");
     this.#all = db.prepare(`${SELECT} ORDER BY a.id`);
+    // The rows and the log's newest event about each, in one read snapshot (another process may commit between two statements).
+    this.#current = db.transaction((fingerprint: string) => {
+      const rows = this.#sealed(this.#byFingerprint.all(fingerprint) as SealedRow[]);
+      requireCurrentApprovals(approvalHeads(db, fingerprint), rows, logWasCut(db));
+      return rows;
+    });
     this.list = async () => (this.#all.all() as ApprovalRow[]).map(ledgerEntryOf);
   }
 
@@ -84,13 +93,13 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
   }
 
   async latest(fingerprint: string, now: number, scope: ApprovalScope = {}): Promise<ApprovalRecord | undefined> {
-    const answer = answeringDecision(this.#sealed(this.#byFingerprint.all(fingerprint) as SealedRow[]).map(ledgerEntryOf), scope);
+    const answer = answeringDecision(this.#current(fingerprint).map(ledgerEntryOf), scope);
     return answer === undefined || answer.revoked_at !== undefined || !inForce(answer, now) ? undefined : answer;
   }
 
   async consume(record: ApprovalRecord, now: number): Promise<boolean> {
     return this.#writer.atomically(() => {
-      const row = this.#sealed(this.#byFingerprint.all(record.fingerprint) as SealedRow[]).find((r) => r.id === record.id);
+      const row = this.#current(record.fingerprint).find((r) => r.id === record.id);
       if (row === undefined || row.revoked_at !== null) return false;
       const entry = ledgerEntryOf(row);
       if (!inForce(entry, now)) return false;

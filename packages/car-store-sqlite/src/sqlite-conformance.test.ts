@@ -18,7 +18,8 @@ function tamper(path: string): StoreTamper {
   const edit = (sql: string, ...params: unknown[]): void => {
     const db = new Database(path);
     try {
-      db.prepare(sql).run(...params);
+      if (params.length === 0) db.exec(sql);
+      else db.prepare(sql).run(...params);
     } finally {
       db.close();
     }
@@ -33,6 +34,19 @@ function tamper(path: string): StoreTamper {
       );
     },
     unrevokeApprovals: () => edit("DELETE FROM revocations"),
+    saveRows: () =>
+      edit(`DROP TABLE IF EXISTS saved_approvals; DROP TABLE IF EXISTS saved_revocations; DROP TABLE IF EXISTS saved_postures;
+            CREATE TABLE saved_approvals AS SELECT * FROM approvals; CREATE TABLE saved_revocations AS SELECT * FROM revocations;
+            CREATE TABLE saved_postures AS SELECT * FROM postures;`),
+    restoreRows: () =>
+      edit(`DELETE FROM revocations; DELETE FROM approvals; DELETE FROM postures;
+            INSERT INTO approvals SELECT * FROM saved_approvals; INSERT INTO revocations SELECT * FROM saved_revocations;
+            INSERT INTO postures SELECT * FROM saved_postures;`),
+    deleteNewestApproval: (fingerprint) => {
+      const newest = "(SELECT max(id) FROM approvals WHERE fingerprint = ?)";
+      edit(`DELETE FROM revocations WHERE approval_id = ${newest}`, fingerprint);
+      edit(`DELETE FROM approvals WHERE id = ${newest}`, fingerprint);
+    },
     editPosture: (agent, posture) => edit("UPDATE postures SET posture = ? WHERE agent_id = ?", posture, agent),
     editProposalStatus: (id, status) => edit("UPDATE proposals SET status = ? WHERE proposal_id = ?", status, id),
     editTransition: (key, value) =>

@@ -10,7 +10,18 @@
 import { rfc3339 } from "@car/ir";
 import type { PermissionTier, Posture } from "@car/policy";
 import type { PostureEntry, PostureStore } from "@car/engine";
-import { ALL_TIERS, type AuditKey, postureEntryOf, type PostureRow, postureSealRow, rowSeal, sealMatches, unsealedRow } from "@car/engine/durable";
+import {
+  ALL_TIERS,
+  type AuditKey,
+  postureEntryOf,
+  type PostureRow,
+  postureSealRow,
+  requireCurrentPostures,
+  rowSeal,
+  sealMatches,
+  unsealedRow,
+} from "@car/engine/durable";
+import { logWasCut, postureEvents } from "./row-currency-sql.ts";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
 
@@ -18,23 +29,32 @@ export class SqlitePostureStore implements PostureStore {
   readonly #db: SqliteDatabase;
   readonly #writer: StoreWriter;
   readonly #key: AuditKey | undefined;
-  readonly #resolve;
+  readonly #resolve: (agent_id: string) => PostureRow[];
 
   /** `key`: the audit key the rows are sealed under (none: an unkeyed seal). */
   constructor(db: SqliteDatabase, writer: StoreWriter, key: AuditKey | undefined) {
     this.#db = db;
     this.#writer = writer;
     this.#key = key;
-    this.#resolve = db.prepare("SELECT agent_id, tier, posture, updated_at, seal FROM postures WHERE agent_id = ? AND tier IN (?, '*') ORDER BY tier = '*'");
+    const ofAgent = db.prepare("SELECT agent_id, tier, posture, updated_at, seal FROM postures WHERE agent_id = ?");
+    this.#resolve = db.transaction((agent_id: string) => {
+      const rows = ofAgent.all(agent_id) as (PostureRow & { seal: string | null })[];
+      for (const row of rows)
+        if (!sealMatches(this.#key, "postures", postureSealRow(row.agent_id, row.tier, row.posture, row.updated_at), row.seal))
+          throw unsealedRow("postures", `of '${row.agent_id}' for tier ${row.tier}`);
+      requireCurrentPostures(agent_id, postureEvents(db, agent_id), rows, logWasCut(db));
+      return rows;
+    });
   }
 
-  /** Both rows that could answer are checked: an edited per-tier row must not hand the answer to the all-tier one. */
+  /**
+   * Every row of the agent is checked, seal and currency (row-currency.ts),
+   * in one read snapshot: an edited, restored or deleted per-tier row must
+   * not hand the answer to the all-tier one.
+   */
   resolve(agent_id: string, tier: PermissionTier): Posture | undefined {
-    const rows = this.#resolve.all(agent_id, tier) as (PostureRow & { seal: string | null })[];
-    for (const row of rows)
-      if (!sealMatches(this.#key, "postures", postureSealRow(row.agent_id, row.tier, row.posture, row.updated_at), row.seal))
-        throw unsealedRow("postures", `of '${row.agent_id}' for tier ${row.tier}`);
-    return rows[0]?.posture;
+    const rows = this.#resolve(agent_id);
+    return (rows.find((r) => r.tier === tier) ?? rows.find((r) => r.tier === ALL_TIERS))?.posture;
   }
 
   set(agent_id: string, posture: Posture, tier: PermissionTier | null, now: number): PostureEntry {

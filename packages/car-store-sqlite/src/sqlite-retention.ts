@@ -10,6 +10,7 @@
 import { appendFileSync } from "node:fs";
 import { CarError, rfc3339 } from "@car/ir";
 import { type CheckpointKey, signCheckpoint, type SignedCheckpoint } from "@car/engine/durable";
+export { validateRetention } from "@car/engine/durable";
 import type { RetentionPolicy, RetentionResult } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
 import { SELECT_COLUMNS, chainAnchor, eventFromRow } from "./event-row.ts";
@@ -17,19 +18,6 @@ import type { EventRow } from "./event-row.ts";
 
 /** Trim a count-bounded log once it exceeds its bound by this fraction, so a checkpoint is written per trim, not per commit. */
 const COUNT_SLACK = 0.1;
-
-export function validateRetention(policy: RetentionPolicy): RetentionPolicy {
-  const positive = (n: number | undefined, name: string): void => {
-    if (n !== undefined && (!Number.isSafeInteger(n) || n < 1)) throw new CarError("invalid_params", `retention ${name} must be a positive integer, got ${n}`);
-  };
-  if (!(policy.act === "clear" && policy.max_events === 0)) positive(policy.max_events, "max_events");
-  positive(policy.max_age_ms, "max_age_ms");
-  if (policy.max_events === undefined && policy.max_age_ms === undefined)
-    throw new CarError("invalid_params", "a retention policy needs max_events or max_age_ms");
-  if (policy.mode === "archive" && (policy.archive_path === undefined || policy.archive_path === ""))
-    throw new CarError("invalid_params", "retention mode 'archive' needs archive_path");
-  return policy;
-}
 
 /** The seq of the newest event the policy removes, or undefined when nothing is due. `strict` ignores the count slack. */
 export function retentionCut(db: SqliteDatabase, policy: RetentionPolicy, now: number, strict: boolean): number | undefined {

@@ -53,6 +53,7 @@ import {
   type Anchor,
   anchorBreak,
   anchorSummary,
+  type ChainOptions,
   type ChainReport,
   ChainVerifier,
   checkpointKey,
@@ -96,7 +97,7 @@ export interface SqliteStoreOptions extends OpenOptions {
 }
 
 /** What `verifyChain` checks beyond the chain itself. */
-export interface VerifyOptions {
+export interface VerifyOptions extends ChainOptions {
   /** Anchors kept outside the database (anchor.ts); those of this database must still hold. */
   anchors?: readonly Anchor[];
 }
@@ -394,6 +395,8 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
       }
       const report = verifier.finish(this.events.recordedHead());
       if (!report.ok) return report;
+      const { proposal_id } = options;
+      if (proposal_id !== undefined) report.proposal_events = events.filter((e) => e.proposal_id === proposal_id);
       const headSeq = report.head?.seq ?? checkpoints.at(-1)?.checkpoint.seq ?? 0;
       if (options.anchors !== undefined && this.databaseId !== undefined) {
         const firstSeq = events[0]?.seq ?? headSeq + 1;

@@ -180,7 +180,7 @@ function verifyNotes(report: Extract<ChainReport, { ok: true }>): string[] {
   if (report.keyed) notes.push("every event's MAC verifies under the audit key");
   else
     notes.push(
-      `warning: unkeyed: only integrity against accidental damage is checked (no audit key at ${auditKeyPath()}: a rewrite that recomputed the hashes would pass)`,
+      `warning: unkeyed: only integrity against accidental damage is checked (no audit key at ${auditKeyPath()}: a rewrite that recomputed the hashes would pass, and the approval and posture rows' seals are plain SHA-256 anyone can recompute)`,
     );
   const anchors = report.anchors;
   if (anchors === undefined || anchors.checked === 0)

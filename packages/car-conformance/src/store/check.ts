@@ -36,6 +36,12 @@ export interface StoreTamper {
   editPosture(agent_id: string, posture: string): MaybePromise<void>;
   /** Sets the status of `proposal_id`'s stored run(s) to `status`. */
   editProposalStatus(proposal_id: string, status: string): MaybePromise<void>;
+  /** Copies the approval, revocation and posture rows aside (seals included), for `restoreRows`. */
+  saveRows(): MaybePromise<void>;
+  /** Puts the rows `saveRows` copied back in place of the current ones: a rollback to older rows with old, valid seals. */
+  restoreRows(): MaybePromise<void>;
+  /** Deletes the newest approval row of `fingerprint` (with its revocation, if any). */
+  deleteNewestApproval(fingerprint: string): MaybePromise<void>;
   /** Sets the value of the newest stored transition of `key`; absent for a backend that stores no transitions of its own. */
   editTransition?(key: string, value: JsonValue): MaybePromise<void>;
 }
@@ -57,7 +63,7 @@ export interface StoreCheckContext {
  * skip with the reason. Store parts, and of the harness: `tamper` (its
  * tamper hooks) and `transitions` (a stored transition record it can edit).
  */
-export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "transitions" | "runs";
+export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "transitions" | "runs" | "enforceRetention" | "checkpoints";
 
 export interface StoreCheck {
   name: string;

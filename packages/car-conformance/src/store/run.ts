@@ -22,6 +22,7 @@ import { DURABLE_CHECKS } from "./durable.ts";
 import { INTENT_CHECKS } from "./intents.ts";
 import { POSTURE_CHECKS } from "./postures.ts";
 import { RECOVERY_CHECKS } from "./recovery.ts";
+import { LOG_CUT_CHECKS } from "./log-cuts.ts";
 import { TABLE_CHECKS } from "./tables.ts";
 import { RUN_CHECKS } from "./runs.ts";
 
@@ -35,6 +36,7 @@ export const STORE_CHECKS: readonly StoreCheck[] = [
   ...APPROVAL_CHECKS,
   ...POSTURE_CHECKS,
   ...TABLE_CHECKS,
+  ...LOG_CUT_CHECKS,
   ...RUN_CHECKS,
 ];
 

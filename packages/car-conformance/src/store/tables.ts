@@ -62,7 +62,130 @@ async function assertBroken(store: DurableRuntimeStore, table: string): Promise<
   if (!report.ok) assert.equal(report.broken.table, table, `the break names the ${table} table: ${report.broken.reason}`);
 }
 
+/** Records a standing approval of DEPLOY (with `uses` when given); returns its fingerprint. */
+async function approveDeploy(store: DurableRuntimeStore, uses?: number): Promise<string> {
+  const [action] = parseProposal({ actions: [DEPLOY] }).actions;
+  const fingerprint = operationFingerprint(action!);
+  await store.approvals.record({
+    fingerprint,
+    decision: "approved",
+    required_tier: "full_access",
+    reviewer: "ops",
+    decided_at: START,
+    expires_at: null,
+    ...(uses === undefined ? {} : { uses }),
+  });
+  return fingerprint;
+}
+
+/**
+ * Rows rolled back or deleted keep valid seals (or leave none to check): the
+ * run-time read must still refuse them, from the log's newest event about
+ * each (row-currency.ts), and verification must report them.
+ */
+const ROLLBACK_CHECKS: readonly StoreCheck[] = [
+  {
+    name: "durable: an older approval row restored with more uses left is not honoured at run time",
+    durable: ["verifyChain", "tamper"],
+    async run(t) {
+      const { store, tamper, rt, deployed } = await gated(t);
+      await approveDeploy(store, 2);
+      assertHolds((await rt.executeProposal({ id: "first", actions: [DEPLOY] })).results[0]!, { status: "succeeded" });
+      await tamper.saveRows();
+      assertHolds((await rt.executeProposal({ id: "second", actions: [DEPLOY] })).results[0]!, { status: "succeeded" });
+      await refused(rt, "spent", [DEPLOY]);
+      assert.equal(deployed(), 2);
+      await tamper.restoreRows();
+      await refused(rt, "restored", [DEPLOY]);
+      assert.equal(deployed(), 2, "the restored copy of the approval spent a use twice");
+      await assertBroken(store, "approvals");
+    },
+  },
+  {
+    name: "durable: a revoked approval restored with its old seal is not honoured at run time",
+    durable: ["verifyChain", "tamper"],
+    async run(t) {
+      const { store, tamper, rt, deployed } = await gated(t);
+      await approveDeploy(store);
+      await tamper.saveRows();
+      const [grant] = await store.approvals.grants(START);
+      await store.approvals.revoke(grant!.id, "ops", START + 1);
+      await refused(rt, "revoked", [DEPLOY]);
+      await tamper.restoreRows();
+      await refused(rt, "restored", [DEPLOY]);
+      assert.equal(deployed(), 0, "the restored approval outlived its revocation");
+      await assertBroken(store, "approvals");
+    },
+  },
+  {
+    name: "durable: a deleted newer decision does not hand the answer back to an older approval",
+    durable: ["verifyChain", "tamper"],
+    async run(t) {
+      const { store, tamper, rt, deployed } = await gated(t);
+      const fingerprint = await approveDeploy(store);
+      await store.approvals.record({
+        fingerprint,
+        decision: "rejected",
+        required_tier: "full_access",
+        reviewer: "ops",
+        decided_at: START + 1,
+        expires_at: null,
+      });
+      await refused(rt, "rejected", [DEPLOY]);
+      await tamper.deleteNewestApproval(fingerprint);
+      await assertRejectsWithCode(
+        Promise.resolve().then(() => store.approvals.latest(fingerprint, START + 2)),
+        "chain_broken",
+      );
+      await refused(rt, "deleted", [DEPLOY]);
+      assert.equal(deployed(), 0, "deleting the rejection revived the approval");
+      await assertBroken(store, "approvals");
+    },
+  },
+  {
+    name: "durable: an older posture restored with its old seal is not honoured at run time",
+    durable: ["verifyChain", "postures", "tamper"],
+    async run(t) {
+      const { store, tamper, rt, deployed } = await gated(t);
+      await store.postures.set("bot", "always_allow", null, START);
+      await tamper.saveRows();
+      await store.postures.set("bot", "deny", null, START + 1);
+      await refused(rt, "denied", [DEPLOY]);
+      await tamper.restoreRows();
+      await assertRejectsWithCode(
+        Promise.resolve().then(() => store.postures.resolve("bot", "full_access")),
+        "chain_broken",
+      );
+      await refused(rt, "restored", [DEPLOY]);
+      assert.equal(deployed(), 0, "the restored posture let the deploy run");
+      await assertBroken(store, "postures");
+    },
+  },
+];
+
+/** A use-limited approval is spent at admission, atomically: runs racing on two stores of one database get exactly `uses` executions. */
+const USES_CHECK: StoreCheck = {
+  name: "durable: concurrent runs on two stores of one database spend a use-limited approval exactly `uses` times",
+  durable: ["verifyChain"],
+  async run(t) {
+    const one = await gated(t);
+    const two = await gated(t);
+    await approveDeploy(one.store, 2);
+    const runs = [one, two, one, two, one, two].map((side, i) => side.rt.executeProposal({ id: `race-${i}`, actions: [DEPLOY] }));
+    const statuses = (await Promise.allSettled(runs)).map((r) => (r.status === "fulfilled" ? r.value.results[0]!.status : `threw ${String(r.reason)}`));
+    assert.equal(one.deployed() + two.deployed(), 2, `two uses allowed ${one.deployed() + two.deployed()} deploys (${statuses.join(", ")})`);
+    assert.equal(statuses.filter((s) => s === "succeeded").length, 2, statuses.join(", "));
+    assert.deepStrictEqual(
+      one.store.events.query({ kinds: ["approval_used"] }).map((e) => e.data["uses_left"]),
+      [1, 0],
+    );
+    assertHolds(await one.store.verifyChain(), { ok: true });
+  },
+};
+
 export const TABLE_CHECKS: readonly StoreCheck[] = [
+  ...ROLLBACK_CHECKS,
+  USES_CHECK,
   {
     name: "durable: a forged approvals row is reported by verification and approves nothing",
     durable: ["verifyChain", "tamper"],

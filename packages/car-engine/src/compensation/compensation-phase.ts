@@ -16,7 +16,7 @@ import type { CarEvent } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import { planFromRecord } from "./compensation-plan.ts";
 import type { CompensationPlan } from "./compensation-plan.ts";
-import { COMPENSATION_EVENTS } from "../events/event-kinds.ts";
+import { COMPENSATION_EVENTS, EVENT_KINDS } from "../events/event-kinds.ts";
 import type { CompensationReport } from "./compensation-run.ts";
 import { withCompensation } from "./compensated-result.ts";
 
@@ -72,32 +72,80 @@ export interface PendingCompensation {
   remaining: string[];
 }
 
-/** Every compensation phase the log shows planned and not completed. */
+/**
+ * A proposal id's events grouped by run, oldest run first (DECISIONS §20).
+ * A compensation event names its run (`data.run_id`), since a phase resumed
+ * later is appended after other runs of the same id; any other event
+ * belongs to the run whose `proposal_received` precedes it (a durable store
+ * runs one proposal id at a time). Events before the first
+ * `proposal_received` (retention cut it) make a run of their own.
+ */
+function runsOf(events: readonly CarEvent[]): CarEvent[][] {
+  const runs = new Map<string, CarEvent[]>();
+  let current: CarEvent[] | undefined;
+  const runOf = (id: string): CarEvent[] => {
+    let run = runs.get(id);
+    if (run === undefined) runs.set(id, (run = []));
+    return run;
+  };
+  for (const e of events) {
+    const named = e.data["run_id"];
+    if (e.kind === EVENT_KINDS.proposalReceived) current = runOf(typeof named === "string" ? named : `#${e.seq}`);
+    else if (typeof named === "string" && e.kind.startsWith("compensation_")) {
+      runOf(named).push(e);
+      continue;
+    }
+    (current ??= runOf("")).push(e);
+  }
+  return [...runs.values()];
+}
+
+/** The compensation one run planned and never completed, if any. */
+function pendingIn(proposal_id: string, run: readonly CarEvent[]): PendingCompensation | undefined {
+  const planned = run.find((e) => e.kind === COMPENSATION_EVENTS.planned);
+  if (planned === undefined || run.some((e) => e.kind === COMPENSATION_EVENTS.completed)) return undefined;
+  const done = new Set(run.filter((e) => e.kind === COMPENSATION_EVENTS.succeeded).map((e) => e.action_id!));
+  const steps = ((planned.data["steps"] ?? []) as JsonObject[]).map((s) => s["action_id"] as string);
+  return { proposal_id, done: steps.filter((s) => done.has(s)), remaining: steps.filter((s) => !done.has(s)) };
+}
+
+/** Every compensation phase the log shows planned and not completed, per run (a later run of the same id neither hides nor completes it). */
 export function pendingCompensations(events: EventLog): PendingCompensation[] {
-  const completed = new Set(events.query({ kinds: [COMPENSATION_EVENTS.completed] }).map((e) => e.proposal_id));
+  const ids = new Set(events.query({ kinds: [COMPENSATION_EVENTS.planned] }).map((e) => e.proposal_id));
   const out: PendingCompensation[] = [];
-  for (const planned of events.query({ kinds: [COMPENSATION_EVENTS.planned] })) {
-    const id = planned.proposal_id;
-    if (id === null || completed.has(id)) continue;
-    const done = new Set(events.query({ proposal_id: id, kinds: [COMPENSATION_EVENTS.succeeded] }).map((e) => e.action_id!));
-    const steps = ((planned.data["steps"] ?? []) as JsonObject[]).map((s) => s["action_id"] as string);
-    out.push({ proposal_id: id, done: steps.filter((s) => done.has(s)), remaining: steps.filter((s) => !done.has(s)) });
+  for (const id of ids) {
+    if (id === null) continue;
+    for (const run of runsOf(events.query({ proposal_id: id }))) {
+      const pending = pendingIn(id, run);
+      if (pending !== undefined) out.push(pending);
+    }
   }
   return out;
 }
 
-/** What `resumeCompensation` needs from the log: the proposal, its plan, and what is done. */
+/**
+ * What `resumeCompensation` needs, from `events` (the proposal id's events,
+ * as verification read them): the newest run whose compensation was cut
+ * short — its proposal, its plan, and what is done.
+ */
 export function resumable(
-  events: EventLog,
+  events: readonly CarEvent[],
   proposal_id: string,
-): { proposal: ReturnType<typeof parseProposalWithGraph>; plan: CompensationPlan; done: Set<string> } {
-  const pending = pendingCompensations(events).find((p) => p.proposal_id === proposal_id);
-  if (pending === undefined) throw new CarError("not_found", `no interrupted compensation of proposal '${proposal_id}' is in the log`);
-  const received = events.query({ proposal_id, kinds: ["proposal_received"] })[0];
-  const planned = events.query({ proposal_id, kinds: [COMPENSATION_EVENTS.planned] })[0]!;
-  if (received === undefined) throw new CarError("not_found", `proposal '${proposal_id}' is not in the log (retention may have removed it)`);
+): { proposal: ReturnType<typeof parseProposalWithGraph>; run_id: string | undefined; plan: CompensationPlan; done: Set<string> } {
+  const run = runsOf(events).findLast((r) => pendingIn(proposal_id, r) !== undefined);
+  if (run === undefined) throw new CarError("not_found", `no interrupted compensation of proposal '${proposal_id}' is in the log`);
+  const received = run[0]!;
+  if (received.kind !== EVENT_KINDS.proposalReceived)
+    throw new CarError("not_found", `proposal '${proposal_id}' is not in the log (retention may have removed it)`);
+  const planned = run.find((e) => e.kind === COMPENSATION_EVENTS.planned)!;
   const proposal = parseProposalWithGraph(received.data["proposal"]);
-  return { proposal, plan: planFromRecord(proposal.proposal.actions, proposal.graph.indexOf, planned.data), done: new Set(pending.done) };
+  const run_id = received.data["run_id"];
+  return {
+    proposal,
+    run_id: typeof run_id === "string" ? run_id : undefined,
+    plan: planFromRecord(proposal.proposal.actions, proposal.graph.indexOf, planned.data),
+    done: new Set(pendingIn(proposal_id, run)!.done),
+  };
 }
 
 export type { CompensationReport };

@@ -6,6 +6,7 @@
  * (postures, chain verification) stays visible, so what verifies the log
  * before acting on it (resuming a compensation) still does.
  */
+import type { ChainOptions } from "./chain-verify.ts";
 import { isAuditedStore } from "./durable-store.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 
@@ -18,6 +19,7 @@ export function borrowedStore(store: RuntimeStore): RuntimeStore {
   };
   if (store.beginProposal !== undefined) view.beginProposal = (begin) => store.beginProposal!(begin);
   if (store.recover !== undefined) view.recover = () => store.recover!();
-  if (isAuditedStore(store)) Object.assign(view, { postures: store.postures, verifyChain: () => store.verifyChain(), keyedDigest: store.keyedDigest });
+  if (isAuditedStore(store))
+    Object.assign(view, { postures: store.postures, verifyChain: (options?: ChainOptions) => store.verifyChain(options), keyedDigest: store.keyedDigest });
   return view;
 }

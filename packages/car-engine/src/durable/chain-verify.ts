@@ -59,8 +59,21 @@ export type ChainReport =
       anchors?: { checked: number; newest: { seq: number; anchored_at: string } | null };
       /** Whether the stored state was compared with the state the log replays to (not possible after retention removed events). */
       state?: { compared: true; keys: number } | { compared: false; reason: string };
+      /** The verified events of `ChainOptions.proposal_id`, read in the same pass as the chain (absent unless asked). */
+      proposal_events?: CarEvent[];
     }
   | { ok: false; verified: number; broken: ChainBreak };
+
+/** What a caller asks of a verification beyond the report. */
+export interface ChainOptions {
+  /**
+   * Also return this proposal id's events, from the very read that was
+   * verified: a caller about to act on them (resuming a compensation) acts
+   * on what was verified, not on a second read a writer could have edited
+   * in between.
+   */
+  proposal_id?: string;
+}
 
 /** What one retention pass removed from the log. */
 export interface LogCut {

@@ -7,7 +7,7 @@
 import type { ApprovalLedger, ApprovalRecord, PermissionTier, Posture } from "@car/policy";
 import type { RunStore } from "../runs/run-store.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
-import type { ChainReport } from "./chain-verify.ts";
+import type { ChainOptions, ChainReport } from "./chain-verify.ts";
 import type { LogCutAct, SignedCheckpoint } from "./checkpoint.ts";
 
 type MaybePromise<T> = T | Promise<T>;
@@ -68,13 +68,13 @@ export interface RetentionResult {
 
 /**
  * What every durable backend offers a server or a CLI: per-agent postures,
- * run traces and chain verification, and retention where the backend has it (SQLite).
+ * run traces and chain verification, and cuts of the log (retention, truncate, clear) where the backend has them (SQLite, PostgreSQL).
  */
 export interface AuditedRuntimeStore extends RuntimeStore {
   readonly postures: PostureStore;
   /** Agent run traces (`runs.*`), kept beside the log so they outlive reconnects and restarts. */
   readonly runs: RunStore;
-  verifyChain(): MaybePromise<ChainReport>;
+  verifyChain(options?: ChainOptions): MaybePromise<ChainReport>;
   /**
    * HMAC-SHA256 under the audit key, for digests that leave the process
    * (a span's parameter digest); absent when the store has no audit key.

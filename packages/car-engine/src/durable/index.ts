@@ -11,7 +11,7 @@
  */
 export { type Anchor, type DatabaseIdentity, type HashAt, anchorBreak, anchorSummary, appendAnchor, readAnchors } from "./anchor.ts";
 export { type ApprovalRow, approvalRecordedData, ledgerEntryOf, SPENT_BY } from "./approval-rows.ts";
-export { type ChainBreak, type ChainReport, ChainVerifier, type StoredEventRow } from "./chain-verify.ts";
+export { type ChainBreak, type ChainOptions, type ChainReport, ChainVerifier, type StoredEventRow } from "./chain-verify.ts";
 export {
   type Checkpoint,
   type CheckpointKey,
@@ -25,12 +25,21 @@ export {
   signCheckpoint,
 } from "./checkpoint.ts";
 export { type RefusalCode, commitRefusal } from "./commit-refusal.ts";
+export { validateRetention } from "./retention-policy.ts";
 export { directWriteEvent } from "./direct-write-event.ts";
 export { GENESIS_HASH, type UnhashedEvent, canonicalEventParts, canonicalEventText, linkEvent, sha256Hex } from "./event-hash.ts";
 export { type AuditKey, eventMac, macMatches, outboundDigest } from "./event-mac.ts";
 export { IntentBatch } from "./intent-batch.ts";
 export { ALL_TIERS, type PostureRow, postureEntryOf } from "./posture-rows.ts";
 export { appliedStateChanges, firstStateDifference, replayStateChanges } from "./state-replay.ts";
+export {
+  type ApprovalHead,
+  type PostureEvent,
+  requireCurrentApprovals,
+  requireCurrentPostures,
+  staleApproval,
+  stalePosture,
+} from "./row-currency.ts";
 export { approvalSealRow, intentSealRow, postureSealRow, rowSeal, type SealedTable, sealMatches, unsealedRow } from "./row-seal.ts";
 export { type ProposalRow, replayBreak, type StoredTables, type TableBreak, tableBreak, type TransitionRow } from "./table-replay.ts";
 // The engine's building blocks a backend extends: a cached state store, versioned values, a transition log, a live event feed.

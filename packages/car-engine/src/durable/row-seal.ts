@@ -9,12 +9,14 @@
  * An approval's seal covers its revocation too (re-sealed when a use is
  * spent or the grant revoked), so deleting a revocation row does not bring a
  * spent approval back. What a seal cannot show is a whole row deleted or an
- * older copy restored: `car audit verify` finds those by replaying the
- * chained log (table-replay.ts) and against anchors.
+ * older copy restored (with its old, valid seal): every run-time read also
+ * checks the rows against the log's newest event about each (row-currency.ts),
+ * and `car audit verify` replays the whole chained log (table-replay.ts).
  *
- * Without an audit key the seal is `sha256:` and a plain SHA-256 — it
- * catches a naive edit only, like the unkeyed hash chain (the README's
- * trust model). With the key an unkeyed seal is refused (no downgrade);
+ * Without an audit key the seal is `sha256:` and a plain SHA-256 — anyone
+ * can compute it, so it catches accidental damage and a naive edit only,
+ * never a deliberate forgery, like the unkeyed hash chain (the README's
+ * trust model; `car audit verify` warns that the log is unkeyed). With the key an unkeyed seal is refused (no downgrade);
  * without it a keyed seal cannot be checked and is taken as it stands, as
  * the MACs are (verification then says the log is unkeyed).
  */

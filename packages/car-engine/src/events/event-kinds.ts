@@ -140,11 +140,12 @@ export interface EventData {
   transaction_warning: { mode: string; keys: string[]; conflicts: JsonValue[] };
   commit_refused: { code: "stale_read" | "write_conflict"; keys: string[]; reason: string };
   proposal_interrupted: JsonObject;
-  compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[] };
-  compensation_started: { tool: string | null; compensation_action?: string };
-  compensation_succeeded: Record<string, never>;
-  compensation_failed: { error: string; terminal?: true };
-  compensation_completed: { compensated: string[]; not_undone: { action_id: string; reason: string }[]; external_effects_undone: boolean };
+  // Each compensation event names the run it compensates (`run_id`, DECISIONS §20); events written before that carry none.
+  compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[]; run_id?: string };
+  compensation_started: { tool: string | null; compensation_action?: string; run_id?: string };
+  compensation_succeeded: { run_id?: string };
+  compensation_failed: { error: string; terminal?: true; run_id?: string };
+  compensation_completed: { compensated: string[]; not_undone: { action_id: string; reason: string }[]; external_effects_undone: boolean; run_id?: string };
   multi_run_started: { pattern: string; task: string; agents: string[]; limits: JsonObject } & JsonObject;
   multi_run_completed: { pattern: string; agent_calls: number; failed_calls: number; cut_off: number; has_answer: boolean; duration_ms: number };
   agent_started: { agent: string; step: string; task: string };

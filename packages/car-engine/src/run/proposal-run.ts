@@ -270,7 +270,11 @@ export class ProposalRun implements AdmissionRecord {
         return outcome instanceof ActionFailure ? { error: outcome.message, terminal: outcome.terminal } : { output: outcome.output };
       },
     };
-    const hooks = { emit: path.emit, dispatch: (step: CompensationStep) => dispatchStep(path, step) };
+    // Each compensation event names its run (DECISIONS §20), so a phase resumed after later runs of the same proposal id still belongs to its own.
+    const hooks = {
+      emit: (kind: string, action_id: string | undefined, data: JsonObject) => this.#events.emit(kind, action_id, { ...data, run_id: path.run_id }),
+      dispatch: (step: CompensationStep) => dispatchStep(path, step),
+    };
     const report = await runCompensation(plan, hooks, done, planned);
     return { report, toolCalls: meter.toolCalls, retries: meter.retries };
   }

@@ -24,7 +24,7 @@ import type { Action, Clock, Timers, ToolSchema } from "@car/ir";
 import { isCarError, systemClock, systemTimers } from "@car/ir";
 import { approvalOutcome } from "./approval-answer.ts";
 import type { ApprovalWord } from "./approval-answer.ts";
-import type { ApprovalLedger, ApprovalRecord } from "./approval-ledger.ts";
+import type { ApprovalLedger, ApprovalRecord, ApprovalScope } from "./approval-ledger.ts";
 import { type ActionClassification, classifyAction } from "./classify-action.ts";
 import { operationFingerprint } from "./operation-fingerprint.ts";
 import { type PermissionTier, tierRank } from "./permission-tier.ts";
@@ -168,15 +168,14 @@ export class ApprovalGate {
     if (posture === "deny") return { ...base, decision: "deny", reason: `the agent's posture denies ${tier} actions` };
     const carried = admitted !== undefined && tier !== "full_access" && tierRank(tier) <= tierRank(granted) ? admitted : undefined;
     const now = this.#clock.now();
-    let recorded = await this.#options.ledger.latest(fingerprint, now, { run_id: how.run_id, agent_id: this.#options.agentId });
+    const scope = { run_id: how.run_id, agent_id: this.#options.agentId };
+    let recorded = await this.#options.ledger.latest(fingerprint, now, scope);
     const escalated = how.escalated === true;
     const mustAsk = escalated || posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(granted);
     // A use-limited approval that this execution rests on spends a use now; none left means it does not answer.
     const restsOn =
       mustAsk && (escalated || posture !== "always_allow") && recorded?.decision === "approved" && tierRank(recorded.required_tier) >= tierRank(tier);
-    if (how.spend === true && restsOn && recorded?.uses !== undefined) {
-      if (!(await this.#options.ledger.consume(recorded!, now))) recorded = undefined;
-    }
+    if (how.spend === true && restsOn && recorded?.uses !== undefined) recorded = await this.#spendUse(recorded, fingerprint, now, scope);
     const prior = recorded ?? carried;
     // A recorded approval counts only at or above the operation's true tier, so an under-scoped approval cannot widen access.
     if (prior?.decision === "rejected") return { ...base, decision: "deny", reason: `rejected by ${prior.reviewer}`, record: prior };
@@ -187,6 +186,24 @@ export class ApprovalGate {
     if (posture === "always_allow") return { ...base, decision: "allow", reason: `the agent's posture allows ${tier} actions` };
     if (!mustAsk) return { ...base, decision: "allow" };
     return { ...base, decision: "needs_approval", reason: reasons.join("; ") || `requires ${tier}` };
+  }
+
+  /**
+   * Spends one use of `record`. When a concurrent evaluation spent it first
+   * (the ledger refuses), the decision that answers now — its copy with one
+   * use fewer, if any — is tried instead: every refusal means another
+   * evaluation got a use, so this ends once one is spent or none is left.
+   * Returns the decision that answers (undefined: none).
+   */
+  async #spendUse(record: ApprovalRecord, fingerprint: string, now: number, scope: ApprovalScope): Promise<ApprovalRecord | undefined> {
+    let current: ApprovalRecord | undefined = record;
+    while (current?.decision === "approved" && current.uses !== undefined) {
+      if (await this.#options.ledger.consume(current, now)) return current;
+      const next: ApprovalRecord | undefined = await this.#options.ledger.latest(fingerprint, now, scope);
+      if (next?.id === current.id) return undefined;
+      current = next;
+    }
+    return current;
   }
 
   /**

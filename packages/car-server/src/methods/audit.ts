@@ -66,7 +66,7 @@ async function retention(params: JsonValue | undefined, ctx: MethodContext): Pro
   const store = requireStore(ctx.session.options.store, "events.retention");
   const given = optionalObject(paramsObject(params), "policy");
   if (given === undefined) return { policy: (installed.get(store) ?? {}) as JsonObject };
-  if (store.enforceRetention === undefined) throw new CarError("storage_error", "events.retention: the PostgreSQL store has no retention (SQLite only)");
+  if (store.enforceRetention === undefined) throw new CarError("storage_error", "events.retention: this store cannot cut its log");
   const policy = readPolicy(given);
   installed.set(store, policy);
   return { policy: policy as JsonObject, removed: await applyRetention(store) };
