@@ -138,7 +138,7 @@ export interface EventData {
   proposal_rolled_back: { reason: string; discarded_writes: number };
   proposal_completed: { outcome: "committed" | "rolled_back" | "rejected"; cost: JsonObject; reason?: string; external_effects_undone?: false };
   transaction_warning: { mode: string; keys: string[]; conflicts: JsonValue[] };
-  commit_refused: { code: "stale_read" | "write_conflict"; keys: string[]; reason: string };
+  commit_refused: { code: "stale_read" | "write_conflict" | "budget_exceeded"; keys: string[]; reason: string };
   proposal_interrupted: JsonObject;
   compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[] };
   compensation_started: { tool: string | null; compensation_action?: string };

@@ -24,7 +24,7 @@ import type { PolicyEngine } from "@car/policy";
 import { EVENT_KINDS, type EventData, type EventKind } from "../events/event-kinds.ts";
 import type { CarEvent } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
-import { WorkingState } from "../store/working-state.ts";
+import { type PendingMutation, WorkingState } from "../store/working-state.ts";
 import type { ToolCaller } from "../tools/tool-call.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import type { Admission, AdmissionFinding } from "../admission/admission.ts";
@@ -140,6 +140,11 @@ export class ProposalRun implements AdmissionRecord {
 
   get aborted(): boolean {
     return this.#scheduler.abortReason !== undefined;
+  }
+
+  /** The state writes the run made, in order: what a commit would write. */
+  get writes(): readonly PendingMutation[] {
+    return this.#working.mutations;
   }
 
   emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {
