@@ -140,7 +140,8 @@ export interface EventData {
   transaction_warning: { mode: string; keys: string[]; conflicts: JsonValue[] };
   commit_refused: { code: "stale_read" | "write_conflict" | "budget_exceeded"; keys: string[]; reason: string };
   proposal_interrupted: JsonObject;
-  compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[] };
+  /** `references`: each distinct `$id.output` reference the steps' parameters hold, with its value (recorded once). */
+  compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[]; references?: JsonObject };
   compensation_started: { tool: string | null; compensation_action?: string };
   compensation_succeeded: Record<string, never>;
   compensation_failed: { error: string; terminal?: true };
