@@ -4,10 +4,11 @@
  * by which one client could make it hold memory without limit — planner
  * runs with large outputs, six connections of large-output proposals, large
  * `state.set` values, `multi.map_reduce` answers, and sixteen proposals
- * parked on one connection holding their outputs. The server must survive
+ * parked on one connection holding their outputs, and 34 actions taking one
+ * ~1 MB output as their parameter (the reference stall). The server must survive
  * every route (each refused with `budget_exceeded` where it passes the
  * bound), and a bystander connection's `state.get` must keep answering
- * (within BYSTANDER_BOUND_MS) throughout.
+ * (within each route's BYSTANDER_BOUND_MS) throughout.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -22,13 +23,20 @@ const MIB = 1024 * 1024;
 /** Each answer is nearly as large as one tool output may be (8 MiB). */
 const BIG = "x".repeat(6 * MIB);
 /**
- * The bystander's bound. The goal is 2 s (issue "one door", still open): alone on a quiet
- * 2-core machine this measures 2.0 s, the time the server spends parsing and writing the
- * routes' 6 MiB frames in one turn of its loop; in CI, with the other CLI test files running
- * beside it on the same two cores, 3.0 s and 5.2 s on the same code. This bound catches a
- * stall that grows (a route held for tens of seconds), not the open 2 s goal.
+ * The bystander's bound, per route (the goal is 2 s throughout; issue "one door"). Two runs on
+ * this branch, on 2 cores shared with other engineers' test runs (load average 12–19), gave the
+ * slowest answer per route as 0.66 / 1.3, 1.6 / 3.4, 1.0 / 1.1, 4.8 / 5.0, 0.65 / 1.3 and
+ * 0.13 / 0.70 s (packages/car-server/bench/RESULTS.md).
+ * - The reference stall (route 6) meets the goal: each referenced output is read once and its
+ *   actions are dispatched a turn of the loop apart. Its bound is the goal.
+ * - `multi.map_reduce` (route 4) does not: one turn of the server's loop sends the reducer's
+ *   request, which carries every mapped answer (tens of MiB), and writes the same text to the
+ *   log in its `agent_started` event.
+ * - The other routes parse, unmask and hold 6 MiB frames; under this load they reached 3.4 s.
+ * Routes 1–5 keep the 8 s bound (in CI the old single bound measured 3.0–5.2 s beside the other
+ * CLI test files), which catches a stall that grows, not the open 2 s goal.
  */
-const BYSTANDER_BOUND_MS = 8_000;
+const BYSTANDER_BOUND_MS = [8_000, 8_000, 8_000, 8_000, 8_000, 2_000];
 
 let home: string;
 let child: ChildProcess;
@@ -81,40 +89,42 @@ const bigProposal = (id: string, n: number, hold = false) => {
 /**
  * Calls `state.get` every 100 ms from a process of its own (this process is
  * busy sending the routes' large frames, and would stall its own timing);
- * `stop()` resolves to the slowest answer, in ms.
+ * `mark()` resolves to the slowest answer since the last mark, in ms, and
+ * `stop()` to the slowest since the last mark before it ends the process.
  */
 const BYSTANDER = `
 import { createRequire } from "node:module";
 const WebSocket = createRequire(process.env.WS_FROM)("ws");
 const ws = new WebSocket(process.env.URL);
-let id = 0, slowest = 0, running = true, started = 0;
-process.on("message", () => { running = false; });
+let id = 0, slowest = 0, running = true, started = 0, marked = false;
+process.on("message", (m) => { if (m === "mark") marked = true; else running = false; });
 ws.on("open", () => { started = performance.now(); ws.send(JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "state.get", params: { key: "bystander" } })); });
 ws.on("message", (data) => {
   const reply = JSON.parse(String(data));
   if (reply.error) { console.error("bystander:", reply.error.message); process.exit(1); }
   slowest = Math.max(slowest, performance.now() - started);
   if (!running) { process.send(slowest, () => process.exit(0)); return; }
+  if (marked) { process.send(slowest); slowest = 0; marked = false; }
   setTimeout(() => { started = performance.now(); ws.send(JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "state.get", params: { key: "bystander" } })); }, 100);
 });
 `;
 
-async function bystander(): Promise<{ stop(): Promise<number> }> {
+async function bystander(): Promise<{ mark(): Promise<number>; stop(): Promise<number> }> {
   const wsFrom = fileURLToPath(new URL("../../../packages/car-server/package.json", import.meta.url));
   const watcher = spawn(process.execPath, ["--input-type=module", "-e", BYSTANDER], {
     env: { ...process.env, URL: url, WS_FROM: wsFrom },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
-  const slowest = new Promise<number>((resolve, reject) => {
-    watcher.once("message", (m) => resolve(Number(m)));
-    watcher.once("exit", (code) => reject(new Error(`the bystander exited with ${code}`)));
-  });
-  return {
-    stop() {
-      watcher.send("stop");
-      return slowest;
-    },
-  };
+  let failed: Error | undefined;
+  watcher.once("exit", (code) => (failed = new Error(`the bystander exited with ${code}`)));
+  const next = (message: string) =>
+    new Promise<number>((resolve, reject) => {
+      if (failed !== undefined) return reject(failed);
+      watcher.once("message", (m) => resolve(Number(m)));
+      watcher.once("exit", (code) => reject(new Error(`the bystander exited with ${code}`)));
+      watcher.send(message);
+    });
+  return { mark: () => next("mark"), stop: () => next("stop") };
 }
 
 /** The error code of a reply, or its actions' errors joined, so each route's refusal can be asserted. */
@@ -136,6 +146,7 @@ describe("car serve under a 768 MiB heap", () => {
     expect(planned.error).toBeUndefined();
     expect(JSON.stringify(planned.result)).toContain("budget_exceeded");
 
+    const slowest = [await watch.mark()];
     const t1 = Date.now();
     // 2. Six connections, each with two large-output proposals at once.
     const six = await Promise.all(Array.from({ length: 6 }, () => bigToolClient()));
@@ -145,6 +156,7 @@ describe("car serve under a 768 MiB heap", () => {
     const submitted = await running;
     expect(submitted.some((r) => refusalOf(r).includes("budget_exceeded"))).toBe(true);
 
+    slowest.push(await watch.mark());
     const t2 = Date.now();
     // 3. Large state.set values under ever new keys.
     const setter = await open();
@@ -157,6 +169,7 @@ describe("car serve under a 768 MiB heap", () => {
     // Overwriting the keys with small values gives their bytes back.
     for (let i = 0; i < 60; i++) await setter.call("state.set", { key: `big-${i}`, value: 0 });
 
+    slowest.push(await watch.mark());
     const t3 = Date.now();
     // 4. multi.map_reduce whose mapper answers every item with a large answer.
     // The reducer's request carries every mapped answer, up to twice the connection's share: more than ws's default frame limit.
@@ -173,6 +186,7 @@ describe("car serve under a 768 MiB heap", () => {
     });
     expect(/--max-held-bytes/.test(JSON.stringify(mr))).toBe(true);
 
+    slowest.push(await watch.mark());
     const t4 = Date.now();
     // 5. Sixteen proposals parked on one connection, each holding a large output while a call hangs.
     const parker = await bigToolClient();
@@ -192,13 +206,32 @@ describe("car serve under a 768 MiB heap", () => {
     const parkedReplies = await Promise.all(parked);
     expect(parkedReplies.some((r) => refusalOf(r).includes("budget_exceeded"))).toBe(true);
 
+    slowest.push(await watch.mark());
     const t5 = Date.now();
-    const slowest = await watch.stop();
+    // 6. The 34-reference stall: 34 actions take one ~1 MB output (rows of small fields, the costlier shape to read) as
+    // their parameter, as many as the interpolation budget admits; each is classified, fingerprinted and sent.
+    const referrer = await open();
+    const rows = Array.from({ length: 17_500 }, (_, i) => ({ id: i, name: `row ${i}`, ok: true, tag: "abcdef" }));
+    referrer.handle("tools.execute", (p) => ({ result: p.tool === "rows" ? rows : "ok" }));
+    await referrer.result("tools.register", [{ name: "rows" }, { name: "take" }]);
+    const referencing = await referrer.result("proposal.submit", {
+      proposal: {
+        id: "stall",
+        actions: [
+          { id: "a", type: "tool_call", tool: "rows" },
+          ...Array.from({ length: 34 }, (_, i) => ({ id: `r${i}`, type: "tool_call", tool: "take", parameters: { input: "$a.output" }, dependencies: ["a"] })),
+        ],
+      },
+    });
+    expect(referencing.results.filter((r: { status: string }) => r.status === "succeeded")).toHaveLength(35);
+
+    slowest.push(await watch.stop());
+    const t6 = Date.now();
     console.log(
-      `memory soak: bystander's slowest state.get ${slowest.toFixed(0)} ms; routes took ${[t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4].join(", ")} ms`,
+      `memory soak: bystander's slowest state.get per route ${slowest.map((ms) => ms.toFixed(0)).join(", ")} ms; routes took ${[t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5].join(", ")} ms`,
     );
     expect(child.exitCode, serverStderr()).toBeNull();
-    expect(slowest).toBeLessThan(BYSTANDER_BOUND_MS);
+    slowest.forEach((ms, route) => expect(ms, `route ${route + 1}`).toBeLessThan(BYSTANDER_BOUND_MS[route]!));
     // What the routes held was given back: an ordinary proposal runs.
     const after = await bigToolClient();
     const ok = await after.result("proposal.submit", bigProposal("after", 1));

@@ -420,7 +420,7 @@ export class Runtime {
         );
         return opened.run;
       });
-      const result = await this.#run(run, parsed, findings, rollback);
+      const result = await this.#run(run, parsed, findings, rollback, opened.held);
       return { result, report: run.report(result, findings) };
     } finally {
       if (opened.run !== undefined) {
@@ -458,7 +458,13 @@ export class Runtime {
   }
 
   /** Runs and commits an admitted proposal (or records its rejection). */
-  async #run(run: ProposalRun, parsed: ActionProposal, findings: readonly AdmissionFinding[], rollback: RollbackMode): Promise<ProposalResult> {
+  async #run(
+    run: ProposalRun,
+    parsed: ActionProposal,
+    findings: readonly AdmissionFinding[],
+    rollback: RollbackMode,
+    held: AdmittedRun | undefined,
+  ): Promise<ProposalResult> {
     if (findings.length > 0) {
       const result = run.rejectAll(findings);
       await this.store.commitProposal(run.commitInput("rejected"));
@@ -468,11 +474,14 @@ export class Runtime {
     let result = run.finish();
     if (!run.aborted) {
       try {
+        // The host's say on what the run would write first (a server's memory bound: `budget_exceeded`), then the store's.
+        held?.committing?.(run.writes);
         await this.store.commitProposal(run.commitInput("committed"));
+        held?.committed?.(run.writes);
         return result;
       } catch (error) {
-        if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict")) throw error;
-        // The store refused the writes: one `commit_refused` event, and the proposal ends rolled back.
+        if (!isCarError(error, "stale_read") && !isCarError(error, "write_conflict") && !isCarError(error, "budget_exceeded")) throw error;
+        // The writes were refused: one `commit_refused` event, and the proposal ends rolled back.
         result = run.refuseCommit(error);
       }
     }

@@ -7,10 +7,11 @@
 import { mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ActionInput } from "@car/ir";
+import { type ActionInput, parseProposalWithGraph } from "@car/ir";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { COMPENSATED_WARNING, ROLLBACK_WARNING, Runtime, TerminalToolError } from "../src/index.ts";
 import type { RuntimeOptions } from "../src/index.ts";
+import { planFromRecord } from "../src/compensation/compensation-plan.ts";
 import { tc } from "./helpers.ts";
 
 let dir: string;
@@ -288,6 +289,45 @@ describe("rollback: compensate within the interpolation budget", () => {
     expect(refused.length).toBe(N - undone.length);
     const planned = rt.events.query({ kinds: ["compensation_planned"] });
     expect(JSON.stringify(planned).length).toBeLessThan(600 * KIB);
+    await rt.close();
+  });
+
+  it("records the references, each value once: twenty steps of one large output write it once, and a resumed plan substitutes it back", async () => {
+    const KIB = 1024;
+    const rt = new Runtime();
+    const output = "b".repeat(200 * KIB);
+    const undone: string[] = [];
+    rt.registerTool("big", () => output);
+    rt.registerTool("step", () => "ok");
+    rt.registerTool("undo", (p) => {
+      undone.push(p["v"] as string);
+      return "undone";
+    });
+    rt.registerTool("boom", () => {
+      throw new Error("the deploy broke");
+    });
+    const N = 20;
+    const actions: ActionInput[] = [tc("big", "big")];
+    for (let i = 0; i < N; i++) {
+      actions.push(tc(`s${i}`, "step", { dependencies: ["big"], reversibility: "compensable", compensation: { type: "action_ref", action_id: `u${i}` } }));
+      actions.push(tc(`u${i}`, "undo", { dependencies: [`s${i}`, "big"], parameters: { v: "$big.output", n: i } }));
+    }
+    actions.push(tc("fail", "boom", { dependencies: Array.from({ length: N }, (_, i) => `s${i}`) }));
+    await rt.executeProposal({ actions }, undefined, { rollback: "compensate" });
+    // Every step ran with the output itself…
+    expect(undone).toHaveLength(N);
+    expect(undone.every((v) => v === output)).toBe(true);
+    // …and the plan recorded the reference in each step, the output once.
+    const planned = rt.events.query({ kinds: ["compensation_planned"] })[0]!;
+    const steps = planned.data["steps"] as { parameters: { v: string } }[];
+    expect(steps.map((s) => s.parameters.v)).toEqual(Array(N).fill("$big.output"));
+    expect(planned.data["references"]).toEqual({ "$big.output": output });
+    expect(JSON.stringify(planned.data).length).toBeLessThan(2 * 200 * KIB);
+    // A phase resumed from the record dispatches what the first one did.
+    const parsed = parseProposalWithGraph({ actions });
+    const resumed = planFromRecord(parsed.proposal.actions, parsed.graph.indexOf, planned.data);
+    expect(resumed.steps.map((s) => s.call.parameters)).toEqual(steps.map((s) => ({ ...s.parameters, v: output })));
+    expect(resumed.steps.every((s) => s.error === undefined)).toBe(true);
     await rt.close();
   });
 });

@@ -5,10 +5,11 @@
  * same refusals: the action limit, the tenancy boundary, a proposal slot on
  * the connection and on the server, and a meter on the tool output the run
  * receives — per run (`--max-output-bytes`), and held on the connection's
- * share of the server's bound (held-bytes.ts) until the run ends.
+ * share of the server's bound (held-bytes.ts) until the run ends; and the
+ * state the run would commit, held like `state.set` values.
  */
 import { type ActionProposal, CarError } from "@car/ir";
-import { type AdmissionGuard, TerminalToolError, type ToolCaller } from "@car/engine";
+import { type AdmissionGuard, type PendingMutation, TerminalToolError, type ToolCaller } from "@car/engine";
 import { callClientTool } from "./client-tool.ts";
 import type { Session } from "./session.ts";
 import { checkProposalTenancy } from "./tenancy.ts";
@@ -70,6 +71,35 @@ class OutputMeter {
   }
 }
 
+/** Bytes of the value each key ends with after `writes` (0 for a delete): what the state would hold for them. */
+function writtenSizes(writes: readonly PendingMutation[]): Map<string, number> {
+  const sizes = new Map<string, number>();
+  for (const { key, mutation } of writes) sizes.set(key, mutation.op === "set" ? Buffer.byteLength(JSON.stringify(mutation.value ?? null)) : 0);
+  return sizes;
+}
+
+/**
+ * State a proposal writes is held like a `state.set` value (held-bytes.ts):
+ * its values count against the connection's share, beside what the
+ * connection holds already, and against the server's bound, replacing what
+ * their keys held. Past either, the commit is refused with `budget_exceeded`.
+ */
+function checkStateWrites(session: Session, writes: readonly PendingMutation[]): void {
+  if (writes.length === 0) return;
+  const sizes = writtenSizes(writes);
+  let total = 0;
+  for (const bytes of sizes.values()) total += bytes;
+  const what = "the proposal's state writes";
+  try {
+    session.held.check(total, what);
+    session.options.heldState.check(session.stateHolder, sizes, session.options.limits.maxHeldBytesPerConnection, what);
+  } catch (err) {
+    // The refusal names the keys, as a store's conflict does.
+    if (err instanceof CarError) throw new CarError(err.code, err.message, { ...err.details, keys: [...sizes.keys()] });
+    throw err;
+  }
+}
+
 /** The whole-proposal rejection of a halted connection. */
 export const HALTED =
   "session halted: a tool reported a terminal failure on this connection; reconnect, or clear the latch with session.clear_halt (an operator's connection)";
@@ -99,6 +129,8 @@ export function serverAdmission(session: Session): AdmissionGuard {
     return {
       // The run's calls go to this client whatever caller the source passed, metered per run.
       wrapCaller: () => meter.caller,
+      committing: (writes) => checkStateWrites(session, writes),
+      committed: (writes) => session.options.heldState.record(session.stateHolder, writtenSizes(writes)),
       release() {
         meter.release();
         serverProposals.release();

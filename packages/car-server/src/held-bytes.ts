@@ -24,6 +24,12 @@ export class HeldBytes {
 
   /** @internal Moves the pool's count; the accounts check their quota first. */
   adjust(bytes: number, what: string): void {
+    this.check(bytes, what);
+    this.#held += bytes;
+  }
+
+  /** @internal Refuses with `budget_exceeded` when `bytes` more would pass the bound (nothing counted). */
+  check(bytes: number, what: string): void {
     if (bytes > 0 && this.#held + bytes > this.limit) {
       throw new CarError(
         "budget_exceeded",
@@ -31,7 +37,11 @@ export class HeldBytes {
         { limit: this.limit },
       );
     }
-    this.#held += bytes;
+  }
+
+  /** @internal Moves the pool's count unchecked: for what is already held (writes that landed after their check). */
+  count(bytes: number): void {
+    this.#held = Math.max(0, this.#held + bytes);
   }
 }
 
@@ -49,6 +59,13 @@ export class HeldAccount {
 
   /** Counts `bytes` more as held, or refuses with `budget_exceeded` (nothing counted). */
   take(bytes: number, what: string): void {
+    this.check(bytes, what);
+    this.pool.adjust(bytes, what);
+    this.#held += bytes;
+  }
+
+  /** Refuses with `budget_exceeded` when `bytes` more would pass this connection's share (nothing counted). */
+  check(bytes: number, what: string): void {
     if (this.#held + bytes > this.quota) {
       throw new CarError(
         "budget_exceeded",
@@ -56,8 +73,6 @@ export class HeldAccount {
         { limit: this.quota },
       );
     }
-    this.pool.adjust(bytes, what);
-    this.#held += bytes;
   }
 
   release(bytes: number): void {
@@ -77,7 +92,7 @@ export class HeldAccount {
  * against the pool by key: writing a key replaces what it counted. State
  * outlives the connection that wrote it, so it is the process's to hold,
  * not a connection's; one value may still be no larger than a connection's
- * share.
+ * share. Written by `state.set` or by a proposal's actions alike.
  */
 export class HeldState {
   readonly #sizes = new WeakMap<object, Map<string, number>>();
@@ -85,20 +100,38 @@ export class HeldState {
 
   /** Counts `bytes` for `key` in `store` in place of what it held, or refuses with `budget_exceeded`. */
   replace(store: object, key: string, bytes: number, quota: number): void {
-    if (bytes > quota) {
-      throw new CarError(
-        "budget_exceeded",
-        `state.set: the value has ${bytes} bytes, over one connection's ${quota}-byte share (--max-held-bytes-per-connection)`,
-        {
-          limit: quota,
-        },
-      );
+    const sizes = new Map([[key, bytes]]);
+    this.check(store, sizes, quota, "state.set");
+    this.record(store, sizes);
+  }
+
+  /**
+   * Refuses with `budget_exceeded` (nothing counted) when writing values of
+   * `sizes` (bytes by key; 0 for a delete) in `store` would pass the pool, or
+   * one value a connection's share.
+   */
+  check(store: object, sizes: ReadonlyMap<string, number>, quota: number, what: string): void {
+    for (const bytes of sizes.values()) {
+      if (bytes > quota) {
+        throw new CarError(
+          "budget_exceeded",
+          `${what}: a value has ${bytes} bytes, over one connection's ${quota}-byte share (--max-held-bytes-per-connection)`,
+          { limit: quota },
+        );
+      }
     }
-    let sizes = this.#sizes.get(store);
-    if (sizes === undefined) this.#sizes.set(store, (sizes = new Map()));
-    const before = sizes.get(key) ?? 0;
-    this.pool.adjust(bytes - before, "state.set");
-    sizes.set(key, bytes);
+    this.pool.check(this.#growth(store, sizes), what);
+  }
+
+  /** Counts the values of `sizes` as written in `store` (checked with `check` before they were). */
+  record(store: object, sizes: ReadonlyMap<string, number>): void {
+    this.pool.count(this.#growth(store, sizes));
+    let held = this.#sizes.get(store);
+    if (held === undefined) this.#sizes.set(store, (held = new Map()));
+    for (const [key, bytes] of sizes) {
+      if (bytes === 0) held.delete(key);
+      else held.set(key, bytes);
+    }
   }
 
   /** Gives back everything counted for `store` (a session's own in-memory store, gone with the session). */
@@ -109,5 +142,13 @@ export class HeldState {
     for (const bytes of sizes.values()) total += bytes;
     this.pool.adjust(-total, "release");
     this.#sizes.delete(store);
+  }
+
+  /** What writing `sizes` in `store` adds to the count (negative: gives back). */
+  #growth(store: object, sizes: ReadonlyMap<string, number>): number {
+    const held = this.#sizes.get(store);
+    let growth = 0;
+    for (const [key, bytes] of sizes) growth += bytes - (held?.get(key) ?? 0);
+    return growth;
   }
 }

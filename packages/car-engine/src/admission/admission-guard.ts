@@ -6,6 +6,7 @@
  * every proposal it admits, so no source can forget it.
  */
 import type { ActionProposal } from "@car/ir";
+import type { PendingMutation } from "../store/working-state.ts";
 import type { ToolCaller } from "../tools/tool-call.ts";
 
 /** What an admitted proposal holds until its run ends. */
@@ -18,6 +19,16 @@ export interface AdmittedRun {
    * error: e.g. a halted session (reference websocket-core.md § A.7).
    */
   refusal?: string;
+  /**
+   * Called once the run's actions are done and it would commit, with the
+   * state writes it would commit (e.g. for a server to count the values it
+   * would then hold). Throwing a `budget_exceeded` `CarError` refuses them
+   * like a store's conflict: one `commit_refused` event, the run ends rolled
+   * back (`RunReport.refusal`), nothing written.
+   */
+  committing?(writes: readonly PendingMutation[]): void;
+  /** The store committed the run's writes (`committing` passed them; a store may still refuse a commit). */
+  committed?(writes: readonly PendingMutation[]): void;
   /** Called once when the run ends, however it ends. */
   release(): void;
 }

@@ -11,10 +11,15 @@
  * `retry`. An `action_ref` compensation runs the named action as declared
  * (its own parameters — `$id.output` references resolve against the forward
  * run's outputs — timeout and retries).
+ *
+ * The plan is recorded (`compensation_planned`) with each step's parameters
+ * as declared, references and all, and each distinct reference's value
+ * once (`references`): twenty steps referencing one 4 MB output record it
+ * once, not twenty times. A resumed phase substitutes them back.
  */
-import { toolCall } from "@car/ir";
+import { CarError, emptyMap, parseOutputRef, setOwn, toolCall } from "@car/ir";
 import { undoGap } from "@car/ir/internal";
-import type { Action, JsonObject, UndoGap } from "@car/ir";
+import type { Action, JsonObject, JsonValue, UndoGap } from "@car/ir";
 
 export interface CompensationStep {
   /** The forward action being undone; events and results carry its id. */
@@ -26,6 +31,8 @@ export interface CompensationStep {
   readonly ref_index?: number;
   /** Why the step cannot be dispatched (its `$id.output` references did not resolve); it then fails with this. */
   readonly error?: string;
+  /** The parameters as declared, when `call` holds them with their references resolved: what the record keeps. */
+  readonly declared?: JsonObject;
 }
 
 export interface CompensationGap {
@@ -37,6 +44,8 @@ export interface CompensationPlan {
   readonly steps: readonly CompensationStep[];
   /** Succeeded actions nothing can undo, in reverse completion order. */
   readonly gaps: readonly CompensationGap[];
+  /** Each distinct `$id.output` reference of the dispatchable steps, with its value (recorded once, however many steps hold it). */
+  readonly references?: JsonObject;
 }
 
 /** `completed`: indices of the forward actions that succeeded, in completion order. */
@@ -65,21 +74,57 @@ export function planCompensation(actions: readonly Action[], completed: readonly
 
 /**
  * The plan as `compensation_planned` recorded it (tool compensations with
- * their parameters; compensation actions with their references already
- * resolved), rebuilt against the proposal — how an interrupted phase resumes.
+ * their parameters; compensation actions with their parameters as declared,
+ * each reference then replaced by its recorded value), rebuilt against the
+ * proposal — how an interrupted phase resumes. A record without
+ * `references` holds resolved parameters already.
  */
 export function planFromRecord(actions: readonly Action[], indexOf: ReadonlyMap<string, number>, record: JsonObject): CompensationPlan {
   const steps: CompensationStep[] = [];
+  const references = record["references"] as JsonObject | undefined;
   for (const raw of (record["steps"] ?? []) as JsonObject[]) {
     const i = indexOf.get(raw["action_id"] as string);
     if (i === undefined) continue;
     const parameters = raw["parameters"] as JsonObject;
     const ref = typeof raw["compensation_action"] === "string" ? indexOf.get(raw["compensation_action"]) : undefined;
-    if (ref !== undefined) steps.push({ action_id: actions[i]!.id, action_index: i, call: { ...actions[ref]!, parameters }, ref_index: ref });
-    else steps.push({ action_id: actions[i]!.id, action_index: i, call: compensationCall(actions[i]!, raw["tool"] as string, parameters) });
+    if (ref === undefined) {
+      steps.push({ action_id: actions[i]!.id, action_index: i, call: compensationCall(actions[i]!, raw["tool"] as string, parameters) });
+      continue;
+    }
+    const step = { action_id: actions[i]!.id, action_index: i, ref_index: ref };
+    try {
+      const resolved = references === undefined ? parameters : (substitute(parameters, references, "") as JsonObject);
+      steps.push({ ...step, call: { ...actions[ref]!, parameters: resolved } });
+    } catch (error) {
+      steps.push({ ...step, call: actions[ref]!, error: error instanceof Error ? error.message : String(error) });
+    }
   }
   const gaps = ((record["not_undoable"] ?? []) as JsonObject[]).map((g) => ({ action_id: g["action_id"] as string, reason: g["reason"] as UndoGap }));
   return { steps, gaps };
+}
+
+/** Every distinct whole-string `$id.output` reference in `value`, added to `into`. */
+export function referencesIn(value: JsonValue, into: Set<string>): void {
+  if (typeof value === "string") {
+    if (parseOutputRef(value) !== undefined) into.add(value);
+  } else if (Array.isArray(value)) for (const v of value) referencesIn(v, into);
+  else if (value !== null && typeof value === "object") for (const k of Object.keys(value)) referencesIn(value[k]!, into);
+}
+
+/** `value` with each reference replaced by its recorded value; a reference the record lacks is `not_found`. */
+function substitute(value: JsonValue, references: JsonObject, pointer: string): JsonValue {
+  if (typeof value === "string") {
+    if (parseOutputRef(value) === undefined) return value;
+    if (!Object.hasOwn(references, value)) throw new CarError("not_found", `reference '${value}' at '${pointer}': the recorded plan has no value for it`);
+    return references[value]!;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, references, `${pointer}/${i}`));
+  if (value !== null && typeof value === "object") {
+    const out = emptyMap();
+    for (const key of Object.keys(value)) setOwn(out, key, substitute(value[key]!, references, `${pointer}/${key}`));
+    return out;
+  }
+  return value;
 }
 
 function compensationCall(action: Action, tool: string, parameters: JsonObject): Action {

@@ -10,8 +10,9 @@
  * `compensation_planned` (the steps, with what each dispatches, and the gaps),
  * `compensation_started` / `compensation_succeeded` / `compensation_failed`
  * per step, and `compensation_completed` (what was undone, what remains).
- * `compensation_planned` carries each step's tool and parameters so a phase
- * a crash interrupted can be resumed from the log alone.
+ * `compensation_planned` carries each step's tool and parameters (as
+ * declared, with each reference's value once beside them) so a phase a crash
+ * interrupted can be resumed from the log alone.
  */
 import type { JsonObject } from "@car/ir";
 import { COMPENSATION_EVENTS } from "../events/event-kinds.ts";
@@ -35,16 +36,18 @@ export interface CompensationHooks {
   emit(kind: string, action_id: string | undefined, data: JsonObject): void;
 }
 
-/** The plan as `compensation_planned` records it. */
+/** The plan as `compensation_planned` records it: parameters as declared, and each reference's value once. */
 export function plannedData(plan: CompensationPlan): JsonObject {
-  return {
+  const data: JsonObject = {
     steps: plan.steps.map((s) => {
-      const step: JsonObject = { action_id: s.action_id, tool: s.call.tool ?? null, parameters: s.call.parameters };
+      const step: JsonObject = { action_id: s.action_id, tool: s.call.tool ?? null, parameters: s.declared ?? s.call.parameters };
       if (s.ref_index !== undefined) step["compensation_action"] = s.call.id;
       return step;
     }),
     not_undoable: plan.gaps.map((g) => ({ action_id: g.action_id, reason: g.reason })),
   };
+  if (plan.references !== undefined) data["references"] = plan.references;
+  return data;
 }
 
 /**

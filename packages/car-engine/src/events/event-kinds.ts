@@ -138,10 +138,11 @@ export interface EventData {
   proposal_rolled_back: { reason: string; discarded_writes: number };
   proposal_completed: { outcome: "committed" | "rolled_back" | "rejected"; cost: JsonObject; reason?: string; external_effects_undone?: false };
   transaction_warning: { mode: string; keys: string[]; conflicts: JsonValue[] };
-  commit_refused: { code: "stale_read" | "write_conflict"; keys: string[]; reason: string };
+  commit_refused: { code: "stale_read" | "write_conflict" | "budget_exceeded"; keys: string[]; reason: string };
   proposal_interrupted: JsonObject;
   // Each compensation event names the run it compensates (`run_id`, DECISIONS §20); events written before that carry none.
-  compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[]; run_id?: string };
+  /** `references`: each distinct `$id.output` reference the steps' parameters hold, with its value (recorded once). */
+  compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[]; references?: JsonObject; run_id?: string };
   compensation_started: { tool: string | null; compensation_action?: string; run_id?: string };
   compensation_succeeded: { run_id?: string };
   compensation_failed: { error: string; terminal?: true; run_id?: string };

@@ -27,6 +27,13 @@ import { reasonText } from "./schedule.ts";
 import type { ScheduledWork, Scheduler } from "./schedule.ts";
 import { runStateAction, stateFor } from "./state-actions.ts";
 import { traceSuccess } from "../trace/trace-steps.ts";
+import { Turns } from "./turns.ts";
+
+/**
+ * Referenced bytes an action may bring into its parameters, with those brought since the last yield, before the
+ * rest of it waits a turn of the event loop (`Turns`).
+ */
+const YIELD_AFTER_BYTES = 256 * 1024;
 
 /** What the pipeline borrows from the runtime. */
 export interface PipelineEnvironment extends GateRules {
@@ -81,6 +88,9 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   readonly #approvalWait: { wait: ApprovalWait; place: WaitPlace } | undefined;
   /** What this proposal's references have interpolated so far (made on the first reference). */
   #interpolated: InterpolationBudget | undefined;
+  /** Referenced bytes brought into parameters since the run last yielded the event loop. */
+  #sinceYield = 0;
+  readonly #turns = new Turns();
   /** By action type, then tool: the shared `action_started` data. */
   readonly #startedCache = new Map<string, Map<string | undefined, EventData["action_started"]>>();
   /** Per action: when it started (its duration is measured from here when its call ends later). */
@@ -171,23 +181,56 @@ export class ActionPipeline implements ScheduledWork, CallListener {
         return true;
       }
     }
-    let params = action.parameters;
-    if (this.#hasRefs[i] === 1) {
-      try {
-        this.#interpolated ??= new InterpolationBudget(this.#env.maxInterpolatedBytes);
-        params = resolveOutputRefs(
-          params,
-          (id) => {
-            const j = this.#graph.indexOf.get(id);
-            return j !== undefined && status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
-          },
-          this.#interpolated,
-        );
-      } catch (error) {
-        outcomes.reject(i, reasonText(error), "reference");
-        return true;
-      }
+    if (this.#hasRefs[i] === 0) return this.#gateAndStart(i, action, action.parameters);
+    // Large referenced outputs make the gate and the dispatch costly: once the run has brought in YIELD_AFTER_BYTES
+    // since it last yielded, the next action with references waits for a turn of the event loop of its own (and so
+    // does every one after it while any waits, in order), so other connections are served in between.
+    if (this.#sinceYield > YIELD_AFTER_BYTES || this.#turns.waiting) {
+      this.#turns.defer(() => this.#resolveLater(i, action));
+      return false;
     }
+    return this.#resolveAndStart(i, action);
+  }
+
+  /** `#resolveAndStart` in a later turn: withdrawn (never dispatched, so it ends skipped) when the run aborted meanwhile. */
+  #resolveLater(i: number, action: Action): void {
+    let now = true;
+    this.#sinceYield = 0;
+    try {
+      if (this.#scheduler.abortReason === undefined) now = this.#resolveAndStart(i, action);
+    } catch (error) {
+      this.callCrashed(i, error);
+      return;
+    }
+    if (now) this.#scheduler.done(i);
+  }
+
+  /** Resolves action i's `$id.output` references within the proposal's budget, then `#gateAndStart`. */
+  #resolveAndStart(i: number, action: Action): boolean {
+    const outcomes = this.#outcomes;
+    const status = outcomes.status;
+    this.#interpolated ??= new InterpolationBudget(this.#env.maxInterpolatedBytes);
+    const before = this.#interpolated.used;
+    let params: JsonObject;
+    try {
+      params = resolveOutputRefs(
+        action.parameters,
+        (id) => {
+          const j = this.#graph.indexOf.get(id);
+          return j !== undefined && status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
+        },
+        this.#interpolated,
+      );
+    } catch (error) {
+      outcomes.reject(i, reasonText(error), "reference");
+      return true;
+    }
+    this.#sinceYield += this.#interpolated.used - before;
+    return this.#gateAndStart(i, action, params);
+  }
+
+  /** The call gate on the form the action is made in, then `#start`: true when it finished now. */
+  #gateAndStart(i: number, action: Action, params: JsonObject): boolean {
     const subject = params === action.parameters ? action : { ...action, parameters: params };
     // Admission judged the declared form; the approval gate is asked again only where references resolved to a new one.
     const approval =

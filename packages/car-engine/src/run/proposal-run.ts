@@ -9,13 +9,13 @@
  * exactly as it was before the proposal (the pre-proposal snapshot).
  */
 import type { ApprovalWait } from "../gates/approval-wait.ts";
-import { emptyMap, InterpolationBudget, resolveOutputRefs } from "@car/ir";
+import { emptyMap, InterpolationBudget, resolveOutputRefs, setOwn } from "@car/ir";
 import { compensationActionIndices } from "@car/ir/internal";
 import type { CarError } from "@car/ir";
 import type { ActionProposal, CostBudget, DependencyGraph, JsonObject, ProposalResult } from "@car/ir";
 import { dispatchStep } from "../compensation/compensation-dispatch.ts";
 import type { CompensationPath } from "../compensation/compensation-dispatch.ts";
-import { planCompensation } from "../compensation/compensation-plan.ts";
+import { planCompensation, referencesIn } from "../compensation/compensation-plan.ts";
 import type { CompensationPlan, CompensationStep } from "../compensation/compensation-plan.ts";
 import { runCompensation } from "../compensation/compensation-run.ts";
 import type { CompensationOutcome } from "../compensation/compensation-phase.ts";
@@ -24,7 +24,7 @@ import type { PolicyEngine } from "@car/policy";
 import { EVENT_KINDS, type EventData, type EventKind } from "../events/event-kinds.ts";
 import type { CarEvent } from "../events/event.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
-import { WorkingState } from "../store/working-state.ts";
+import { type PendingMutation, WorkingState } from "../store/working-state.ts";
 import type { ToolCaller } from "../tools/tool-call.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
 import type { Admission, AdmissionFinding } from "../admission/admission.ts";
@@ -142,6 +142,11 @@ export class ProposalRun implements AdmissionRecord {
     return this.#scheduler.abortReason !== undefined;
   }
 
+  /** The state writes the run made, in order: what a commit would write. */
+  get writes(): readonly PendingMutation[] {
+    return this.#working.mutations;
+  }
+
   emit(kind: EventKind, action_id: string | undefined, data: JsonObject): void {
     this.#events.emit(kind, action_id, data);
   }
@@ -226,24 +231,27 @@ export class ProposalRun implements AdmissionRecord {
     const outcomes = this.#outcomes;
     // The undo is held to the same interpolation bound as the forward run: what its references
     // may put into the steps' parameters (and so into the recorded plan) is bounded in all.
+    // The record keeps each distinct reference's value once (`references`), beside the parameters as declared.
     const budget = new InterpolationBudget(this.#env.maxInterpolatedBytes);
+    const outputOf = (id: string) => {
+      const j = this.#graph.indexOf.get(id);
+      return j !== undefined && outcomes.status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
+    };
+    const references = emptyMap();
     const steps = plan.steps.map((step) => {
       if (step.ref_index === undefined || this.#hasRefs[step.ref_index] !== 1) return step;
+      const declared = step.call.parameters;
       try {
-        const parameters = resolveOutputRefs(
-          step.call.parameters,
-          (id) => {
-            const j = this.#graph.indexOf.get(id);
-            return j !== undefined && outcomes.status[j] === SUCCEEDED ? { found: true, value: outcomes.outputs[j]! } : { found: false };
-          },
-          budget,
-        );
-        return { ...step, call: { ...step.call, parameters } };
+        const parameters = resolveOutputRefs(declared, outputOf, budget);
+        const found = new Set<string>();
+        referencesIn(declared, found);
+        for (const text of found) if (!Object.hasOwn(references, text)) setOwn(references, text, resolveOutputRefs({ v: text }, outputOf)["v"]!);
+        return { ...step, call: { ...step.call, parameters }, declared };
       } catch (error) {
-        return { ...step, error: reasonText(error) };
+        return { ...step, error: reasonText(error), declared };
       }
     });
-    return { steps, gaps: plan.gaps };
+    return Object.keys(references).length === 0 ? { steps, gaps: plan.gaps } : { steps, gaps: plan.gaps, references };
   }
 
   /**

@@ -13,14 +13,16 @@ import type { GatedAction } from "../gates/gated-action.ts";
  * `committed`: the run's writes landed (some actions may still have failed
  * or been skipped by their own `failure_behavior`). `rolled_back`: it
  * aborted and its writes were discarded. `rejected`: admission refused it
- * and nothing ran. `refused`: it ran, and the store refused its commit for
- * a conflict (`stale_read`, `write_conflict`); every change was rolled back.
+ * and nothing ran. `refused`: it ran, and its commit was refused — by the
+ * store for a conflict (`stale_read`, `write_conflict`), or by the host for
+ * what its writes would make it hold (`budget_exceeded`); every change was
+ * rolled back.
  */
 export type RunOutcomeKind = "committed" | "rolled_back" | "rejected" | "refused";
 
-/** A commit the store refused: its code, the keys, and the sentence that says so. */
+/** A commit the store (or the host) refused: its code, the keys, and the sentence that says so. */
 export interface CommitRefusal {
-  code: "stale_read" | "write_conflict";
+  code: "stale_read" | "write_conflict" | "budget_exceeded";
   keys: string[];
   /** `commit refused: …: <keys> — every change was rolled back (<code>)`. */
   message: string;

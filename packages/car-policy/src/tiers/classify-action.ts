@@ -20,6 +20,7 @@ import type { Action, ActionProposal, JsonObject, JsonValue, Reversibility, Tool
 import { getOwn, missingRequiredCompensation, parseOutputRef, rollbackContract } from "@car/ir";
 import { argvToCommand } from "../rules/deny-command.ts";
 import { type CommandReading, readCommand } from "./command-tier.ts";
+import { DANGEROUS_PHRASES, fullAccessStrings, nameSegments, readParameters } from "./parameter-reading.ts";
 import { maxTier, type PermissionTier } from "./permission-tier.ts";
 
 export interface ActionClassification {
@@ -161,7 +162,6 @@ const SENSITIVE_PATHS = [
   /(^|\/)\.netrc$/,
   /(^|\/)\.npmrc$/,
 ];
-const DANGEROUS_PHRASES = ["drop table", "drop database", "delete from", "truncate table", "rm -rf", "git reset --hard", "mkfs", "dd if=", ":(){"];
 
 /** Classifies one action. `schema`, when given, adds its declared path-typed parameters to the path signal. */
 export function classifyAction(action: Action, schema?: ToolSchema): ActionClassification {
@@ -216,23 +216,13 @@ export function classifyAction(action: Action, schema?: ToolSchema): ActionClass
   // An exec-like tool may run any string it is given: each is read as a command too, though only to raise to `full_access`
   // (a `cwd` or a `stdin` text is no proof the tool changes files, and prose that does not parse as a command is no proof of anything).
   if (runsCommand || segments.some((s) => EXEC_SEGMENTS.has(s))) {
-    for (const text of stringsIn(params)) {
-      if (lines.includes(text) || isOutputRef(text)) continue;
-      for (const s of readOnce(text).signals) if (s.tier === "full_access" && !s.unreadable) raise(s.tier, `parameter text: ${s.why}`);
+    for (const { text, signals } of fullAccessStrings(params, readOnce)) {
+      if (lines.includes(text)) continue;
+      for (const s of signals) raise(s.tier, `parameter text: ${s.why}`);
     }
   }
-  for (const path of keyPaths(params)) {
-    const segs = nameSegments(path[path.length - 1] as string);
-    const joined = segs.join("");
-    if (
-      segs.some((s) => ["password", "passwd", "secret", "token", "credential", "credentials", "apikey"].includes(s)) ||
-      joined.includes("apikey") ||
-      (segs.includes("private") && segs.includes("key")) ||
-      (segs.includes("api") && segs.includes("key"))
-    ) {
-      raise("full_access", `parameter key '${path.join(".")}' names a credential`);
-    }
-  }
+  const reading = readParameters(params);
+  for (const path of reading.credentialPaths) raise("full_access", `parameter key '${path.join(".")}' names a credential`);
   const pathKeys = new Set(PATH_KEYS);
   for (const [name, prop] of Object.entries(schemaProperties(schema))) {
     if (typeof prop === "object" && prop !== null && (prop as { format?: unknown }).format === "path") pathKeys.add(name.toLowerCase());
@@ -242,11 +232,10 @@ export function classifyAction(action: Action, schema?: ToolSchema): ActionClass
     if (!pathKeys.has(key.toLowerCase()) || typeof value !== "string") continue;
     if (SENSITIVE_PATHS.some((re) => re.test(value))) raise("full_access", `parameter '${key}' targets a sensitive path`);
   }
-  const flat = flattenText(params).toLowerCase();
-  const phrase = DANGEROUS_PHRASES.find((p) => flat.includes(p));
+  const phrase = DANGEROUS_PHRASES.find((p) => reading.phrases.has(p));
   if (phrase) raise("full_access", `parameters contain '${phrase}'`);
 
-  return { ...base, tier, reasons, reversibility: classifyReversibility(segments, flat) };
+  return { ...base, tier, reasons, reversibility: classifyReversibility(segments, phrase !== undefined) };
 }
 
 /** `permission.classify` over a proposal. */
@@ -293,25 +282,10 @@ function isStringArray(value: JsonValue | undefined): value is string[] {
   return Array.isArray(value) && value.every((v) => typeof v === "string");
 }
 
-/** Every string in a value (keys excluded), each once, bounded in depth like `flattenText`. */
-function stringsIn(value: JsonValue, found: Set<string> = new Set(), depth = 0): Set<string> {
-  if (typeof value === "string") found.add(value);
-  else if (typeof value === "object" && value !== null && depth <= 32) {
-    if (Array.isArray(value)) {
-      if (isStringArray(value) && value.length > 1 && !value.some(isOutputRef)) found.add(argvToCommand(value));
-      for (const v of value) stringsIn(v, found, depth + 1);
-    } else for (const k of Object.keys(value)) stringsIn(value[k] as JsonValue, found, depth + 1);
-  }
-  return found;
-}
-
 /** Heuristic rollback contract over the tool name and parameters; an unrecognised tool is `irreversible`. */
-function classifyReversibility(segments: string[], flat: string): Reversibility {
+function classifyReversibility(segments: string[], dangerous: boolean): Reversibility {
   const has = (...words: string[]) => segments.some((s) => words.includes(s));
-  if (
-    has("send", "email", "mail", "sms", "pay", "payment", "charge", "transfer", "purchase", "buy", "publish", "tweet", "drop", "destroy") ||
-    DANGEROUS_PHRASES.some((p) => flat.includes(p))
-  ) {
+  if (has("send", "email", "mail", "sms", "pay", "payment", "charge", "transfer", "purchase", "buy", "publish", "tweet", "drop", "destroy") || dangerous) {
     return "irreversible";
   }
   if (has("deploy", "push", "insert", "create", "commit", "merge", "release", "upload", "install", "delete", "remove")) return "compensable";
@@ -340,22 +314,6 @@ function classifyReversibility(segments: string[], flat: string): Reversibility 
   )
     return "reversible";
   return "irreversible";
-}
-
-/** `send_email`, `sendEmail`, `messaging.send`, `read-secret` → lowercase words. */
-function nameSegments(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((s) => s !== "")
-    .map((s) => s.toLowerCase());
-}
-
-/** Every key path in nested parameters (`auth.token` as `["auth", "token"]`). */
-function keyPaths(value: JsonValue, prefix: string[] = [], depth = 0): string[][] {
-  if (typeof value !== "object" || value === null || depth > 32) return [];
-  if (Array.isArray(value)) return value.flatMap((v) => keyPaths(v, prefix, depth + 1));
-  return Object.keys(value).flatMap((k) => [[...prefix, k], ...keyPaths(value[k] as JsonValue, [...prefix, k], depth + 1)]);
 }
 
 /** All strings in a value, space-joined (keys excluded: a key is not content). */
