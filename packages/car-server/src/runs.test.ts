@@ -219,6 +219,27 @@ describe("session.auth { agent_id } binds the connection to the agent", () => {
     await d.result("tools.register", [{ name: "t" }]);
     expect((await d.call("session.auth", { token: server.token, agent_id: "bob" })).error?.code).toBe(-32602);
   });
+
+  it("checks its params by the declaration in @car/client/protocol, naming the field, and binds nothing on a refusal", async () => {
+    const c = await TestClient.connect(server.url);
+    clients.push(c);
+    const cases: [unknown, string][] = [
+      [{ token: 5 }, "invalid params: token must be a string"],
+      [{ token: server.token, agent_id: 7 }, "invalid params: agent_id must be a string"],
+      [{ token: server.token, agent_id: "x".repeat(129) }, "invalid params: agent_id"],
+      [{ token: server.token, agent_id: "a/b" }, "invalid params: agent_id"],
+      [{ host_token: ["t"] }, "invalid params: host_token must be a string"],
+      [[server.token], "invalid params: expected an object"],
+    ];
+    for (const [params, message] of cases) {
+      const refused = await c.call("session.auth", params);
+      expect(refused.error, JSON.stringify(params)).toMatchObject({ code: -32602, data: { car_code: "invalid_params" } });
+      expect(refused.error!.message, JSON.stringify(params)).toContain(message);
+    }
+    // None of them authenticated or bound the connection: the first real auth binds the agent it names.
+    expect(await c.result("session.auth", { token: server.token, agent_id: "carol" })).toEqual({ ok: true, auth_enabled: true, agent_id: "carol" });
+    expect((await c.result("capabilities.list", {})).caller_role).toBe("agent");
+  });
 });
 
 describe("a producer that disconnects", () => {
