@@ -266,6 +266,7 @@ function gateChecks(actions: readonly Action[], options: VerifyOptions, issues: 
   evidence.record("static_gate", true, keyFindings);
   let calls = 0;
   let checked = 0;
+  // Only the first few are named: a 1M-action plan gets a count, not a million strings.
   const unchecked: string[] = [];
   for (let i = 0; i < actions.length; i++) {
     const action = actions[i]!;
@@ -273,13 +274,14 @@ function gateChecks(actions: readonly Action[], options: VerifyOptions, issues: 
     calls++;
     const schema = tools === undefined || action.tool === undefined ? undefined : tools.get(action.tool)?.validateParams;
     if (schema !== undefined && report.hasRefs[i] === 0) checked++;
-    else unchecked.push(`'${action.id}'`);
+    else if (unchecked.length < UNTESTED_NAMED) unchecked.push(`'${action.id}'`);
   }
+  const uncheckedCount = calls - checked;
   if (calls === 0) evidence.record("param_schema", tools !== undefined, toolFindings, null);
   else evidence.record("param_schema", tools !== undefined, toolFindings, checked / calls);
-  if (unchecked.length > 0) {
+  if (uncheckedCount > 0) {
     evidence.untested(
-      `parameters of tool call(s) ${sampleList(unchecked.slice(0, UNTESTED_NAMED), unchecked.length, UNTESTED_NAMED)}: ${tools === undefined ? "no tools are registered" : "no registered schema, or $<id>.output references resolved only at dispatch"}`,
+      `parameters of tool call(s) ${sampleList(unchecked, uncheckedCount, UNTESTED_NAMED)}: ${tools === undefined ? "no tools are registered" : "no registered schema, or $<id>.output references resolved only at dispatch"}`,
     );
   }
 }
