@@ -50,6 +50,9 @@ describe("verify's evidence block", () => {
     expect(refs.evidence!.confidence).toBeLessThan(1);
     expect(refs.evidence!.untested_regions.join("\n")).toContain("'b'");
     expect(refs.evidence!.untested_regions.join("\n")).not.toContain("'a'");
+    // Many unchecked calls: the first ten are named, the rest counted.
+    const many = verify({ actions: Array.from({ length: 15 }, (_, i) => call(`c${i}`, { msg: `m${i}` })) });
+    expect(many.evidence!.untested_regions.join("\n")).toContain("'c9' and 5 more");
   });
 
   it("says which checks could not run when the dependency graph cannot be built", () => {
