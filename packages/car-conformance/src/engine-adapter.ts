@@ -4,11 +4,11 @@
  * suite exercises the same contract a foreign host would implement.
  * Static checks come from `@car/verify`, as the engine's own callers use them.
  */
-import { CarError, isCarError, parseAction, serializeProposal, type JsonObject, type JsonValue, type ProposalInput } from "@car/ir";
-import { borrowedStore, Runtime, type RuntimeOptions } from "@car/engine";
+import { CarError, isCarError, isJsonObject, parseAction, serializeProposal, type JsonObject, type JsonValue, type ProposalInput } from "@car/ir";
+import { ApprovalWaits, borrowedStore, type ExecuteOptions, Runtime, type RuntimeOptions, type WaitingApproval } from "@car/engine";
 import { ApprovalGate, approvalSubject, isPermissionTier } from "@car/policy";
 import { equivalent, optimize, simulate, verify } from "@car/verify";
-import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome } from "./adapter.ts";
+import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome, WaitingSubmit, WaitingSubmitView } from "./adapter.ts";
 import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
 import type { ToolBehaviours, ToolCall } from "./tool-behaviours.ts";
 
@@ -19,19 +19,21 @@ export interface EngineAdapterOptions {
 
 /**
  * What `@car/engine` declares: tools may answer with raw text, and every
- * optional capability of the runtime itself. `supervision` and
- * `waiting-approvals` are a server's (a supervisor on another connection, an
- * approval queue answered over the wire): the engine offers their seams
- * (`RuntimeOptions.supervisor`, `ApprovalWaits`) and its own tests cover them.
+ * optional capability of the runtime itself — `waiting-approvals` included
+ * (the engine's `ApprovalWaits` queue, answered through its ledger in
+ * process). `supervision` is a server's: the engine offers the seam
+ * (`RuntimeOptions.supervisor`), but the trimmed intent a supervisor is shown
+ * is built by `car serve` (its supervision/intent.ts), so in process there is
+ * no intent to observe and the capability is not claimed.
  */
-export const ENGINE_FEATURES: readonly string[] = ["approvals", "detached-tools", "rate-limits", "raw_output", "reference"];
+export const ENGINE_FEATURES: readonly string[] = ["approvals", "detached-tools", "rate-limits", "raw_output", "reference", "waiting-approvals"];
 
 /** A fresh `@car/engine` Runtime per scenario. */
 export function engineAdapter(options: EngineAdapterOptions = {}): RuntimeFactory {
   let sessions = 0;
   return {
     name: "@car/engine (in process)",
-    // Every optional capability and ability the suite knows, but the server's two (see ENGINE_FEATURES).
+    // Every optional capability and ability the suite knows, but the server's supervision (see ENGINE_FEATURES).
     features: ENGINE_FEATURES,
     createRuntime: () => new EngineRuntime(new Runtime(options.runtimeOptions?.() ?? {}), `conformance-${++sessions}`, options),
     destroyRuntime: (rt) => (rt as EngineRuntime).close(),
@@ -113,16 +115,58 @@ class EngineRuntime implements ConformanceRuntime {
     ).fingerprint;
   }
 
+  /**
+   * The `waiting-approvals` capability in process: the proposal waits in an
+   * `ApprovalWaits` queue (the session gated at the reference's default
+   * `sandbox_edit` unless a tier was set), the wait is read from that queue,
+   * and the answer is recorded in the runtime's ledger — as `car approvals`
+   * would — and the waiter nudged.
+   */
+  async waitingSubmit(step: WaitingSubmit): Promise<WaitingSubmitView> {
+    if (this.#gate === undefined) await this.setTier("sandbox_edit");
+    const waits = new ApprovalWaits(undefined, 25);
+    const proposalId = isJsonObject(step.proposal) ? step.proposal["id"] : undefined;
+    const submitted = this.#submit(step.proposal, { approvalWait: { waits, timeoutMs: step.wait_for_approval_ms, asked_by: `conn:${this.sessionId}` } });
+    let done = false;
+    void submitted.finally(() => {
+      done = true;
+    });
+    let row: WaitingApproval | undefined;
+    while (!done && row === undefined) {
+      row = waits.list().find((w) => w.proposal_id === proposalId);
+      if (row === undefined) await new Promise((r) => setTimeout(r, 10));
+    }
+    const callsBefore = this.#behaviours?.calls.length ?? 0;
+    if (row !== undefined && step.answer !== "none") {
+      await this.runtime.approvals.record({
+        fingerprint: row.fingerprint,
+        required_tier: row.required,
+        decision: step.answer === "approve" ? "approved" : "rejected",
+        reviewer: "runtimebench",
+        decided_at: Date.now(),
+        expires_at: null,
+        session_id: this.sessionId,
+      });
+      waits.nudge(row.fingerprint);
+    }
+    return { outcome: await submitted, pending: row === undefined ? null : wireForm<JsonValue>(row), calls_before_answer: callsBefore };
+  }
+
   async setState(state: JsonObject): Promise<void> {
     for (const [k, v] of Object.entries(state)) this.runtime.state.set(k, v);
   }
 
-  async submit(proposal: JsonValue): Promise<SubmitOutcome> {
+  submit(proposal: JsonValue): Promise<SubmitOutcome> {
+    return this.#submit(proposal, {});
+  }
+
+  async #submit(proposal: JsonValue, options: Pick<ExecuteOptions, "approvalWait">): Promise<SubmitOutcome> {
     this.#submitted = true;
     try {
       // Scenario data as written, malformed on purpose in some scenarios: the runtime validates it as it does any caller's.
       const result = await this.runtime.executeProposal(proposal as ProposalInput, (callJson, signal) => this.#dispatch(callJson, signal), {
         session_id: this.sessionId,
+        ...options,
       });
       return { result: wireForm<JsonValue>(result) };
     } catch (err) {

@@ -22,6 +22,7 @@ const METHODS = [
   "getEvents",
   "setTier",
   "approve",
+  "waitingSubmit",
 ] as const;
 
 /** A factory whose runtimes are the engine's, with some methods replaced and the `omit`ted (optional) ones left out. */

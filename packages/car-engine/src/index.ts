@@ -57,11 +57,13 @@ export {
 export {
   RUN_TURN_CEILING,
   runSummary,
+  runPageBefore,
   stampTurns,
   type RunAppendDrop,
   type RunAppendOutcome,
   type RunEndOutcome,
   type RunEndRefusal,
+  type RunPageKey,
   type RunStart,
   type RunStatus,
   type RunStore,

@@ -165,6 +165,27 @@ export interface VerificationResult {
   conflicts: [string, string, string][];
   /** Whether an abort could undo everything that ran (an addition to the seeds' shape; absent from older producers). */
   rollback_contract?: RollbackReport;
+  /** The verifier's declared scope: what each check establishes and cannot, and a 0..1 coverage (absent from older producers). */
+  evidence?: VerificationEvidence;
+}
+
+/** One check of `verify`: whether it ran, what a pass establishes and does not, and how many findings it made. */
+export interface CheckRecord {
+  name: string;
+  ran: boolean;
+  verifies: string;
+  cannot_verify: string;
+  findings: number;
+  tier: EvidenceTier;
+}
+
+/** `verify`'s `evidence`: its checks, the assumptions they rest on, what none examined, and coverage (not a probability of success). */
+export interface VerificationEvidence {
+  checks: CheckRecord[];
+  assumptions: string[];
+  untested_regions: string[];
+  residual_risks: string[];
+  confidence: number;
 }
 
 /** `verify`'s answer to "if this proposal aborts, can everything it did be undone?". */

@@ -345,6 +345,8 @@ export class Connection {
    * instead of `token` grants the host-management role.
    */
   private authenticate(params: JsonValue | undefined): JsonValue {
+    // Checked by its declaration like every other method's params (this one is dispatched before the table).
+    checkParams("session.auth", params);
     const p = paramsObject(params);
     const token = this.options.token;
     const hostToken = optionalString(p, "host_token");
@@ -357,9 +359,6 @@ export class Connection {
       return { ok: true, auth_enabled: token !== undefined, role: "host" };
     }
     const agentId = optionalString(p, "agent_id");
-    if (agentId !== undefined && !AGENT_ID.test(agentId)) {
-      throw new CarError("invalid_params", "invalid params: agent_id must be 1-128 characters of A-Z, a-z, 0-9, '_', '.', ':', '@', '-'");
-    }
     if (token !== undefined && !tokensMatch(token, requireString(p, "token"))) this.refuseToken();
     if (agentId !== undefined) this.session.bindAgent(agentId);
     this.authenticated = true;
@@ -390,9 +389,6 @@ function tenantParam(spec: MethodSpec, params: JsonValue | undefined): string | 
   }
   return id ?? alias;
 }
-
-/** An agent id `session.auth` binds: a plain identifier (it names postures, rules and run owners). */
-const AGENT_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 
 /** What the log may say about a method's answer: its result (counted, never printed) or its error codes. */
 function methodOutcome(outcome: { result: JsonValue } | { error: ReturnType<typeof toRpcError> }): MethodOutcome {

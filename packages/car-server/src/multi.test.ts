@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { PROTOCOL } from "@car/client/protocol";
+import { compileSchema, type JsonObject } from "@car/ir";
 import { TestClient, useTestServer } from "../test/test-client.ts";
 
 const fx = useTestServer("car-serve-multi-");
@@ -14,10 +16,19 @@ async function agentClient(answer: (spec: any, task: string, params: any) => str
   return c;
 }
 
+/** Calls a `multi.*` method and asserts the answer has exactly its declared result shape (`@car/client/protocol`). */
+async function declared(c: TestClient, method: keyof typeof PROTOCOL & `multi.${string}`, params: unknown): Promise<any> {
+  const result = await c.result(method, params);
+  expect(compileSchema(PROTOCOL[method].result as unknown as JsonObject)(result), `${method} answered ${JSON.stringify(result).slice(0, 300)}`).toEqual({
+    ok: true,
+  });
+  return result;
+}
+
 describe("multi.*", () => {
   it("runs a pipeline whose agents execute on the client through multi.run_agent", async () => {
     const c = await agentClient((spec, task) => `${spec.name}(${task.split("\n")[0]})`);
-    const result = await c.result("multi.pipeline", { stages: [agent("draft"), agent("edit")], task: "write" });
+    const result = await declared(c, "multi.pipeline", { stages: [agent("draft"), agent("edit")], task: "write" });
     expect(result.completed).toBe(true);
     expect(result.stages.map((s: any) => s.name)).toEqual(["draft", "edit"]);
     expect(result.stages[0].answer).toBe("draft(write)");
@@ -40,19 +51,19 @@ describe("multi.*", () => {
       if (spec.name.startsWith("voter")) return spec.name === "voter3" ? "no" : "Yes";
       return `${spec.name}:${task.length}`;
     });
-    const swarm = await c.result("multi.swarm", { mode: "parallel", agents: [agent("a"), agent("b")], task: "t" });
+    const swarm = await declared(c, "multi.swarm", { mode: "parallel", agents: [agent("a"), agent("b")], task: "t" });
     expect(swarm.mode).toBe("parallel");
     expect(swarm.rounds[0].map((o: any) => o.name)).toEqual(["a", "b"]);
 
-    const vote = await c.result("multi.vote", { agents: [agent("voter1"), agent("voter2"), agent("voter3")], task: "ok?" });
+    const vote = await declared(c, "multi.vote", { agents: [agent("voter1"), agent("voter2"), agent("voter3")], task: "ok?" });
     expect(vote.winner).toMatchObject({ count: 2 });
     expect(vote.majority).toBe(true);
 
-    const mr = await c.result("multi.map_reduce", { mapper: agent("mapper"), reducer: agent("reducer"), items: ["x", "y"], task: "sum" });
+    const mr = await declared(c, "multi.map_reduce", { mapper: agent("mapper"), reducer: agent("reducer"), items: ["x", "y"], task: "sum" });
     expect(mr.map).toHaveLength(2);
     expect(mr.final_answer).toBe("reduced");
 
-    const sup = await c.result("multi.supervisor", { workers: [agent("w1")], supervisor: agent("boss"), task: "plan", max_rounds: 2 });
+    const sup = await declared(c, "multi.supervisor", { workers: [agent("w1")], supervisor: agent("boss"), task: "plan", max_rounds: 2 });
     expect(sup.rounds.map((r: any) => r.decision)).toEqual(["delegate", "final"]);
     expect(sup).toMatchObject({ completed: true, final_answer: "boss is done" });
     expect(sup.rounds[0].delegations[0]).toMatchObject({ worker: "w1", task: "dig" });
@@ -66,7 +77,7 @@ describe("multi.*", () => {
         ? { error: { code: -32000, message: "model unavailable" } }
         : { result: { name: params.spec.name, answer: "x", tool_calls: [] } },
     );
-    const result = await c.result("multi.swarm", { mode: "parallel", agents: [agent("broken"), agent("sloppy")], task: "t" });
+    const result = await declared(c, "multi.swarm", { mode: "parallel", agents: [agent("broken"), agent("sloppy")], task: "t" });
     const [broken, sloppy] = result.rounds[0];
     expect(broken.error).toContain("model unavailable");
     expect(typeof sloppy.error).toBe("string");
@@ -77,7 +88,7 @@ describe("multi.*", () => {
     const c = await TestClient.open(fx.server.url, fx.server.token);
     fx.track(c);
     c.handle("multi.run_agent", () => undefined);
-    const result = await c.result("multi.pipeline", { stages: [agent("mute")], task: "t", agent_timeout_ms: 20 });
+    const result = await declared(c, "multi.pipeline", { stages: [agent("mute")], task: "t", agent_timeout_ms: 20 });
     expect(result.completed).toBe(false);
     expect(result.cut_off[0]).toMatchObject({ name: "mute", reason: "timeout" });
   });
@@ -102,7 +113,7 @@ describe("multi.*", () => {
       const [x, y] = [...task.matchAll(/^\[(?:A|B)\]\n(.*)$/gm)].map((m) => Number(m[1]));
       return x! >= y! ? '{"winner": "A"}' : '{"winner": "B"}';
     });
-    const result = await c.result("multi.tournament", { competitors: [agent("a"), agent("b"), agent("c")], judge: agent("judge"), task: "best?" });
+    const result = await declared(c, "multi.tournament", { competitors: [agent("a"), agent("b"), agent("c")], judge: agent("judge"), task: "best?" });
     expect(result).toMatchObject({ task: "best?", winner_name: "b", winner_answer: "7", ranking: ["b", "c", "a"] });
     expect(result.candidates.map((o: any) => o.name)).toEqual(["a", "b", "c"]);
     expect(result.matches.map((m: any) => [m.round, m.a, m.b, m.winner])).toEqual([
@@ -130,7 +141,7 @@ describe("multi.*", () => {
       return JSON.stringify({ final_answer: "all done" });
     });
     const main = { ...agent("lead"), tools: ["grep", "read_file"], max_turns: 4 };
-    const result = await c.result("multi.subtask", { main, task: "investigate" });
+    const result = await declared(c, "multi.subtask", { main, task: "investigate" });
     expect(result).toMatchObject({ task: "investigate", final_answer: "all done", completed: true });
     expect(result.subtasks.map((s: any) => [s.id, s.turn, s.status])).toEqual([
       ["sub-1", 1, "succeeded"],
@@ -150,7 +161,7 @@ describe("multi.*", () => {
     fx.track(c);
     c.handle("multi.run_agent", (p) => ({ result: { ...output(p.spec.name, "ok"), tokens: { input_tokens: 70, output_tokens: 30, cost_usd: 0.25 } } }));
     const stages = ["s1", "s2", "s3"].map(agent);
-    const result = await c.result("multi.pipeline", { stages, task: "t", budget: { max_total_tokens: 150 } });
+    const result = await declared(c, "multi.pipeline", { stages, task: "t", budget: { max_total_tokens: 150 } });
     expect(c.frames.filter((f) => f.method === "multi.run_agent")).toHaveLength(2);
     expect(result.budget_exceeded).toEqual({ limit: "max_total_tokens", threshold: 150, spent: 200 });
     expect(result.cut_off[0]).toMatchObject({ name: "s3", reason: "budget_exceeded" });
@@ -168,5 +179,17 @@ describe("multi.*", () => {
       expect(refused.error?.code).toBe(-32602);
     }
     expect(c.frames.filter((f) => f.method === "multi.run_agent")).toHaveLength(2);
+  });
+
+  it("declares closed result shapes: a field the engine does not send, or a wrong enum, fails the declaration", async () => {
+    const c = await agentClient((spec) => spec.name);
+    const result = await declared(c, "multi.swarm", { mode: "debate", agents: [agent("a"), agent("b")], task: "t", rounds: 2 });
+    expect(result.rounds).toHaveLength(2);
+    const check = compileSchema(PROTOCOL["multi.swarm"].result as unknown as JsonObject);
+    expect(check({ ...result, extra: 1 }).ok).toBe(false);
+    expect(check({ ...result, mode: "chaos" }).ok).toBe(false);
+    expect(check({ ...result, outputs: [{ ...result.outputs[0], tool_calls: [] }] }).ok).toBe(false);
+    const { usage: _usage, ...withoutUsage } = result;
+    expect(check(withoutUsage).ok).toBe(false);
   });
 });

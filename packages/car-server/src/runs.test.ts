@@ -219,6 +219,27 @@ describe("session.auth { agent_id } binds the connection to the agent", () => {
     await d.result("tools.register", [{ name: "t" }]);
     expect((await d.call("session.auth", { token: server.token, agent_id: "bob" })).error?.code).toBe(-32602);
   });
+
+  it("checks its params by the declaration in @car/client/protocol, naming the field, and binds nothing on a refusal", async () => {
+    const c = await TestClient.connect(server.url);
+    clients.push(c);
+    const cases: [unknown, string][] = [
+      [{ token: 5 }, "invalid params: token must be a string"],
+      [{ token: server.token, agent_id: 7 }, "invalid params: agent_id must be a string"],
+      [{ token: server.token, agent_id: "x".repeat(129) }, "invalid params: agent_id"],
+      [{ token: server.token, agent_id: "a/b" }, "invalid params: agent_id"],
+      [{ host_token: ["t"] }, "invalid params: host_token must be a string"],
+      [[server.token], "invalid params: expected an object"],
+    ];
+    for (const [params, message] of cases) {
+      const refused = await c.call("session.auth", params);
+      expect(refused.error, JSON.stringify(params)).toMatchObject({ code: -32602, data: { car_code: "invalid_params" } });
+      expect(refused.error!.message, JSON.stringify(params)).toContain(message);
+    }
+    // None of them authenticated or bound the connection: the first real auth binds the agent it names.
+    expect(await c.result("session.auth", { token: server.token, agent_id: "carol" })).toEqual({ ok: true, auth_enabled: true, agent_id: "carol" });
+    expect((await c.result("capabilities.list", {})).caller_role).toBe("agent");
+  });
 });
 
 describe("a producer that disconnects", () => {
@@ -427,6 +448,95 @@ describe("traces live in the database", () => {
   });
 });
 
+/**
+ * runs.pagination.v1 against whatever store the server runs on: pages in one
+ * stable order (a run opened meanwhile does not shift them), the strict
+ * shapes once negotiated, the legacy ones refusing `limit` otherwise, and a
+ * cursor the server did not issue a typed -32602.
+ */
+async function paginationScenario(): Promise<void> {
+  const alice = await agent("alice", ["runs.pagination.v1"]);
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await alice.result("runs.start", { intent: `run ${i}` })).run_id);
+  await alice.result("runs.record_turns", { run_id: ids[0], turns: [1, 2, 3, 4, 5].map((n) => ({ tool: `t${n}` })) });
+  const seen: string[] = [];
+  let cursor = "";
+  for (let page = 0; ; page++) {
+    const answer = await alice.result("runs.list", { agent_id: "alice", cursor, limit: 2 });
+    expect(answer.runs.length).toBeLessThanOrEqual(2);
+    seen.push(...answer.runs.map((r: any) => r.run_id));
+    // A run opened after the first page sorts before it: it never shifts or repeats a later page.
+    if (page === 0) await alice.result("runs.start", { intent: "late" });
+    if (answer.next_cursor === null) break;
+    expect(typeof answer.next_cursor).toBe("string");
+    cursor = answer.next_cursor;
+  }
+  expect(new Set(seen).size).toBe(5);
+  expect(seen.sort()).toEqual([...ids].sort());
+  // The whole list in one page is the same order, newest first, with the late run at the head.
+  const all = (await alice.result("runs.list", { agent_id: "alice", cursor: "", limit: 500 })).runs;
+  expect(all).toHaveLength(6);
+  expect(all[0].intent).toBe("late");
+  for (let i = 1; i < all.length; i++) expect(all[i - 1].started_at >= all[i].started_at).toBe(true);
+
+  const refused: [unknown, string][] = [
+    [{ agent_id: "alice", limit: 2 }, "requires cursor"],
+    [{ agent_id: "alice", cursor: "" }, "requires limit"],
+    [{ agent_id: "alice", cursor: "", limit: 0 }, "limit"],
+    [{ agent_id: "alice", cursor: "", limit: 501 }, "limit"],
+    [{ agent_id: "alice", cursor: "not-a-cursor", limit: 2 }, "cursor is not one runs.list issued"],
+    [{ agent_id: "alice", cursor: Buffer.from('["yesterday","x"]').toString("base64url"), limit: 2 }, "cursor is not one runs.list issued"],
+    [{ agent_id: "alice", cursor: "!!", limit: 2 }, "cursor is not one runs.list issued"],
+    [{ agent_id: "alice", cursor: 3, limit: 2 }, "cursor must be a string"],
+    [{ agent_id: "alice", cursor: "", limit: 2, offset: 4 }, "unknown field 'offset'"],
+  ];
+  for (const [params, message] of refused) {
+    const reply = await alice.call("runs.list", params);
+    expect(reply.error, JSON.stringify(params)).toMatchObject({ code: -32602, data: { car_code: "invalid_params" } });
+    expect(reply.error!.message, JSON.stringify(params)).toContain(message);
+  }
+  // The cursor is an authorization-neutral position: another agent still cannot list alice's runs with it.
+  expect((await (await agent("bob", ["runs.pagination.v1"])).call("runs.list", { agent_id: "alice", cursor: "", limit: 5 })).error?.code).toBe(-32001);
+
+  // get_trace and subscribe take the strict shapes too, and page the records.
+  const run_id = ids[0];
+  const first = await alice.result("runs.get_trace", { run_id, cursor: 0, limit: 4 });
+  expect(first.records.map((r: any) => r.record)).toEqual(["started", "turn", "turn", "turn"]);
+  expect(first.next_cursor).toBe(4);
+  const rest = await alice.result("runs.get_trace", { run_id, cursor: 4, limit: 4 });
+  expect(rest.records.map((r: any) => r.tool)).toEqual(["t4", "t5"]);
+  expect(rest.next_cursor).toBeNull();
+  expect((await alice.call("runs.get_trace", { run_id, limit: 4 })).error?.message).toContain("requires cursor");
+  const sub = await alice.result("runs.subscribe", { run_id, cursor: 1, limit: 2 });
+  expect(sub).toMatchObject({ cursor: 5, next_cursor: 3 });
+  expect(sub.turns_so_far.map((t: any) => t.tool)).toEqual(["t2", "t3"]);
+  expect((await alice.call("runs.subscribe", { run_id })).error?.message).toContain("requires cursor");
+
+  // Without the capability: the legacy shapes, and a limit is refused rather than ignored.
+  const legacy = await agent("alice");
+  expect((await legacy.result("runs.list", { agent_id: "alice" })).runs).toHaveLength(6);
+  for (const [method, params] of [
+    ["runs.list", { agent_id: "alice", limit: 2 }],
+    ["runs.get_trace", { run_id, limit: 2 }],
+    ["runs.subscribe", { run_id, cursor: 0 }],
+  ] as const) {
+    const reply = await legacy.call(method, params);
+    expect(reply.error, method).toMatchObject({ code: -32602 });
+    expect(reply.error!.message, method).toContain("needs runs.pagination.v1");
+  }
+}
+
+describe("runs.pagination.v1", () => {
+  it("pages runs.list, runs.get_trace and runs.subscribe on SQLite", paginationScenario);
+
+  it("pages on the in-memory run store", async () => {
+    await shutdown();
+    server = await startServer({ port: 0, carHome, runs: { graceMs: 50 } });
+    store = { close: async () => {} } as unknown as ServeStore;
+    await paginationScenario();
+  });
+});
+
 const pgInstalled = postgresBinDir() !== undefined;
 if (!pgInstalled) console.warn("PostgreSQL is not installed (apt-get install postgresql): skipping runs.* on PostgreSQL");
 
@@ -459,5 +569,13 @@ describe.skipIf(!pgInstalled)("runs.* on PostgreSQL", () => {
     await shutdown();
     await open();
     expect((await (await agent("alice")).result("runs.get_trace", { run_id })).records).toEqual(before);
+  });
+
+  it("pages runs.list, runs.get_trace and runs.subscribe (runs.pagination.v1)", async () => {
+    const url = cluster.createDatabase("runs_pages");
+    await shutdown();
+    store = (await openServeStore(url, { CAR_HOME: carHome }))!;
+    server = await startServer({ port: 0, carHome, store, runs: { graceMs: 50 } });
+    await paginationScenario();
   });
 });

@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { CarError, type JsonValue, randomIds, shortId, systemClock } from "@car/ir";
 import { AgentSessions, borrowedStore, Runtime, type ToolCaller } from "@car/engine";
+import { DEFAULT_REPLAN_CONFIG, type ReplanConfig } from "@car/engine/planner";
 import { postureWithDefault } from "./postures/default-posture.ts";
 import type { Tracer } from "@opentelemetry/api";
 import { ApprovalGate, type ApprovalLedger, type PermissionTier } from "@car/policy";
@@ -79,6 +80,8 @@ export class Session implements RunSubscriber, RunProducer {
   negotiatedProtocol: number | undefined;
   /** The optional capabilities the handshake negotiated. */
   capabilities: ReadonlySet<string> = new Set();
+  /** This session's replan loop (`replan.set_config`): off (`max_replans: 0`) until configured. */
+  replan: ReplanConfig = DEFAULT_REPLAN_CONFIG;
   /**
    * The halt latch (reference websocket-core.md § A.7, DECISIONS §11): set
    * when a `tools.execute` answer is a terminal failure; while set, every

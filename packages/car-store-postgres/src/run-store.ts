@@ -5,7 +5,17 @@
  * runtime or another — never interleave an index or pass the ceiling.
  */
 import type { JsonObject } from "@car/ir";
-import { type RunAppendOutcome, type RunEndOutcome, type RunStart, type RunStatus, type RunStore, type RunSummary, runSummary, stampTurns } from "@car/engine";
+import {
+  type RunAppendOutcome,
+  type RunEndOutcome,
+  type RunPageKey,
+  type RunStart,
+  type RunStatus,
+  type RunStore,
+  type RunSummary,
+  runSummary,
+  stampTurns,
+} from "@car/engine";
 import type { PoolClient } from "pg";
 import type { AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
 
@@ -89,6 +99,21 @@ export class PostgresRunStore implements RunStore {
 
   async list(agent_id: string): Promise<RunSummary[]> {
     const { rows } = await this.#read<RunRow>(`SELECT ${RUN_COLUMNS} FROM car_runs WHERE agent_id = $1 ORDER BY started_at DESC, ord DESC`, [agent_id]);
+    return rows.map(runSummary);
+  }
+
+  async listPage(agent_id: string, after: RunPageKey | undefined, limit: number): Promise<RunSummary[]> {
+    // The row value comparison is the paging order's "strictly after"; COLLATE "C" compares as the other stores do (by code point).
+    const { rows } =
+      after === undefined
+        ? await this.#read<RunRow>(
+            `SELECT ${RUN_COLUMNS} FROM car_runs WHERE agent_id = $1 ORDER BY started_at COLLATE "C" DESC, run_id COLLATE "C" DESC LIMIT $2`,
+            [agent_id, limit],
+          )
+        : await this.#read<RunRow>(
+            `SELECT ${RUN_COLUMNS} FROM car_runs WHERE agent_id = $1 AND (started_at COLLATE "C", run_id COLLATE "C") < ($2 COLLATE "C", $3 COLLATE "C") ORDER BY started_at COLLATE "C" DESC, run_id COLLATE "C" DESC LIMIT $4`,
+            [agent_id, after.started_at, after.run_id, limit],
+          );
     return rows.map(runSummary);
   }
 

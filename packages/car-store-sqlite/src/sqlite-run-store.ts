@@ -7,7 +7,17 @@
  * pass the ceiling.
  */
 import type { JsonObject } from "@car/ir";
-import { type RunAppendOutcome, type RunEndOutcome, type RunStart, type RunStatus, type RunStore, type RunSummary, runSummary, stampTurns } from "@car/engine";
+import {
+  type RunAppendOutcome,
+  type RunEndOutcome,
+  type RunPageKey,
+  type RunStart,
+  type RunStatus,
+  type RunStore,
+  type RunSummary,
+  runSummary,
+  stampTurns,
+} from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
 
@@ -74,6 +84,18 @@ export class SqliteRunStore implements RunStore {
 
   list(agent_id: string): RunSummary[] {
     const rows = this.#db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE agent_id = ? ORDER BY started_at DESC, rowid DESC`).all(agent_id) as RunRow[];
+    return rows.map(runSummary);
+  }
+
+  listPage(agent_id: string, after: RunPageKey | undefined, limit: number): RunSummary[] {
+    // The row value comparison is the paging order's "strictly after": older, or as old with a smaller run id.
+    const rows = (
+      after === undefined
+        ? this.#db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE agent_id = ? ORDER BY started_at DESC, run_id DESC LIMIT ?`).all(agent_id, limit)
+        : this.#db
+            .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE agent_id = ? AND (started_at, run_id) < (?, ?) ORDER BY started_at DESC, run_id DESC LIMIT ?`)
+            .all(agent_id, after.started_at, after.run_id, limit)
+    ) as RunRow[];
     return rows.map(runSummary);
   }
 

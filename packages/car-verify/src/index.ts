@@ -5,6 +5,8 @@ export type { SimulationOutcome } from "./simulate.ts";
 export { equivalent, equivalentDetailed, DEFAULT_PROBES } from "./equivalent.ts";
 export type { EquivalenceDifference, EquivalenceReport } from "./equivalent.ts";
 export { optimize } from "./optimize.ts";
+export { monteCarlo, splitMix64, MONTE_CARLO_DEFAULTS, MAX_TRIALS, MAX_RETRY_ATTEMPTS } from "./monte-carlo.ts";
+export type { Distribution, MonteCarloConfig, MonteCarloOptions, MonteCarloResult, RateSource, ToolRecord } from "./monte-carlo.ts";
 export { transactionCheck } from "./transaction.ts";
 export type { TransactionConflict, TransactionConflictKind, TransactionReport, VersionedStore, VersionedValue } from "./transaction.ts";
 export { judgeTransaction, TRANSACTION_MODES } from "./transaction-mode.ts";

@@ -23,6 +23,7 @@ import { stateMap, stateRecord } from "./state.ts";
 import type { ToolSpec } from "./tools.ts";
 import { toolRegistry } from "./tools.ts";
 import { staticGate } from "./gate.ts";
+import { EvidenceLog } from "./evidence.ts";
 import type { BlockReason } from "./walk.ts";
 import { declaredWalk } from "./walk.ts";
 
@@ -223,13 +224,66 @@ function firstIndex(actions: readonly Action[]): Map<string, number> {
 function finish(
   actions: readonly Action[],
   issues: VerificationIssue[],
-  rest: Omit<VerificationResult, "valid" | "issues">,
+  rest: Omit<VerificationResult, "valid" | "issues" | "evidence">,
+  evidence: EvidenceLog,
   index: ReadonlyMap<string, number> = firstIndex(actions),
 ): VerificationResult {
   const rank = (x: VerificationIssue) => (x.action_id === null ? -1 : (index.get(x.action_id) ?? -1));
   // Stable: within one action, findings keep the order the checks produced them.
   issues.sort((x, y) => rank(x) - rank(y));
-  return { valid: !issues.some((x) => x.severity === "error"), issues, ...rest };
+  return { valid: !issues.some((x) => x.severity === "error"), issues, ...rest, evidence: evidence.evidence() };
+}
+
+/** The checks that need the dependency graph, reported as not run when it cannot be built. */
+const GRAPH_CHECKS = ["state_walk", "write_conflicts", "repeated_calls", "compensation"] as const;
+
+/** How many untested tool calls are named one by one before the rest are counted. */
+const UNTESTED_NAMED = 10;
+
+/**
+ * The static gate's findings, split by what they check: state keys
+ * (`static_gate`) and tool calls against the registered tools
+ * (`param_schema`, which does not run without a registry). A tool call whose
+ * parameters met no schema is an untested region.
+ */
+function gateChecks(actions: readonly Action[], options: VerifyOptions, issues: VerificationIssue[], evidence: EvidenceLog): void {
+  if (options.gate === false) {
+    evidence.record("static_gate", false, 0, null);
+    evidence.record("param_schema", false, 0, null);
+    return;
+  }
+  const tools = options.tools === undefined ? undefined : toolRegistry(options.tools);
+  const report = staticGate(actions, tools);
+  let keyFindings = 0;
+  let toolFindings = 0;
+  for (const f of report.findings) {
+    const action = actions[f.index]!;
+    issues.push(issue(action, "error", `action '${action.id}': ${f.message}`));
+    // A tool_call has no state keys: its findings are about its tool and parameters.
+    if (action.type === "tool_call") toolFindings++;
+    else keyFindings++;
+  }
+  evidence.record("static_gate", true, keyFindings);
+  let calls = 0;
+  let checked = 0;
+  // Only the first few are named: a 1M-action plan gets a count, not a million strings.
+  const unchecked: string[] = [];
+  for (let i = 0; i < actions.length; i++) {
+    const action = actions[i]!;
+    if (action.type !== "tool_call") continue;
+    calls++;
+    const schema = tools === undefined || action.tool === undefined ? undefined : tools.get(action.tool)?.validateParams;
+    if (schema !== undefined && report.hasRefs[i] === 0) checked++;
+    else if (unchecked.length < UNTESTED_NAMED) unchecked.push(`'${action.id}'`);
+  }
+  const uncheckedCount = calls - checked;
+  if (calls === 0) evidence.record("param_schema", tools !== undefined, toolFindings, null);
+  else evidence.record("param_schema", tools !== undefined, toolFindings, checked / calls);
+  if (uncheckedCount > 0) {
+    evidence.untested(
+      `parameters of tool call(s) ${sampleList(unchecked, uncheckedCount, UNTESTED_NAMED)}: ${tools === undefined ? "no tools are registered" : "no registered schema, or $<id>.output references resolved only at dispatch"}`,
+    );
+  }
 }
 
 /**
@@ -249,6 +303,14 @@ export function verify(input: VerifyInput, options: VerifyOptions = {}): Verific
   if (options.strict === true) refuseUnknownFields(parsed.proposal);
   const actions = parsed.proposal.actions;
   const issues: VerificationIssue[] = [];
+  const evidence = new EvidenceLog();
+  /** Runs one check: its findings are the issues it appended. */
+  const check = (name: Parameters<EvidenceLog["record"]>[0], run: () => void, coverage?: number): void => {
+    const before = issues.length;
+    run();
+    evidence.record(name, true, issues.length - before, coverage ?? 1);
+  };
+  const before = issues.length;
   for (const f of unknownFields(parsed.proposal)) {
     issues.push({
       action_id: f.action_id ?? null,
@@ -257,9 +319,14 @@ export function verify(input: VerifyInput, options: VerifyOptions = {}): Verific
       tier: "decision_procedure",
     });
   }
-  if (options.maxActions !== undefined && actions.length > options.maxActions) {
-    issues.push(issue(null, "error", `proposal has ${actions.length} actions, more than max_actions (${options.maxActions})`));
-  }
+  evidence.record("proposal_fields", true, issues.length - before);
+  if (options.maxActions === undefined) evidence.record("action_limit", false, 0, null);
+  else
+    check("action_limit", () => {
+      if (actions.length > options.maxActions!) {
+        issues.push(issue(null, "error", `proposal has ${actions.length} actions, more than max_actions (${options.maxActions})`));
+      }
+    });
   const initial = stateMap(options.state);
 
   let graph: DependencyGraph;
@@ -267,39 +334,47 @@ export function verify(input: VerifyInput, options: VerifyOptions = {}): Verific
     graph = parsed.graph ?? dependencyEdges(actions);
   } catch (error) {
     if (!isCarError(error)) throw error;
-    append(issues, graphIssues(actions, error));
-    return finish(actions, issues, { simulated_state: stateRecord(initial), execution_levels: [], conflicts: [] });
+    check("dependency_graph", () => append(issues, graphIssues(actions, error)));
+    for (const name of GRAPH_CHECKS) evidence.record(name, false, 0);
+    evidence.untested("every action: the dependency graph could not be built, so no state, conflict or order check ran");
+    return finish(actions, issues, { simulated_state: stateRecord(initial), execution_levels: [], conflicts: [] }, evidence);
   }
+  evidence.record("dependency_graph", true, 0);
 
   const walk = declaredWalk(actions, graph, initial);
   const pos = topoPositions(graph);
   const writers = groupByKey(actions.length, (i, out) => pushWrittenKeys(actions[i]!, out), graph.flat.order);
-  append(issues, blockedIssues(actions, walk.blocked, writers));
+  check("state_walk", () => append(issues, blockedIssues(actions, walk.blocked, writers)));
 
   const found = findWriteConflicts(graph, pos, writers);
   const keys = writers.table.keys;
   const conflicts: [string, string, string][] = new Array(found.key.length);
   for (let f = 0; f < conflicts.length; f++) conflicts[f] = [actions[found.earlier[f]!]!.id, actions[found.later[f]!]!.id, keys[found.key[f]!]!];
-  append(issues, conflictIssues(actions, found, keys));
-  for (const k of found.partialKeys) {
-    issues.push(
-      issue(null, "info", `key '${keys[k]}' has ${groupSize(writers, k)} writers; only neighbours in topological order were checked for write conflicts`),
-    );
-  }
+  const partial = found.partialKeys.length;
+  check(
+    "write_conflicts",
+    () => {
+      append(issues, conflictIssues(actions, found, keys));
+      for (const k of found.partialKeys) {
+        issues.push(
+          issue(null, "info", `key '${keys[k]}' has ${groupSize(writers, k)} writers; only neighbours in topological order were checked for write conflicts`),
+        );
+      }
+    },
+    keys.length === 0 ? 1 : (keys.length - partial) / keys.length,
+  );
+  if (partial > 0) evidence.untested(`${partial} written key(s) with many writers: only neighbours in topological order were checked for conflicts`);
 
-  if (options.gate !== false) {
-    for (const f of staticGate(actions, options.tools === undefined ? undefined : toolRegistry(options.tools)).findings) {
-      const action = actions[f.index]!;
-      issues.push(issue(action, "error", `action '${action.id}': ${f.message}`));
-    }
-  }
-  append(issues, repeatedCallIssues(actions));
-  append(issues, compensationIssues(actions, graph.indexOf));
+  gateChecks(actions, options, issues, evidence);
+  check("repeated_calls", () => append(issues, repeatedCallIssues(actions)));
   const compensations = compensationActionIndices(actions);
-  append(issues, compensationUseIssues(actions, graph.flat, compensations));
+  check("compensation", () => {
+    append(issues, compensationIssues(actions, graph.indexOf));
+    append(issues, compensationUseIssues(actions, graph.flat, compensations));
+  });
   if (options.traceRules !== undefined && options.traceRules.length > 0) {
-    append(issues, traceRuleIssues(actions, graph, pos, compensations, options.traceRules));
-  }
+    check("trace_rules", () => append(issues, traceRuleIssues(actions, graph, pos, compensations, options.traceRules!)));
+  } else evidence.record("trace_rules", false, 0, null);
 
   return finish(
     actions,
@@ -310,6 +385,7 @@ export function verify(input: VerifyInput, options: VerifyOptions = {}): Verific
       conflicts,
       rollback_contract: rollbackReport(actions, graph.indexOf, compensations),
     },
+    evidence,
     graph.indexOf,
   );
 }

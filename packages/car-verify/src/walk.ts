@@ -39,7 +39,7 @@ export interface DeclaredWalk {
   readonly blocked: readonly (readonly BlockReason[] | undefined)[];
 }
 
-/** The simulated model: the post-state, and 1 for every action whose effects did not land. */
+/** The simulated model: the post-state, and for every action whose effects did not land 1 (rejected before dispatch) or 2 (dispatched and failed). */
 export interface SimulatedWalk {
   readonly simulated: Map<string, JsonValue>;
   readonly skipped: Uint8Array;
@@ -215,7 +215,8 @@ export function declaredWalk(actions: readonly Action[], graph: DependencyGraph,
  * Walks the simulated model (simulate's) on `dataPreds`
  * (`dataPredecessors(actions, graph)`) and `effects` (`flatEffects(actions)`),
  * both computed once per proposal: an action lands nothing when its gate
- * fails or a data predecessor did not land.
+ * fails or a data predecessor did not land. `dispatch`, when given, decides
+ * whether each dispatched action succeeds (Monte Carlo draws); absent, all do.
  */
 export function simulatedWalk(
   actions: readonly Action[],
@@ -223,6 +224,7 @@ export function simulatedWalk(
   initial: ReadonlyMap<string, JsonValue>,
   dataPreds: DataPredecessors,
   effects: FlatEffects,
+  dispatch?: (i: number) => boolean,
 ): SimulatedWalk {
   const simulated = new Map(initial);
   const skipped = new Uint8Array(actions.length);
@@ -236,6 +238,7 @@ export function simulatedWalk(
         }
       }
       if (gate(actions[i]!, simulated, false) !== undefined) skipped[i] = 1;
+      else if (dispatch !== undefined && !dispatch(i)) skipped[i] = 2;
     },
     (i) => {
       if (skipped[i] === 0) applyEffects(effects, i, simulated);

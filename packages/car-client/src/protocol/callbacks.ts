@@ -44,8 +44,25 @@ export const serverRequests = {
     result: ir("AgentOutput"),
   }),
   "planner.propose": callback({
-    summary: "Propose plans for `planner.run`'s task (the server verifies, scores and runs the best).",
-    params: object({ task: string, request_id: string, session_id: string }, ["task", "request_id"]),
+    summary:
+      "Propose plans for `planner.run`'s task (the server verifies, scores and runs the best), or a replacement for a failed run (`replan.set_config`: `failed_proposal_id` and `failures` say what failed; answer null to stop).",
+    params: object(
+      {
+        task: string,
+        request_id: string,
+        session_id: string,
+        /** A replan request: the run that failed, and each failed (or rejected) action's tool, error and parameters. */
+        failed_proposal_id: optional("string"),
+        failures: {
+          type: ["array", "null"],
+          items: object({ action_id: string, status: string, tool: { type: ["string", "null"] }, error: { type: ["string", "null"] }, parameters: anyObject }, [
+            "action_id",
+            "status",
+          ]),
+        },
+      },
+      ["task", "request_id"],
+    ),
     result: anyValue,
   }),
 } as const;

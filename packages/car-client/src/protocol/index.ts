@@ -13,6 +13,7 @@ import { permissionMethods } from "./permissions.ts";
 import { plannerMethods } from "./planner.ts";
 import { policyMethods } from "./policy.ts";
 import { proposalMethods } from "./proposal.ts";
+import { replanMethods } from "./replan.ts";
 import { runMethods } from "./runs.ts";
 import { sessionMethods } from "./session.ts";
 import { skillMethods } from "./skills.ts";
@@ -29,6 +30,7 @@ export const PROTOCOL = Object.freeze({
   ...permissionMethods,
   ...multiMethods,
   ...plannerMethods,
+  ...replanMethods,
   ...skillMethods,
   ...runMethods,
   ...oversightMethods,

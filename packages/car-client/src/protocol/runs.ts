@@ -18,6 +18,10 @@ const summary = object({ run_id: string, agent_id: string, intent: string, start
 ]);
 /** A batch appended, or dropped (`dropped` says why: run_not_found, turn_too_large, …). */
 const appended = object({ run_id: string, base_index: integer, count: integer, ok: boolean, dropped: string }, ["run_id", "base_index", "count", "ok"]);
+/** A page's size under runs.pagination.v1: 1 to 500 (ignored by a connection that did not negotiate it). */
+const pageLimit = { type: ["integer", "null"], minimum: 1, maximum: 500 } as const;
+/** Where the next page starts; null on the last page. */
+const nextIndex = { type: ["integer", "null"] } as const;
 const toolCall = object({ id: string, name: string, arguments: {} }, ["id", "name", "arguments"]);
 
 export const runMethods = {
@@ -70,8 +74,9 @@ export const runMethods = {
   "runs.subscribe": method({
     role: "agent",
     summary: "Streams a run's new records as `runs.trace.event` notifications; answers the turns so far.",
-    params: object({ run_id: string }, ["run_id"]),
-    result: object({ run_id: string, agent_id: string, turns_so_far: listOf(anyObject), cursor: integer, status }, [
+    // With runs.pagination.v1 negotiated, cursor and limit are required (checked by the server against the capability).
+    params: object({ run_id: string, cursor: optional("integer"), limit: pageLimit }, ["run_id"]),
+    result: object({ run_id: string, agent_id: string, turns_so_far: listOf(anyObject), cursor: integer, status, next_cursor: nextIndex }, [
       "run_id",
       "agent_id",
       "turns_so_far",
@@ -88,14 +93,18 @@ export const runMethods = {
   "runs.list": method({
     role: "agent",
     summary: "An agent's runs (the agent the connection acts for, or any with the host role).",
-    params: object({ agent_id: string }, ["agent_id"]),
-    result: object({ agent_id: string, runs: listOf(summary) }, ["agent_id", "runs"]),
+    // With runs.pagination.v1 negotiated, cursor ("" first, then a page's next_cursor) and limit are required.
+    params: object({ agent_id: string, cursor: optional("string"), limit: pageLimit }, ["agent_id"]),
+    result: object({ agent_id: string, runs: listOf(summary), next_cursor: { type: ["string", "null"] } }, ["agent_id", "runs"]),
   }),
   "runs.get_trace": method({
     role: "agent",
     summary: "A run's records from `cursor` on, or `{ not_found: true }`.",
-    params: object({ run_id: string, cursor: optional("integer") }, ["run_id"]),
-    result: object({ run_id: string, agent_id: string, records: listOf(anyObject), cursor: integer, not_found: { const: true } }, ["run_id"]),
+    // With runs.pagination.v1 negotiated, cursor and limit are required.
+    params: object({ run_id: string, cursor: optional("integer"), limit: pageLimit }, ["run_id"]),
+    result: object({ run_id: string, agent_id: string, records: listOf(anyObject), cursor: integer, next_cursor: nextIndex, not_found: { const: true } }, [
+      "run_id",
+    ]),
   }),
   "runs.resume": method({
     role: "agent",

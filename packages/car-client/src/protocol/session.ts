@@ -6,7 +6,8 @@ export const sessionMethods = {
   "session.auth": method({
     role: "agent",
     summary: "Presents the server's token (binding the connection to `agent_id`), or the host token for the host role; the first call when auth is on.",
-    params: object({ token: optional("string"), agent_id: optional("string"), host_token: optional("string") }),
+    // An agent id is a plain identifier: it names postures, rules and run owners. `host_token` with `agent_id` is refused by the server.
+    params: object({ token: optional("string"), agent_id: { type: ["string", "null"], pattern: "^[A-Za-z0-9_.:@-]{1,128}$" }, host_token: optional("string") }),
     result: object({ ok: boolean, auth_enabled: boolean, agent_id: string, role: { const: "host" } }, ["ok", "auth_enabled"]),
   }),
   "server.handshake": method({

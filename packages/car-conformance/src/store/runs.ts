@@ -1,11 +1,12 @@
 /**
  * Agent run traces (`runs.*`): a trace survives a reopen in order; the store
  * owns the turn index; a retried start with the same id returns the run it
- * opened; a terminal run or a batch past the ceiling appends nothing; and
- * concurrent batches never share an index.
+ * opened; a terminal run or a batch past the ceiling appends nothing;
+ * concurrent batches never share an index; and `runs.list` pages in one
+ * total order every store shares.
  */
 import assert from "node:assert/strict";
-import { type AuditedRuntimeStore, RUN_TURN_CEILING, type RunStore } from "@car/engine";
+import { type AuditedRuntimeStore, InMemoryRunStore, RUN_TURN_CEILING, type RunPageKey, type RunStore } from "@car/engine";
 import type { JsonObject } from "@car/ir";
 import { START, type StoreCheck } from "./check.ts";
 
@@ -115,6 +116,49 @@ export const RUN_CHECKS: readonly StoreCheck[] = [
         ["new", "old"],
       );
       assert.deepStrictEqual(await runs.list("nobody"), []);
+    },
+  },
+  {
+    name: "runs page newest first then by run id, each page strictly after the last, unshifted by runs opened meanwhile",
+    async run(t) {
+      // A store without its own run store is served by the engine's InMemoryRunStore, as `car serve` does.
+      const opened = await t.open();
+      const runs: RunStore = "runs" in opened && opened.runs !== undefined ? (opened as AuditedRuntimeStore).runs : new InMemoryRunStore();
+      const store = { runs };
+      const at = (s: number) => new Date(START + s * 1000).toISOString();
+      // Two runs share a start time: the run id orders them, the same way in every store.
+      for (const [id, s] of [
+        ["a", 1],
+        ["b", 2],
+        ["c", 2],
+        ["d", 3],
+        ["e", 4],
+      ] as const)
+        await open(store.runs, id, "bot", at(s));
+      await open(store.runs, "x", "other", at(5));
+      const pages: string[][] = [];
+      let after: RunPageKey | undefined;
+      for (;;) {
+        const page = await store.runs.listPage("bot", after, 2);
+        if (page.length === 0) break;
+        pages.push(page.map((r) => r.run_id));
+        if (pages.length === 1) await open(store.runs, "z", "bot", at(9));
+        const last = page[page.length - 1]!;
+        after = { started_at: last.started_at, run_id: last.run_id };
+      }
+      assert.deepStrictEqual(pages, [["e", "d"], ["c", "b"], ["a"]], "a run opened after the first page does not shift the later ones");
+      assert.deepStrictEqual(
+        (await store.runs.listPage("bot", undefined, 500)).map((r) => r.run_id),
+        ["z", "e", "d", "c", "b", "a"],
+      );
+      assert.deepStrictEqual(await store.runs.listPage("bot", { started_at: at(0), run_id: "" }, 10), []);
+      assert.deepStrictEqual(await store.runs.listPage("nobody", undefined, 10), []);
+      const page = await store.runs.listPage("bot", { started_at: at(2), run_id: "c" }, 10);
+      assert.deepStrictEqual(
+        page.map((r) => r.run_id),
+        ["b", "a"],
+      );
+      assert.equal(page[0]?.intent, "do b");
     },
   },
 ];

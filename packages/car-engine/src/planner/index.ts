@@ -13,4 +13,16 @@ export {
   type PlanVerdict,
   type ProposeFn,
 } from "./plan-loop.ts";
+export {
+  executeWithReplan,
+  parseReplanConfig,
+  DEFAULT_REPLAN_CONFIG,
+  MAX_REPLANS,
+  MAX_REPLAN_DELAY_MS,
+  type ReplanConfig,
+  type ReplanFailure,
+  type ReplanOptions,
+  type ReplanOutcome,
+  type ReplanProposer,
+} from "./replan.ts";
 export { PLANNER_EVENT_KINDS } from "../events/event-kinds.ts";

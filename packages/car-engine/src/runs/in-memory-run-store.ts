@@ -3,7 +3,17 @@
  * --db :memory:`). Same rules as the durable stores; gone with the process.
  */
 import type { JsonObject } from "@car/ir";
-import { type RunAppendOutcome, type RunEndOutcome, type RunStart, type RunStatus, type RunStore, type RunSummary, stampTurns } from "./run-store.ts";
+import {
+  type RunAppendOutcome,
+  type RunEndOutcome,
+  type RunPageKey,
+  type RunStart,
+  type RunStatus,
+  type RunStore,
+  type RunSummary,
+  runPageBefore,
+  stampTurns,
+} from "./run-store.ts";
 
 interface HeldRun {
   summary: RunSummary;
@@ -60,6 +70,14 @@ export class InMemoryRunStore implements RunStore {
       .filter((r) => r.summary.agent_id === agent_id)
       .map((r) => ({ ...r.summary }))
       .sort((a, b) => (a.started_at < b.started_at ? 1 : a.started_at > b.started_at ? -1 : 0));
+  }
+
+  listPage(agent_id: string, after: RunPageKey | undefined, limit: number): RunSummary[] {
+    return [...this.#runs.values()]
+      .filter((r) => r.summary.agent_id === agent_id && (after === undefined || runPageBefore(after, r.summary)))
+      .map((r) => ({ ...r.summary }))
+      .sort((a, b) => (runPageBefore(a, b) ? -1 : runPageBefore(b, a) ? 1 : 0))
+      .slice(0, limit);
   }
 
   records(run_id: string, from: number, limit?: number): JsonObject[] {

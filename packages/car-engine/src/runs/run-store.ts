@@ -32,6 +32,17 @@ export interface RunSummary {
   turn_count: number;
 }
 
+/** Where a page of `listPage` ends: its last run's sort key. */
+export interface RunPageKey {
+  started_at: string;
+  run_id: string;
+}
+
+/** Whether `a` sorts before `b` in the paging order (newest first, then the greater run id first). */
+export function runPageBefore(a: RunPageKey, b: RunPageKey): boolean {
+  return a.started_at > b.started_at || (a.started_at === b.started_at && a.run_id > b.run_id);
+}
+
 /** What opens a run: its `started` record (with `record: "started"`) and the summary fields. */
 export interface RunStart {
   run_id: string;
@@ -72,6 +83,13 @@ export interface RunStore {
   get(run_id: string): MaybePromise<RunSummary | undefined>;
   /** The agent's runs, newest first. */
   list(agent_id: string): MaybePromise<RunSummary[]>;
+  /**
+   * One page of the agent's runs in the paging order (`started_at`, then
+   * `run_id`, both descending — a total order every store sorts the same
+   * way), strictly after `after` (the last run of the previous page), at most
+   * `limit`. Runs opened meanwhile never shift a page already read.
+   */
+  listPage(agent_id: string, after: RunPageKey | undefined, limit: number): MaybePromise<RunSummary[]>;
   /** The run's records in order from position `from` (0: the `started` record), at most `limit` of them. */
   records(run_id: string, from: number, limit?: number): MaybePromise<JsonObject[]>;
 }

@@ -10,6 +10,7 @@ import { type MethodContext, type MethodTable, agentMethod } from "../method.ts"
 import { optionalArray, optionalString, paramsObject, stringArray } from "../params.ts";
 import { VERSION } from "../version.ts";
 import { RUNS_CANCEL_CAPABILITY, RUNS_RESUME_CAPABILITY } from "./runs.ts";
+import { RUNS_PAGINATION_CAPABILITY } from "../runs/run-pages.ts";
 
 /** The wire protocol version this server speaks (the reference's v3 envelope). */
 export const PROTOCOL_VERSION = 3;
@@ -24,8 +25,14 @@ export const ISOLATED_SESSION_CAPABILITY = "session.isolated.v1";
 /** The reference's capability for the exact per-(agent, tool) override methods (`agent_permissions.set_tool` / `evaluate_tool`). */
 export const TOOL_OVERRIDES_CAPABILITY = "permissions.agent-tool-overrides.v1";
 
-/** Optional protocol capabilities this server implements: its own isolation, the reference's run recovery and cancellation, and exact tool overrides. */
-const CAPABILITIES: ReadonlySet<string> = new Set([ISOLATED_SESSION_CAPABILITY, RUNS_RESUME_CAPABILITY, RUNS_CANCEL_CAPABILITY, TOOL_OVERRIDES_CAPABILITY]);
+/** Optional protocol capabilities this server implements: its own isolation, the reference's run recovery, cancellation and pagination, and exact tool overrides. */
+const CAPABILITIES: ReadonlySet<string> = new Set([
+  ISOLATED_SESSION_CAPABILITY,
+  RUNS_RESUME_CAPABILITY,
+  RUNS_CANCEL_CAPABILITY,
+  RUNS_PAGINATION_CAPABILITY,
+  TOOL_OVERRIDES_CAPABILITY,
+]);
 
 function handshake(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);

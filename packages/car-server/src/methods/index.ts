@@ -25,6 +25,7 @@ import { runMethods } from "./runs.ts";
 import { policySessionMethods } from "./policy-sessions.ts";
 import { hostMethods } from "./host.ts";
 import { supervisionMethods } from "./supervision.ts";
+import { replanMethods } from "./replan.ts";
 import { serverSchema } from "./schema.ts";
 
 export const METHODS: MethodTable = Object.freeze({
@@ -41,6 +42,7 @@ export const METHODS: MethodTable = Object.freeze({
   ...agentPermissionMethods,
   ...multiMethods,
   ...plannerMethods,
+  ...replanMethods,
   ...skillMethods,
   ...runMethods,
   ...policySessionMethods,

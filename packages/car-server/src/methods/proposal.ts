@@ -9,8 +9,22 @@
  * `wait_for_approval_ms` a proposal that needs approvals waits for them
  * (listed by `permission.pending`, released by `permission.approve` /
  * `reject`) instead of being rejected; nothing runs before the decision.
+ * With the session's replan loop on (`replan.set_config`), a failed run is
+ * followed by replacement plans from the client's model (`planner.propose`),
+ * each admitted like this one; the answer is the last run's result.
  */
-import { CarError, isJsonObject, type JsonObject, type JsonValue, parseProposalWithGraph, serializeProposalResult } from "@car/ir";
+import {
+  CarError,
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+  type ParsedProposal,
+  type ProposalResult,
+  parseProposalWithGraph,
+  serializeProposalResult,
+} from "@car/ir";
+import type { RunReport } from "@car/engine";
+import { costTarget, executeWithReplan, type ReplanProposer } from "@car/engine/planner";
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, optionalBoolean, optionalNumber, optionalString, paramsObject, requireValue } from "../params.ts";
 import { PolicySessions } from "../policy-sessions.ts";
@@ -51,6 +65,17 @@ function waitForApprovalMs(p: Record<string, JsonValue>): number | undefined {
   return ms;
 }
 
+/** The replan proposer: the client's model, asked through a `planner.propose` request bounded like a tool callback. */
+function clientReplanner(ctx: MethodContext): ReplanProposer {
+  const session = ctx.session;
+  return async (request, signal) => {
+    const id = session.nextCallbackId("replan");
+    const timeout = AbortSignal.timeout(session.options.toolTimeoutMs);
+    const bounded = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    return session.peer.call("planner.propose", { ...request, request_id: id, session_id: session.id } as unknown as JsonValue, id, bounded);
+  };
+}
+
 async function submit(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   const proposal = requireValue(p, "proposal");
@@ -68,26 +93,48 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   // `skill`: the skill that drove these actions; its deployment_tier caps the standing tier at admission and dispatch.
   const skill = optionalString(p, "skill");
   const tierCeiling = skill === undefined ? undefined : skillCeilingOf(session, tenant, skill);
-  const parsed = parseProposalWithGraph(tenant === undefined ? proposal : scopedProposalInput(proposal, tenant), { strict });
-  const { result, report } = await withinTenant(tenant, () =>
-    PolicySessions.within(policySession, () =>
-      session.runtime.executeProposalWithReport(parsed, undefined, {
-        toolCaller: session.toolCaller,
-        session_id: session.id,
-        signal: ctx.signal,
-        rollback,
-        ...(tierCeiling !== undefined ? { tierCeiling } : {}),
-        ...(waitMs !== undefined ? { approvalWait: { waits: session.options.oversight.approvals, timeoutMs: waitMs, asked_by: session.principal } } : {}),
-      }),
-    ),
-  );
-  // The run this connection started (runs.start) records the proposal's tool calls as its turns.
-  await recordProposalTurns(session, parsed.proposal, result);
-  // An installed `events.retention` bound holds after every append, as the reference describes.
-  await applyRetention(ctx.session.options.store);
+  const parse = (input: JsonValue) => parseProposalWithGraph(tenant === undefined ? input : scopedProposalInput(input, tenant), { strict });
+  const parsed = parse(proposal);
+  /** One plan through the one admission path, its turns recorded and the retention bound held after it. */
+  let report: RunReport | undefined;
+  const execute = async (plan: ParsedProposal): Promise<ProposalResult> => {
+    const outcome = await withinTenant(tenant, () =>
+      PolicySessions.within(policySession, () =>
+        session.runtime.executeProposalWithReport(plan, undefined, {
+          toolCaller: session.toolCaller,
+          session_id: session.id,
+          signal: ctx.signal,
+          rollback,
+          ...(tierCeiling !== undefined ? { tierCeiling } : {}),
+          ...(waitMs !== undefined ? { approvalWait: { waits: session.options.oversight.approvals, timeoutMs: waitMs, asked_by: session.principal } } : {}),
+        }),
+      ),
+    );
+    report = outcome.report;
+    // The run this connection started (runs.start) records the proposal's tool calls as its turns.
+    await recordProposalTurns(session, plan.proposal, outcome.result);
+    // An installed `events.retention` bound holds after every append, as the reference describes.
+    await applyRetention(ctx.session.options.store);
+    return outcome.result;
+  };
+  const result =
+    session.replan.max_replans === 0
+      ? await execute(parsed)
+      : (
+          await executeWithReplan(parsed, {
+            config: session.replan,
+            propose: clientReplanner(ctx),
+            execute,
+            parse,
+            tools: () => session.runtime.listTools(),
+            target: costTarget(),
+            timers: session.runtime.timers,
+            signal: ctx.signal,
+          })
+        ).result;
   const serialized = serializeProposalResult(result);
   // A commit the store refused is an error (the code says which conflict), with the rolled-back result beside it.
-  const refusal = report.refusal;
+  const refusal = report!.refusal;
   if (refusal !== undefined) throw new CarError(refusal.code, refusal.message, { keys: refusal.keys, result: serialized });
   return serialized;
 }

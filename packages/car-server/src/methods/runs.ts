@@ -18,6 +18,7 @@ import { RPC_CAPABILITY_MISMATCH, RpcFault } from "../jsonrpc.ts";
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, optionalNumber, optionalString, paramsObject, requireString } from "../params.ts";
 import { actionTurns, modelTurn } from "../runs/run-turn.ts";
+import { listCursor, pageFields, pageLimit, readListCursor, recordCursor, refuseUnnegotiated, RUNS_PAGINATION_CAPABILITY } from "../runs/run-pages.ts";
 import type { Session } from "../session.ts";
 
 export const RUNS_RESUME_CAPABILITY = "runs.resume.v1";
@@ -168,11 +169,21 @@ async function recordModelTurn(params: JsonValue | undefined, ctx: MethodContext
 
 async function subscribe(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
+  const paginated = ctx.session.capabilities.has(RUNS_PAGINATION_CAPABILITY);
+  if (paginated) pageFields(p, ["run_id", "cursor", "limit"], "runs.subscribe");
+  else refuseUnnegotiated(p, ["cursor", "limit"], "runs.subscribe");
+  const from = paginated ? recordCursor(p, "runs.subscribe") : 0;
+  const limit = paginated ? pageLimit(p, "runs.subscribe") : 0;
   const run_id = runId(p);
   const run = await hub(ctx).store.get(run_id);
   if (run === undefined || !entitled(ctx.session, run.agent_id)) throw noSuchRun(run_id);
   const { turns, status } = await hub(ctx).subscribe(run, ctx.session);
-  return { run_id, agent_id: run.agent_id, turns_so_far: turns, cursor: turns.length, status };
+  if (!paginated) return { run_id, agent_id: run.agent_id, turns_so_far: turns, cursor: turns.length, status };
+  // Paginated: one page of the snapshot from `cursor`; the stream still starts after the whole snapshot (`cursor`),
+  // and `next_cursor` says where the next page of turns begins (null once the page reaches the stream).
+  const page = turns.slice(from, from + limit);
+  const next = from + page.length;
+  return { run_id, agent_id: run.agent_id, turns_so_far: page, cursor: turns.length, status, next_cursor: next < turns.length ? next : null };
 }
 
 function unsubscribe(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
@@ -187,20 +198,37 @@ async function list(params: JsonValue | undefined, ctx: MethodContext): Promise<
   if (!entitled(ctx.session, agent_id)) {
     throw new CarError("unauthorized", "runs.list: this connection may list only the runs of the agent it acts for (or hold the host role)");
   }
-  const runs = await hub(ctx).store.list(agent_id);
-  return { agent_id, runs: runs as unknown as JsonValue };
+  if (!ctx.session.capabilities.has(RUNS_PAGINATION_CAPABILITY)) {
+    refuseUnnegotiated(p, ["cursor", "limit"], "runs.list");
+    const runs = await hub(ctx).store.list(agent_id);
+    return { agent_id, runs: runs as unknown as JsonValue };
+  }
+  pageFields(p, ["agent_id", "cursor", "limit"], "runs.list");
+  const after = readListCursor(p);
+  const limit = pageLimit(p, "runs.list");
+  // One more than the page tells whether another page follows without a second read.
+  const rows = await hub(ctx).store.listPage(agent_id, after, limit + 1);
+  const runs = rows.slice(0, limit);
+  const next_cursor = rows.length > limit ? listCursor(runs[runs.length - 1]!) : null;
+  return { agent_id, runs: runs as unknown as JsonValue, next_cursor };
 }
 
 async function getTrace(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   const run_id = runId(p);
-  const cursor = optionalNumber(p, "cursor") ?? 0;
+  const paginated = ctx.session.capabilities.has(RUNS_PAGINATION_CAPABILITY);
+  if (paginated) pageFields(p, ["run_id", "cursor", "limit"], "runs.get_trace");
+  else refuseUnnegotiated(p, ["limit"], "runs.get_trace");
+  const cursor = paginated ? recordCursor(p, "runs.get_trace") : (optionalNumber(p, "cursor") ?? 0);
   if (!Number.isInteger(cursor) || cursor < 0) throw invalidParams("cursor must be a non-negative integer");
+  const limit = paginated ? pageLimit(p, "runs.get_trace") : undefined;
   const run = await hub(ctx).store.get(run_id);
   if (run === undefined) return { run_id, not_found: true };
   if (!entitled(ctx.session, run.agent_id)) throw new CarError("unauthorized", `runs.get_trace: not entitled to run '${run_id.slice(0, 256)}'`);
-  const records = await hub(ctx).store.records(run_id, cursor);
-  return { run_id, agent_id: run.agent_id, records, cursor };
+  if (limit === undefined) return { run_id, agent_id: run.agent_id, records: await hub(ctx).store.records(run_id, cursor), cursor };
+  const rows = await hub(ctx).store.records(run_id, cursor, limit + 1);
+  const records = rows.slice(0, limit);
+  return { run_id, agent_id: run.agent_id, records, cursor, next_cursor: rows.length > limit ? cursor + limit : null };
 }
 
 async function resume(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {

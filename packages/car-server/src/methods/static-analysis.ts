@@ -5,7 +5,9 @@
  * parameter that breaks a tool's schema is reported before submitting.
  */
 import { type ActionProposal, type JsonObject, type JsonValue, parseProposal, parseProposalWithGraph, serializeProposal } from "@car/ir";
-import { equivalentDetailed, optimize, simulateDetailed, verify } from "@car/verify";
+import { equivalentDetailed, monteCarlo, optimize, simulateDetailed, type ToolRecord, verify } from "@car/verify";
+import { EVENT_KINDS } from "@car/engine";
+import { DEFAULT_HISTORY_WINDOW, toolHistory } from "@car/engine/planner";
 import { agentMethod, type MethodContext, type MethodTable } from "../method.ts";
 import { invalidParams, optionalArray, optionalBoolean, optionalNumber, optionalObject, paramsObject, requireValue } from "../params.ts";
 
@@ -36,6 +38,48 @@ function verifyMethod(params: JsonValue | undefined, ctx: MethodContext): JsonVa
   return result as unknown as JsonValue;
 }
 
+/** How far back `verify.monte_carlo` reads the log for tool rates when the caller does not say (the reference's default). */
+const DEFAULT_RATE_WINDOW_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+/**
+ * Each tool's dispatched calls and successes over the last `days` of the
+ * session's log (the one log `events.query` reads), for the rates
+ * `verify.monte_carlo` derives: dispatch-conditional, so rejected and
+ * skipped actions do not count as failures twice.
+ */
+function observedRates(ctx: MethodContext, days: number): Map<string, ToolRecord> {
+  const out = new Map<string, ToolRecord>();
+  if (days === 0) return out;
+  const runtime = ctx.session.runtime;
+  const since = new Date(runtime.clock.now() - days * DAY_MS).toISOString();
+  // The most recent outcomes in the window, bounded like the planner's history; oldest first for the start/outcome pairing.
+  const kinds = [EVENT_KINDS.actionStarted, EVENT_KINDS.actionSucceeded, EVENT_KINDS.actionFailed];
+  const events = runtime.events.query({ kinds, since, order: "desc", limit: DEFAULT_HISTORY_WINDOW }).reverse();
+  for (const [tool, stats] of toolHistory(events)) out.set(tool, { succeeded: stats.succeeded, dispatched: stats.succeeded + stats.failed });
+  return out;
+}
+
+/** `verify.monte_carlo`: static like `verify`; the rates default to what this session's log saw each tool do. */
+function monteCarloMethod(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  const p = paramsObject(params);
+  const proposal = parseProposalWithGraph(requireValue(p, "proposal"));
+  const days = optionalNumber(p, "rate_window_days") ?? DEFAULT_RATE_WINDOW_DAYS;
+  const rates = optionalObject(p, "tool_success_rates");
+  const config = optionalObject(p, "config");
+  const state = optionalObject(p, "initial_state");
+  const goal = p["goal"];
+  const result = monteCarlo(proposal, {
+    history: observedRates(ctx, days),
+    windowDays: days,
+    ...(state === undefined ? {} : { state }),
+    ...(rates === undefined ? {} : { toolSuccessRates: rates as Record<string, number> }),
+    ...(goal === undefined || goal === null ? {} : { goal }),
+    ...(config === undefined ? {} : { config }),
+  });
+  return result as unknown as JsonValue;
+}
+
 function simulateMethod(params: JsonValue | undefined): JsonValue {
   const p = paramsObject(params);
   const outcome = simulateDetailed(proposalParam(p), initialState(p));
@@ -62,6 +106,7 @@ function equivalentMethod(params: JsonValue | undefined): JsonValue {
 
 export const staticAnalysisMethods: MethodTable = {
   verify: agentMethod(verifyMethod),
+  "verify.monte_carlo": agentMethod(monteCarloMethod),
   simulate: agentMethod(simulateMethod),
   optimize: agentMethod(optimizeMethod),
   equivalent: agentMethod(equivalentMethod),
