@@ -6,7 +6,7 @@
  * by the recorded run does not let the re-run through), and refused on a
  * log that does not verify.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -130,6 +130,46 @@ describe("car replay --run", () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`approval needed: s fingerprint ${fingerprint}`);
     expect(ws.fired().filter((t) => t === "send_email").length).toBe(sent);
+  });
+});
+
+describe("car replay <JOURNAL> (the reference's form)", () => {
+  it("shows a run from a journal file whose events verify, and refuses one edited or without hashes", async () => {
+    const journal = join(ws.root, "p3.jsonl");
+    const r0 = await runCar(["run", ws.proposal("p3", [list, write]), "--tools", ws.toolsFile, "--policies", noPolicies, "--events", journal], {
+      env: env(),
+    });
+    expect(r0.code, r0.stderr).toBe(0);
+    const shown = await replay([journal, "--json"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ proposal_id: "p3", outcome: "committed", writes: { count: 3 }, journal: { path: journal } });
+
+    const edited = join(ws.root, "edited.jsonl");
+    writeFileSync(edited, readFileSync(journal, "utf8").replace("list_files", "rm_rf"));
+    const refused = await replay([edited]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toMatch(/cannot replay .*edited\.jsonl: line 1: event seq \d+'s hash does not match its content/);
+
+    const unhashed = join(ws.root, "unhashed.jsonl");
+    writeFileSync(
+      unhashed,
+      readFileSync(journal, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => {
+          const { hash: _hash, prev_hash: _prev, ...bare } = JSON.parse(line);
+          return JSON.stringify(bare);
+        })
+        .join("\n"),
+    );
+    const none = await replay([unhashed]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("line 1: the event carries no hash, so nothing vouches for it");
+
+    const check = await replay([journal, "--check"]);
+    expect(check.code).toBe(2);
+    expect(check.stderr).toContain("--check works on the database");
   });
 });
 

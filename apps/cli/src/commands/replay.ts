@@ -10,6 +10,7 @@
  * same gate at the run's standing tier, a new run id — so an approval
  * scoped to the recorded run does not carry over, and nothing is bypassed.
  */
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { CarError, type JsonValue, parseProposalWithGraph } from "@car/ir";
 import { Runtime } from "@car/engine";
@@ -21,12 +22,14 @@ import { policyDirs } from "@car/policy/gate";
 import { expectPositionals, parseArgs, usageError } from "@car/server/argv";
 import { postureWithDefault } from "@car/server/postures";
 import { ANCHOR_FILE, databasePath, isPostgresUrl, openCarDatabase, openPostgres, resolveCarHome, storedEvents } from "@car/server/home";
-import { println } from "../io.ts";
+import { println, readText } from "../io.ts";
+import { readJournal } from "../replay/journal.ts";
 import { type Recheck, recheck } from "../replay/recheck.ts";
 import { type RecordedRun, recordedRun } from "../replay/recorded-run.ts";
 import { RUN_OPTIONS, runProposalWith } from "./run.ts";
 
 export const usage = `Usage: car replay <PROPOSAL_ID | RUN_ID> [--db PATH|URL] [--json]
+       car replay <JOURNAL> [PROPOSAL_ID | RUN_ID] [--json]
        car replay <PROPOSAL_ID | RUN_ID> --check [--policies DIR]... [--tier TIER] [--agent ID] [--json] [--db PATH|URL]
        car replay <PROPOSAL_ID | RUN_ID> --run --tools FILE [car run options]
 
@@ -46,6 +49,12 @@ error chain_broken) and nothing it records is shown or acted on.
            verification against the current state; and it simulates the plan
            again from the state the run started from, against what it
            committed. Prints each difference. Exit status: 0 none, 1 some.
+<JOURNAL>  A file of events as JSON lines (car run --events, car audit
+           query --json; - for stdin), shown like a run from the database
+           (its latest run unless an id is given) once every event's hash
+           matches its content and consecutive events link. Without the
+           audit key that guards against accidental damage only; a journal
+           without hashes is refused.
 --run      Runs the recorded proposal again, exactly as car run would run
            it (every car run option applies; --tools is required): the same
            admission and approval gate, under a new run id, so an approval
@@ -66,6 +75,7 @@ const CHECK_OPTIONS = new Set(["db", "json", "policies", "tier", "agent", "check
 
 export async function main(args: string[]): Promise<number> {
   const { positionals, options } = parseArgs(args, { ...RUN_OPTIONS, ...OWN_OPTIONS });
+  if (positionals[0] !== undefined && isJournal(positionals[0])) return replayJournal(positionals, options);
   const [id] = expectPositionals(positionals, ["PROPOSAL_ID | RUN_ID"]);
   if (options.check === true && options.run === true) throw usageError("--check and --run exclude each other: check first, then run");
   if (options.run !== true) {
@@ -95,6 +105,38 @@ export async function main(args: string[]): Promise<number> {
   }
   if (options.json === true) println(JSON.stringify({ ...summaryOf(run), state: run.state_after }, null, 2));
   else println(showText(run));
+  return 0;
+}
+
+/** `-` or an existing regular file: the reference's `car replay <JOURNAL>`. */
+function isJournal(argument: string): boolean {
+  if (argument === "-") return true;
+  try {
+    return statSync(argument).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** `car replay <JOURNAL> [ID]`: shows a run the journal records (its latest without ID), once every event vouches for itself. */
+async function replayJournal(positionals: string[], options: Record<string, unknown>): Promise<number> {
+  if (positionals.length > 2) throw usageError(`unexpected argument '${positionals[2]}'`);
+  const stray = Object.keys(options).find((name) => name !== "json");
+  if (stray !== undefined) throw usageError(`--${stray} works on the database (car replay <PROPOSAL_ID | RUN_ID>), not on a journal file`);
+  const path = positionals[0]!;
+  const journal = readJournal(await readText(path, "journal"), path);
+  const run = recordedRun(journal.events, positionals[1], path);
+  if (options["json"] === true)
+    println(JSON.stringify({ ...summaryOf(run), state: run.state_after, journal: { path, events: journal.events.length, gaps: journal.gaps } }, null, 2));
+  else {
+    const gaps =
+      journal.gaps === 0
+        ? ""
+        : `; it skips ${journal.gaps} stretch${journal.gaps === 1 ? "" : "es"} of the log, so the state below holds only what the journal records`;
+    println(
+      showText(run, `the journal's ${journal.events.length} events verify (hashes and links; without the audit key, against accidental damage only)${gaps}`),
+    );
+  }
   return 0;
 }
 
@@ -150,20 +192,15 @@ function actionLines(run: RecordedRun): string[] {
   });
 }
 
-function headerLines(run: RecordedRun): string[] {
-  return [
-    `proposal ${run.proposal_id}  run ${run.run_id}  received ${run.received_at}  outcome ${run.outcome}`,
-    "the audit log verifies",
-    "actions:",
-    ...actionLines(run),
-  ];
+function headerLines(run: RecordedRun, verified = "the audit log verifies"): string[] {
+  return [`proposal ${run.proposal_id}  run ${run.run_id}  received ${run.received_at}  outcome ${run.outcome}`, verified, "actions:", ...actionLines(run)];
 }
 
-function showText(run: RecordedRun): string {
+function showText(run: RecordedRun, verified?: string): string {
   const writes = Object.entries(run.writes);
   const keys = Object.keys(run.state_after).sort();
   return [
-    ...headerLines(run),
+    ...headerLines(run, verified),
     writes.length === 0 ? "committed: nothing" : "committed:",
     ...writes.map(([key, value]) => `  ${key} = ${value === null ? "(deleted)" : JSON.stringify(value)}`),
     `state after the run (reconstructed from the log, ${keys.length} key${keys.length === 1 ? "" : "s"}):`,

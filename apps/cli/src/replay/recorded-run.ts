@@ -37,14 +37,16 @@ export interface RecordedRun {
 
 const TERMINAL = new Set(["action_succeeded", "action_failed", "action_rejected", "action_skipped"]);
 
-/** The run `id` names in `log` (oldest first): a run id, else the latest run of a proposal id; `not_found` otherwise. */
-export function recordedRun(log: readonly CarEvent[], id: string): RecordedRun {
+/**
+ * The run `id` names in `log` (oldest first): a run id, else the latest run
+ * of a proposal id (no id: the log's latest run); `not_found` otherwise.
+ */
+export function recordedRun(log: readonly CarEvent[], id: string | undefined, where = "the audit log"): RecordedRun {
   const received = log.filter((e) => e.kind === "proposal_received");
   const start =
-    received.find((e) => getOwn(e.data, "run_id") === id) ??
-    received.filter((e) => e.proposal_id === id).at(-1) ??
+    (id === undefined ? received.at(-1) : (received.find((e) => getOwn(e.data, "run_id") === id) ?? received.filter((e) => e.proposal_id === id).at(-1))) ??
     (() => {
-      throw new CarError("not_found", `no recorded run or proposal '${id}' in the audit log`);
+      throw new CarError("not_found", id === undefined ? `no recorded run in ${where}` : `no recorded run or proposal '${id}' in ${where}`);
     })();
   const proposalId = start.proposal_id!;
   const from = log.indexOf(start);
