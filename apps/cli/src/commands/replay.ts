@@ -70,8 +70,8 @@ type ReplayStore = SqliteStore | PostgresStore;
 const OWN_OPTIONS = { check: { type: "boolean" }, run: { type: "boolean" } } as const;
 
 /** The options that make sense without --run. */
-const SHOW_OPTIONS = new Set(["db", "json"]);
-const CHECK_OPTIONS = new Set(["db", "json", "policies", "tier", "agent", "check"]);
+const SHOW_OPTIONS = new Set(["db", "json", "check", "run"]);
+const CHECK_OPTIONS = new Set(["db", "json", "policies", "tier", "agent", "check", "run"]);
 
 export async function main(args: string[]): Promise<number> {
   const { positionals, options } = parseArgs(args, { ...RUN_OPTIONS, ...OWN_OPTIONS });
@@ -82,7 +82,7 @@ export async function main(args: string[]): Promise<number> {
     // No option is accepted and ignored: car run's options belong to --run.
     const allowed = options.check === true ? CHECK_OPTIONS : SHOW_OPTIONS;
     const stray = Object.keys(options).find((name) => !allowed.has(name));
-    if (stray !== undefined) throw usageError(`--${stray} ${stray === "check" || stray === "run" ? "" : "applies to --run only"}`.trim());
+    if (stray !== undefined) throw usageError(`--${stray} applies to ${CHECK_OPTIONS.has(stray) ? "--check and --run" : "--run"} only`);
   }
   const store = await openForReading(options.db);
   let run: RecordedRun;
