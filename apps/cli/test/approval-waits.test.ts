@@ -10,7 +10,7 @@ import { type ApprovalAnswer, type ApprovalCallback, ApprovalGate, InMemoryAppro
 import { describe, expect, it } from "vitest";
 import { colors } from "../src/render/color.ts";
 import { progressLine } from "../src/render/run-progress.ts";
-import { runTimeline } from "../src/render/run-report-html.ts";
+import { runTimeline } from "@car/server/run-report";
 
 const T0 = 1_700_000_000_000;
 

@@ -1,11 +1,13 @@
 /**
- * The built hook: `dist/car.mjs policy-check-hook` reaching the separately
- * bundled `hook.mjs` — the file editors actually run. Built here with tsdown
+ * The built hook: the bin `dist/car.cjs policy-check-hook` requiring the
+ * separately bundled `hook.cjs` — the file editors actually run — and
+ * `dist/car.mjs policy-check-hook` reaching the same bundle. Built here with tsdown
  * into node_modules/.cache (so workspace packages still resolve), then run
  * with plain `node`, no tsx.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { isBuiltin } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,9 +18,9 @@ const cliDir = fileURLToPath(new URL("..", import.meta.url));
 const outDir = join(cliDir, "node_modules", ".cache", "car-cli-test-dist");
 let root: string;
 
-function hook(cwd: string, command: string) {
+function hook(cwd: string, command: string, entry = "car.cjs") {
   const payload = JSON.stringify({ session_id: "s", cwd, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command } });
-  return spawnSync(process.execPath, [join(outDir, "car.mjs"), "policy-check-hook"], {
+  return spawnSync(process.execPath, [join(outDir, entry), "policy-check-hook"], {
     input: payload,
     env: { ...process.env, CAR_HOME: join(root, "home") },
     encoding: "utf8",
@@ -46,13 +48,17 @@ afterAll(() => {
 
 describe("the built policy-check-hook", () => {
   it("is a shebang bin that reaches a self-contained hook bundle", () => {
+    expect(readFileSync(join(outDir, "car.cjs"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
     expect(readFileSync(join(outDir, "car.mjs"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
-    const bundle = readFileSync(join(outDir, "hook.mjs"), "utf8");
-    const imports = [...bundle.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
-    expect(imports.every((m) => m!.startsWith("node:"))).toBe(true);
+    const bundle = readFileSync(join(outDir, "hook.cjs"), "utf8");
+    // CommonJS throughout: no ES module syntax, so Node never starts its ES module loader for the hook.
+    expect(bundle).not.toMatch(/^(import|export) /m);
+    const required = [...bundle.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
+    expect(required.length).toBeGreaterThan(0);
+    expect(required.every((m) => isBuiltin(m!))).toBe(true);
     // Loaded on first use only (src/lazy-crypto.ts, src/lazy-re2js.ts).
-    expect(imports).not.toContain("node:crypto");
-    expect(bundle).not.toMatch(/^import .* from "re2js"/m);
+    expect(required).not.toContain("node:crypto");
+    expect(bundle).not.toMatch(/require\("re2js"\)/);
     expect(bundle).not.toContain("ajv");
     expect(existsSync(join(outDir, "index.mjs"))).toBe(true);
   });
@@ -71,6 +77,38 @@ describe("the built policy-check-hook", () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toBe("");
   });
+
+  it("keeps V8's code cache beside the bundle, and answers the same with it missing, stale or corrupt", () => {
+    const cache = join(outDir, "hook.cjs.v8cache");
+    const deny = () => hook(join(root, "repo", "sub"), "rm -rf / --no-preserve-root").stdout;
+    rmSync(cache, { force: true });
+    const expected = deny();
+    expect(expected).toContain("deny_keyword:rm -rf /");
+    const written = readFileSync(cache);
+    expect(written.subarray(0, 9).toString()).toBe("car-hook ");
+    expect(deny()).toBe(expected);
+    // Same stamp, garbage bytecode: V8 refuses it, the hook compiles, and the cache is written again.
+    const stampEnd = written.indexOf(10) + 1;
+    writeFileSync(cache, Buffer.concat([written.subarray(0, stampEnd), Buffer.alloc(4096, 7)]));
+    expect(deny()).toBe(expected);
+    expect(readFileSync(cache).equals(written.subarray(0, stampEnd))).toBe(false);
+    expect(readFileSync(cache).length).toBeGreaterThan(4096 + stampEnd);
+    // A cache stamped for another build of the bundle is never used.
+    writeFileSync(cache, Buffer.concat([Buffer.from("car-hook 1 2 v0\n"), written.subarray(stampEnd)]));
+    expect(deny()).toBe(expected);
+    expect(readFileSync(cache).subarray(0, stampEnd).equals(written.subarray(0, stampEnd))).toBe(true);
+  });
+
+  it("answers the same through the ES module entry, and the bin serves every other command and the hook's help", () => {
+    const viaMjs = hook(join(root, "repo", "sub"), "rm -rf / --no-preserve-root", "car.mjs");
+    expect(viaMjs.stdout).toBe(hook(join(root, "repo", "sub"), "rm -rf / --no-preserve-root").stdout);
+    const version = spawnSync(process.execPath, [join(outDir, "car.cjs"), "--version"], { encoding: "utf8" });
+    expect(version.stdout).toMatch(/^car \d+\.\d+\.\d+/);
+    const help = spawnSync(process.execPath, [join(outDir, "car.cjs"), "policy-check-hook", "--help"], { encoding: "utf8" });
+    expect(help.stdout).toMatch(/^Usage: car policy-check-hook/);
+    const unknown = spawnSync(process.execPath, [join(outDir, "car.cjs"), "no-such-command"], { encoding: "utf8" });
+    expect(unknown.status).toBe(2);
+  });
 });
 
 describe("the built hook's sandbox wrap", () => {
@@ -83,9 +121,9 @@ describe("the built hook's sandbox wrap", () => {
     expect(r.status).toBe(0);
     const out = JSON.parse(r.stdout).hookSpecificOutput;
     expect(out.permissionDecision).toBe("ask");
-    // The command a host runs: plain node on the built car.mjs, no tsx; required, so no fallback flag.
+    // The command a host runs: plain node on the built bin, no tsx; required, so no fallback flag.
     expect(out.updatedInput.command).toBe(
-      `'${process.execPath}' '${join(outDir, "car.mjs")}' sandbox-exec -c 'echo inside; echo x > .car/policies/sandbox.toml'`,
+      `'${process.execPath}' '${join(outDir, "car.cjs")}' sandbox-exec -c 'echo inside; echo x > .car/policies/sandbox.toml'`,
     );
     // The workspace packages are not built here: tsx serves them from source to the built chunks (NODE_OPTIONS reaches
     // only this run; the wrapped command itself carries no tsx). What runs is the built sandbox-exec and the installed runtime.

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "./chromium.ts";
+import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "@car/test-kit/chromium";
 import { runCar } from "./run-car.ts";
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;

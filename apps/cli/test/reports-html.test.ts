@@ -15,7 +15,7 @@ import { type ApprovalAnswer, ApprovalGate, operationFingerprint } from "@car/po
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openCarDatabase } from "@car/server/home";
-import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "./chromium.ts";
+import { COUNT_PIXELS, haveChromium, launchChromium, type PixelCount } from "@car/test-kit/chromium";
 import { runCar } from "./run-car.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "car-views-"));

@@ -21,6 +21,14 @@ export type { CompensationReport } from "./compensation/compensation-run.ts";
 export type { ApprovalWait } from "./admission/approvals.ts";
 export { ApprovalWaits, DEFAULT_APPROVAL_POLL_MS, type ApprovalWaitListener, type WaitingApproval, type WaitOutcome } from "./supervision/approval-waits.ts";
 export type { ParkedProposal, SupervisionDecision, SupervisionKind, SupervisionRequest, Supervisor } from "./supervision/supervisor.ts";
+export {
+  sharesOversight,
+  type OversightWakeups,
+  type SharedIntentRow,
+  type SharedOversight,
+  type SharedSubscriber,
+  type SharesOversight,
+} from "./supervision/shared-oversight.ts";
 export { COMPENSATED_WARNING } from "./compensation/compensated-result.ts";
 export { DEFAULT_COMPENSATION_TIMEOUT_MS } from "./compensation/compensation-dispatch.ts";
 export type { PendingCompensation } from "./compensation/compensation-phase.ts";

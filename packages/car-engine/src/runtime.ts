@@ -18,11 +18,22 @@ import type {
   ToolStreamEvent,
   VerificationResult,
 } from "@car/ir";
-import { PolicyEngine, PolicyRules, TraceFacts, TraceGate, loadPolicyDir, policyDirs, policyRuleFrom, traceRuleOfDefinition } from "@car/policy";
+import {
+  isPermissionTier,
+  PERMISSION_TIERS,
+  PolicyEngine,
+  PolicyRules,
+  TraceFacts,
+  TraceGate,
+  loadPolicyDir,
+  policyDirs,
+  policyRuleFrom,
+  traceRuleOfDefinition,
+} from "@car/policy";
 import type { Tracer } from "@opentelemetry/api";
 import { verify } from "@car/verify";
 import type { TransactionMode, VerifyOptions } from "@car/verify";
-import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PolicyDefinition, PolicyRule } from "@car/policy";
+import type { ApprovalGate, ApprovalLedger, CarHomeOptions, PermissionTier, PolicyDefinition, PolicyRule } from "@car/policy";
 import type { EventLog } from "./events/event-log.ts";
 import { inMemoryStore } from "./store/runtime-store.ts";
 import type { InterruptedProposal, RuntimeStore } from "./store/runtime-store.ts";
@@ -149,6 +160,14 @@ export interface ExecuteOptions {
    * did-you-mean, instead of keeping it for the round trip (DECISIONS §25).
    */
   strict?: boolean;
+  /**
+   * Caps the standing tier for this proposal, at admission and at dispatch
+   * (a skill's `deployment_tier`: the skill that drove the actions): they
+   * are judged at `min(granted, tierCeiling)` on the same ledger. Needs an
+   * approval gate (`RuntimeOptions.approvalGate`); without one it is
+   * refused, not ignored.
+   */
+  tierCeiling?: PermissionTier;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
@@ -377,13 +396,15 @@ export class Runtime {
     const { proposal: parsed, graph } = parseProposalWithGraph(proposal, { clock: this.clock, ids: this.ids, strict: options.strict === true });
     const budget = options.budget ?? this.#options.budget;
     const caller = dispatch !== undefined ? jsonCallbackCaller(dispatch, this.#env.maxOutputBytes) : options.toolCaller;
+    const approvalGate = this.#approvalGateFor(options);
+    const env = approvalGate === this.#env.approvalGate ? this.#env : { ...this.#env, approvalGate };
     // The run and the guard's hold, once admission has made them: ended and released here, however admission or the run ends.
     const opened: { run?: ProposalRun; held?: AdmittedRun | undefined } = {};
     try {
-      const { run, findings } = await admit(parsed, this.#admissionRules(budget, options), (admission, held) => {
+      const { run, findings } = await admit(parsed, this.#admissionRules(budget, options, approvalGate), (admission, held) => {
         opened.held = held;
         opened.run = new ProposalRun(
-          this.#env,
+          env,
           {
             run_id: newRunId(),
             caller: caller !== undefined && held?.wrapCaller !== undefined ? held.wrapCaller(caller) : caller,
@@ -410,7 +431,18 @@ export class Runtime {
     }
   }
 
-  #admissionRules(budget: CostBudget | undefined, options: ExecuteOptions): AdmissionRules {
+  /** The gate this proposal is held to: the runtime's, capped at `tierCeiling` when one is given. */
+  #approvalGateFor(options: ExecuteOptions): ApprovalGate | undefined {
+    const gate = this.#options.approvalGate;
+    const ceiling = options.tierCeiling;
+    if (ceiling === undefined) return gate;
+    if (!isPermissionTier(ceiling)) throw new CarError("invalid_params", `tierCeiling must be one of ${PERMISSION_TIERS.join(", ")}`);
+    if (gate === undefined)
+      throw new CarError("invalid_params", "tierCeiling needs an approval gate (RuntimeOptions.approvalGate): this runtime has no tiers to cap");
+    return gate.capped(ceiling);
+  }
+
+  #admissionRules(budget: CostBudget | undefined, options: ExecuteOptions, approvalGate: ApprovalGate | undefined): AdmissionRules {
     return {
       supervisor: this.#options.supervisor,
       submitted: { session_id: options.session_id ?? null, wait: options.approvalWait, signal: options.signal },
@@ -420,7 +452,7 @@ export class Runtime {
       store: this.store,
       clock: this.clock,
       transactionCheck: this.#options.transactionCheck ?? "off",
-      approvalGate: this.#options.approvalGate,
+      approvalGate,
       traceGate: this.traceGate,
     };
   }

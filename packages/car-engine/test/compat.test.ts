@@ -48,7 +48,7 @@ describe("CarRuntime (compat)", () => {
     expect(JSON.parse(await rt.listTools()).map((t: { name: string }) => t.name)).toEqual(["deploy"]);
     const report = JSON.parse(await rt.verifyProposal(JSON.stringify({ actions: [{ type: "tool_call", tool: "nope" }] })));
     expect(report.valid).toBe(false);
-    await expect(rt.registerPolicy("p", "deny_tool", "x", null, null, null, "session-1")).rejects.toThrow(/session-scoped/);
+    expect(() => rt.registerPolicy("p", "deny_tool", "x", null, null, null, "session-1")).toThrow(/session-scoped/);
   });
 
   it("submitProposal goes through registerToolHandler; events, cost and metrics are JSON", async () => {
@@ -71,7 +71,8 @@ describe("CarRuntime (compat)", () => {
       unregisterToolHandler();
     }
     const events = JSON.parse(await rt.eventQuery(JSON.stringify({ kinds: ["policy_violation"] })));
-    expect(events).toHaveLength(1);
+    expect(events.count).toBe(1);
+    expect(events.events.map((e: { action_id: string }) => e.action_id)).toEqual(["bad"]);
     const metrics = JSON.parse(await rt.metricsSummary());
     expect(metrics).toMatchObject({ actions_succeeded: 1, actions_rejected: 1, policy_violations: 1, success_rate: 0.5 });
     expect(JSON.parse(await rt.eventCostByAgent())).toEqual([]);

@@ -1,7 +1,8 @@
 /**
  * The reference's two Node examples (node-api.md §10, §11) run against
- * `@car/engine/compat` with only their import changed (see each file's
- * header for the exact edits and the out-of-scope calls removed).
+ * `@car/engine/compat` with only their import line changed. hello-car stops
+ * at `rt.addFact` (memory, outside this project's scope and omitted from
+ * node-api.md), so it runs a second time with that step removed.
  */
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -17,8 +18,15 @@ function runExample(name: string): { status: number | null; stdout: string; stde
 }
 
 describe("the reference's Node examples", () => {
-  it("hello-car.js: positional registerPolicy, verify, executeProposal with a JSON callback", () => {
-    const r = runExample("hello-car.mjs");
+  it("hello-car.js unchanged: stops at rt.addFact, the memory call this project does not offer", () => {
+    const r = runExample("hello-car.cjs");
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe(""); // registerTool and the positional registerPolicy before it succeeded silently
+    expect(r.stderr).toMatch(/^TypeError: rt\.addFact is not a function/);
+  });
+
+  it("hello-car.js without its memory step: positional registerPolicy, verify, executeProposal with a JSON callback", () => {
+    const r = runExample("hello-car-without-facts.mjs");
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("verify: true");
@@ -28,7 +36,7 @@ describe("the reference's Node examples", () => {
   });
 
   it("multi-agent.js: pipeline rounds, skill ingest, outcomes and the weak domain", () => {
-    const r = runExample("multi-agent.mjs");
+    const r = runExample("multi-agent.cjs");
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     const rounds = [...r.stdout.matchAll(/successes: (\d+), failures: (\d+)/g)].map((m) => Number(m[1]) + Number(m[2]));

@@ -66,5 +66,7 @@ describe("the compat daemon surface", () => {
     const rejected = JSON.parse(await host.permissionReject(JSON.stringify({ fingerprint: "e".repeat(64), required_tier: "full_access", agent_id: "bot" })));
     expect(rejected).toMatchObject({ fingerprint: "e".repeat(64) });
     expect(typeof (host as unknown as Record<string, unknown>)["stateGet"]).toBe("undefined");
+    // node-api.md lists permissionSetTier on HostClient too, though the method is the agent's.
+    expect(JSON.parse(await host.permissionSetTier(JSON.stringify({ tier: "read_only" })))).toEqual({ granted_tier: "read_only" });
   });
 });

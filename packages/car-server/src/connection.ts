@@ -324,7 +324,7 @@ export class Connection {
       throw new RpcFault(RPC_CAPABILITY_MISMATCH, `protocol capability mismatch: ${method} needs ${spec.capability} negotiated in server.handshake`);
     }
     checkParams(method, params);
-    const tenant = spec.tenancy === "tenant_id" ? tenantScope(optionalString(paramsObject(params), "tenant_id")) : UNSCOPED;
+    const tenant = spec.tenancy === "tenant_id" ? tenantScope(tenantParam(spec, params)) : UNSCOPED;
     const held = spec.resources.length > 0 ? this.session.held : HOLDS_NOTHING;
     return { session: this.session, signal: this.aborter.signal, role, tenant, held };
   }
@@ -375,6 +375,20 @@ export class Connection {
     }
     throw new RpcFault(RPC_INTERNAL_ERROR, "auth failed: token mismatch");
   }
+}
+
+/** A `tenant_id` method's tenant: `tenant_id`, or the method's alias for it; both given must name the same tenant. */
+function tenantParam(spec: MethodSpec, params: JsonValue | undefined): string | undefined {
+  const p = paramsObject(params);
+  const id = optionalString(p, "tenant_id");
+  const alias = spec.tenantAlias === undefined ? undefined : optionalString(p, spec.tenantAlias);
+  if (id !== undefined && alias !== undefined && id !== alias) {
+    throw new CarError(
+      "invalid_params",
+      `invalid params: tenant_id '${id.slice(0, 128)}' and ${spec.tenantAlias} '${alias.slice(0, 128)}' name different tenants`,
+    );
+  }
+  return id ?? alias;
 }
 
 /** An agent id `session.auth` binds: a plain identifier (it names postures, rules and run owners). */

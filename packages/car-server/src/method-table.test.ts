@@ -66,10 +66,12 @@ const OPERATOR_CALLS: Record<string, unknown> = {
   "agent_permissions.set_tool": { agent_id: "bot", tool: "t", mode: "deny" },
   "agent_permissions.reset_tool": { agent_id: "bot", tool: "t" },
   "agent_permissions.evaluate_tool": { agent_id: "bot", tool: "t", tier: "read_only" },
+  "skill.publish": { key: "absent" },
+  "skill.delete": { key: "absent", global: true },
 };
 
 /** Operator calls that pass the role check and then find nothing to act on. */
-const NOT_FOUND_IS_OK = new Set(["supervision.decide"]);
+const NOT_FOUND_IS_OK = new Set(["supervision.decide", "skill.publish"]);
 
 /** What an operator act could change: the log, the ledger, the postures, the state. */
 async function observable(c: TestClient): Promise<unknown> {
@@ -78,6 +80,7 @@ async function observable(c: TestClient): Promise<unknown> {
     chain: await c.result("events.chain.verify"),
     postures: await c.result("agent_permissions.get"),
     state: await c.result("state.snapshot"),
+    skills: await c.result("skills.list"),
   };
 }
 
@@ -263,7 +266,11 @@ describe("the method table", () => {
     }
     // A tenant-data method that names a key refuses outright rather than answer emptily; a listing leaves the tenant's keys out.
     const listings = new Set(["state.keys", "state.snapshot", "events.query"]);
-    for (const method of Object.keys(METHODS).filter((m) => METHODS[m]!.tenancy !== "none" && m !== "planner.run")) {
+    // The skills methods' keys are skill names, not state keys, and permission.evaluate/pending's tenant_id only says whose
+    // skill caps the evaluation: their tenancy is walked in skills-tenancy.test.ts and permission-skill-ceiling.test.ts.
+    const skillScoped = new Set(["permission.evaluate", "permission.pending"]);
+    const stateKeyed = (m: string): boolean => !m.startsWith("skill.") && !m.startsWith("skills.") && !skillScoped.has(m);
+    for (const method of Object.keys(METHODS).filter((m) => METHODS[m]!.tenancy !== "none" && m !== "planner.run" && stateKeyed(m))) {
       const reply = await agent.call(method, hostile);
       if (listings.has(method)) {
         expect(reply.error, method).toBeUndefined();

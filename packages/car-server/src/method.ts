@@ -20,7 +20,8 @@ export type MethodRole = "operator" | "agent";
 /**
  * How a method reaches tenant-scoped state. `none`: it reads or writes no
  * state key. `tenant_id`: it takes an optional `tenant_id`, validated by the
- * dispatcher, and reaches keys only through `ctx.tenant`. `proposal`: it
+ * dispatcher, and reaches keys only through `ctx.tenant` (the skills methods:
+ * the skills of `ctx.tenant.id`, skill-library.ts). `proposal`: it
  * runs proposals, each held to the tenancy boundary by the session
  * runtime's admission guard (admission.ts).
  */
@@ -53,6 +54,8 @@ export interface MethodSpec {
   readonly role: MethodRole;
   readonly tenancy: MethodTenancy;
   readonly resources: readonly MethodResource[];
+  /** A second params field naming the tenant beside `tenant_id` (a `tenant_id` method only). */
+  readonly tenantAlias: string | undefined;
   /** Refused with -32005 until the connection has negotiated the protocol (`server.handshake`). */
   readonly handshake: boolean;
   /** Refused with -32008 unless the connection negotiated this capability. */
@@ -62,6 +65,8 @@ export interface MethodSpec {
 export interface MethodDeclaration {
   tenancy?: MethodTenancy;
   resources?: readonly MethodResource[];
+  /** The reference's other name for `tenant_id` on this method (`skills.ingest_provisional`'s `tenant`); both given must agree. */
+  tenantAlias?: string;
   /** Needs `server.handshake` first, as the reference's `host.subscribe` does. */
   handshake?: boolean;
   /** A capability-gated method: the connection must negotiate it in `server.handshake`. */
@@ -77,6 +82,7 @@ function declare(role: MethodRole, handler: MethodHandler, declared: MethodDecla
     role,
     tenancy: declared.tenancy ?? "none",
     resources: Object.freeze([...(declared.resources ?? [])]),
+    tenantAlias: declared.tenantAlias,
     handshake: declared.handshake ?? false,
     capability: declared.capability,
   });

@@ -14,7 +14,7 @@ import { journalDirDatabase, NO_APPROVALS_REFUSAL, noApprovalsRequested, readAut
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 import { createServerLogger, LOG_FORMATS, LOG_LEVELS, pinoServerLog, type LogFormat, type LogLevel } from "./server-log.ts";
 
-const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--tier sandbox_edit] [--no-auth] [--token T] [--log-level info] [--log-format human] [--otel [--otel-endpoint URL]]
+const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--tier sandbox_edit] [--console] [--no-auth] [--token T] [--log-level info] [--log-format human] [--otel [--otel-endpoint URL]]
 
 Serve the CAR runtime as JSON-RPC 2.0 over WebSocket. Each connection is its
 own session with its own runtime; state, the audit log, approvals and agent
@@ -32,6 +32,7 @@ Options:
                    (permission.approve, car approvals approve) [default: sandbox_edit]
   --decision-timeout <D>  How long a supervision intent waits for a verdict
                    before it is denied (500ms, 30s, 2m) [default: 30s]
+  --console        Also serve the operator console at http://HOST:PORT/console/ (behind the same token)
   --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
   --token <T>      Use this token instead of minting one (alias --auth-token)
   --auth-token-file <FILE>  Read the token from FILE (mode 0600 or stricter, not empty),
@@ -113,6 +114,7 @@ const SPECS = {
   "otel-endpoint": { type: "string" },
   tier: { type: "string" },
   "decision-timeout": { type: "string" },
+  console: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   ...LIMIT_OPTION_SPECS,
   "log-level": { type: "string" },
@@ -186,6 +188,10 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   if (o["journal-dir"] !== undefined && o.db !== undefined) throw usageError("--journal-dir and --db both say where the database is; give one");
   if (o.tier !== undefined) options.standingTier = oneOf(o.tier, PERMISSION_TIERS, "--tier", "sandbox_edit");
   if (o["decision-timeout"] !== undefined) options.decisionTimeoutMs = parseDurationMs(o["decision-timeout"], "--decision-timeout");
+  if (o.console === true) {
+    if (options.auth === false) throw usageError("--console needs the token: it cannot be combined with --no-auth (or CAR_NO_AUTH=1)");
+    options.console = true;
+  }
   const endpoint = o["otel-endpoint"];
   if (endpoint !== undefined && o.otel !== true) throw usageError("--otel-endpoint needs --otel");
   if (endpoint !== undefined && !/^https?:\/\//.test(endpoint)) throw usageError(`--otel-endpoint must be an http(s) URL, got '${endpoint}'`);
@@ -247,6 +253,8 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
     io.stdout(`auth token: ${server.token}`);
     if (server.tokenFile !== undefined) io.stdout(`token file: ${server.tokenFile}`);
   }
+  // The token rides in the fragment, which a browser never sends: it reaches the page, not a log.
+  if (server.consoleUrl !== undefined) io.stdout(`console: ${server.consoleUrl}#token=${server.token}`);
 
   await new Promise<void>((resolve) => {
     let signals = 0;

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AgentSessions } from "@car/engine";
+import { AgentSessions, sharesOversight } from "@car/engine";
 import { CarError, systemClock } from "@car/ir";
 import type { PermissionTier } from "@car/policy";
 import { WebSocketServer } from "ws";
@@ -24,6 +24,7 @@ import type { Tracer } from "@opentelemetry/api";
 import { silentServerLog, type ServerLog } from "./server-log.ts";
 import { createOversight } from "./supervision/oversight.ts";
 import { isReservedAgentId } from "./postures/default-posture.ts";
+import { CONSOLE_PATH, consoleHandler } from "./console-http.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 9100;
@@ -84,6 +85,8 @@ export interface ServerOptions {
   runs?: RunHubOptions;
   /** How long a supervision intent waits for a verdict before it is denied (default 30 s; `car serve --decision-timeout`). */
   decisionTimeoutMs?: number;
+  /** Serve the operator console at `/console/` (`car serve --console`); without it that path answers 404. */
+  console?: boolean;
 }
 
 export interface CloseOptions {
@@ -104,6 +107,8 @@ export interface RunningServer {
   hostToken: string;
   /** Where the host token was written (`<carHome>/host-token`, 0600), if it was. */
   hostTokenFile: string | undefined;
+  /** `http://host:port/console/` when the operator console is served (`console: true`). */
+  consoleUrl: string | undefined;
   /** Number of open connections. */
   connections(): number;
   /**
@@ -120,6 +125,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const auth = options.auth ?? true;
   if (!auth && !isLoopbackHost(host)) {
     throw new CarError("invalid_params", `auth can only be turned off on a loopback host, not on ${host}`, { host });
+  }
+  // The console's whole security model is the token: without one, any page the operator's browser opens could drive it.
+  if (!auth && options.console === true) {
+    throw new CarError("invalid_params", "the operator console needs the token: --console cannot be combined with --no-auth");
   }
   if (options.token !== undefined && options.token.trim() === "") {
     throw new CarError("invalid_params", "the token must not be empty");
@@ -139,10 +148,27 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const runs = new RunHub(options.store?.runs ?? new InMemoryRunStore(), options.runs);
   const heldBytes = new HeldBytes(limits.maxHeldBytes);
   const heldState = new HeldState(heldBytes);
-  const oversight = createOversight(options.decisionTimeoutMs);
+  // A store several servers share (PostgreSQL) makes them one system for supervisors, approvals that wait and host events.
+  const oversight = createOversight(options.decisionTimeoutMs, sharesOversight(options.store) ? options.store.sharedOversight() : undefined);
   let draining = false;
   const connections = new Set<Connection>();
-  const http = createServer((_req, res) => {
+  const serveConsole = options.console === true && token !== undefined ? await consoleHandler({ token, events: options.store?.events }) : undefined;
+  // Listening for the other servers last before the socket, so nothing that can fail before it leaves the listener open.
+  await oversight.start();
+  const http = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://server.invalid").pathname;
+    if (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`)) {
+      if (serveConsole === undefined) {
+        res.writeHead(404, { "content-type": "text/plain" });
+        res.end("no console here: start car serve with --console\n");
+        return;
+      }
+      serveConsole(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+        res.end();
+      });
+      return;
+    }
     res.writeHead(426, { "content-type": "text/plain", connection: "close" });
     res.end("this endpoint speaks JSON-RPC 2.0 over WebSocket\n");
   });
@@ -204,6 +230,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   } catch (err) {
     clearInterval(liveness);
     wss.close();
+    await oversight.close();
     throw listenError(err as NodeJS.ErrnoException, host, port);
   }
   // Only now, listening: a server that fails to start never replaces the token of one that is running.
@@ -230,6 +257,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     wss.close();
     // Runs whose producers are gone or going end as Incomplete now, while the store is still open.
     await runs.close();
+    await oversight.close();
     if (token !== undefined) for (const file of tokenFiles) await removeTokenFile(file, token);
     for (const file of hostTokenFiles) await removeTokenFile(file, hostToken);
     http.closeAllConnections();
@@ -245,6 +273,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     tokenFile: tokenFiles[0],
     hostToken,
     hostTokenFile: hostTokenFiles[0],
+    consoleUrl: serveConsole !== undefined ? `http://${urlHost}:${address.port}${CONSOLE_PATH}/` : undefined,
     connections: () => connections.size,
     close(closeOptions = {}) {
       const graceMs = closeOptions.graceMs ?? options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;

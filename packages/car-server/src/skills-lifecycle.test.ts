@@ -32,8 +32,14 @@ describe("skills lifecycle", () => {
 
     expect((await c.call("skills.gate", { min_trial_samples: 1 })).error?.code).toBe(-32602);
     expect(await c.result("skills.gate", {})).toEqual({ promoted: [], rejected: [] });
-    const tenant = await c.call("skills.ingest_provisional", { skills: [], tenant: "acme" });
-    expect(tenant.error?.code).toBe(-32602);
+    // The reference's `tenant` names the tenant as `tenant_id` does: acme's candidate is acme's alone.
+    expect(await c.result("skills.ingest_provisional", { skills: [{ name: "deploy", code: "acme's", domain: "ops" }], tenant: "acme" })).toEqual({
+      ingested: 1,
+    });
+    expect(await c.result("skill.meta", { key: "deploy@cand", tenant_id: "acme" })).toMatchObject({ status: "provisional", owner: "own" });
+    expect(await c.result("skill.meta", { key: "deploy@cand" })).toBeNull();
+    const disagree = await c.call("skills.ingest_provisional", { skills: [], tenant: "acme", tenant_id: "other" });
+    expect(disagree.error).toMatchObject({ code: -32602, message: expect.stringContaining("different tenants") });
   });
 
   it("exports a validated skill as markdown and imports it as a fresh active skill; a tampered document is refused", async () => {

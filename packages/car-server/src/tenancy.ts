@@ -26,6 +26,8 @@ export const TENANT_PREFIX = "tenant:";
 const TENANT_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 export interface TenantScope {
+  /** The tenant's id; undefined for the unscoped view. */
+  readonly id: string | undefined;
   /** The stored key for a caller's key. */
   stored(key: string): string;
   /** The caller's key for a stored one, or undefined when the caller may not see it. */
@@ -34,6 +36,7 @@ export interface TenantScope {
 
 /** The view of a caller without a tenant: unscoped keys only. */
 export const UNSCOPED: TenantScope = {
+  id: undefined,
   stored(key) {
     if (key.startsWith(TENANT_PREFIX)) {
       throw new CarError("unauthorized", `state key '${key}' is in the tenant namespace: pass tenant_id to reach a tenant's keys`, { key });
@@ -49,7 +52,7 @@ export function tenantScope(tenantId: string | undefined): TenantScope {
   if (!TENANT_ID.test(tenantId))
     throw invalidParams(`tenant_id must be 1-128 characters of A-Z, a-z, 0-9, '_', '.', '-', got ${JSON.stringify(tenantId.slice(0, 140))}`);
   const prefix = `${TENANT_PREFIX}${tenantId}:`;
-  return { stored: (key) => prefix + key, visible: (key) => (key.startsWith(prefix) ? key.slice(prefix.length) : undefined) };
+  return { id: tenantId, stored: (key) => prefix + key, visible: (key) => (key.startsWith(prefix) ? key.slice(prefix.length) : undefined) };
 }
 
 /**

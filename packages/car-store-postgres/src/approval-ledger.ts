@@ -27,6 +27,7 @@ import {
 } from "@car/engine/durable";
 import type { DurableApprovalLedger, LedgerEntry } from "@car/engine";
 import type { Audit, AuditedTransaction, ReadQuery } from "./audited-transaction.ts";
+import { encodeMessage, OVERSIGHT_CHANNEL } from "./oversight-messages.ts";
 
 interface LedgerRow {
   id: string;
@@ -84,6 +85,9 @@ export class PostgresApprovalLedger implements DurableApprovalLedger {
     const id = Number(rows[0]!.id);
     await client.query("UPDATE car_approvals SET seal = $1 WHERE id = $2", [rowSeal(this.#key, "approvals", approvalSealRow(id, text, null, null)), id]);
     audit("approval_recorded", approvalRecordedData(id, stored), { timestamp: rfc3339(stored.decided_at), action_id: stored.action_id });
+    // Sent with the commit: a proposal waiting for this operation on any server reads the ledger again now.
+    const wakeUp = encodeMessage(this.#key, "ledger", { k: "approval", fp: stored.fingerprint });
+    if (wakeUp !== undefined) await client.query("SELECT pg_notify($1, $2)", [OVERSIGHT_CHANNEL, wakeUp]);
   }
 
   /** Records the revocation and re-seals the approval over it, so deleting the revocation row does not revive the grant. */

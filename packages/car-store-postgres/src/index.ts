@@ -23,3 +23,4 @@ export { PostgresApprovalLedger } from "./approval-ledger.ts";
 export { PostgresPostureStore } from "./posture-store.ts";
 export { MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts";
 export type { Anchor } from "@car/engine/durable";
+export { PostgresOversight } from "./postgres-oversight.ts";

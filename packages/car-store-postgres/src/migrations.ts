@@ -24,13 +24,18 @@
  * - `car_approvals.seal`, `car_postures.seal` (v3): each row's seal under
  *   the audit key (row-seal.ts), so a row written outside CAR is refused.
  * - `car_runs`, `car_run_records` (v4): agent run traces (`runs.*`).
+ * - `car_oversight_subscribers`, `car_supervision_intents` (v5): oversight
+ *   shared between servers (oversight-schema.ts).
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
+import { OVERSIGHT_MIGRATION } from "./oversight-schema.ts";
 
 /** Advisory-lock class ids (the first key of the two-key form), chosen to be unlikely in other applications. */
 export const MIGRATION_LOCK_CLASS = 0x43415201;
 export const RUNTIME_LOCK_CLASS = 0x43415203;
+/** Held by a server's oversight listener for as long as its connection lives (postgres-oversight.ts). */
+export const OVERSIGHT_LOCK_CLASS = 0x43415204;
 
 interface Migration {
   version: number;
@@ -184,6 +189,7 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  { version: 5, ...OVERSIGHT_MIGRATION },
 ];
 
 /** The schema version this code writes. */

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBinDir, startPostgresCluster } from "@car/test-kit/postgres-cluster";
 import type { PostgresCluster } from "@car/test-kit/postgres-cluster";
 import { Runtime } from "@car/engine";
-import { postgres } from "./index.ts";
+import { MIGRATIONS, postgres } from "./index.ts";
 import type { PostgresStore } from "./index.ts";
 
 const installed = postgresBinDir() !== undefined;
@@ -154,7 +154,9 @@ describe.skipIf(!installed)("migrations", () => {
     const url = cluster.createDatabase(`db_${++databases}`);
     const [a, b] = [store(url), store(url)];
     await Promise.all([a.ready(), b.ready()]);
-    expect([a.migrationsApplied, b.migrationsApplied].sort()).toEqual([[], [1, 2, 3, 4]]);
+    const versions = MIGRATIONS.map((m) => m.version);
+    expect(versions).toEqual(versions.map((_, i) => i + 1));
+    expect([a.migrationsApplied, b.migrationsApplied].sort()).toEqual([[], versions]);
     a.state.set("kept", true);
     await a.close();
     const again = store(url);
@@ -164,12 +166,7 @@ describe.skipIf(!installed)("migrations", () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      expect((await client.query("SELECT version FROM car_migrations ORDER BY version")).rows).toEqual([
-        { version: 1 },
-        { version: 2 },
-        { version: 3 },
-        { version: 4 },
-      ]);
+      expect((await client.query("SELECT version FROM car_migrations ORDER BY version")).rows).toEqual(versions.map((version) => ({ version })));
       // A database migrated by a newer runtime is refused, not guessed at.
       await client.query("INSERT INTO car_migrations (version, name) VALUES (999, 'from the future')");
     } finally {

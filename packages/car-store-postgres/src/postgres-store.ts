@@ -56,6 +56,7 @@ import { PostgresEventLog } from "./event-log.ts";
 import { sqlLiteral } from "./event-sql.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
+import { PostgresOversight } from "./postgres-oversight.ts";
 import { PostgresPostureStore, sealUnsealedPostures } from "./posture-store.ts";
 import { PostgresRunStore } from "./run-store.ts";
 import { StateCache } from "./state-cache.ts";
@@ -123,8 +124,10 @@ export class PostgresStore implements RuntimeStore {
   readonly keyedDigest: ((text: string) => string) | undefined;
   /** Where this database lives, as anchors record it: `postgres://host:port/name`, without credentials or options. */
   readonly location: string;
+  readonly #url: string;
 
   constructor(url: string, options: PostgresStoreOptions = {}) {
+    this.#url = url;
     this.location = databaseLocation(url);
     this.#clock = options.clock ?? systemClock;
     this.mode = options.mode ?? "strict";
@@ -601,6 +604,16 @@ export class PostgresStore implements RuntimeStore {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * Oversight shared with every server on this database (supervision
+   * intents, approval wake-ups, host events): @car/engine's
+   * `SharedOversight`, listening on a connection of its own once started.
+   * Close it before the store.
+   */
+  sharedOversight(): PostgresOversight {
+    return new PostgresOversight(this.#url, this.#pool, this.#auditKey, this.#ready);
   }
 
   /** Writes what is pending, releases the liveness lock and closes every connection. */

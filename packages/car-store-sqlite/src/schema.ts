@@ -141,6 +141,26 @@ export function immediateRunner(db: SqliteDatabase): ImmediateRunner {
   return db.transaction((fn: () => unknown) => fn()).immediate as ImmediateRunner;
 }
 
+/**
+ * Runs `fn` — which opens its own write transaction — with the connection
+ * at `synchronous = NORMAL`, so that transaction reaches the WAL without a
+ * sync, for a caller that syncs it itself (wal-group-sync.ts). The setting
+ * changes only between transactions: inside an open one `fn` runs as is.
+ */
+export function relaxedRunner(db: SqliteDatabase): ImmediateRunner {
+  const normal = db.prepare("PRAGMA synchronous = NORMAL");
+  const full = db.prepare("PRAGMA synchronous = FULL");
+  return <T>(fn: () => T): T => {
+    if (db.inTransaction) return fn();
+    normal.run();
+    try {
+      return fn();
+    } finally {
+      full.run();
+    }
+  };
+}
+
 function userVersion(db: SqliteDatabase): number {
   return db.pragma("user_version", { simple: true }) as number;
 }

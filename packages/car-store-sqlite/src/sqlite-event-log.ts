@@ -34,6 +34,8 @@ export interface FlushCompanion {
   confirm(): void;
   /** It rolled back: what `write` wrote must be written again. */
   abandon(): void;
+  /** Makes the intents' write durable by group commit (wal-group-sync.ts): runs `write` unsynced, settles once a shared sync has it. */
+  persisted?: ((write: () => void) => Promise<void>) | undefined;
 }
 
 export interface ChainHead {
@@ -53,7 +55,7 @@ export class SqliteEventLog implements EventLog {
   #nextSeq: number;
   /** The write the calls started together wait for (`persist`). */
   readonly #intents = new IntentBatch(
-    () => this.flush(),
+    () => this.#persistWrite(),
     () => this.#open.size > 1,
   );
   readonly #readHead;
@@ -134,6 +136,11 @@ export class SqliteEventLog implements EventLog {
    */
   persist(): Promise<void> {
     return this.#intents.request();
+  }
+
+  #persistWrite(): void | Promise<void> {
+    const persisted = this.#companion?.persisted;
+    return persisted === undefined ? this.flush() : persisted(() => this.flush());
   }
 
   confirm(): void {

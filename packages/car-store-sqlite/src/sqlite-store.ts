@@ -9,9 +9,13 @@
  * each tool call (`events.persist`) the intents of every call started
  * together (a scheduling level) are written in one transaction, so a chain
  * pays one per action and a wide level one for all of it. With
- * `synchronous = full` (the default) each of these transactions is synced to
- * disk before any tool waiting for it is called: begin and intent records
- * are exactly as durable as commits. `normal` survives a process crash but
+ * `synchronous = full` (the default) each of these transactions is on disk
+ * before any tool waiting for it is called, and a commit before the engine
+ * reports its proposal: begin and intent records are exactly as durable as
+ * commits. On a file they are synced by group commit (wal-group-sync.ts):
+ * written without a sync of their own, then one shared `fdatasync` of the
+ * WAL for every write that asked meanwhile, off the event loop, so
+ * concurrent proposals share syncs. `normal` survives a process crash but
  * may lose the last transactions of each kind on power loss; it is the
  * caller's choice, never the store's. `commitProposal` writes the proposal's state changes, its
  * buffered events and its final status in ONE transaction — nothing of a
@@ -66,7 +70,7 @@ import {
   type StoredTables,
   tableBreak,
 } from "@car/engine/durable";
-import { immediateRunner, openDatabase } from "./schema.ts";
+import { immediateRunner, openDatabase, relaxedRunner } from "./schema.ts";
 import type { ImmediateRunner, OpenOptions, SqliteDatabase } from "./schema.ts";
 import { SqliteApprovalLedger } from "./sqlite-approval-ledger.ts";
 import { SqliteEventLog } from "./sqlite-event-log.ts";
@@ -75,6 +79,7 @@ import { SqliteRunStore } from "./sqlite-run-store.ts";
 import { removeThrough, retentionCut, storedCheckpoints, validateRetention } from "./sqlite-retention.ts";
 import { SqliteStateStore, type TransitionRow } from "./sqlite-state-store.ts";
 import type { StoreWriter } from "./store-writer.ts";
+import { WalGroupSync } from "./wal-group-sync.ts";
 
 export interface SqliteStoreOptions extends OpenOptions {
   clock?: Clock;
@@ -130,6 +135,10 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   readonly runs: SqliteRunStore;
   readonly #db: SqliteDatabase;
   readonly #immediate: ImmediateRunner;
+  /** Group commit (wal-group-sync.ts) under `synchronous = full` on a file; undefined where every commit syncs itself or nothing does. */
+  readonly #groupSync: WalGroupSync | undefined;
+  /** Runs a write transaction without its own sync, for the writes that then wait for `#groupSync`. */
+  readonly #relaxed: ImmediateRunner;
   readonly #clock: Clock;
   readonly #instance = `${process.pid}:${randomBytes(6).toString("hex")}`;
   readonly #retention: RetentionPolicy | undefined;
@@ -162,6 +171,8 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.keyedDigest = key === undefined ? undefined : (text) => outboundDigest(key, text);
     this.#db = openDatabase(path, options);
     this.#immediate = immediateRunner(this.#db);
+    this.#groupSync = groupSyncFor(this.#db, options);
+    this.#relaxed = this.#groupSync === undefined ? (fn) => fn() : relaxedRunner(this.#db);
     this.databaseId = this.#databaseId(options.readonly === true);
     // Prepared once: `db.pragma()` prepares a statement on every call, and this runs twice per proposal.
     this.#dataVersionQuery = this.#db.prepare("PRAGMA data_version").pluck();
@@ -189,7 +200,17 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
       },
     });
     this.#dataVersion = this.#readDataVersion();
+    const groupSync = this.#groupSync;
+    const persisted =
+      groupSync === undefined
+        ? undefined
+        : (write: () => void) => {
+            this.#refuseAfterFailedSync();
+            this.#relaxed(write);
+            return groupSync.request();
+          };
     this.events = new SqliteEventLog(this.#db, this.#auditKey, {
+      persisted,
       write: () => this.#writeBegins(),
       confirm: () => {
         this.#writtenBegins = [];
@@ -216,6 +237,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
 
   atomically<T>(fn: () => T): T {
     if (this.#closed) throw new CarError("storage_error", `the store '${this.path}' is closed`);
+    this.#refuseAfterFailedSync();
     if (this.#db.inTransaction) return fn();
     let result: T;
     try {
@@ -274,7 +296,27 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.#unwrittenBegins.clear();
   }
 
-  commitProposal(commit: ProposalCommit): StateTransition[] {
+  /** A failed group sync stops every write (wal-group-sync.ts). */
+  #refuseAfterFailedSync(): void {
+    const failure = this.#groupSync?.failure;
+    if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * With group commit the transaction is written without a sync of its own
+   * and the transitions are returned once a shared sync has them on disk:
+   * the engine reports the proposal only then.
+   */
+  commitProposal(commit: ProposalCommit): StateTransition[] | Promise<StateTransition[]> {
+    const transitions = this.#relaxedUnlessNested(() => this.#commit(commit));
+    return this.#groupSync === undefined ? transitions : this.#groupSync.request().then(() => transitions);
+  }
+
+  #relaxedUnlessNested<T>(fn: () => T): T {
+    return this.#db.inTransaction ? fn() : this.#relaxed(fn);
+  }
+
+  #commit(commit: ProposalCommit): StateTransition[] {
     const transitions = this.atomically(() => {
       if (commit.outcome === "committed") this.#refuseStale(commit);
       const made = commit.outcome === "committed" ? applyMutations(this.state, commit.proposal_id, commit.mutations) : [];
@@ -464,6 +506,9 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    // A sync still on disk answers proposals waiting for it; its descriptor closes after.
+    await this.#groupSync?.drained();
+    if (this.#closed) return;
     try {
       // A begun proposal's row goes with its events (a read-only store has neither, and opens no write transaction).
       if (this.#unwrittenBegins.size > 0)
@@ -477,6 +522,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
       LIVE_INSTANCES.delete(this.#instance);
       this.events.close();
       this.#db.close();
+      this.#groupSync?.close();
     }
   }
 
@@ -542,4 +588,11 @@ function parseOrText(text: string): JsonValue {
  */
 export function sqlite(path: string, options: SqliteStoreOptions = {}): SqliteStore {
   return new SqliteStore(path, options);
+}
+
+/** Group commit where it keeps `synchronous = full`'s promise: a writable WAL database in a file. */
+function groupSyncFor(db: SqliteDatabase, options: SqliteStoreOptions): WalGroupSync | undefined {
+  if (options.readonly === true || options.synchronous === "normal") return undefined;
+  if (db.memory || db.pragma("journal_mode", { simple: true }) !== "wal") return undefined;
+  return new WalGroupSync(resolve(db.name));
 }

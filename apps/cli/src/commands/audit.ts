@@ -83,7 +83,7 @@ async function report(args: string[]): Promise<number> {
     await store.close();
   }
   if (events.length === 0) throw new CarError("not_found", `no events for proposal '${proposalId}' in ${databasePath(options.db)}`);
-  const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
+  const { runReportHtml, runTimeline } = await import("@car/server/run-report");
   const html = runReportHtml(runTimeline(proposalId!, events));
   if (options.output !== undefined) writeFileSync(options.output, html);
   else process.stdout.write(html);

@@ -247,9 +247,15 @@ function createOnly(file: string, text: string): boolean {
 export function hookCommand(): string {
   const entry = process.argv[1];
   if (entry === undefined) throw new CarError("internal", "cannot tell which car is running: process.argv[1] is unset");
-  const argv = [process.execPath, ...process.execArgv, realpathSync(entry), "policy-check-hook"];
+  const argv = [process.execPath, ...process.execArgv, hookEntry(realpathSync(entry)), "policy-check-hook"];
   const deny = "car policy-check-hook could not start, so the call is blocked; run car init again";
   return `${argv.map(shellQuote).join(" ")} || { echo ${shellQuote(deny)} >&2; exit 2; }`;
+}
+
+/** The built CommonJS bin beside an ES module entry: the hook starts faster through it (src/car-bin.ts). */
+function hookEntry(entry: string): string {
+  const bin = entry.endsWith("car.mjs") ? `${entry.slice(0, -"car.mjs".length)}car.cjs` : entry;
+  return existsSync(bin) ? bin : entry;
 }
 
 function shellQuote(word: string): string {

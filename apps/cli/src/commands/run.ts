@@ -193,7 +193,7 @@ export async function runProposalWith(options: RunOptions, load: () => Promise<P
         dbOption: options.db,
       });
       if (options.report !== undefined) {
-        const { runReportHtml, runTimeline } = await import("../render/run-report-html.ts");
+        const { runReportHtml, runTimeline } = await import("@car/server/run-report");
         writeFileSync(options.report, runReportHtml(runTimeline(proposal.id, events, report.outcome)));
         if (showProgress) eprintln(c.dim(`report: ${options.report}`));
       }

@@ -1,8 +1,9 @@
 /**
  * `car skills distill` learns skills from an event-log journal (JSON lines:
  * the runtime's events, as `car audit query --json` prints them, or trace
- * events); `car skills list` shows the skills of a skill file (the
- * `<CAR_HOME>/skills.json` a server keeps). Distillation is the engine's
+ * events); `car skills list` shows the skills of a skill file (a server
+ * keeps the unscoped skills in `<CAR_HOME>/skills.json`, the global ones in
+ * `skills/global.json`, each tenant's in `skills/tenants/`). Distillation is the engine's
  * deterministic one: tool sequences that succeeded at least twice.
  */
 import { existsSync, writeFileSync } from "node:fs";
@@ -21,7 +22,8 @@ distill  Reads JOURNAL (JSON lines; - for stdin): the runtime's events
          trace with each proposal an episode, or trace events
          ({kind, tool, data, reward}). Prints the distilled skills as a JSON
          array, or writes them to FILE with -o/--output.
-list     Lists the skills of MEMORY, a skill file (<CAR_HOME>/skills.json):
+list     Lists the skills of MEMORY, a skill file (a server's: <CAR_HOME>/skills.json
+         unscoped, skills/global.json, skills/tenants/<hex id>.json):
          name, version, status, domain, successes and failures; --domain
          keeps one domain, --json prints the records as a JSON array.`;
 

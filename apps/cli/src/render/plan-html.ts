@@ -7,6 +7,7 @@
  */
 import type { JsonObject } from "@car/ir";
 import { classifyAction } from "@car/policy";
+import { escapeHtml } from "@car/server/run-report";
 import type { PlanModel, PlanNode } from "./plan-model.ts";
 
 const COL = 230;
@@ -18,10 +19,6 @@ const TOP = 56;
 
 const FILL = { error: "#fbd5d5", warning: "#fdecc8", info: "#dbeafe", none: "#ffffff" } as const;
 const STROKE = { error: "#b91c1c", warning: "#b45309", info: "#1d4ed8", none: "#6b7280" } as const;
-
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
-}
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;

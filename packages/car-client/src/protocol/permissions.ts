@@ -4,6 +4,7 @@ import { anyObject, boolean, ir, listOf, number, object, optional, string, strin
 
 const proposal = ir("ActionProposalInput");
 const tierResult = object({ granted_tier: string }, ["granted_tier"]);
+const tierName = { enum: ["read_only", "sandbox_edit", "full_access"] } as const;
 const decision = object(
   { action_id: string, fingerprint: string, decision: string, required: string, reversibility: string, granted: string, reason: string },
   ["action_id", "fingerprint", "decision", "required"],
@@ -46,16 +47,17 @@ const postures = object({ default: anyObject, agents: anyObject, tool_overrides:
 export const permissionMethods = {
   "permission.evaluate": method({
     role: "agent",
-    summary: "The gate's decision for each action of a proposal.",
-    params: object({ proposal }, ["proposal"]),
-    result: object({ decisions: listOf(decision) }, ["decisions"]),
+    summary:
+      "The gate's decision for each action of a proposal. `skill` names the skill that drove it (in the tenant's or the global skills): its deployment_tier caps the standing tier, echoed as skill_ceiling.",
+    params: object({ proposal, skill: optional("string"), tenant_id: optional("string") }, ["proposal"]),
+    result: object({ decisions: listOf(decision), skill_ceiling: tierName }, ["decisions"]),
   }),
   "permission.pending": method({
     role: "agent",
     summary:
-      "With a proposal: its actions that need an approval (`permission.evaluate`'s needs_approval rows). Without: the proposals waiting for an approval (`wait_for_approval_ms`), oldest first; an agent sees only its own.",
-    params: object({ proposal }),
-    result: object({ pending: listOf({ anyOf: [decision, waiting] }) }, ["pending"]),
+      "With a proposal: its actions that need an approval (`permission.evaluate`'s needs_approval rows, under the same `skill` ceiling). Without: the proposals waiting for an approval (`wait_for_approval_ms`), oldest first; an agent sees only its own.",
+    params: object({ proposal, skill: optional("string"), tenant_id: optional("string") }),
+    result: object({ pending: listOf({ anyOf: [decision, waiting] }), skill_ceiling: tierName }, ["pending"]),
   }),
   "permission.approve": method({
     role: "operator",

@@ -21,6 +21,8 @@ export const proposalMethods = {
         wait_for_approval_ms: optional("integer"),
         /** A field the IR does not name is an invalid_proposal error instead of a kept extra. */
         strict: optional("boolean"),
+        /** The skill that drove these actions (in the scope's tenant's or the global skills): its deployment_tier caps the standing tier. */
+        skill: optional("string"),
       },
       ["proposal"],
     ),

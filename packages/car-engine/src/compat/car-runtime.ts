@@ -6,9 +6,10 @@
  * events, detached tools, skills); see the package README for what is not.
  * Methods that were async in the original stay async here.
  */
-import { CarError, type JsonValue, type ToolSchemaInput } from "@car/ir";
+import { CarError, type JsonValue } from "@car/ir";
+import { metricsAlerts } from "../events/alerts.ts";
 import { costByAgent, metricsSummary } from "../events/metrics.ts";
-import type { EventQuery } from "../events/event.ts";
+import { alertThresholdsArg } from "./alert-thresholds.ts";
 import { Runtime, type RuntimeOptions } from "../runtime.ts";
 import { distillSkills } from "../skills/distill.ts";
 import { findSkill } from "../skills/find.ts";
@@ -24,7 +25,9 @@ import type { SkillStore } from "../skills/skill-store.ts";
 import type { DistilledSkillInput } from "../skills/types.ts";
 import { currentToolHandler } from "./tool-handler.ts";
 import { DaemonLink, type DaemonOptions } from "./daemon.ts";
-import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
+import { eventQueryArg } from "./event-query.ts";
+import { jsonArg, jsonResult, optionalNumberArg, optionalStringArg, proposalArg, stringArg, stringListArg } from "./json-args.ts";
+import { toolSchemaArg } from "./tool-schema-arg.ts";
 
 export interface CarRuntimeOptions extends RuntimeOptions, DaemonOptions {
   /** Where skills live; in memory unless given (e.g. a `JsonFileSkillStore`). */
@@ -98,24 +101,40 @@ export class CarRuntime {
   }
 
   // --- tools & policies ---------------------------------------------------
+  //
+  // The registration methods return promises, as the original's did, but
+  // check their arguments before returning one: code that calls them without
+  // `await` (cookbook 08 does) gets the CarError thrown at the call, not an
+  // unhandled rejection that ends the process.
 
-  async registerTool(name: string): Promise<void> {
+  registerTool(name: string): Promise<void> {
+    if (typeof name !== "string") throw new CarError("invalid_params", "registerTool takes a tool name (a string); use registerToolSchema for a schema");
     this.runtime.registerTool(name);
+    return Promise.resolve();
   }
 
-  async registerToolSchema(schemaJson: string): Promise<void> {
-    this.runtime.registerTool(jsonArg(schemaJson, "schemaJson") as ToolSchemaInput);
+  /** `schemaJson`: a ToolSchema as JSON; `"returns": null` declares no result schema, `source` is always `user_defined`. */
+  registerToolSchema(schemaJson: string): Promise<void> {
+    this.runtime.registerTool(toolSchemaArg(schemaJson));
+    return Promise.resolve();
   }
 
   async listTools(): Promise<string> {
     return jsonResult(this.runtime.listTools());
   }
 
-  async unregisterTool(name: string): Promise<number> {
-    return this.runtime.unregisterTool(name);
+  unregisterTool(name: string): Promise<number> {
+    if (typeof name !== "string") throw new CarError("invalid_params", "unregisterTool takes a tool name (a string)");
+    return Promise.resolve(this.runtime.unregisterTool(name));
   }
 
-  async registerPolicy(
+  /**
+   * The positional form `(name, rule, target?, key?, pattern?, valueJson?)`.
+   * `deny_tool_callback` needs a function, which this form cannot carry: it
+   * is refused here; register `{ name, rule: "callback", callback }` on
+   * `.runtime` instead.
+   */
+  registerPolicy(
     name: string,
     rule: string,
     target?: string | null,
@@ -126,34 +145,57 @@ export class CarRuntime {
   ): Promise<void> {
     if (sessionId !== undefined && sessionId !== null)
       throw new CarError("invalid_params", "session-scoped policies are not offered; register the policy globally");
+    if (rule === "deny_tool_callback")
+      throw new CarError(
+        "invalid_params",
+        `policy '${String(name)}' (deny_tool_callback) needs a JavaScript function, which registerPolicy's positional form cannot carry: ` +
+          "register { name, rule: 'callback', callback: (action, state) => reason | undefined } with rt.runtime.registerPolicy",
+      );
     this.runtime.registerPolicy(name, rule, target, key, pattern, valueJson);
     this.#descriptions.set(name, [rule, target, key, pattern].filter((p) => typeof p === "string" && p !== "").join(" "));
+    return Promise.resolve();
   }
 
-  async unregisterPolicy(name: string): Promise<number> {
+  unregisterPolicy(name: string): Promise<number> {
+    if (typeof name !== "string") throw new CarError("invalid_params", "unregisterPolicy takes a policy name (a string)");
     this.#descriptions.delete(name);
-    return this.runtime.unregisterPolicy(name);
+    return Promise.resolve(this.runtime.unregisterPolicy(name));
   }
 
   async listPolicies(): Promise<string> {
     return jsonResult(this.runtime.policies.names().map((name) => ({ name, description: this.#descriptions.get(name) ?? "" })));
   }
 
+  /**
+   * The original replanned a failed proposal with its model; this runtime
+   * does not (the planner, `@car/engine/planner`, asks before execution).
+   * `0` — the original's default, replanning off — is what happens here and
+   * is accepted; any other setting is refused rather than ignored.
+   */
+  setReplanConfig(maxReplans: number, delayMs?: number | null, replanOnRejected?: boolean | null): Promise<void> {
+    if (maxReplans !== 0)
+      throw new CarError("invalid_params", `setReplanConfig: this runtime does not replan after a failure; maxReplans must be 0, got ${String(maxReplans)}`);
+    if (replanOnRejected !== undefined && replanOnRejected !== null && replanOnRejected !== false)
+      throw new CarError("invalid_params", "setReplanConfig: replanOnRejected needs replanning, which this runtime does not do");
+    optionalNumberArg(delayMs, "delayMs", (n) => Number.isFinite(n) && n >= 0, "a non-negative number");
+    return Promise.resolve();
+  }
+
   // --- state --------------------------------------------------------------
 
   stateSet(key: string, valueJson: string, tenant?: string): void {
     noTenant(tenant);
-    this.runtime.state.set(key, jsonArg(valueJson, "valueJson") as JsonValue);
+    this.runtime.state.set(stringArg(key, "key"), jsonArg(valueJson, "valueJson") as JsonValue);
   }
 
   stateGet(key: string, tenant?: string): string {
     noTenant(tenant);
-    return jsonResult(this.runtime.state.get(key));
+    return jsonResult(this.runtime.state.get(stringArg(key, "key")));
   }
 
   stateExists(key: string, tenant?: string): boolean {
     noTenant(tenant);
-    return this.runtime.state.exists(key);
+    return this.runtime.state.exists(stringArg(key, "key"));
   }
 
   stateSnapshot(tenant?: string): string {
@@ -172,22 +214,28 @@ export class CarRuntime {
     return jsonResult(this.runtime.verifyProposal(proposalArg(proposalJson, "proposalJson")));
   }
 
-  /** Runs a proposal through the tool handler set with `registerToolHandler`. */
+  /**
+   * Runs a proposal through the tool handler set with `registerToolHandler`.
+   * Without one it fails up front, as the original does: nothing runs and
+   * nothing is recorded.
+   */
   async submitProposal(proposalJson: string, sessionId?: string | null): Promise<string> {
     const handler = currentToolHandler();
-    const result = await this.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), handler, { session_id: sessionId ?? null });
+    if (handler === undefined) throw new CarError("invalid_params", "submitProposal needs a tool handler: call registerToolHandler(handlerFn) first");
+    const session = optionalStringArg(sessionId, "sessionId");
+    const result = await this.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), handler, { session_id: session });
     return jsonResult(result);
   }
 
   // --- detached tools -----------------------------------------------------
 
   async toolPoll(handle: string): Promise<string | null> {
-    const result = this.runtime.toolPoll(handle);
+    const result = this.runtime.toolPoll(stringArg(handle, "handle"));
     return result === null ? null : jsonResult(result);
   }
 
   async toolCancel(handle: string): Promise<boolean> {
-    return this.runtime.toolCancel(handle);
+    return this.runtime.toolCancel(stringArg(handle, "handle"));
   }
 
   // --- events -------------------------------------------------------------
@@ -196,19 +244,40 @@ export class CarRuntime {
     return this.runtime.events.count();
   }
 
-  /** `queryJson`: `{ kinds?, proposal_id?, action_id?, since?, until?, data_matches?, limit? }`; most recent first. */
+  /**
+   * `queryJson`: `{ kinds?, actionId?, proposalId?, since?, until?, dataMatches?, limit? }`
+   * (see event-query.ts); answers `{ count, events }`, most recent first.
+   */
   async eventQuery(queryJson: string): Promise<string> {
-    const query = jsonArg(queryJson, "queryJson");
-    if (query === null || typeof query !== "object" || Array.isArray(query)) throw new CarError("invalid_params", "queryJson must be a JSON object");
-    return jsonResult(this.runtime.events.query({ order: "desc", ...(query as EventQuery) }));
+    const events = this.runtime.events.query(eventQueryArg(queryJson));
+    return jsonResult({ count: events.length, events });
   }
 
+  /**
+   * `[{ agent, calls, tokensIn, tokensOut, costUsd }]` — camelCase, as
+   * node-api.md gives it — folded from the multi-agent runs in this
+   * runtime's log (runs started with `{ runtime: rt.runtime }`).
+   */
   async eventCostByAgent(): Promise<string> {
-    return jsonResult(costByAgent(this.runtime.events.query()));
+    const rows = costByAgent(this.runtime.events.query()).map((r) => ({
+      agent: r.agent,
+      calls: r.calls,
+      tokensIn: r.tokens_in,
+      tokensOut: r.tokens_out,
+      costUsd: r.cost_usd,
+    }));
+    return jsonResult(rows);
   }
 
   async metricsSummary(): Promise<string> {
     return jsonResult(metricsSummary(this.runtime.events.query()));
+  }
+
+  /** `thresholdsJson`: `{ max_cost_usd?, max_error_rate?, max_avg_latency_ms?, min_actions? }` (omit for none); answers `{ summary, alerts }`. */
+  async metricsAlerts(thresholdsJson?: string): Promise<string> {
+    const thresholds = thresholdsJson === undefined ? {} : alertThresholdsArg(thresholdsJson);
+    const summary = metricsSummary(this.runtime.events.query());
+    return jsonResult({ summary, alerts: metricsAlerts(summary, thresholds) });
   }
 
   // --- skills -------------------------------------------------------------
@@ -224,24 +293,33 @@ export class CarRuntime {
     supersedesSkill?: string | null,
   ): Promise<number> {
     const skill: DistilledSkillInput = {
-      name,
-      code,
-      description,
-      domain: platform,
-      trigger: { persona, url_pattern: urlPattern, task_keywords: taskKeywords },
+      name: stringArg(name, "name"),
+      code: stringArg(code, "code"),
+      description: stringArg(description, "description"),
+      domain: stringArg(platform, "platform"),
+      trigger: {
+        persona: stringArg(persona, "persona"),
+        url_pattern: stringArg(urlPattern, "urlPattern"),
+        task_keywords: stringListArg(taskKeywords, "taskKeywords"),
+      },
       source: "manual",
     };
-    if (supersedesSkill !== undefined && supersedesSkill !== null && supersedesSkill !== name)
+    const supersedes = optionalStringArg(supersedesSkill, "supersedesSkill");
+    if (supersedes !== null && supersedes !== name)
       throw new CarError("invalid_params", "supersedesSkill must name the skill itself: a new version keeps its name");
     return ingestDistilledSkills(this.skills, [skill], this.#skillOptions());
   }
 
+  /** The best matches, best first, as JSON; `"null"` when nothing matches (node-api.md). */
   findSkill(persona: string, url: string, task: string, maxResults?: number | null): string {
-    return jsonResult(findSkill(this.skills, { persona, url, task }, maxResults ?? 1));
+    const context = { persona: stringArg(persona, "persona"), url: stringArg(url, "url"), task: stringArg(task, "task") };
+    const max = optionalNumberArg(maxResults, "maxResults", (n) => Number.isSafeInteger(n) && n > 0, "a positive integer");
+    const matches = findSkill(this.skills, context, max ?? 1);
+    return matches.length === 0 ? "null" : jsonResult(matches);
   }
 
   reportOutcome(skillName: string, outcome: string): string {
-    return jsonResult(reportOutcome(this.skills, skillName, outcome as "success", this.#skillOptions()));
+    return jsonResult(reportOutcome(this.skills, stringArg(skillName, "skillName"), stringArg(outcome, "outcome") as "success", this.#skillOptions()));
   }
 
   async distillSkills(eventsJson: string): Promise<string> {
@@ -253,21 +331,23 @@ export class CarRuntime {
   }
 
   listSkills(domain?: string | null): string {
+    const only = optionalStringArg(domain, "domain");
     const all = this.skills.list();
-    return jsonResult(domain === undefined || domain === null ? all : all.filter((s) => s.domain === domain));
+    return jsonResult(only === null ? all : all.filter((s) => s.domain === only));
   }
 
   domainsNeedingEvolution(threshold?: number | null): string[] {
-    return threshold === undefined || threshold === null ? domainsNeedingEvolution(this.skills) : domainsNeedingEvolution(this.skills, threshold);
+    const below = optionalNumberArg(threshold, "threshold", (n) => n >= 0 && n <= 1, "a number from 0 to 1");
+    return below === null ? domainsNeedingEvolution(this.skills) : domainsNeedingEvolution(this.skills, below);
   }
 
   async evolveSkills(eventsJson: string, domain: string): Promise<string> {
     const events = jsonArg(eventsJson, "eventsJson") as unknown[];
-    return jsonResult(await evolveSkills(this.skills, domain, this.#options.evolver, { ...this.#skillOptions(), events }));
+    return jsonResult(await evolveSkills(this.skills, stringArg(domain, "domain"), this.#options.evolver, { ...this.#skillOptions(), events }));
   }
 
   async repairSkill(skillName: string): Promise<string | null> {
-    const skill = this.skills.get(skillName);
+    const skill = this.skills.get(stringArg(skillName, "skillName"));
     const events = skill === undefined ? [] : traceEventsFrom(this.runtime.events.query(), skill.domain);
     const repaired = await repairSkill(this.skills, skillName, this.#options.repairer, { ...this.#skillOptions(), events });
     // node-api.md: "Returns repaired code or null" (the new version is recorded too).
@@ -285,15 +365,15 @@ export class CarRuntime {
   }
 
   async skillMeta(key: string): Promise<string> {
-    return jsonResult(skillMeta(this.skills, key));
+    return jsonResult(skillMeta(this.skills, stringArg(key, "key")));
   }
 
   async exportSkill(key: string): Promise<string | null> {
-    return exportSkill(this.skills, key);
+    return exportSkill(this.skills, stringArg(key, "key"));
   }
 
   async importSkill(markdown: string): Promise<boolean> {
-    importSkill(this.skills, markdown, this.#skillOptions());
+    importSkill(this.skills, stringArg(markdown, "markdown"), this.#skillOptions());
     return true;
   }
 

@@ -11,15 +11,21 @@
  * none (a `--no-auth` server).
  */
 import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CarClient, CarRpcError, type RequestHandler } from "@car/client";
 import { PROTOCOL, PROTOCOL_VERSION } from "@car/client/protocol";
-import { CarError, type CarErrorCode, type JsonValue } from "@car/ir";
+import { CarError, type CarErrorCode, isCarError, type JsonValue } from "@car/ir";
 
 /** The wire protocol version this binding speaks (`server.handshake`). */
 export function protocolVersion(): number {
   return PROTOCOL_VERSION;
+}
+
+/** This package's version: the client library's, as the original's `clientVersion()` reports its own. */
+export function clientVersion(): string {
+  return (createRequire(import.meta.url)("@car/engine/package.json") as { version: string }).version;
 }
 
 /** A daemon's JSON-RPC error, numbered as it came; `carCode` is its CarError code from the one table. */
@@ -65,12 +71,30 @@ export async function discoverToken(url: string, env: NodeJS.ProcessEnv = proces
   return (await readToken(join(home, `auth-token.${port}`))) ?? (await readToken(join(home, "auth-token")));
 }
 
-function parseParams(method: string, paramsJson: string): unknown {
+function parseParams(method: unknown, paramsJson: unknown): unknown {
+  if (typeof method !== "string") throw new CarError("invalid_params", "a daemon method name must be a string");
+  if (typeof paramsJson !== "string") throw new CarError("invalid_params", `${method}: params must be JSON text (a string)`);
   try {
     return JSON.parse(paramsJson);
   } catch (err) {
     throw new CarError("invalid_params", `${method}: params are not JSON: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A connection that could not be made, named with where it went. As in the
+ * original, a transport failure is no daemon answer: a plain Error with no
+ * JSON-RPC code (a CarError from the client, e.g. a refused handshake, passes as it is).
+ */
+function unreachable(url: string, err: unknown): unknown {
+  if (isCarError(err)) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new Error(`cannot reach the CAR daemon at ${url} (CAR_DAEMON_URL): ${message}`, { cause: err });
+}
+
+function handlerArgs(method: unknown, handler: unknown): void {
+  if (typeof method !== "string") throw new CarError("invalid_params", "a daemon method name must be a string");
+  if (typeof handler !== "function") throw new CarError("invalid_params", `${method}: the handler must be a function (paramsJson) => …`);
 }
 
 /** One lazily opened daemon connection with the handlers registered for it; a later call after `close` reconnects. */
@@ -86,8 +110,13 @@ export class DaemonLink {
 
   async call(method: string, paramsJson: string): Promise<string> {
     const params = parseParams(method, paramsJson);
+    let client: CarClient;
     try {
-      const client = await this.#connected();
+      client = await this.#connected();
+    } catch (err) {
+      throw err instanceof CarRpcError ? new DaemonRpcError(err) : unreachable(this.#url(), err);
+    }
+    try {
       return JSON.stringify(await client.request(method, params));
     } catch (err) {
       throw err instanceof CarRpcError ? new DaemonRpcError(err) : err;
@@ -95,6 +124,7 @@ export class DaemonLink {
   }
 
   onRequest(method: string, handler: (paramsJson: string) => Promise<string>): void {
+    handlerArgs(method, handler);
     this.#requestHandlers.set(method, handler);
     void this.#client?.then(
       (c) => this.#install(c, method, handler),
@@ -103,6 +133,7 @@ export class DaemonLink {
   }
 
   onNotification(method: string, handler: (paramsJson: string) => void): void {
+    handlerArgs(method, handler);
     this.#notificationHandlers.push([method, handler]);
     void this.#client?.then(
       (c) => c.onNotification(method, (p) => handler(JSON.stringify(p ?? null))),
@@ -121,10 +152,14 @@ export class DaemonLink {
     client.onRequest(method, wrapped);
   }
 
+  #url(): string {
+    return this.#options.daemonUrl ?? (this.#options.env ?? process.env)["CAR_DAEMON_URL"] ?? DEFAULT_DAEMON_URL;
+  }
+
   #connected(): Promise<CarClient> {
     this.#client ??= (async () => {
       const env = this.#options.env ?? process.env;
-      const url = this.#options.daemonUrl ?? env["CAR_DAEMON_URL"] ?? DEFAULT_DAEMON_URL;
+      const url = this.#url();
       const token = this.#options.daemonToken ?? (await discoverToken(url, env));
       const client = await CarClient.connect(url, { token, clientVersion: "@car/engine/compat" });
       for (const [method, handler] of this.#requestHandlers) this.#install(client, method, handler);
@@ -148,7 +183,15 @@ type Camel<S extends string> = S extends `${infer H}.${infer T}`
   : S extends `${infer H}_${infer T}`
     ? `${H}${Capitalize<Camel<T>>}`
     : S;
-type OperatorMethod = { [M in keyof typeof PROTOCOL]: (typeof PROTOCOL)[M]["role"] extends "operator" ? M : never }[keyof typeof PROTOCOL];
+/**
+ * Agent-role methods node-api.md nevertheless lists on HostClient: on the
+ * original a host connection may change any session's tier; here the server
+ * decides what a connection may do, and the wrapper just makes the call.
+ */
+const HOST_AGENT_METHODS = ["permission.set_tier"] as const;
+type OperatorMethod =
+  | { [M in keyof typeof PROTOCOL]: (typeof PROTOCOL)[M]["role"] extends "operator" ? M : never }[keyof typeof PROTOCOL]
+  | (typeof HOST_AGENT_METHODS)[number];
 type OperatorWrappers = { [M in OperatorMethod as Camel<M>]: (paramsJson: string) => Promise<string> };
 
 function camel(method: string): string {
@@ -164,14 +207,16 @@ export interface DaemonCaller {
  * The original's host-authority client. `car serve` has no separate host
  * token: the operator role belongs to a connection that acts for no agent,
  * so these wrappers are the protocol's `operator` methods (generated from
- * its declarations) on the runtime's own connection.
+ * its declarations), plus `permissionSetTier`, on the runtime's own connection.
  */
 class HostConnection {
   readonly #runtime: DaemonCaller;
   constructor(runtime: DaemonCaller) {
+    if (typeof (runtime as Partial<DaemonCaller> | null)?.daemonCallHostManagement !== "function")
+      throw new CarError("invalid_params", "HostClient takes a CarRuntime from @car/engine/compat");
     this.#runtime = runtime;
     for (const [method, declaration] of Object.entries(PROTOCOL)) {
-      if (declaration.role !== "operator") continue;
+      if (declaration.role !== "operator" && !(HOST_AGENT_METHODS as readonly string[]).includes(method)) continue;
       Object.defineProperty(this, camel(method), { value: (paramsJson: string) => this.daemonCallHostManagement(method, paramsJson), enumerable: false });
     }
   }

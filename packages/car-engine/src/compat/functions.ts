@@ -3,7 +3,8 @@
  * `executeProposal`, the static checks, and the multi-agent patterns driven
  * by the runner set with `registerAgentRunner`.
  */
-import { CarError, hasKey, isJsonObject, type AgentSpec, type JsonObject, type ToolSchema } from "@car/ir";
+import { CarError, hasKey, isJsonObject, parseProposal, type AgentSpec, type JsonObject, type ToolSchema } from "@car/ir";
+import { classifyProposal } from "@car/policy";
 import { equivalent as equivalentOf, optimize as optimizeOf, simulate as simulateOf, verify as verifyOf, type VerifyOptions } from "@car/verify";
 import { runMapReduce as mapReduce } from "../multi/map-reduce.ts";
 import { runPipeline as pipeline } from "../multi/pipeline.ts";
@@ -12,11 +13,12 @@ import { runSwarm as swarm, type SwarmMode } from "../multi/swarm.ts";
 import type { AgentFn, MultiOptions } from "../multi/types.ts";
 import type { BudgetLimits } from "../multi/budget.ts";
 import { runVote as vote } from "../multi/vote.ts";
+import { rankProposals as rank } from "../planner/rank.ts";
 import { runTournament as tournament } from "../multi/tournament.ts";
 import { runSubtask as subtask } from "../multi/subtask.ts";
-import type { CarRuntime } from "./car-runtime.ts";
-import { jsonArg, jsonResult, proposalArg } from "./json-args.ts";
-import { currentAgentRunner, type JsonCallback } from "./tool-handler.ts";
+import { CarRuntime } from "./car-runtime.ts";
+import { jsonArg, jsonResult, optionalNumberArg, optionalStringArg, proposalArg, stringArg, stringListArg } from "./json-args.ts";
+import { currentAgentRunner, type JsonCallback, reportingCancellation } from "./tool-handler.ts";
 
 /** Runs `proposalJson` on `rt`, dispatching every tool without a handler of its own to `toolFn`. */
 export async function executeProposal(
@@ -26,8 +28,11 @@ export async function executeProposal(
   sessionId?: string | null,
   scopeJson?: string | null,
 ): Promise<string> {
+  if (!(rt instanceof CarRuntime)) throw new CarError("invalid_params", "executeProposal's first argument must be a CarRuntime from @car/engine/compat");
+  if (typeof toolFn !== "function") throw new CarError("invalid_params", "executeProposal takes a tool callback (callJson) => Promise<string>");
   if (scopeJson !== undefined && scopeJson !== null) throw new CarError("invalid_params", "per-call policy scopes (scopeJson) are not offered");
-  const result = await rt.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), (callJson) => toolFn(callJson), { session_id: sessionId ?? null });
+  const session = optionalStringArg(sessionId, "sessionId");
+  const result = await rt.runtime.executeProposal(proposalArg(proposalJson, "proposalJson"), reportingCancellation(toolFn), { session_id: session });
   return jsonResult(result);
 }
 
@@ -40,10 +45,16 @@ export function verify(
 ): string {
   const options: VerifyOptions = {};
   if (initialStateJson !== undefined && initialStateJson !== null) options.state = jsonArg(initialStateJson, "initialStateJson") as JsonObject;
-  const tools: (string | ToolSchema)[] = [...(toolNames ?? [])];
-  if (toolSchemasJson !== undefined && toolSchemasJson !== null) tools.push(...(jsonArg(toolSchemasJson, "toolSchemasJson") as ToolSchema[]));
-  if ((toolNames !== undefined && toolNames !== null) || tools.length > 0) options.tools = tools;
-  if (maxActions !== undefined && maxActions !== null) options.maxActions = maxActions;
+  const names = toolNames === undefined || toolNames === null ? null : stringListArg(toolNames, "toolNames");
+  const tools: (string | ToolSchema)[] = [...(names ?? [])];
+  if (toolSchemasJson !== undefined && toolSchemasJson !== null) {
+    const schemas = jsonArg(toolSchemasJson, "toolSchemasJson");
+    if (!Array.isArray(schemas)) throw new CarError("invalid_params", "toolSchemasJson must be a JSON array of tool schemas");
+    tools.push(...(schemas as ToolSchema[]));
+  }
+  if (names !== null || tools.length > 0) options.tools = tools;
+  const max = optionalNumberArg(maxActions, "maxActions", (n) => Number.isSafeInteger(n) && n > 0, "a positive integer");
+  if (max !== null) options.maxActions = max;
   return jsonResult(verifyOf(proposalArg(proposalJson, "proposalJson"), options));
 }
 
@@ -58,6 +69,31 @@ export function optimize(proposalJson: string): string {
 
 export function equivalent(proposal1Json: string, proposal2Json: string): boolean {
   return equivalentOf(jsonArg(proposal1Json, "proposal1Json"), jsonArg(proposal2Json, "proposal2Json"));
+}
+
+/**
+ * Ranks candidate proposals, best first, by the planner's score:
+ * `[{ index, proposal, score }]`, an unparsable candidate last as
+ * `{ index, error }`. `tools` are the tool names verify checks against;
+ * `costWeight` (0..1) weighs cost efficiency against success likelihood.
+ */
+export function rankProposals(candidatesJson: string, tools?: string[] | null, costWeight?: number | null): string {
+  const candidates = jsonArg(candidatesJson, "candidatesJson");
+  if (!Array.isArray(candidates)) throw new CarError("invalid_params", "candidatesJson must be a JSON array of proposals");
+  const options: Parameters<typeof rank>[1] = {};
+  if (tools !== undefined && tools !== null) options.verifyOptions = { tools: stringListArg(tools, "tools") };
+  const weight = optionalNumberArg(costWeight, "costWeight", (n) => n >= 0 && n <= 1, "a number from 0 to 1");
+  if (weight !== null) options.target = { cost_weight: weight };
+  // As JSON: the proposal itself (not its graph), and an unparsable candidate's error as `{ code, message }`.
+  const ranked = rank(candidates, options).map(({ index, proposal, score, error }) =>
+    error === undefined ? { index, proposal: proposal?.proposal, score } : { index, error: { code: error.code, message: error.message } },
+  );
+  return jsonResult(ranked);
+}
+
+/** Each action's `{ action_id, tool, required_tier, reversibility, missing_compensation }`, as a JSON array. */
+export function permissionClassify(proposalJson: string): string {
+  return jsonResult(classifyProposal(parseProposal(proposalArg(proposalJson, "proposalJson"))).classifications);
 }
 
 // --- multi-agent ------------------------------------------------------------
@@ -93,18 +129,26 @@ function specOrNull(json: string | null | undefined, what: string): AgentSpec | 
 }
 
 export async function runPipeline(stages: string, task: string, budgetSpec?: string | null): Promise<string> {
-  return jsonResult(await pipeline(jsonArg(stages, "stages") as AgentSpec[], task, runnerAgent(), budgetOptions(budgetSpec)));
+  return jsonResult(await pipeline(jsonArg(stages, "stages") as AgentSpec[], stringArg(task, "task"), runnerAgent(), budgetOptions(budgetSpec)));
 }
 
 export async function runSwarm(mode: string, agents: string, task: string, synthesizerSpec?: string | null, budgetSpec?: string | null): Promise<string> {
   const options = { ...budgetOptions(budgetSpec), synthesizer: specOrNull(synthesizerSpec, "synthesizerSpec") };
-  return jsonResult(await swarm(mode as SwarmMode, jsonArg(agents, "agents") as AgentSpec[], task, runnerAgent(), options));
+  return jsonResult(
+    await swarm(stringArg(mode, "mode") as SwarmMode, jsonArg(agents, "agents") as AgentSpec[], stringArg(task, "task"), runnerAgent(), options),
+  );
 }
 
 export async function runSupervisor(workers: string, supervisorSpec: string, task: string, maxRounds: number, budgetSpec?: string | null): Promise<string> {
   const options = { ...budgetOptions(budgetSpec), max_rounds: maxRounds };
   return jsonResult(
-    await supervisor(jsonArg(workers, "workers") as AgentSpec[], jsonArg(supervisorSpec, "supervisor") as AgentSpec, task, runnerAgent(), options),
+    await supervisor(
+      jsonArg(workers, "workers") as AgentSpec[],
+      jsonArg(supervisorSpec, "supervisor") as AgentSpec,
+      stringArg(task, "task"),
+      runnerAgent(),
+      options,
+    ),
   );
 }
 
@@ -112,7 +156,7 @@ export async function runMapReduce(mapper: string, reducer: string, task: string
   const result = await mapReduce(
     jsonArg(mapper, "mapper") as AgentSpec,
     jsonArg(reducer, "reducer") as AgentSpec,
-    task,
+    stringArg(task, "task"),
     jsonArg(items, "items") as string[],
     runnerAgent(),
     budgetOptions(budgetSpec),
@@ -122,17 +166,23 @@ export async function runMapReduce(mapper: string, reducer: string, task: string
 
 export async function runVote(agents: string, task: string, synthesizerSpec?: string | null, budgetSpec?: string | null): Promise<string> {
   const options = { ...budgetOptions(budgetSpec), synthesizer: specOrNull(synthesizerSpec, "synthesizerSpec") };
-  return jsonResult(await vote(jsonArg(agents, "agents") as AgentSpec[], task, runnerAgent(), options));
+  return jsonResult(await vote(jsonArg(agents, "agents") as AgentSpec[], stringArg(task, "task"), runnerAgent(), options));
 }
 
 /** Ranks `competitors` by a single-elimination bracket, a fresh `judge` call per match. */
 export async function runTournament(competitors: string, judge: string, task: string, budgetSpec?: string | null): Promise<string> {
   return jsonResult(
-    await tournament(jsonArg(competitors, "competitors") as AgentSpec[], jsonArg(judge, "judge") as AgentSpec, task, runnerAgent(), budgetOptions(budgetSpec)),
+    await tournament(
+      jsonArg(competitors, "competitors") as AgentSpec[],
+      jsonArg(judge, "judge") as AgentSpec,
+      stringArg(task, "task"),
+      runnerAgent(),
+      budgetOptions(budgetSpec),
+    ),
   );
 }
 
 /** Runs `mainAgent` with the `spawn_subtask` tool: sub-agents get a subset of its tools, checked before and at execution. */
 export async function runSubtask(mainAgent: string, task: string, budgetSpec?: string | null): Promise<string> {
-  return jsonResult(await subtask(jsonArg(mainAgent, "mainAgent") as AgentSpec, task, runnerAgent(), budgetOptions(budgetSpec)));
+  return jsonResult(await subtask(jsonArg(mainAgent, "mainAgent") as AgentSpec, stringArg(task, "task"), runnerAgent(), budgetOptions(budgetSpec)));
 }

@@ -10,6 +10,8 @@ export {
   simulate,
   optimize,
   equivalent,
+  rankProposals,
+  permissionClassify,
   runPipeline,
   runSwarm,
   runSupervisor,
@@ -18,6 +20,15 @@ export {
   runTournament,
   runSubtask,
 } from "./functions.ts";
-export { registerToolHandler, unregisterToolHandler, registerAgentRunner, type JsonCallback, type AgentRunner } from "./tool-handler.ts";
+export {
+  registerToolHandler,
+  unregisterToolHandler,
+  registerToolCancelHandler,
+  unregisterToolCancelHandler,
+  registerAgentRunner,
+  type JsonCallback,
+  type AgentRunner,
+} from "./tool-handler.ts";
+export type { BudgetLimits } from "../multi/budget.ts";
 export { TerminalToolError } from "../tools/terminal-tool-error.ts";
-export { DaemonRpcError, HostClient, protocolVersion, discoverToken, type DaemonOptions } from "./daemon.ts";
+export { DaemonRpcError, HostClient, protocolVersion, clientVersion, discoverToken, type DaemonOptions } from "./daemon.ts";

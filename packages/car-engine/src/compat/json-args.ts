@@ -29,3 +29,36 @@ export function proposalArg(text: unknown, what: string): ProposalInput {
 export function jsonResult(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
+
+/** An optional string argument (`undefined` or `null` leave it out); anything else is `invalid_params` naming it. */
+export function optionalStringArg(value: unknown, what: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") throw new CarError("invalid_params", `${what} must be a string or null, got ${describe(value)}`);
+  return value;
+}
+
+/** A required string argument; anything else is `invalid_params` naming it. */
+export function stringArg(value: unknown, what: string): string {
+  if (typeof value !== "string") throw new CarError("invalid_params", `${what} must be a string, got ${describe(value)}`);
+  return value;
+}
+
+/** An array of strings (e.g. `taskKeywords`). */
+export function stringListArg(value: unknown, what: string): string[] {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new CarError("invalid_params", `${what} must be an array of strings`);
+  return [...value] as string[];
+}
+
+/** An optional number (`undefined` or `null` leave it out) satisfying `ok`, which `rule` describes. */
+export function optionalNumberArg(value: unknown, what: string, ok: (n: number) => boolean, rule: string): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "number" || !ok(value)) throw new CarError("invalid_params", `${what} must be ${rule}, got ${describe(value)}`);
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number") return String(value);
+  return typeof value;
+}

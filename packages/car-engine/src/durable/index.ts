@@ -31,7 +31,7 @@ export { type AuditKey, eventMac, macMatches, outboundDigest } from "./event-mac
 export { IntentBatch } from "./intent-batch.ts";
 export { ALL_TIERS, type PostureRow, postureEntryOf } from "./posture-rows.ts";
 export { appliedStateChanges, firstStateDifference, replayStateChanges } from "./state-replay.ts";
-export { approvalSealRow, postureSealRow, rowSeal, type SealedTable, sealMatches, unsealedRow } from "./row-seal.ts";
+export { approvalSealRow, intentSealRow, postureSealRow, rowSeal, type SealedTable, sealMatches, unsealedRow } from "./row-seal.ts";
 export { type ProposalRow, replayBreak, type StoredTables, type TableBreak, tableBreak, type TransitionRow } from "./table-replay.ts";
 // The engine's building blocks a backend extends: a cached state store, versioned values, a transition log, a live event feed.
 export { CachedStateStore } from "../store/cached-state-store.ts";

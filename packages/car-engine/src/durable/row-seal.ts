@@ -25,7 +25,7 @@ import { sha256Hex } from "./event-hash.ts";
 import type { AuditKey } from "./event-mac.ts";
 
 /** The tables whose rows are sealed. */
-export type SealedTable = "approvals" | "postures";
+export type SealedTable = "approvals" | "postures" | "supervision_intents" | "approval_waits";
 
 const UNKEYED = "sha256:";
 
@@ -55,6 +55,11 @@ export function unsealedRow(table: SealedTable, what: string): CarError {
 /** What an approval's seal covers: its id, the stored record text and its revocation (null while in force). */
 export function approvalSealRow(id: number, record: string, revoked_at: number | null, revoked_by: string | null): JsonObject {
   return { id, record, revoked_at, revoked_by };
+}
+
+/** What a shared supervision intent's seal covers: the whole row — what supervisors are shown, where it waits, its decision (null until decided). */
+export function intentSealRow(id: string, server_id: string, agent_id: string | null, intent: string, decision: string | null): JsonObject {
+  return { id, server_id, agent_id, intent, decision };
 }
 
 /** What a posture's seal covers: the whole row. */

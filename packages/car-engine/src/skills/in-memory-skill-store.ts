@@ -36,6 +36,10 @@ export class InMemorySkillStore implements SkillStore {
     this.#versions.set(record.name, versions);
   }
 
+  delete(name: string): boolean {
+    return this.#versions.delete(name);
+  }
+
   /** Every version of every skill, names in order: what a persistent store saves. */
   all(): SkillRecord[] {
     return [...this.#versions.keys()].sort().flatMap((name) => this.history(name));

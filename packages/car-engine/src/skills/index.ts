@@ -13,7 +13,7 @@ export type {
 } from "./types.ts";
 export type { SkillStore } from "./skill-store.ts";
 export { InMemorySkillStore } from "./in-memory-skill-store.ts";
-export { JsonFileSkillStore, SKILL_FILE_FORMAT } from "./json-file-skill-store.ts";
+export { JsonFileSkillStore, SKILL_FILE_FORMAT, type JsonFileSkillStoreOptions } from "./json-file-skill-store.ts";
 export type { SkillOptions } from "./record-version.ts";
 export { distillSkills, DEFAULT_MIN_OCCURRENCES, type DistillOptions } from "./distill.ts";
 export { ingestDistilledSkills } from "./ingest.ts";

@@ -34,6 +34,8 @@ function digestOf(skill: DistilledSkill): string {
     source: skill.source,
     trigger: { persona: skill.trigger.persona, url_pattern: skill.trigger.url_pattern, task_keywords: [...skill.trigger.task_keywords] },
   };
+  // Only when set, so a document exported before the field existed still verifies.
+  if (skill.deployment_tier !== undefined) content["deployment_tier"] = skill.deployment_tier;
   return createHash("sha256").update(canonicalJson(content)).digest("hex");
 }
 
@@ -62,6 +64,7 @@ export function exportSkill(store: SkillStore, name: string): string | null {
     `task_keywords = [${skill.trigger.task_keywords.map(tomlString).join(", ")}]`,
     `success_count = ${skill.stats.success_count}`,
     `fail_count = ${skill.stats.fail_count}`,
+    ...(skill.deployment_tier === undefined ? [] : [`deployment_tier = ${tomlString(skill.deployment_tier)}`]),
     `sha256 = ${tomlString(digestOf(skill))}`,
     FENCE,
     "",
@@ -107,6 +110,7 @@ export function importSkill(store: SkillStore, markdown: string, options: SkillO
       code: text("code"),
       source: text("source"),
       trigger: { persona: text("persona"), url_pattern: text("url_pattern"), task_keywords: keywords as JsonValue },
+      ...(fields["deployment_tier"] === undefined ? {} : { deployment_tier: fields["deployment_tier"] }),
     },
     "",
     "invalid_params",

@@ -56,12 +56,23 @@ export function contentOf(skill: DistilledSkill): DistilledSkill {
     scope: skill.scope,
   };
   if (skill.evidence !== undefined) content.evidence = skill.evidence;
+  if (skill.deployment_tier !== undefined) content.deployment_tier = skill.deployment_tier;
   return content;
 }
 
 /** True when the skill's content (not its bookkeeping) equals `skill`'s. */
 export function sameContent(record: SkillRecord, skill: DistilledSkill): boolean {
   const content = (s: DistilledSkill): string =>
-    JSON.stringify([s.description, s.when_to_apply, s.domain, s.code, s.trigger.persona, s.trigger.url_pattern, s.trigger.task_keywords, s.source]);
+    JSON.stringify([
+      s.description,
+      s.when_to_apply,
+      s.domain,
+      s.code,
+      s.trigger.persona,
+      s.trigger.url_pattern,
+      s.trigger.task_keywords,
+      s.source,
+      s.deployment_tier ?? null,
+    ]);
   return content(record) === content(skill);
 }

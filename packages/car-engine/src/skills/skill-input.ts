@@ -6,6 +6,7 @@
  * rather than stored half-read.
  */
 import { CarError, cloneJson, emptyMap, getOwn, isJsonObject } from "@car/ir";
+import { isPermissionTier, PERMISSION_TIERS } from "@car/policy";
 import type { CarErrorCode, ErrorProblem, JsonObject, JsonValue } from "@car/ir";
 import type { DistilledSkill, SkillEvidence, SkillTrigger } from "./types.ts";
 
@@ -50,6 +51,9 @@ export function parseDistilledSkill(value: unknown, pointer: string, code: CarEr
     if (isJsonObject(evidence)) skill.evidence = cloneJson(evidence) as unknown as SkillEvidence;
     else fail("evidence", "must be an object");
   }
+  const tier = getOwn(raw, "deployment_tier");
+  if (typeof tier === "string" && isPermissionTier(tier)) skill.deployment_tier = tier;
+  else if (tier !== undefined && tier !== null) fail("deployment_tier", `must be one of ${PERMISSION_TIERS.join(", ")}`);
   if (problems.length > 0) {
     const shown = problems.slice(0, 3).map((p) => `${p.pointer}: ${p.message}`);
     throw new CarError(code, `invalid skill: ${shown.join("; ")}`, { problems });

@@ -18,4 +18,6 @@ export interface SkillStore {
    * Any other version is an `invalid_params` error.
    */
   put(record: SkillRecord): void;
+  /** Removes every version of a skill; false when there was none. */
+  delete(name: string): boolean;
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { isCarError, manualClock } from "@car/ir";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SkillRecord, SkillStore } from "./index.ts";
-import { InMemorySkillStore, JsonFileSkillStore, SKILL_FILE_FORMAT, ingestDistilledSkills, reportOutcome } from "./index.ts";
+import { InMemorySkillStore, JsonFileSkillStore, SKILL_FILE_FORMAT, exportSkill, importSkill, ingestDistilledSkills, reportOutcome } from "./index.ts";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -64,6 +64,19 @@ describe.each(stores)("%s", (_name, make) => {
       expect(() => store.put(record("a", version))).toThrow(/cannot store version/);
     }
     expect(() => store.put(record("new", 2))).toThrow(/latest is 0/);
+  });
+
+  it("deletes every version of one name, and says whether there was one", () => {
+    const store = make();
+    store.put(record("a", 1));
+    store.put(record("a", 2));
+    store.put(record("b", 1));
+    expect(store.delete("a")).toBe(true);
+    expect(store.delete("a")).toBe(false);
+    expect(store.history("a")).toEqual([]);
+    expect(store.list().map((r) => r.name)).toEqual(["b"]);
+    store.put(record("a", 1));
+    expect(store.get("a")!.version).toBe(1);
   });
 
   it("hands out copies", () => {
@@ -129,6 +142,38 @@ describe("JsonFileSkillStore persistence", () => {
     }
   });
 
+  it("records its owner, refuses another owner's file, and adopts an unowned file only when told to", () => {
+    const dir = tempDir();
+    const alice = join(dir, "alice.json");
+    new JsonFileSkillStore(alice, { owner: "tenant:alice" }).put(record("a", 1));
+    expect(JSON.parse(readFileSync(alice, "utf8"))).toMatchObject({ format: SKILL_FILE_FORMAT, owner: "tenant:alice" });
+    expect(new JsonFileSkillStore(alice, { owner: "tenant:alice" }).get("a")!.version).toBe(1);
+    expect(() => new JsonFileSkillStore(alice, { owner: "tenant:bob" })).toThrow(/holds the skills of 'tenant:alice', not 'tenant:bob'/);
+    // Opened without an owner (a reader such as `car skills list`), the file keeps the owner it names.
+    const reader = new JsonFileSkillStore(alice);
+    expect(reader.owner).toBe("tenant:alice");
+    reader.put(record("a", 2));
+    expect(JSON.parse(readFileSync(alice, "utf8")).owner).toBe("tenant:alice");
+
+    const legacy = join(dir, "legacy.json");
+    writeFileSync(legacy, JSON.stringify({ format: SKILL_FILE_FORMAT, skills: [record("old", 1)] }));
+    let refused: unknown;
+    try {
+      new JsonFileSkillStore(legacy, { owner: "global" });
+    } catch (e) {
+      refused = e;
+    }
+    expect(isCarError(refused, "storage_error")).toBe(true);
+    expect((refused as Error).message).toMatch(/names no owner/);
+    expect(JSON.parse(readFileSync(legacy, "utf8")).owner).toBeUndefined();
+    // Adopted: the owner is written at once, and the next open holds the file to it.
+    expect(new JsonFileSkillStore(legacy, { owner: "unscoped", adoptUnowned: true }).get("old")!.version).toBe(1);
+    expect(JSON.parse(readFileSync(legacy, "utf8"))).toMatchObject({ owner: "unscoped", skills: [{ name: "old" }] });
+    expect(() => new JsonFileSkillStore(legacy, { owner: "global", adoptUnowned: true })).toThrow(/holds the skills of 'unscoped'/);
+    writeFileSync(legacy, JSON.stringify({ format: SKILL_FILE_FORMAT, owner: 7, skills: [] }));
+    expect(() => new JsonFileSkillStore(legacy)).toThrow(/"owner" must be a non-empty string/);
+  });
+
   it("undoes a change the file cannot take", () => {
     const parent = join(tempDir(), "store");
     const store = new JsonFileSkillStore(join(parent, "skills.json"));
@@ -140,5 +185,23 @@ describe("JsonFileSkillStore persistence", () => {
     expect(() => store.put(record("b", 1))).toThrow(/cannot write the skill file/);
     expect(store.history("a").map((r) => r.version)).toEqual([1]);
     expect(store.get("b")).toBeUndefined();
+  });
+});
+
+describe("a skill's deployment tier", () => {
+  it("is kept across versions and through export and import, and a wrong tier is refused", () => {
+    const store = new InMemorySkillStore();
+    ingestDistilledSkills(store, [{ name: "probe", code: "ls", domain: "ops", deployment_tier: "read_only" }], { clock: manualClock(0) });
+    expect(store.get("probe")!.deployment_tier).toBe("read_only");
+    const doc = exportSkill(store, "probe")!;
+    expect(doc).toContain('deployment_tier = "read_only"');
+    const other = new InMemorySkillStore();
+    expect(importSkill(other, doc).deployment_tier).toBe("read_only");
+    // The tier is under the digest: raising it breaks the document.
+    expect(() => importSkill(other, doc.replace('deployment_tier = "read_only"', 'deployment_tier = "full_access"'))).toThrow(/digest/);
+    expect(() => ingestDistilledSkills(store, [{ name: "bad", code: "x", domain: "ops", deployment_tier: "root" as never }])).toThrow(/deployment_tier/);
+    // A document written before the field existed still imports.
+    ingestDistilledSkills(store, [{ name: "plain", code: "x", domain: "ops" }], { clock: manualClock(0) });
+    expect(importSkill(other, exportSkill(store, "plain")!).deployment_tier).toBeUndefined();
   });
 });

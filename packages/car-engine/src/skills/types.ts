@@ -5,6 +5,7 @@
  * and lineage.
  */
 import type { JsonObject } from "@car/ir";
+import type { PermissionTier } from "@car/policy";
 
 /** When a skill applies. */
 export interface SkillTrigger {
@@ -39,6 +40,12 @@ export interface DistilledSkill {
   source: string;
   scope: JsonObject;
   evidence?: SkillEvidence;
+  /**
+   * The most authority actions driven by this skill may have: a permission
+   * evaluation that names the skill runs at `min(granted, deployment_tier)`.
+   * Absent: the skill caps nothing.
+   */
+  deployment_tier?: PermissionTier;
 }
 
 /** A skill as ingest and the evolver accept it: `name` and `code` required, the rest defaulted (see skill-input.ts). */

@@ -46,6 +46,8 @@ export class ApprovalWaits {
   constructor(
     private readonly listener?: ApprovalWaitListener,
     readonly pollMs: number = DEFAULT_APPROVAL_POLL_MS,
+    /** What each wait's id starts with: a host sharing its waits with others makes it its own (`wait-<host>`). */
+    private readonly idPrefix: string = "wait",
   ) {}
 
   /** Every wait, oldest first. */
@@ -79,7 +81,7 @@ export class ApprovalWaits {
     decided: () => Promise<D | undefined>,
     signal: AbortSignal | undefined,
   ): Promise<D | undefined> {
-    const entry: WaitingApproval = { id: `wait-${++this.#seq}`, ...wait };
+    const entry: WaitingApproval = { id: `${this.idPrefix}-${++this.#seq}`, ...wait };
     let wake: () => void = () => {};
     this.#waiting.set(entry.id, { wait: entry, wake: () => wake() });
     this.listener?.requested(entry);

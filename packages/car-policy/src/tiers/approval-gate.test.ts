@@ -19,6 +19,20 @@ describe("ApprovalGate", () => {
     expect(await ledger.list()).toEqual([]);
   });
 
+  it("a capped gate judges at min(granted, ceiling), never wider, on the same ledger", async () => {
+    const ledger = new InMemoryApprovalLedger();
+    const gate = new ApprovalGate({ ledger, sessionId: "s", grantedTier: "full_access" });
+    expect(await gate.capped("read_only").evaluate(edit)).toMatchObject({ decision: "needs_approval", granted: "read_only" });
+    expect(await gate.capped("sandbox_edit").evaluate(edit)).toMatchObject({ decision: "allow", granted: "sandbox_edit" });
+    expect(await gate.evaluate(edit)).toMatchObject({ decision: "allow", granted: "full_access" });
+    gate.setTier("read_only");
+    expect(gate.capped("full_access").grantedTier).toBe("read_only");
+    // An approval recorded on the ledger answers the capped gate too.
+    const fingerprint = operationFingerprint(edit);
+    await ledger.record({ fingerprint, required_tier: "sandbox_edit", decision: "approved", reviewer: "op", decided_at: 0, expires_at: null, session_id: "s" });
+    expect(await gate.capped("read_only").evaluate(edit)).toMatchObject({ decision: "allow", reason: "approved by op" });
+  });
+
   it("asks above the standing tier, records who decided, and remembers the operation", async () => {
     const ledger = new InMemoryApprovalLedger();
     const clock = manualClock(1_000);

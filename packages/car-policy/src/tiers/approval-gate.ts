@@ -134,6 +134,18 @@ export class ApprovalGate {
     return tier;
   }
 
+  /**
+   * This gate with its standing tier capped at `ceiling` (a skill's
+   * `deployment_tier`): `min(granted, ceiling)`, never wider. The same
+   * ledger, approver and postures answer, so a capped action escalates
+   * into the same approvals as any other. A snapshot: a later `setTier`
+   * on either gate does not move the other.
+   */
+  capped(ceiling: PermissionTier): ApprovalGate {
+    const granted = tierRank(ceiling) < tierRank(this.#granted) ? ceiling : this.#granted;
+    return new ApprovalGate({ ...this.#options, grantedTier: granted });
+  }
+
   /** The verdict without asking anyone: `needs_approval` where `authorize` would call the approver. */
   async evaluate(action: Action, schema?: ToolSchema, how: EvaluateOptions = {}): Promise<GateDecision> {
     return this.#evaluate(action, classifyAction(action, schema), how.admitted?.decision === "approved" ? how.admitted : undefined, how);
@@ -149,15 +161,16 @@ export class ApprovalGate {
    */
   async #evaluate(action: Action, { tier, reasons }: ActionClassification, admitted: ApprovalRecord | undefined, how: EvaluateOptions): Promise<GateDecision> {
     const fingerprint = operationFingerprint(action);
-    const base = { action_id: action.id, fingerprint, required: tier, granted: this.#granted };
+    const granted = this.#granted;
+    const base = { action_id: action.id, fingerprint, required: tier, granted };
     const looked = this.#options.posture?.(tier, action);
     const posture = looked instanceof Promise ? await looked : looked;
     if (posture === "deny") return { ...base, decision: "deny", reason: `the agent's posture denies ${tier} actions` };
-    const carried = admitted !== undefined && tier !== "full_access" && tierRank(tier) <= tierRank(this.#granted) ? admitted : undefined;
+    const carried = admitted !== undefined && tier !== "full_access" && tierRank(tier) <= tierRank(granted) ? admitted : undefined;
     const now = this.#clock.now();
     let recorded = await this.#options.ledger.latest(fingerprint, now, { run_id: how.run_id, agent_id: this.#options.agentId });
     const escalated = how.escalated === true;
-    const mustAsk = escalated || posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(this.#granted);
+    const mustAsk = escalated || posture === "require_approval" || tier === "full_access" || tierRank(tier) > tierRank(granted);
     // A use-limited approval that this execution rests on spends a use now; none left means it does not answer.
     const restsOn =
       mustAsk && (escalated || posture !== "always_allow") && recorded?.decision === "approved" && tierRank(recorded.required_tier) >= tierRank(tier);
@@ -192,7 +205,7 @@ export class ApprovalGate {
       fingerprint: evaluated.fingerprint,
       action,
       required_tier: tier,
-      granted_tier: this.#granted,
+      granted_tier: evaluated.granted,
       reasons,
       session_id: this.#options.sessionId,
     };

@@ -23,6 +23,7 @@ import { type MethodContext, type MethodTable, agentMethod, operatorMethod } fro
 import { requireOperator } from "../operator.ts";
 import { invalidParams, optionalNumber, optionalObject, optionalString, paramsObject, requireString } from "../params.ts";
 import type { Session } from "../session.ts";
+import { skillCeilingOf } from "../skill-library.ts";
 import { proposalParam } from "./static-analysis.ts";
 
 function schemaOf(session: Session, action: Action) {
@@ -30,8 +31,12 @@ function schemaOf(session: Session, action: Action) {
 }
 
 async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  const proposal = proposalParam(paramsObject(params));
-  const gate = ctx.session.gate;
+  const p = paramsObject(params);
+  const proposal = proposalParam(p);
+  const skill = optionalString(p, "skill");
+  const ceiling = skill === undefined ? undefined : skillCeilingOf(ctx.session, ctx.tenant.id, skill);
+  // The skill's ceiling caps the standing tier for this evaluation: the same gate and ledger, judged at min(granted, ceiling).
+  const gate = ceiling === undefined ? ctx.session.gate : ctx.session.gate.capped(ceiling);
   const decisions: JsonValue[] = [];
   for (const action of proposal.actions) {
     const schema = schemaOf(ctx.session, action);
@@ -46,25 +51,27 @@ async function evaluate(params: JsonValue | undefined, ctx: MethodContext): Prom
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
     });
   }
-  return { decisions };
+  return { decisions, ...(ceiling === undefined ? {} : { skill_ceiling: ceiling }) };
 }
 
 /**
  * The approval work-queue. With a `proposal`: only the `needs_approval`
  * rows of `permission.evaluate`, same shape. Without one: every proposal
- * waiting for an approval on this server (`wait_for_approval_ms`), oldest
- * first — fingerprint, required and granted tier, tool, parameter keys and
- * who asked (an agent's connection sees only its own).
+ * waiting for an approval (`wait_for_approval_ms`) on this server, or with
+ * `--db postgres://…` on every server on the database, oldest first —
+ * fingerprint, required and granted tier, tool, parameter keys and who
+ * asked (an agent's connection sees only its own).
  */
 async function pending(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   if (paramsObject(params)["proposal"] === undefined) {
-    const waits = ctx.session.options.oversight.approvals.list();
+    if (optionalString(paramsObject(params), "skill") !== undefined) throw invalidParams("skill caps the evaluation of a proposal: pass the proposal too");
+    const waits = await ctx.session.options.oversight.waitingApprovals();
     // An agent sees only its own waits; the operator sees every one.
     const mine = ctx.role === "operator" ? waits : waits.filter((w) => w.asked_by === ctx.session.principal);
     return { pending: mine as unknown as JsonValue };
   }
-  const { decisions } = (await evaluate(params, ctx)) as { decisions: { decision: string }[] };
-  return { pending: decisions.filter((d) => d.decision === "needs_approval") };
+  const { decisions, skill_ceiling } = (await evaluate(params, ctx)) as { decisions: { decision: string }[]; skill_ceiling?: string };
+  return { pending: decisions.filter((d) => d.decision === "needs_approval"), ...(skill_ceiling === undefined ? {} : { skill_ceiling }) };
 }
 
 export function readTier(value: string, field: string): PermissionTier {
@@ -159,8 +166,9 @@ function setTier(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 }
 
 export const approvalMethods: MethodTable = {
-  "permission.evaluate": agentMethod(evaluate),
-  "permission.pending": agentMethod(pending),
+  // `tenant_id` names whose skills `skill` is looked up in (skill-library.ts); the evaluation reads no state.
+  "permission.evaluate": agentMethod(evaluate, { tenancy: "tenant_id" }),
+  "permission.pending": agentMethod(pending, { tenancy: "tenant_id" }),
   "permission.approve": operatorMethod(decide("approved")),
   "permission.reject": operatorMethod(decide("rejected")),
   "permission.get_tier": agentMethod(getTier),

@@ -9,9 +9,9 @@
 import type { JsonValue } from "@car/ir";
 import { type MethodContext, type MethodTable, operatorMethod } from "../method.ts";
 
-function subscribe(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+async function subscribe(_params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const peer = ctx.session.peer;
-  ctx.session.options.oversight.host.subscribe(ctx.session, (event) => peer.notify("host.event", event));
+  await ctx.session.options.oversight.host.subscribe(ctx.session, (event) => peer.notify("host.event", event));
   return { subscribed: true };
 }
 

@@ -14,6 +14,7 @@ import { CarError, isJsonObject, type JsonObject, type JsonValue, parseProposalW
 import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
 import { invalidParams, optionalBoolean, optionalNumber, optionalString, paramsObject, requireValue } from "../params.ts";
 import { PolicySessions } from "../policy-sessions.ts";
+import { skillCeilingOf } from "../skill-library.ts";
 import { scopedProposalInput, scopeTenant, withinTenant } from "../tenancy.ts";
 import { applyRetention } from "./audit.ts";
 import { recordProposalTurns } from "../runs/proposal-turns.ts";
@@ -64,6 +65,9 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
   // Parsed once: the runtime takes the pair as it is. Its admission guard (admission.ts) holds the server's rules.
   // `strict`: a field the spec does not name is an invalid_proposal error, not a field kept for the round trip.
   const strict = optionalBoolean(p, "strict") === true;
+  // `skill`: the skill that drove these actions; its deployment_tier caps the standing tier at admission and dispatch.
+  const skill = optionalString(p, "skill");
+  const tierCeiling = skill === undefined ? undefined : skillCeilingOf(session, tenant, skill);
   const parsed = parseProposalWithGraph(tenant === undefined ? proposal : scopedProposalInput(proposal, tenant), { strict });
   const { result, report } = await withinTenant(tenant, () =>
     PolicySessions.within(policySession, () =>
@@ -72,6 +76,7 @@ async function submit(params: JsonValue | undefined, ctx: MethodContext): Promis
         session_id: session.id,
         signal: ctx.signal,
         rollback,
+        ...(tierCeiling !== undefined ? { tierCeiling } : {}),
         ...(waitMs !== undefined ? { approvalWait: { waits: session.options.oversight.approvals, timeoutMs: waitMs, asked_by: session.principal } } : {}),
       }),
     ),

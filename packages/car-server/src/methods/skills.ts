@@ -3,9 +3,15 @@
  * reference uses): distill, ingest, list, find, report outcomes, find weak
  * domains, evolve and repair. Distillation, evolution and repair read the
  * runtime's own audit events when the caller passes no trace, so a server
- * learns from what it ran. With a server database the skills are the
- * server's (`<CAR_HOME>/skills.json`, shared by every session); without one
- * (`--db :memory:`) each session keeps its own.
+ * learns from what it ran.
+ *
+ * Every method works in the caller's tenant (`tenant_id`, validated by the
+ * dispatcher): it sees its own skills over the operator's global ones and
+ * writes only its own (skill-library.ts). Publishing a skill to every
+ * tenant (`skill.publish`) and deleting one (`skill.delete`) are operator
+ * acts, declared so in the table below. With a server database the skills
+ * are the server's (files in `CAR_HOME`, shared by every session); without
+ * one (`--db :memory:`) each session keeps its own.
  *
  * Evolution and repair use the engine's deterministic improvers (the
  * original asked a model): evolving a domain re-distills it from the trace;
@@ -17,8 +23,7 @@
  * them on their outcomes, `skill.meta` reads a key's lifecycle, and
  * `skill.export` / `skill.import` move a validated skill as markdown.
  */
-import { join } from "node:path";
-import { getOwn, type JsonValue } from "@car/ir";
+import { CarError, getOwn, type JsonValue } from "@car/ir";
 import {
   distillSkills,
   domainsNeedingEvolution,
@@ -28,33 +33,30 @@ import {
   importSkill,
   ingestProvisionalSkills,
   ingestDistilledSkills,
-  InMemorySkillStore,
-  JsonFileSkillStore,
   repairSkill,
   reportOutcome,
   runPromotionGate,
   skillMeta,
   traceEventsFrom,
   type DistilledSkillInput,
-  type SkillStore,
 } from "@car/engine/skills";
-import { type MethodContext, type MethodTable, agentMethod } from "../method.ts";
-import { invalidParams, optionalArray, optionalNumber, optionalString, paramsObject, requireArray, requireString, stringArray } from "../params.ts";
-import type { Session } from "../session.ts";
+import { type MethodContext, type MethodTable, agentMethod, operatorMethod } from "../method.ts";
+import {
+  invalidParams,
+  optionalArray,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  paramsObject,
+  requireArray,
+  requireString,
+  stringArray,
+} from "../params.ts";
+import { checkSkillBytes, checkSkillCount, skillLibraryOf, type SkillView } from "../skill-library.ts";
 
-const serverStores = new Map<string, JsonFileSkillStore>();
-const sessionStores = new WeakMap<Session, InMemorySkillStore>();
-
-function storeOf(session: Session): SkillStore {
-  if (session.options.store === undefined) {
-    let store = sessionStores.get(session);
-    if (store === undefined) sessionStores.set(session, (store = new InMemorySkillStore()));
-    return store;
-  }
-  const path = join(session.options.carHome, "skills.json");
-  let store = serverStores.get(path);
-  if (store === undefined) serverStores.set(path, (store = new JsonFileSkillStore(path)));
-  return store;
+/** The caller's skills: its tenant's own over the global ones. */
+function viewOf(ctx: MethodContext): SkillView {
+  return skillLibraryOf(ctx.session).view(ctx.tenant.id);
 }
 
 /** The caller's `events`, or else the runtime's own finished tool actions, stamped with `domain`. */
@@ -65,6 +67,14 @@ function traceOf(params: JsonValue | undefined, ctx: MethodContext, domain?: str
 
 const json = (value: unknown): JsonValue => value as JsonValue;
 
+/** A batch of skills to store, bounded before any is parsed. */
+function skillBatch(params: JsonValue | undefined): DistilledSkillInput[] {
+  const skills = requireArray(paramsObject(params), "skills");
+  checkSkillCount(skills.length);
+  for (const [i, skill] of skills.entries()) checkSkillBytes(`skills[${i}]`, Buffer.byteLength(JSON.stringify(skill), "utf8"));
+  return skills as unknown as DistilledSkillInput[];
+}
+
 function distill(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const domain = optionalString(paramsObject(params ?? {}), "domain");
   return json(distillSkills(traceOf(params, ctx, domain)));
@@ -72,18 +82,20 @@ function distill(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 
 function list(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const domain = optionalString(paramsObject(params ?? {}), "domain");
-  const all = storeOf(ctx.session).list();
-  // `platform` is the reference's name for the domain.
-  return json((domain === undefined ? all : all.filter((s) => s.domain === domain)).map((s) => ({ ...s, platform: s.domain })));
+  const view = viewOf(ctx);
+  const all = view.list();
+  return json((domain === undefined ? all : all.filter((s) => s.domain === domain)).map((s) => view.shown(s)));
 }
 
 /** `skill.ingest`: one hand-written skill; returns its version number. */
 function ingest(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
+  checkSkillBytes("the skill", Buffer.byteLength(JSON.stringify(p), "utf8"));
   const name = requireString(p, "name");
   const supersedes = optionalString(p, "supersedes");
   if (supersedes !== undefined && supersedes !== name) throw invalidParams("supersedes must name the skill itself: a new version keeps its name");
   const keywords = optionalArray(p, "task_keywords");
+  const tier = optionalString(p, "deployment_tier");
   const skill: DistilledSkillInput = {
     name,
     code: requireString(p, "code"),
@@ -95,15 +107,15 @@ function ingest(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
       url_pattern: optionalString(p, "url_pattern") ?? "",
       task_keywords: keywords === undefined ? [] : stringArray(keywords, "task_keywords"),
     },
+    ...(tier === undefined ? {} : { deployment_tier: tier as NonNullable<DistilledSkillInput["deployment_tier"]> }),
   };
-  const store = storeOf(ctx.session);
-  ingestDistilledSkills(store, [skill], { clock: ctx.session.runtime.clock });
-  return store.get(name)!.version;
+  const view = viewOf(ctx);
+  ingestDistilledSkills(view, [skill], { clock: ctx.session.runtime.clock });
+  return view.get(name)!.version;
 }
 
 function ingestDistilled(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  const skills = requireArray(paramsObject(params), "skills") as unknown as DistilledSkillInput[];
-  return { ingested: ingestDistilledSkills(storeOf(ctx.session), skills, { clock: ctx.session.runtime.clock }) };
+  return { ingested: ingestDistilledSkills(viewOf(ctx), skillBatch(params), { clock: ctx.session.runtime.clock }) };
 }
 
 function find(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
@@ -113,83 +125,130 @@ function find(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
     const v = optionalString(p, field);
     if (v !== undefined) query[field] = v;
   }
-  return json(findSkill(storeOf(ctx.session), query, optionalNumber(p, "max_results") ?? 1));
+  const view = viewOf(ctx);
+  return json(findSkill(view, query, optionalNumber(p, "max_results") ?? 1).map((m) => view.shown(m)));
 }
 
-/** `outcome`: `"success"`, any other outcome string (a failure), or a boolean (engine outcomes.ts). */
+/** `outcome`: `"success"`, any other outcome string (a failure), or a boolean (engine outcomes.ts). Counted on the caller's own copy. */
 function report(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const p = paramsObject(params);
   const outcome = getOwn(p, "outcome");
   if (typeof outcome !== "string" && typeof outcome !== "boolean") throw invalidParams('outcome must be "success", another outcome string or a boolean');
-  return json(reportOutcome(storeOf(ctx.session), requireString(p, "skill_name"), outcome, { clock: ctx.session.runtime.clock }));
+  return json(reportOutcome(viewOf(ctx), requireString(p, "skill_name"), outcome, { clock: ctx.session.runtime.clock }));
 }
 
 function weakDomains(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const threshold = optionalNumber(paramsObject(params ?? {}), "threshold");
-  return threshold === undefined ? domainsNeedingEvolution(storeOf(ctx.session)) : domainsNeedingEvolution(storeOf(ctx.session), threshold);
+  return threshold === undefined ? domainsNeedingEvolution(viewOf(ctx)) : domainsNeedingEvolution(viewOf(ctx), threshold);
 }
 
 async function evolve(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const domain = requireString(paramsObject(params), "domain");
   const trace = traceOf(params, ctx, domain);
-  return json(await evolveSkills(storeOf(ctx.session), domain, undefined, { clock: ctx.session.runtime.clock, events: trace }));
+  return json(await evolveSkills(viewOf(ctx), domain, undefined, { clock: ctx.session.runtime.clock, events: trace }));
 }
 
 async function repair(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const name = requireString(paramsObject(params), "skill_name");
-  const store = storeOf(ctx.session);
-  const skill = store.get(name);
+  const view = viewOf(ctx);
+  const skill = view.get(name);
   if (skill === undefined || !skill.broken_for_repair) return null;
   const trace = traceOf(params, ctx, skill.domain);
-  const repaired = await repairSkill(store, name, undefined, { clock: ctx.session.runtime.clock, events: trace });
+  const repaired = await repairSkill(view, name, undefined, { clock: ctx.session.runtime.clock, events: trace });
   return repaired === null ? null : { code: repaired.code };
 }
 
-/** `skills.ingest_provisional`: candidates on trial. Skills here are the server's (or the session's), not a tenant's: a `tenant` is refused, not ignored. */
+/** `skills.ingest_provisional`: candidates on trial in the caller's tenant (`tenant_id`, or the reference's `tenant`). */
 function ingestProvisional(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  const p = paramsObject(params);
-  const tenant = getOwn(p, "tenant");
-  if (tenant !== undefined && tenant !== null) throw invalidParams("tenant: skills are not tenant-scoped on this server; omit it");
-  const skills = requireArray(p, "skills") as unknown as DistilledSkillInput[];
-  return { ingested: ingestProvisionalSkills(storeOf(ctx.session), skills, { clock: ctx.session.runtime.clock }) };
+  return { ingested: ingestProvisionalSkills(viewOf(ctx), skillBatch(params), { clock: ctx.session.runtime.clock }) };
 }
 
-/** Takes no params (the reference's `null`): the gate's sample floor is the engine's default, so a param would be ignored, and is refused. */
+/** Takes no params but a tenant (the reference's `null`): the gate's sample floor is the engine's default, so a param would be ignored, and is refused. */
 function gate(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  if (params !== undefined && params !== null && Object.keys(paramsObject(params)).length > 0) throw invalidParams("skills.gate takes no params");
-  return json(runPromotionGate(storeOf(ctx.session), { clock: ctx.session.runtime.clock }));
+  const given = params === undefined || params === null ? [] : Object.keys(paramsObject(params)).filter((k) => k !== "tenant_id");
+  if (given.length > 0) throw invalidParams("skills.gate takes no params (but tenant_id)");
+  return json(runPromotionGate(viewOf(ctx), { clock: ctx.session.runtime.clock }));
 }
 
 function meta(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  return json(skillMeta(storeOf(ctx.session), requireString(paramsObject(params), "key")));
+  const view = viewOf(ctx);
+  const found = skillMeta(view, requireString(paramsObject(params), "key"));
+  return found === null ? null : json({ ...found, owner: view.ownerOf(found.key) ?? "own" });
 }
 
 function exportOne(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  return exportSkill(storeOf(ctx.session), requireString(paramsObject(params), "key"));
+  return exportSkill(viewOf(ctx), requireString(paramsObject(params), "key"));
 }
 
+/** A markdown document, bounded before it is parsed. */
+function skillDocument(params: JsonValue | undefined): string {
+  const markdown = requireString(paramsObject(params), "markdown");
+  checkSkillBytes("the skill document", Buffer.byteLength(markdown, "utf8"));
+  return markdown;
+}
+
+/** Imports into the caller's own skills, never the global ones (that is `skill.publish`). */
 function importOne(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  importSkill(storeOf(ctx.session), requireString(paramsObject(params), "markdown"), { clock: ctx.session.runtime.clock });
+  importSkill(viewOf(ctx), skillDocument(params), { clock: ctx.session.runtime.clock });
   return { imported: true };
 }
 
+/**
+ * `skill.publish` (operator): makes a skill global — every tenant sees it.
+ * `key` publishes the caller's tenant's active, healthy skill through its
+ * portable form (so only a validated skill publishes, with zeroed stats);
+ * `markdown` publishes a `skill.export` document.
+ */
+function publish(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  const p = paramsObject(params);
+  const key = optionalString(p, "key");
+  if ((key === undefined) === (getOwn(p, "markdown") === undefined || getOwn(p, "markdown") === null)) {
+    throw invalidParams("skill.publish takes a key (a skill of the tenant) or a markdown document, not both");
+  }
+  let markdown: string;
+  if (key !== undefined) {
+    const exported = exportSkill(viewOf(ctx), key);
+    if (exported === null) throw new CarError("not_found", `no active, healthy skill '${key.slice(0, 128)}' to publish in this tenant`);
+    markdown = exported;
+  } else {
+    markdown = skillDocument(params);
+  }
+  const library = skillLibraryOf(ctx.session);
+  const record = importSkill(library.global, markdown, { clock: ctx.session.runtime.clock });
+  return { published: record.name, version: record.version };
+}
+
+/** `skill.delete` (operator): removes every version of a tenant's skill, or with `global: true` a global one. */
+function deleteOne(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+  const p = paramsObject(params);
+  const key = requireString(p, "key");
+  const global = optionalBoolean(p, "global") ?? false;
+  if (global && ctx.tenant.id !== undefined) throw invalidParams("skill.delete: global takes no tenant_id");
+  const library = skillLibraryOf(ctx.session);
+  return { deleted: (global ? library.global : library.own(ctx.tenant.id)).delete(key) };
+}
+
+const tenant = { tenancy: "tenant_id" } as const;
+
 export const skillMethods: MethodTable = {
   "skills.distill": agentMethod(distill),
-  "skills.list": agentMethod(list),
-  "skill.ingest": agentMethod(ingest),
-  "skills.ingest": agentMethod(ingest),
-  "skills.ingest_distilled": agentMethod(ingestDistilled),
-  "skill.find": agentMethod(find),
-  "skills.find": agentMethod(find),
-  "skill.report": agentMethod(report),
-  "skills.report_outcome": agentMethod(report),
-  "skills.domains_needing_evolution": agentMethod(weakDomains),
-  "skills.evolve": agentMethod(evolve),
-  "skill.repair": agentMethod(repair),
-  "skills.repair": agentMethod(repair),
-  "skills.ingest_provisional": agentMethod(ingestProvisional),
-  "skills.gate": agentMethod(gate),
-  "skill.meta": agentMethod(meta),
-  "skill.export": agentMethod(exportOne),
-  "skill.import": agentMethod(importOne),
+  "skills.list": agentMethod(list, tenant),
+  "skill.ingest": agentMethod(ingest, tenant),
+  "skills.ingest": agentMethod(ingest, tenant),
+  "skills.ingest_distilled": agentMethod(ingestDistilled, tenant),
+  "skill.find": agentMethod(find, tenant),
+  "skills.find": agentMethod(find, tenant),
+  "skill.report": agentMethod(report, tenant),
+  "skills.report_outcome": agentMethod(report, tenant),
+  "skills.domains_needing_evolution": agentMethod(weakDomains, tenant),
+  "skills.evolve": agentMethod(evolve, tenant),
+  "skill.repair": agentMethod(repair, tenant),
+  "skills.repair": agentMethod(repair, tenant),
+  "skills.ingest_provisional": agentMethod(ingestProvisional, { ...tenant, tenantAlias: "tenant" }),
+  "skills.gate": agentMethod(gate, tenant),
+  "skill.meta": agentMethod(meta, tenant),
+  "skill.export": agentMethod(exportOne, tenant),
+  "skill.import": agentMethod(importOne, tenant),
+  "skill.publish": operatorMethod(publish, tenant),
+  "skill.delete": operatorMethod(deleteOne, tenant),
 };

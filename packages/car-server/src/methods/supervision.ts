@@ -4,7 +4,8 @@
  * this connection with a filter (re-subscribing replaces it), matching
  * proposals are parked at admission and arrive as `supervision.intent`
  * notifications, `pending` lists what is parked (oldest first) and
- * `decide` answers one. The gate itself is supervision/supervision-hub.ts.
+ * `decide` answers one. The gate itself is supervision/supervision-hub.ts;
+ * with `--db postgres://…` these see and decide every server's intents.
  */
 import type { JsonValue } from "@car/ir";
 import type { SupervisionDecision } from "@car/engine";
@@ -12,11 +13,11 @@ import { type MethodContext, type MethodTable, operatorMethod } from "../method.
 import { invalidParams, optionalString, paramsObject, requireObject, requireString } from "../params.ts";
 import { filterJson, parseIntentFilter } from "../supervision/intent-filter.ts";
 
-function subscribe(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+async function subscribe(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const filter = parseIntentFilter(paramsObject(params));
   const hub = ctx.session.options.oversight.supervision;
   const peer = ctx.session.peer;
-  hub.subscribe(ctx.session, filter, (intent) => peer.notify("supervision.intent", intent));
+  await hub.subscribe(ctx.session, filter, (intent) => peer.notify("supervision.intent", intent));
   return { subscribed: true, decision_timeout_ms: hub.decisionTimeoutMs, supervisors: hub.supervisors, filter: filterJson(filter) };
 }
 
@@ -24,13 +25,13 @@ function unsubscribe(_params: JsonValue | undefined, ctx: MethodContext): JsonVa
   return { subscribed: false, was_subscribed: ctx.session.options.oversight.supervision.unsubscribe(ctx.session) };
 }
 
-function pending(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  return { intents: ctx.session.options.oversight.supervision.pending() as unknown as JsonValue };
+async function pending(_params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  return { intents: await ctx.session.options.oversight.supervision.pending() };
 }
 
 const KINDS = ["allow", "deny", "escalate"] as const;
 
-function decide(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+async function decide(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   const intentId = requireString(p, "intent_id");
   const d = requireObject(p, "decision");
@@ -41,7 +42,7 @@ function decide(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
   const reviewer = ctx.session.principal;
   const decision: SupervisionDecision =
     kind === "allow" ? { kind, reviewer, ...(reason !== undefined ? { reason } : {}) } : { kind: kind as "deny" | "escalate", reviewer, reason: reason! };
-  ctx.session.options.oversight.supervision.decide(intentId, decision);
+  await ctx.session.options.oversight.supervision.decide(intentId, decision);
   return { decided: true };
 }
 

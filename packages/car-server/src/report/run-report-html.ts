@@ -7,10 +7,13 @@
  * for its approver, from `approval_requested` to the `approval_decided` that
  * closes it, with who decided), a ⛔ for a policy or approval denial, the
  * rollback as a banner and hatched bars, and the cost summary. One
- * self-contained page: inline CSS and SVG, no scripts, nothing fetched.
+ * self-contained page: inline CSS and SVG, no scripts, nothing fetched, and
+ * no `style` attribute — its one stylesheet is `RUN_REPORT_CSS`, so a page
+ * that frames the report (the operator console) can allow exactly that
+ * stylesheet by its hash in a strict Content-Security-Policy.
  */
 import { getOwn, type JsonObject, type JsonValue } from "@car/ir";
-import { escapeHtml } from "./plan-html.ts";
+import { escapeHtml } from "./escape-html.ts";
 
 /** The fields of an audit event the report reads. */
 export interface ReportEvent {
@@ -161,6 +164,36 @@ export function runTimeline(proposalId: string, events: readonly ReportEvent[], 
   return { proposalId, rows: [...rows.values()], span: Math.max(span, 1), rolledBack, outcome: outcome ?? completed, cost };
 }
 
+/** The report's one stylesheet (the swatch colours repeat COLOR and WAIT_COLOR, which the SVG bars use as attributes). */
+export const RUN_REPORT_CSS = `
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #111827; background: #fafafa; }
+h1 { font-size: 20px; margin: 0 0 6px; }
+.outcome { font-weight: 600; padding: 2px 8px; border-radius: 6px; background: #e5e7eb; }
+.outcome.committed { background: #dcfce7; color: #166534; }
+.outcome.rolled_back, .outcome.rejected, .outcome.refused { background: #fee2e2; color: #991b1b; }
+.banner { background: #fef3c7; border: 1px solid #d97706; padding: 8px 12px; border-radius: 8px; margin: 10px 0; }
+.timeline { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; overflow: auto; margin: 14px 0; }
+svg text.name { font: 600 12px ui-monospace, SFMono-Regular, Menlo, monospace; fill: #111827; }
+svg tspan.tool { font-weight: 400; fill: #6b7280; }
+svg text.ms, svg text.axis { font-size: 11px; fill: #4b5563; }
+svg text.denial { font-size: 13px; }
+svg text.wait-label { font-size: 10px; fill: #3b0764; }
+svg line.tick { stroke: #e5e7eb; }
+table { border-collapse: collapse; background: #fff; margin-bottom: 16px; }
+th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
+tr.failed td.status, tr.rejected td.status { color: #b91c1c; font-weight: 600; }
+tr.succeeded td.status { color: #15803d; }
+tr.skipped td.status { color: #b45309; }
+.legend span { margin-right: 14px; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; vertical-align: -1px; margin-right: 4px; }
+.swatch.succeeded { background: #16a34a; }
+.swatch.failed { background: #dc2626; }
+.swatch.rejected { background: #7f1d1d; }
+.swatch.skipped { background: #d97706; }
+.swatch.rate_limit { background: #93c5fd; }
+.swatch.approval { background: #c4b5fd; }
+`;
+
 const COLOR: Record<RowStatus, string> = { succeeded: "#16a34a", failed: "#dc2626", rejected: "#7f1d1d", skipped: "#d97706", running: "#6b7280" };
 const WAIT_COLOR = { rate_limit: "#93c5fd", approval: "#c4b5fd" };
 
@@ -250,35 +283,14 @@ export function runReportHtml(timeline: RunTimeline): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} — CAR run report</title>
-<style>
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px; color: #111827; background: #fafafa; }
-h1 { font-size: 20px; margin: 0 0 6px; }
-.outcome { font-weight: 600; padding: 2px 8px; border-radius: 6px; background: #e5e7eb; }
-.outcome.committed { background: #dcfce7; color: #166534; }
-.outcome.rolled_back, .outcome.rejected, .outcome.refused { background: #fee2e2; color: #991b1b; }
-.banner { background: #fef3c7; border: 1px solid #d97706; padding: 8px 12px; border-radius: 8px; margin: 10px 0; }
-.timeline { background: #fff; border: 1px solid #e5e7eb; border-radius: 10px; overflow: auto; margin: 14px 0; }
-svg text.name { font: 600 12px ui-monospace, SFMono-Regular, Menlo, monospace; fill: #111827; }
-svg tspan.tool { font-weight: 400; fill: #6b7280; }
-svg text.ms, svg text.axis { font-size: 11px; fill: #4b5563; }
-svg text.denial { font-size: 13px; }
-svg text.wait-label { font-size: 10px; fill: #3b0764; }
-svg line.tick { stroke: #e5e7eb; }
-table { border-collapse: collapse; background: #fff; margin-bottom: 16px; }
-th, td { text-align: left; padding: 5px 10px; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
-tr.failed td.status, tr.rejected td.status { color: #b91c1c; font-weight: 600; }
-tr.succeeded td.status { color: #15803d; }
-tr.skipped td.status { color: #b45309; }
-.legend span { margin-right: 14px; }
-.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; vertical-align: -1px; margin-right: 4px; }
-</style>
+<style>${RUN_REPORT_CSS}</style>
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
 <p><span class="outcome ${escapeHtml(timeline.outcome ?? "unknown")}">${escapeHtml(timeline.outcome ?? "unfinished")}</span>
  ${timeline.rows.length} action${timeline.rows.length === 1 ? "" : "s"}: ${count("succeeded")} succeeded, ${count("failed")} failed, ${count("rejected")} rejected, ${count("skipped")} skipped; ${timeline.span} ms</p>
 ${rolledBack ? `<p class="banner rollback">Rolled back: ${escapeHtml(timeline.rolledBack!)}. State writes were undone; what tools did outside CAR's state was not.</p>` : ""}
-<p class="legend">${(["succeeded", "failed", "rejected", "skipped"] as const).map((s) => `<span><i class="swatch" style="background:${COLOR[s]}"></i>${s}</span>`).join("")}<span>| retry</span><span><i class="swatch" style="background:${WAIT_COLOR.rate_limit}"></i>rate-limit wait</span><span><i class="swatch" style="background:${WAIT_COLOR.approval}"></i>approval wait</span><span>⛔ denied</span></p>
+<p class="legend">${(["succeeded", "failed", "rejected", "skipped"] as const).map((s) => `<span><i class="swatch ${s}"></i>${s}</span>`).join("")}<span>| retry</span><span><i class="swatch rate_limit"></i>rate-limit wait</span><span><i class="swatch approval"></i>approval wait</span><span>⛔ denied</span></p>
 <div class="timeline">
 <svg xmlns="http://www.w3.org/2000/svg" width="${LEFT + WIDTH + 90}" height="${height}" viewBox="0 0 ${LEFT + WIDTH + 90} ${height}" role="img" aria-label="${escapeHtml(title)} timeline">
 ${ticks}

@@ -1,6 +1,5 @@
-// The reference's examples/node/multi-agent.js (node-api.md §10), verbatim except:
-//   - the import line (require('car-runtime') -> import from '@car/engine/compat').
-// Run by test/reference-examples.test.ts.
+// node-api.md § 10, examples/node/multi-agent.js, verbatim but for the import line
+// (require('car-runtime') -> require('@car/engine/compat')). Run by test/reference-examples.test.ts.
 // Multi-agent pipeline + skill distillation + evolution (JS).
 //
 // Parity with examples/python/multi_agent.py. The agent callback is
@@ -13,7 +12,7 @@
 // Run:
 //   node multi-agent.js
 
-import { registerAgentRunner, runPipeline, CarRuntime } from "@car/engine/compat";
+const { registerAgentRunner, runPipeline, CarRuntime } = require('@car/engine/compat');
 
 // ----------------------------------------------------------------------------
 // Agent callback: deterministic per role for reproducibility.
@@ -30,19 +29,19 @@ async function agentFn(specJson, task) {
   const role = spec.name;
   const base = { name: role, turns: 1, tool_calls: 0, duration_ms: 1.0 };
 
-  if (role === "web_scraper") {
+  if (role === 'web_scraper') {
     const ok = rand() > 0.25;
     if (!ok) {
-      return JSON.stringify({ ...base, answer: "", error: "timeout fetching page" });
+      return JSON.stringify({ ...base, answer: '', error: 'timeout fetching page' });
     }
     return JSON.stringify({ ...base, answer: `scraped data for: ${task}`, tool_calls: 1 });
   }
 
-  if (role === "summarizer") {
+  if (role === 'summarizer') {
     return JSON.stringify({ ...base, answer: `summary: ${task.slice(0, 40)}...` });
   }
 
-  return JSON.stringify({ ...base, answer: "(no-op)" });
+  return JSON.stringify({ ...base, answer: '(no-op)' });
 }
 
 // ----------------------------------------------------------------------------
@@ -52,18 +51,18 @@ async function agentFn(specJson, task) {
 async function runRound() {
   const stages = JSON.stringify([
     {
-      name: "web_scraper",
-      system_prompt: "scrape web pages",
-      tools: ["http_get"],
+      name: 'web_scraper',
+      system_prompt: 'scrape web pages',
+      tools: ['http_get'],
       max_turns: 3,
-      metadata: { domain: "web" },
+      metadata: { domain: 'web' },
     },
     {
-      name: "summarizer",
-      system_prompt: "summarize text",
+      name: 'summarizer',
+      system_prompt: 'summarize text',
       tools: [],
       max_turns: 1,
-      metadata: { domain: "text" },
+      metadata: { domain: 'text' },
     },
   ]);
 
@@ -72,10 +71,10 @@ async function runRound() {
     const task = `research topic #${i}`;
     const result = JSON.parse(await runPipeline(stages, task));
 
-    for (const stageName of ["web_scraper", "summarizer"]) {
+    for (const stageName of ['web_scraper', 'summarizer']) {
       const stage = (result.stages || []).find((s) => s.name === stageName);
       if (!stage) continue;
-      const kind = stage.error ? "action_failed" : "action_succeeded";
+      const kind = stage.error ? 'action_failed' : 'action_succeeded';
       trace.push({
         kind,
         action_id: `round${i}_${stageName}`,
@@ -95,28 +94,28 @@ async function runRound() {
 // inference engine.
 const DEMO_SKILLS = [
   {
-    name: "scrape_and_summarize",
-    description: "Fetch a page, clean the text, pass to a summarizer agent.",
-    when_to_apply: "User asks for the essence of a linked resource.",
-    scope: { domain: "web" },
-    source: "success",
-    domain: "web",
+    name: 'scrape_and_summarize',
+    description: 'Fetch a page, clean the text, pass to a summarizer agent.',
+    when_to_apply: 'User asks for the essence of a linked resource.',
+    scope: { domain: 'web' },
+    source: 'success',
+    domain: 'web',
     trigger: {
-      persona: "researcher",
-      url_pattern: "https://*",
-      task_keywords: ["summarize", "article", "link"],
+      persona: 'researcher',
+      url_pattern: 'https://*',
+      task_keywords: ['summarize', 'article', 'link'],
     },
-    code: "http_get(url) → clean_html → summarize",
+    code: 'http_get(url) → clean_html → summarize',
   },
   {
-    name: "write_concise_summary",
-    description: "Produce a 2-sentence summary of a text input.",
-    when_to_apply: "After a scrape or a long-form content read.",
-    scope: { domain: "text" },
-    source: "success",
-    domain: "text",
-    trigger: { persona: "summarizer", url_pattern: "", task_keywords: ["summarize", "brief"] },
-    code: "first_2_sentences(input)",
+    name: 'write_concise_summary',
+    description: 'Produce a 2-sentence summary of a text input.',
+    when_to_apply: 'After a scrape or a long-form content read.',
+    scope: { domain: 'text' },
+    source: 'success',
+    domain: 'text',
+    trigger: { persona: 'summarizer', url_pattern: '', task_keywords: ['summarize', 'brief'] },
+    code: 'first_2_sentences(input)',
   },
 ];
 
@@ -124,45 +123,45 @@ async function main() {
   const rt = new CarRuntime();
   await registerAgentRunner(agentFn);
 
-  console.log("round 1: pipeline runs");
+  console.log('round 1: pipeline runs');
   const trace = await runRound();
-  const successes = trace.filter((e) => e.kind === "action_succeeded").length;
-  const failures = trace.filter((e) => e.kind === "action_failed").length;
+  const successes = trace.filter((e) => e.kind === 'action_succeeded').length;
+  const failures = trace.filter((e) => e.kind === 'action_failed').length;
   console.log(`  successes: ${successes}, failures: ${failures}`);
 
   // In production:
   //   const skillsJson = await rt.distillSkills(JSON.stringify(trace));
   // Here we use the pre-built DEMO_SKILLS so the example runs offline.
-  console.log("\ningesting skills into the memory graph");
+  console.log('\ningesting skills into the memory graph');
   const ingested = rt.ingestDistilledSkills(JSON.stringify(DEMO_SKILLS));
   console.log(`  ingested: ${ingested}`);
-  console.log("  skills in graph:", JSON.parse(rt.listSkills()).length);
+  console.log('  skills in graph:', JSON.parse(rt.listSkills()).length);
 
-  console.log("\nreporting outcomes to simulate real use");
-  for (let i = 0; i < 4; i++) rt.reportOutcome("scrape_and_summarize", "success");
-  for (let i = 0; i < 3; i++) rt.reportOutcome("scrape_and_summarize", "fail");
-  for (let i = 0; i < 2; i++) rt.reportOutcome("write_concise_summary", "success");
+  console.log('\nreporting outcomes to simulate real use');
+  for (let i = 0; i < 4; i++) rt.reportOutcome('scrape_and_summarize', 'success');
+  for (let i = 0; i < 3; i++) rt.reportOutcome('scrape_and_summarize', 'fail');
+  for (let i = 0; i < 2; i++) rt.reportOutcome('write_concise_summary', 'success');
 
-  console.log("\nchecking which domains need evolution");
+  console.log('\nchecking which domains need evolution');
   const weak = rt.domainsNeedingEvolution(0.6);
-  console.log(`  weak domains: ${weak.length ? weak.join(", ") : "none"}`);
+  console.log(`  weak domains: ${weak.length ? weak.join(', ') : 'none'}`);
 
   if (weak.length > 0) {
     const domain = weak[0];
     console.log(`\nwould evolve skills for '${domain}' here. In production:`);
     console.log(`    evolved = await rt.evolveSkills(JSON.stringify(trace), '${domain}')`);
-    console.log("  (skipped — requires a configured inference engine)");
+    console.log('  (skipped — requires a configured inference engine)');
   }
 
-  console.log("\nround 2: pipeline re-runs (skills now in memory)");
+  console.log('\nround 2: pipeline re-runs (skills now in memory)');
   const trace2 = await runRound();
-  const s2 = trace2.filter((e) => e.kind === "action_succeeded").length;
-  const f2 = trace2.filter((e) => e.kind === "action_failed").length;
+  const s2 = trace2.filter((e) => e.kind === 'action_succeeded').length;
+  const f2 = trace2.filter((e) => e.kind === 'action_failed').length;
   console.log(`  successes: ${s2}, failures: ${f2}`);
 
-  console.log("\nfinal skill inventory:");
+  console.log('\nfinal skill inventory:');
   for (const skill of JSON.parse(rt.listSkills())) {
-    const desc = (skill.description || "").slice(0, 60);
+    const desc = (skill.description || '').slice(0, 60);
     console.log(`  - ${skill.name}: ${desc}`);
   }
 }

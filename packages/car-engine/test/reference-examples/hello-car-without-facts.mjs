@@ -3,6 +3,7 @@
 //     becomes an import of '@car/engine/compat';
 //   - removed, out of this project's scope (memory facts): rt.addFact(...) and
 //     rt.factCount() (step "2. Seed a fact").
+// hello-car.cjs is the same example with nothing removed (it stops at rt.addFact).
 // Run by test/reference-examples.test.ts.
 // Minimal CAR example in Node.js.
 //

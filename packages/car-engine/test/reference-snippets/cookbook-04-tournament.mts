@@ -1,0 +1,26 @@
+// biome-ignore-all format: the reference's snippet is kept verbatim
+// biome-ignore-all lint: the reference's snippet is kept verbatim
+// @ts-nocheck — the reference's snippet is kept verbatim, untyped stand-ins included
+// cookbook-04-multi-agent.md § Tournament, with the page's agent runner registered
+// first (cookbook-04-runner.mts). The harness prints the result as JSON.
+
+// harness:
+import "./cookbook-04-runner.mts";
+
+// ---- verbatim from cookbook-04 § Tournament (only the import line changed: 'car-runtime' -> '@car/engine/compat') ----
+import { runTournament } from '@car/engine/compat';
+
+const result = await runTournament(
+  JSON.stringify([
+    { name: 'a', model: 'gpt-5' },
+    { name: 'b', model: 'claude-opus-4-7' },
+    { name: 'c', model: 'claude-sonnet-4-6' },
+  ]),
+  JSON.stringify({ name: 'judge', system_prompt: 'pick the better answer', model: 'gpt-5' }),
+  'Draft the clearest migration plan.',
+);
+// result.winner_name, result.ranking (best→worst), result.matches
+// ---- end of the verbatim part ----
+
+// harness:
+console.log("HARNESS " + result);
