@@ -1,8 +1,9 @@
 /**
  * `car mcp`'s skill tools through the MCP SDK's own client over a stdio
- * transport that spawns the real command: skills ingested into the skill
- * file (`<CAR_HOME>/skills.json` by default, or `--skills FILE`), listed and
- * found, with versions, and every bad argument a tool error that names it.
+ * transport that spawns the real command: skills ingested into the server's
+ * skill library in CAR_HOME (the unscoped `skills.json`, or `--tenant ID`'s
+ * own file), listed and found, with versions; one tenant never sees
+ * another's; every bad argument a tool error that names it.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,12 +49,12 @@ const deploy = {
 };
 
 describe("car mcp skill tools", () => {
-  it("ingests into <CAR_HOME>/skills.json, lists and finds, and versions a changed skill", async () => {
+  it("ingests into the unscoped <CAR_HOME>/skills.json, lists and finds, and versions a changed skill", async () => {
     const client = await connect([]);
     try {
       expect((await call(client, "skill_list", {})).body).toEqual({ skills: [] });
       const first = await call(client, "skill_ingest", deploy);
-      expect(first).toMatchObject({ isError: false, body: { name: "deploy-staging", version: 1, stored: true, file: join(root, "home", "skills.json") } });
+      expect(first).toMatchObject({ isError: false, body: { name: "deploy-staging", version: 1, stored: true, owner: "unscoped" } });
       expect(JSON.parse(readFileSync(join(root, "home", "skills.json"), "utf8")).format).toBe("car-skills/1");
       // The same content again stores nothing; new code is version 2, superseding the first.
       expect((await call(client, "skill_ingest", deploy)).body).toMatchObject({ version: 1, stored: false });
@@ -63,9 +64,11 @@ describe("car mcp skill tools", () => {
       await call(client, "skill_ingest", { name: "resize", code: "convert -resize", domain: "images", task_keywords: ["resize"] });
 
       const listed = await call(client, "skill_list", { platform: "node" });
-      expect(listed.body.skills.map((s: { name: string; version: number; platform: string }) => [s.name, s.version, s.platform])).toEqual([
-        ["deploy-staging", 2, "node"],
-        ["lint", 1, "node"],
+      expect(
+        listed.body.skills.map((s: { name: string; version: number; platform: string; owner: string }) => [s.name, s.version, s.platform, s.owner]),
+      ).toEqual([
+        ["deploy-staging", 2, "node", "own"],
+        ["lint", 1, "node", "own"],
       ]);
       const found = await call(client, "skill_find", { task: "deploy the branch to staging", max_results: 3 });
       expect(found.body.matches[0]).toMatchObject({ name: "deploy-staging", code: "pnpm deploy --env staging --fast", platform: "node" });
@@ -78,9 +81,29 @@ describe("car mcp skill tools", () => {
     }
   });
 
+  it("as --tenant, writes the tenant's own skills, which no other caller sees", async () => {
+    const acme = await connect(["--tenant", "acme"]);
+    try {
+      expect((await call(acme, "skill_ingest", { name: "acme-only", code: "make acme" })).body).toMatchObject({ owner: "tenant:acme", version: 1 });
+      const mine = (await call(acme, "skill_list", {})).body.skills.map((s: { name: string }) => s.name);
+      expect(mine).toEqual(["acme-only"]);
+    } finally {
+      await acme.close();
+    }
+    const tenantFile = join(root, "home", "skills", "tenants", `${Buffer.from("acme").toString("hex")}.json`);
+    expect(JSON.parse(readFileSync(tenantFile, "utf8")).owner).toBe("tenant:acme");
+    const other = await connect(["--tenant", "globex"]);
+    try {
+      expect((await call(other, "skill_list", {})).body).toEqual({ skills: [] });
+      expect((await call(other, "skill_find", { task: "make acme" })).body).toEqual({ matches: [] });
+    } finally {
+      await other.close();
+    }
+  });
+
   it("answers bad arguments with tool errors naming them, and writes nothing", async () => {
-    const file = join(root, "elsewhere.json");
-    const client = await connect(["--skills", file]);
+    const client = await connect(["--tenant", "bad-args"]);
+    const file = join(root, "home", "skills", "tenants", `${Buffer.from("bad-args").toString("hex")}.json`);
     try {
       const cases: [Record<string, unknown>, RegExp][] = [
         [{ name: "x" }, /invalid arguments for skill_ingest: .*code/],
@@ -96,16 +119,17 @@ describe("car mcp skill tools", () => {
       }
       expect((await call(client, "skill_find", { max_results: 0 })).isError).toBe(true);
       expect(existsSync(file)).toBe(false);
-      expect((await call(client, "skill_ingest", { name: "x", code: "y" })).body).toMatchObject({ file, version: 1 });
+      expect((await call(client, "skill_ingest", { name: "x", code: "y" })).body).toMatchObject({ owner: "tenant:bad-args", version: 1 });
+      expect(existsSync(file)).toBe(true);
     } finally {
       await client.close();
     }
   });
 
-  it("refuses an empty --skills and an unknown option before serving (exit 2)", async () => {
-    const empty = await runCar(["mcp", "--skills", ""]);
+  it("refuses an empty --tenant and an unknown option before serving (exit 2)", async () => {
+    const empty = await runCar(["mcp", "--tenant", ""]);
     expect(empty.code).toBe(2);
-    expect(empty.stderr).toContain("--skills must name a file");
+    expect(empty.stderr).toContain("--tenant must name a tenant");
     const unknown = await runCar(["mcp", "--memory", "x"]);
     expect(unknown.code).toBe(2);
   });

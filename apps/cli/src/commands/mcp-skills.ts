@@ -1,13 +1,16 @@
 /**
  * `car mcp`'s skill tools (the reference's `skill_find`, `skill_ingest`,
  * `skill_list`), with the arguments of the server's `skill.find` /
- * `skill.ingest` / `skill.list`, on a skill file: `--skills FILE`, default
- * `<CAR_HOME>/skills.json` (the file `car serve` keeps). The file is opened
- * afresh on every call, so a skill written by someone else since the last
- * call is seen; a write replaces the whole file (atomically).
+ * `skill.ingest` / `skill.list`, on the server's skill library in CAR_HOME
+ * (@car/server/skills) as one owner sees it: `--tenant ID`'s own skills
+ * over the global ones (without `--tenant`, the unscoped namespace's, as a
+ * call without `tenant_id`); writes land in that owner's own skills only.
+ * The files are opened afresh on every call, so a skill written by someone
+ * else since the last call is seen; a write replaces one file (atomically).
  */
 import { CarError, getOwn, type JsonObject, type JsonValue } from "@car/ir";
-import { type DistilledSkillInput, findSkill, ingestDistilledSkills, JsonFileSkillStore } from "@car/engine/skills";
+import { type DistilledSkillInput, findSkill, ingestDistilledSkills } from "@car/engine/skills";
+import { SkillLibrary, type SkillView } from "@car/server/skills";
 import type { ToolDefinition } from "./mcp-tool.ts";
 
 const TEXT = { type: "string", maxLength: 65_536 } as const;
@@ -17,15 +20,14 @@ function optionalText(args: JsonObject, key: string): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
-/** The skill record as the reference shows it: `platform` is its name for the domain. */
-const withPlatform = <T extends { domain: string }>(skill: T): T & { platform: string } => ({ ...skill, platform: skill.domain });
-
-export function skillTools(skillFile: () => string): ToolDefinition[] {
-  const open = () => new JsonFileSkillStore(skillFile());
+/** The skills `tenant` (undefined: the unscoped namespace) sees in `carHome`, read afresh. */
+export function skillTools(carHome: string, tenant: string | undefined): ToolDefinition[] {
+  const open = (): SkillView => SkillLibrary.inDirectory(carHome).view(tenant);
   return [
     {
       name: "skill_list",
-      description: "Lists the latest version of every skill in the skill file: name, version, status, platform (domain), trigger, code and stats.",
+      description:
+        "Lists the latest version of every skill this server's caller sees (its own over the global ones): name, version, status, platform (domain), owner (own or global), trigger, code and stats.",
       inputSchema: {
         type: "object",
         properties: { platform: { ...TEXT, description: "Keep only this platform (domain)" } },
@@ -34,8 +36,9 @@ export function skillTools(skillFile: () => string): ToolDefinition[] {
       aliases: { domain: "platform" },
       run: (args) => {
         const platform = optionalText(args, "platform");
-        const all = open().list();
-        const skills = (platform === undefined ? all : all.filter((s) => s.domain === platform)).map(withPlatform);
+        const view = open();
+        const all = view.list();
+        const skills = (platform === undefined ? all : all.filter((s) => s.domain === platform)).map((s) => view.shown(s));
         return { skills } as unknown as JsonValue;
       },
     },
@@ -67,13 +70,14 @@ export function skillTools(skillFile: () => string): ToolDefinition[] {
           if (value !== undefined) query[field] = value;
         }
         const max = getOwn(args, "max_results");
-        return { matches: findSkill(open(), query, typeof max === "number" ? max : 1).map(withPlatform) } as unknown as JsonValue;
+        const view = open();
+        return { matches: findSkill(view, query, typeof max === "number" ? max : 1).map((m) => view.shown(m)) } as unknown as JsonValue;
       },
     },
     {
       name: "skill_ingest",
       description:
-        "Stores a hand-written skill in the skill file: a new skill at version 1, or a new version of the skill of that name (which supersedes the old one). Storing what the latest version already holds stores nothing.",
+        "Stores a hand-written skill in the caller's own skills: a new skill at version 1, or a new version of the skill of that name (which supersedes the old one; a global skill of that name gets the caller's own copy). Storing what the latest version already holds stores nothing.",
       inputSchema: {
         type: "object",
         required: ["name", "code"],
@@ -115,9 +119,9 @@ export function skillTools(skillFile: () => string): ToolDefinition[] {
             task_keywords: (getOwn(args, "task_keywords") as string[] | undefined) ?? [],
           },
         };
-        const store = open();
-        const stored = ingestDistilledSkills(store, [skill]) === 1;
-        return { name, version: store.get(name)!.version, stored, file: store.path };
+        const view = open();
+        const stored = ingestDistilledSkills(view, [skill]) === 1;
+        return { name, version: view.get(name)!.version, stored, owner: tenant === undefined ? "unscoped" : `tenant:${tenant}` };
       },
     },
   ];

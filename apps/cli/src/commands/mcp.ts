@@ -10,7 +10,7 @@
  * @car/ir's validator, and proposals then go through `parseProposal`, so a
  * `__proto__` key inside parameters reaches the checks as an ordinary key.
  */
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
@@ -35,7 +35,7 @@ import { LineTransport } from "./mcp-transport.ts";
 import { READ_ONLY_ANNOTATIONS, type ToolDefinition } from "./mcp-tool.ts";
 import { skillTools } from "./mcp-skills.ts";
 
-export const usage = `Usage: car mcp [--skills FILE]
+export const usage = `Usage: car mcp [--tenant ID]
 
 Serves the Model Context Protocol on stdin/stdout with eight tools:
   policy_check  allow/deny for a proposed tool call, from CAR_HOME and project
@@ -44,12 +44,15 @@ Serves the Model Context Protocol on stdin/stdout with eight tools:
   simulate      the state a proposal would leave behind
   optimize      the proposal with phantom state dependencies pruned
   equivalent    whether two proposals leave the same state on test states
-  skill_list    the skills of the skill file
+  skill_list    the skills the caller sees: its own over the global ones
   skill_find    the skills that fit a task, best first
-  skill_ingest  store a hand-written skill (a new version of one of that name)
+  skill_ingest  store a hand-written skill in the caller's own skills
+
+The skills are car serve's, in CAR_HOME, as one caller sees them.
 
 Options:
-  --skills <FILE>  The skill file [default: <CAR_HOME>/skills.json, the one car serve keeps]
+  --tenant <ID>  Act as this tenant (its own skills over the global ones);
+                 without it, as a call without tenant_id (the unscoped skills)
 
 Example client configuration (.mcp.json):
   { "mcpServers": { "car": { "command": "car", "args": ["mcp"] } } }`;
@@ -215,12 +218,10 @@ function callTool(tools: readonly ToolDefinition[], name: string, args: unknown)
 }
 
 export async function main(args: string[]): Promise<number> {
-  const { positionals, options } = parseArgs(args, { skills: { type: "string" } });
+  const { positionals, options } = parseArgs(args, { tenant: { type: "string" } });
   expectPositionals(positionals, []);
-  if (options.skills === "") throw new CarError("invalid_params", "--skills must name a file");
-  // Resolved now: a relative path or CAR_HOME is read once, not again on every call.
-  const skillFile = options.skills !== undefined ? resolve(options.skills) : join(resolveCarHome(), "skills.json");
-  const TOOLS = [...STATELESS_TOOLS, ...skillTools(() => skillFile)];
+  if (options.tenant === "") throw new CarError("invalid_params", "--tenant must name a tenant (leave it out for the unscoped skills)");
+  const TOOLS = [...STATELESS_TOOLS, ...skillTools(resolveCarHome(), options.tenant)];
   const server = new Server({ name: "car", version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((t) => ({
