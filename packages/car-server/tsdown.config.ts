@@ -10,6 +10,8 @@ export default defineConfig({
     argv: "src/argv.ts",
     postures: "src/postures/default-posture.ts",
     "run-report": "src/report/index.ts",
+    // `car mcp`'s skill tools read and write the server's skill library (owners, files) without the server.
+    skills: "src/skill-library.ts",
   },
   format: "esm",
   dts: true,

@@ -52,8 +52,14 @@ const COMMANDS: Record<string, CommandEntry> = {
     load: loadHook,
   },
   "sandbox-exec": { summary: "Run a command inside the OS sandbox the policies describe", load: () => import("./commands/sandbox-exec.ts") },
-  mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent over MCP (stdio)", load: () => import("./commands/mcp.ts") },
+  mcp: { summary: "Serve policy_check, verify, simulate, optimize, equivalent and the skill tools over MCP (stdio)", load: () => import("./commands/mcp.ts") },
   serve: { summary: "Serve the JSON-RPC 2.0 WebSocket protocol", load: () => import("./commands/serve.ts") },
+  // The reference's name for the server; the same command with the same flags.
+  daemon: { summary: "Alias of car serve (the reference's name for the server)", load: () => import("./commands/serve.ts") },
+  replay: {
+    summary: "Show, re-check or re-run a recorded proposal from the audit log (verified first)",
+    load: () => import("./commands/replay.ts"),
+  },
   audit: { summary: "Verify the audit log's hash chain, query events, trim old ones", load: () => import("./commands/audit.ts") },
   skills: { summary: "Distill skills from an event-log journal; list the skills of a skill file", load: () => import("./commands/skills.ts") },
   approvals: {

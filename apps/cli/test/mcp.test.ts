@@ -47,9 +47,18 @@ afterAll(async () => {
 });
 
 describe("car mcp", () => {
-  it("lists the five tools with JSON Schemas for their inputs", async () => {
+  it("lists the eight tools with JSON Schemas for their inputs", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["equivalent", "optimize", "policy_check", "simulate", "verify"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "equivalent",
+      "optimize",
+      "policy_check",
+      "simulate",
+      "skill_find",
+      "skill_ingest",
+      "skill_list",
+      "verify",
+    ]);
     const verify = tools.find((t) => t.name === "verify")!;
     expect(verify.inputSchema.type).toBe("object");
     expect(verify.inputSchema.required).toEqual(["proposal"]);
@@ -124,10 +133,11 @@ describe("car mcp: names, annotations and evidence fields", () => {
     ],
   };
 
-  it("annotates every tool as read-only, idempotent and closed-world", async () => {
+  it("annotates every tool but skill_ingest as read-only, idempotent and closed-world; skill_ingest as a destructive write", async () => {
     const { tools } = await client.listTools();
-    for (const t of tools)
+    for (const t of tools.filter((t) => t.name !== "skill_ingest"))
       expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(tools.find((t) => t.name === "skill_ingest")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: false });
   });
 
   it("takes initial_state everywhere, accepts the older `state`, and names an unknown key", async () => {
@@ -202,7 +212,7 @@ describe("car mcp on hostile input", () => {
       expect(replies[1]).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.stringContaining("too large") } });
       expect(replies[2]).toMatchObject({ id: null, error: { code: -32700 } });
       expect(replies[3].id).toBe(3);
-      expect(replies[3].result.tools).toHaveLength(5);
+      expect(replies[3].result.tools).toHaveLength(8);
     } finally {
       child.stdin.end();
     }

@@ -10,6 +10,7 @@ import { resolveCarHome } from "./car-home.ts";
 import { type OtelExport, startOtelExport } from "./otel.ts";
 import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
 import { openServeStore } from "./serve-store.ts";
+import { journalDirDatabase, NO_APPROVALS_REFUSAL, noApprovalsRequested, readAuthTokenFile } from "./reference-flags.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
 import { createServerLogger, LOG_FORMATS, LOG_LEVELS, pinoServerLog, type LogFormat, type LogLevel } from "./server-log.ts";
 
@@ -23,6 +24,8 @@ Options:
   --host <HOST>    Address to bind [default: ${DEFAULT_HOST}]
   -p, --port <N>   Port to listen on; 0 picks a free port [default: ${DEFAULT_PORT}]
   --db <PATH|URL>  SQLite file or postgres:// URL; :memory: keeps nothing and isolates sessions [default: $CAR_HOME/car.db]
+  --journal-dir <DIR>  The original's journal directory: the database (whose event log is the
+                   journal) is DIR/car.db; ~/.car/… means $CAR_HOME/… [instead of --db]
   --tier <TIER>    The standing permission tier every session starts at and
                    cannot rise above: read_only, sandbox_edit or full_access;
                    full_access actions still need a recorded approval
@@ -32,6 +35,10 @@ Options:
   --console        Also serve the operator console at http://HOST:PORT/console/ (behind the same token)
   --no-auth        Do not require session.auth (loopback hosts only; also CAR_NO_AUTH=1)
   --token <T>      Use this token instead of minting one (alias --auth-token)
+  --auth-token-file <FILE>  Read the token from FILE (mode 0600 or stricter, not empty),
+                   then delete FILE (also CAR_AUTH_TOKEN_FILE)
+  --no-approvals   Refused (also CAR_NO_APPROVALS=1): every session is gated and
+                   full_access is always a human's decision
   --otel           Export OpenTelemetry spans (proposal, action, tool call) over OTLP/HTTP
   --otel-endpoint <URL>  Where to send them [default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, or http://localhost:4318/v1/traces]
   --log-level <L>  ${LOG_LEVELS.join("|")}: connections, auth failures and proposals at info,
@@ -46,6 +53,7 @@ Environment:
   CAR_HOME          State directory (absolute); the token is written to $CAR_HOME/auth-token.<port>, and to
                     $CAR_HOME/auth-token unless another running server holds it [default: ~/.car]
   CAR_AUTH_TOKEN    The token to use when --token is not given
+  CAR_AUTH_TOKEN_FILE  As --auth-token-file
   CAR_TOOL_TIMEOUT  Seconds to wait on a tools.execute callback when the action declares no timeout_ms [default: ${DEFAULT_TOOL_TIMEOUT_MS / 1000}]
   CAR_HANDLER_TIMEOUT  Seconds a request's handler may run before it is answered -32004 (proposal.submit: from its budgets) [default: 1800]
 `;
@@ -99,6 +107,9 @@ const SPECS = {
   token: { type: "string" },
   "auth-token": { type: "string" },
   "require-auth": { type: "boolean" },
+  "auth-token-file": { type: "string" },
+  "journal-dir": { type: "string" },
+  "no-approvals": { type: "boolean" },
   otel: { type: "boolean" },
   "otel-endpoint": { type: "string" },
   tier: { type: "string" },
@@ -122,6 +133,23 @@ function envToken(env: NodeJS.ProcessEnv): string | undefined {
   return value.trim();
 }
 
+/**
+ * `--auth-token-file` / `CAR_AUTH_TOKEN_FILE`: where the token file is, if
+ * one is named. Beside another source of the token, or beside `--no-auth`,
+ * it is refused rather than one of them silently winning.
+ */
+function tokenFileOf(flag: string | undefined, given: string | undefined, noAuth: boolean, env: NodeJS.ProcessEnv): [string, string] | undefined {
+  const fromEnv = env["CAR_AUTH_TOKEN_FILE"];
+  const named: [string, string] | undefined =
+    flag !== undefined ? [flag, "--auth-token-file"] : fromEnv !== undefined && fromEnv !== "" ? [fromEnv, "CAR_AUTH_TOKEN_FILE"] : undefined;
+  if (named === undefined) return undefined;
+  const source = named[1];
+  if (given !== undefined) throw usageError(`${source} and --token both give the token; give one`);
+  if (env["CAR_AUTH_TOKEN"] !== undefined && env["CAR_AUTH_TOKEN"] !== "") throw usageError(`${source} and CAR_AUTH_TOKEN both give the token; give one`);
+  if (noAuth) throw usageError(`${source} and --no-auth contradict each other`);
+  return named;
+}
+
 function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   const { positionals, options: o } = parseArgs(args, SPECS);
   if (o.help === true) return { help: true };
@@ -135,7 +163,10 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     options.port = port;
   }
   if (o.auth === false || env["CAR_NO_AUTH"] === "1") options.auth = false;
-  const token = o.token ?? o["auth-token"] ?? envToken(env);
+  const noApprovals = noApprovalsRequested(o["no-approvals"], env);
+  if (noApprovals !== undefined) throw usageError(`${noApprovals} ${NO_APPROVALS_REFUSAL}`);
+  const tokenFile = tokenFileOf(o["auth-token-file"], o.token ?? o["auth-token"], options.auth === false, env);
+  const token = o.token ?? o["auth-token"] ?? (tokenFile === undefined ? envToken(env) : undefined);
   if (token !== undefined) {
     if (options.auth === false) throw usageError(`${(o.token ?? o["auth-token"]) ? "--token" : "CAR_AUTH_TOKEN"} and --no-auth contradict each other`);
     options.token = token;
@@ -154,6 +185,7 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
     options.handlerTimeoutMs = seconds * 1000;
   }
   if (o.db === "") throw usageError("--db must not be empty");
+  if (o["journal-dir"] !== undefined && o.db !== undefined) throw usageError("--journal-dir and --db both say where the database is; give one");
   if (o.tier !== undefined) options.standingTier = oneOf(o.tier, PERMISSION_TIERS, "--tier", "sandbox_edit");
   if (o["decision-timeout"] !== undefined) options.decisionTimeoutMs = parseDurationMs(o["decision-timeout"], "--decision-timeout");
   if (o.console === true) {
@@ -167,7 +199,10 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): Parsed {
   if (Object.keys(limits).length > 0) options.limits = limits;
   const logLevel = oneOf(o["log-level"], LOG_LEVELS, "--log-level", "info");
   const logFormat = oneOf(o["log-format"], LOG_FORMATS, "--log-format", "human");
-  return { help: false, options, db: o.db, otel: o.otel === true ? { endpoint } : undefined, warnings, logLevel, logFormat };
+  const db = o["journal-dir"] !== undefined ? journalDirDatabase(o["journal-dir"], env) : o.db;
+  // Last: reading the file deletes it, so every other flag is checked first.
+  if (tokenFile !== undefined) options.token = readAuthTokenFile(...tokenFile);
+  return { help: false, options, db, otel: o.otel === true ? { endpoint } : undefined, warnings, logLevel, logFormat };
 }
 
 /**

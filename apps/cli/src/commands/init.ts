@@ -204,11 +204,8 @@ export async function main(args: string[]): Promise<number> {
     ["example.toml", EXAMPLE],
   ] as const) {
     const file = join(policies, name);
-    if (existsSync(file)) println(`${file} already exists; left as it is`);
-    else {
-      writeFileSync(file, text);
-      println(`created ${file}`);
-    }
+    if (createOnly(file, text)) println(`created ${file}`);
+    else println(`${file} already exists; left as it is`);
   }
   if (!options["no-hooks"]) {
     const command = hookCommand();
@@ -223,6 +220,22 @@ export async function main(args: string[]): Promise<number> {
   }
   println("Edit the rules in .car/policies (or add more *.toml files), then run 'car policy lint'.");
   return 0;
+}
+
+/**
+ * Writes `text` to a new file; false, writing nothing, when anything is
+ * already at `file` — a file, a directory, or a symlink, dangling or not
+ * (O_EXCL: the check and the creation are one step, and a link planted
+ * there is never followed to write somewhere else).
+ */
+function createOnly(file: string, text: string): boolean {
+  try {
+    writeFileSync(file, text, { flag: "wx" });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw new CarError("invalid_params", `cannot create ${file}: ${(error as Error).message}`);
+  }
 }
 
 /**

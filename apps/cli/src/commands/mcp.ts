@@ -1,8 +1,9 @@
 /**
  * `car mcp`: an MCP server on stdio exposing `policy_check` (the same gate as
- * the PreToolUse hook) and the stateless static checks `verify`, `simulate`,
- * `optimize` and `equivalent`. Every tool is a pure function of its
- * arguments plus, for `policy_check`, the policy files on disk.
+ * the PreToolUse hook), the stateless static checks `verify`, `simulate`,
+ * `optimize` and `equivalent` — each a pure function of its arguments plus,
+ * for `policy_check`, the policy files on disk — and the skill tools
+ * (mcp-skills.ts) on a skill file.
  *
  * Built on the SDK's low-level `Server` so each tool's input JSON Schema is
  * exactly what is written here; arguments are checked against it with
@@ -31,16 +32,27 @@ import { expectPositionals, parseArgs } from "@car/server/argv";
 import { resolveCarHome } from "@car/server/home";
 import { VERSION } from "../version.ts";
 import { LineTransport } from "./mcp-transport.ts";
+import { READ_ONLY_ANNOTATIONS, type ToolDefinition } from "./mcp-tool.ts";
+import { skillTools } from "./mcp-skills.ts";
 
-export const usage = `Usage: car mcp
+export const usage = `Usage: car mcp [--tenant ID]
 
-Serves the Model Context Protocol on stdin/stdout with five tools:
+Serves the Model Context Protocol on stdin/stdout with eight tools:
   policy_check  allow/deny for a proposed tool call, from CAR_HOME and project
                 .car/policies (the PreToolUse hook's gate)
   verify        static verification of a proposal
   simulate      the state a proposal would leave behind
   optimize      the proposal with phantom state dependencies pruned
   equivalent    whether two proposals leave the same state on test states
+  skill_list    the skills the caller sees: its own over the global ones
+  skill_find    the skills that fit a task, best first
+  skill_ingest  store a hand-written skill in the caller's own skills
+
+The skills are car serve's, in CAR_HOME, as one caller sees them.
+
+Options:
+  --tenant <ID>  Act as this tenant (its own skills over the global ones);
+                 without it, as a call without tenant_id (the unscoped skills)
 
 Example client configuration (.mcp.json):
   { "mcpServers": { "car": { "command": "car", "args": ["mcp"] } } }`;
@@ -53,19 +65,7 @@ const PROPOSAL: JsonObject = {
 };
 const STATE: JsonObject = { type: "object", description: "A state map: key → JSON value" };
 
-interface ToolDefinition {
-  name: string;
-  description: string;
-  inputSchema: JsonObject & { type: "object"; properties: JsonObject };
-  /** Other names callers use for an argument (the reference's, older ones) → the name used here. */
-  aliases?: Readonly<Record<string, string>>;
-  run(args: JsonObject): JsonValue;
-}
-
-/** Every tool here only reads: hosts may call them without asking (MCP tool annotations; UX, not a security boundary). */
-const READ_ONLY_ANNOTATIONS = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
-
-const TOOLS: ToolDefinition[] = [
+const STATELESS_TOOLS: ToolDefinition[] = [
   {
     name: "policy_check",
     description:
@@ -198,10 +198,10 @@ function argumentsOf(tool: ToolDefinition, args: unknown): unknown {
   return out;
 }
 
-function callTool(name: string, args: unknown): CallToolResult {
-  const tool = TOOLS.find((t) => t.name === name);
+function callTool(tools: readonly ToolDefinition[], name: string, args: unknown): CallToolResult {
+  const tool = tools.find((t) => t.name === name);
   try {
-    if (tool === undefined) throw new CarError("not_found", `unknown tool '${name}'; this server has ${TOOLS.map((t) => t.name).join(", ")}`);
+    if (tool === undefined) throw new CarError("not_found", `unknown tool '${name}'; this server has ${tools.map((t) => t.name).join(", ")}`);
     const input = argumentsOf(tool, args ?? {});
     const check = compileSchema(tool.inputSchema)(input);
     if (!check.ok) {
@@ -218,17 +218,20 @@ function callTool(name: string, args: unknown): CallToolResult {
 }
 
 export async function main(args: string[]): Promise<number> {
-  expectPositionals(parseArgs(args, {}).positionals, []);
+  const { positionals, options } = parseArgs(args, { tenant: { type: "string" } });
+  expectPositionals(positionals, []);
+  if (options.tenant === "") throw new CarError("invalid_params", "--tenant must name a tenant (leave it out for the unscoped skills)");
+  const TOOLS = [...STATELESS_TOOLS, ...skillTools(resolveCarHome(), options.tenant)];
   const server = new Server({ name: "car", version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((t) => ({
       name: t.name,
       description: t.description,
       inputSchema: t.inputSchema,
-      annotations: { title: t.name, ...READ_ONLY_ANNOTATIONS },
+      annotations: { title: t.name, ...(t.annotations ?? READ_ONLY_ANNOTATIONS) },
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(request.params.name, request.params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(TOOLS, request.params.name, request.params.arguments));
   const closed = new Promise<void>((done) => {
     server.onclose = done;
   });

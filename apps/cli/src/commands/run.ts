@@ -20,7 +20,7 @@ import {
 import { ApprovalGate, isPermissionTier, type PermissionTier } from "@car/policy";
 import { policyDirs, sandboxMode } from "@car/policy/gate";
 import { verify } from "@car/verify";
-import { expectPositionals, parseArgs, parseDurationMs, positiveInteger, usageError } from "@car/server/argv";
+import { expectPositionals, type OptionSpecs, type ParsedArgs, parseArgs, parseDurationMs, positiveInteger, usageError } from "@car/server/argv";
 import { postureWithDefault } from "@car/server/postures";
 import { isPostgresUrl, openRuntimeStore, resolveCarHome } from "@car/server/home";
 import { loadJsonObject, loadParsedProposal, MODULE_EXTENSIONS } from "../inputs.ts";
@@ -109,24 +109,38 @@ error code approval_denied) or the run was cancelled, or the store refused the c
 conflict (a stderr line starting "commit refused:" names the keys; error
 code stale_read / write_conflict), 2 bad usage or input.`;
 
+/** `car run`'s options; `car replay --run` takes the same. */
+export const RUN_OPTIONS = {
+  tools: { type: "string" },
+  policies: { type: "string", multiple: true },
+  state: { type: "string" },
+  events: { type: "string" },
+  report: { type: "string" },
+  "max-concurrency": { type: "string" },
+  rollback: { type: "string" },
+  json: { type: "boolean" },
+  db: { type: "string" },
+  tier: { type: "string" },
+  agent: { type: "string" },
+  sandbox: { type: "boolean" },
+  "wait-for-approval": { type: "string" },
+  strict: { type: "boolean" },
+} as const satisfies OptionSpecs;
+
+export type RunOptions = ParsedArgs<typeof RUN_OPTIONS>["options"];
+
 export async function main(args: string[]): Promise<number> {
-  const { positionals, options } = parseArgs(args, {
-    tools: { type: "string" },
-    policies: { type: "string", multiple: true },
-    state: { type: "string" },
-    events: { type: "string" },
-    report: { type: "string" },
-    "max-concurrency": { type: "string" },
-    rollback: { type: "string" },
-    json: { type: "boolean" },
-    db: { type: "string" },
-    tier: { type: "string" },
-    agent: { type: "string" },
-    sandbox: { type: "boolean" },
-    "wait-for-approval": { type: "string" },
-    strict: { type: "boolean" },
-  });
+  const { positionals, options } = parseArgs(args, RUN_OPTIONS);
   const [path] = expectPositionals(positionals, ["proposal.json"]);
+  return runProposalWith(options, () => loadParsedProposal(path!, {}, options.strict === true));
+}
+
+/**
+ * Runs the proposal `load` answers with `options`: the one path from
+ * options to admission and execution, shared by `car run` and
+ * `car replay --run`. Options are checked before the proposal is loaded.
+ */
+export async function runProposalWith(options: RunOptions, load: () => Promise<ParsedProposal>): Promise<number> {
   if (options.tools === undefined) throw usageError("--tools is required (a tools module or a tools.json)");
   const maxConcurrency = options["max-concurrency"] === undefined ? undefined : positiveInteger(options["max-concurrency"], "--max-concurrency");
   const rollback = options.rollback ?? "state";
@@ -136,7 +150,7 @@ export async function main(args: string[]): Promise<number> {
   if (!isPermissionTier(tier)) throw usageError(`--tier must be read_only, sandbox_edit or full_access, got '${tier}'`);
 
   // Parsed once: verify and the runtime take the pair as it is, graph included.
-  const parsed = await loadParsedProposal(path!, {}, options.strict === true);
+  const parsed = await load();
   const { proposal } = parsed;
   const policyDirList = options.policies?.map((d) => resolve(d)) ?? policyDirs(process.cwd(), { carHome: resolveCarHome() });
   const runProposal = async (sandbox: OsSandbox | undefined): Promise<number> => {
