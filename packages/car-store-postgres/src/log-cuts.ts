@@ -9,11 +9,9 @@
  * a shorter log. The archive is written before the delete commits: a
  * failure between the two can repeat lines in it but never lose an event.
  */
-import { appendFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { CarError, rfc3339 } from "@car/ir";
 import type { RetentionPolicy, RetentionResult } from "@car/engine";
-import { type AuditKey, type CheckpointKey, checkpointKey, parseHexKey, type SignedCheckpoint, signCheckpoint } from "@car/engine/durable";
+import { archiveAndSignCut, type AuditKey, type CheckpointKey, checkpointKey, parseHexKey, type SignedCheckpoint } from "@car/engine/durable";
 import type { PoolClient } from "pg";
 import { eventFromRow } from "./event-sql.ts";
 
@@ -68,32 +66,9 @@ export async function cutLog(client: PoolClient, policy: RetentionPolicy, auditK
   const { rows } = await client.query<{ body: string; hash: string }>("SELECT body, hash FROM car_events WHERE seq <= $1 ORDER BY seq", [cut]);
   const events = rows.map(eventFromRow);
   if (events.length === 0) return { removed: 0, checkpoint: null };
-  const archivePath = policy.mode === "archive" ? policy.archive_path! : null;
-  if (archivePath !== null) {
-    try {
-      appendFileSync(archivePath, events.map((event) => `${JSON.stringify(event)}\n`).join(""), { mode: 0o600 });
-    } catch (error) {
-      throw new CarError("storage_error", `cannot archive events to '${archivePath}': ${(error as Error).message}`, {}, { cause: error });
-    }
-  }
   const key = (await checkpointKeyOf(client, auditKey, true))!;
   const previous = (await client.query<{ signature: string }>("SELECT signature FROM car_checkpoints ORDER BY id DESC LIMIT 1")).rows[0]?.signature;
-  const last = events.at(-1)!;
-  const signed = signCheckpoint(
-    {
-      seq: last.seq,
-      hash: last.hash!,
-      first_removed_seq: events[0]!.seq,
-      removed: events.length,
-      mode: policy.mode,
-      archive_path: archivePath,
-      act: policy.act ?? "retention",
-      created_at: rfc3339(now),
-      previous: previous ?? null,
-      key_id: key.id,
-    },
-    key,
-  );
+  const signed = archiveAndSignCut(events, policy, previous, key, now);
   await client.query("DELETE FROM car_events WHERE seq <= $1", [cut]);
   await client.query("INSERT INTO car_checkpoints (body, signature) VALUES ($1, $2)", [JSON.stringify(signed.checkpoint), signed.signature]);
   return { removed: events.length, checkpoint: signed };

@@ -7,9 +7,7 @@
  * commits, so a failure between the two can repeat lines in the archive but
  * never lose an event.
  */
-import { appendFileSync } from "node:fs";
-import { CarError, rfc3339 } from "@car/ir";
-import { type CheckpointKey, signCheckpoint, type SignedCheckpoint } from "@car/engine/durable";
+import { archiveAndSignCut, type CheckpointKey, type SignedCheckpoint } from "@car/engine/durable";
 export { validateRetention } from "@car/engine/durable";
 import type { RetentionPolicy, RetentionResult } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
@@ -46,32 +44,8 @@ export function removeThrough(db: SqliteDatabase, cut: number, policy: Retention
     (row) => eventFromRow(row, anchor).event,
   );
   if (events.length === 0) return { removed: 0, checkpoint: null };
-  const archivePath = policy.mode === "archive" ? policy.archive_path! : null;
-  if (archivePath !== null) {
-    const lines = events.map((event) => `${JSON.stringify(event)}\n`).join("");
-    try {
-      appendFileSync(archivePath, lines, { mode: 0o600 });
-    } catch (error) {
-      throw new CarError("storage_error", `cannot archive events to '${archivePath}': ${(error as Error).message}`, {}, { cause: error });
-    }
-  }
-  const last = events[events.length - 1]!;
   const previous = db.prepare("SELECT signature FROM checkpoints ORDER BY id DESC LIMIT 1").pluck().get() as string | undefined;
-  const signed: SignedCheckpoint = signCheckpoint(
-    {
-      seq: last.seq,
-      hash: last.hash!,
-      first_removed_seq: events[0]!.seq,
-      removed: events.length,
-      mode: policy.mode,
-      archive_path: archivePath,
-      act: policy.act ?? "retention",
-      created_at: rfc3339(now),
-      previous: previous ?? null,
-      key_id: key.id,
-    },
-    key,
-  );
+  const signed = archiveAndSignCut(events, policy, previous, key, now);
   db.prepare("DELETE FROM events WHERE seq <= ?").run(cut);
   db.prepare("INSERT INTO checkpoints (body, signature) VALUES (?, ?)").run(JSON.stringify(signed.checkpoint), signed.signature);
   return { removed: events.length, checkpoint: signed };

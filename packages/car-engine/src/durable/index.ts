@@ -24,6 +24,7 @@ export {
   readKeyFile,
   signCheckpoint,
 } from "./checkpoint.ts";
+export { archiveAndSignCut } from "./log-cut.ts";
 export { type RefusalCode, commitRefusal } from "./commit-refusal.ts";
 export { validateRetention } from "./retention-policy.ts";
 export { directWriteEvent } from "./direct-write-event.ts";

@@ -1,0 +1,46 @@
+/**
+ * What every store does the same way when it cuts its log (retention,
+ * `events.truncate`, `events.clear`; DECISIONS §24): appends the removed
+ * events to the archive file in archive mode, then signs the checkpoint
+ * that names the act and links to the checkpoint before it. The stores
+ * differ only in how they read, lock and delete.
+ */
+import { appendFileSync } from "node:fs";
+import { CarError, rfc3339 } from "@car/ir";
+import type { CarEvent } from "../events/event.ts";
+import { type CheckpointKey, type SignedCheckpoint, signCheckpoint } from "./checkpoint.ts";
+import type { RetentionPolicy } from "./durable-store.ts";
+
+/** `events`: the removed ones, oldest first (at least one). `previous`: the newest checkpoint's signature, if any. */
+export function archiveAndSignCut(
+  events: readonly CarEvent[],
+  policy: RetentionPolicy,
+  previous: string | undefined,
+  key: CheckpointKey,
+  now: number,
+): SignedCheckpoint {
+  const archivePath = policy.mode === "archive" ? policy.archive_path! : null;
+  if (archivePath !== null) {
+    try {
+      appendFileSync(archivePath, events.map((event) => `${JSON.stringify(event)}\n`).join(""), { mode: 0o600 });
+    } catch (error) {
+      throw new CarError("storage_error", `cannot archive events to '${archivePath}': ${(error as Error).message}`, {}, { cause: error });
+    }
+  }
+  const last = events.at(-1)!;
+  return signCheckpoint(
+    {
+      seq: last.seq,
+      hash: last.hash!,
+      first_removed_seq: events[0]!.seq,
+      removed: events.length,
+      mode: policy.mode,
+      archive_path: archivePath,
+      act: policy.act ?? "retention",
+      created_at: rfc3339(now),
+      previous: previous ?? null,
+      key_id: key.id,
+    },
+    key,
+  );
+}
