@@ -13,5 +13,8 @@ export const sharedConfig = defineConfig({
     reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // `expect.poll` waits for something a real process or socket does; CI runs every suite at once on two cores, where
+    // a server can take seconds to start. The wait ends as soon as the condition holds, so this costs a passing test nothing.
+    expect: { poll: { timeout: 15_000 } },
   },
 });

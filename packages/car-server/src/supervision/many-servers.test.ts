@@ -24,7 +24,8 @@ import { TestClient } from "../../test/test-client.ts";
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const SERVE = fileURLToPath(new URL("./serve.fixture.ts", import.meta.url));
-const DECISION_TIMEOUT_MS = 4000;
+/** Long enough for the forged-NOTIFY test's psql round trips on a loaded CI machine before the intent's deadline. */
+const DECISION_TIMEOUT_MS = 8000;
 const SECRET = "value-never-shown-to-a-supervisor";
 const TOOLS = [{ name: "send_email" }, { name: "read_file" }];
 
@@ -254,9 +255,10 @@ describe("three car serve processes on one PostgreSQL database", () => {
     const sorted = [...latencies].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)]!;
     console.log(`approval committed elsewhere → the tool call on server 2: ${latencies.map((l) => l.toFixed(0)).join(", ")} ms (median ${median.toFixed(0)})`);
-    // The poll alone would release each about 400 ms after its decision.
-    expect(sorted.at(-1)!).toBeLessThan(300);
-    expect(median).toBeLessThan(150);
+    // The poll alone releases each 396–453 ms after its decision (measured with the wake-up switched off), so a median
+    // under 300 ms is the wake-up's doing. A single sample may still be late on a loaded machine (430 ms once in CI at
+    // load 15): the median, not the slowest, is what tells the two apart.
+    expect(median).toBeLessThan(300);
   }, 120_000);
 
   it("a host event raised on server 3 reaches the subscriber on server 1", async () => {
@@ -293,15 +295,14 @@ describe("three car serve processes on one PostgreSQL database", () => {
     const intent = (await shown).params;
     const before = hostWatcher.notifications("host.event").length;
     // Anyone who can connect can NOTIFY: a claimed decision, a claimed host event, garbage.
-    for (const payload of [
+    const payloads = [
       { k: "decided", id: intent.id, s: "1", decision: { kind: "allow", reviewer: "mallory" } },
       { k: "decided", id: intent.id, s: "1", m: "0".repeat(64) },
       { k: "host", event: { kind: "agent_registered", agent_id: "mallory" }, s: "1" },
       { k: "approval", fp: "x", s: "ledger" },
-    ]) {
-      sql(`SELECT pg_notify('car_oversight', '${JSON.stringify(payload)}')`);
-    }
-    sql(`SELECT pg_notify('car_oversight', 'not json')`);
+    ].map((payload) => JSON.stringify(payload));
+    // One psql run for all of them: each spawn costs most of a second on a loaded machine, and the intent has a deadline.
+    sql([...payloads, "not json"].map((payload) => `SELECT pg_notify('car_oversight', '${payload}');`).join(" "));
     await new Promise((r) => setTimeout(r, 300));
     expect(called).toEqual([]);
     expect((await supervisor.result("supervision.pending")).intents.map((i: { id: string }) => i.id)).toContain(intent.id);
