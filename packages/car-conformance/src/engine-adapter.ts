@@ -5,10 +5,11 @@
  * Static checks come from `@car/verify`, as the engine's own callers use them.
  */
 import { CarError, isCarError, isJsonObject, parseAction, serializeProposal, type JsonObject, type JsonValue, type ProposalInput } from "@car/ir";
-import { ApprovalWaits, borrowedStore, type ExecuteOptions, Runtime, type RuntimeOptions, type WaitingApproval } from "@car/engine";
+import { ApprovalWaits, borrowedStore, type ExecuteOptions, Runtime, type RuntimeOptions, type SupervisionDecision, type WaitingApproval } from "@car/engine";
 import { ApprovalGate, approvalSubject, isPermissionTier } from "@car/policy";
 import { equivalent, optimize, simulate, verify } from "@car/verify";
-import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome, WaitingSubmit, WaitingSubmitView } from "./adapter.ts";
+import type { ConformanceRuntime, RuntimeFactory, SubmitOutcome, SupervisedSubmit, SupervisedSubmitView, WaitingSubmit, WaitingSubmitView } from "./adapter.ts";
+import { InProcessSupervision } from "./in-process-supervision.ts";
 import type { ScenarioPolicy, ScenarioTool } from "./scenario.ts";
 import type { ToolBehaviours, ToolCall } from "./tool-behaviours.ts";
 
@@ -19,23 +20,21 @@ export interface EngineAdapterOptions {
 
 /**
  * What `@car/engine` declares: tools may answer with raw text, and every
- * optional capability of the runtime itself — `waiting-approvals` included
- * (the engine's `ApprovalWaits` queue, answered through its ledger in
- * process). `supervision` is a server's: the engine offers the seam
- * (`RuntimeOptions.supervisor`), but the trimmed intent a supervisor is shown
- * is built by `car serve` (its supervision/intent.ts), so in process there is
- * no intent to observe and the capability is not claimed.
+ * optional capability — `waiting-approvals` (the engine's `ApprovalWaits`
+ * queue, answered through its ledger) and `supervision` (an
+ * `InProcessSupervision` on `RuntimeOptions.supervisor`, showing the
+ * engine's trimmed intent) included.
  */
-export const ENGINE_FEATURES: readonly string[] = ["approvals", "detached-tools", "rate-limits", "raw_output", "reference", "waiting-approvals"];
+export const ENGINE_FEATURES: readonly string[] = ["approvals", "detached-tools", "rate-limits", "raw_output", "reference", "supervision", "waiting-approvals"];
 
 /** A fresh `@car/engine` Runtime per scenario. */
 export function engineAdapter(options: EngineAdapterOptions = {}): RuntimeFactory {
   let sessions = 0;
   return {
     name: "@car/engine (in process)",
-    // Every optional capability and ability the suite knows, but the server's supervision (see ENGINE_FEATURES).
+    // Every optional capability and ability the suite knows (see ENGINE_FEATURES).
     features: ENGINE_FEATURES,
-    createRuntime: () => new EngineRuntime(new Runtime(options.runtimeOptions?.() ?? {}), `conformance-${++sessions}`, options),
+    createRuntime: () => new EngineRuntime(`conformance-${++sessions}`, options),
     destroyRuntime: (rt) => (rt as EngineRuntime).close(),
   };
 }
@@ -50,13 +49,20 @@ class EngineRuntime implements ConformanceRuntime {
   readonly #tools: ScenarioTool[] = [];
   readonly #policies: ScenarioPolicy[] = [];
   #submitted = false;
+  /** The session's supervisor, on every Runtime this session makes; with nobody watching it parks nothing. */
+  readonly #supervision: InProcessSupervision;
 
   constructor(
-    runtime: Runtime,
     readonly sessionId: string,
     readonly options: EngineAdapterOptions,
   ) {
-    this.runtime = runtime;
+    this.#supervision = new InProcessSupervision(sessionId);
+    this.runtime = new Runtime(this.#runtimeOptions());
+  }
+
+  /** The caller's options with this session's supervisor (it replaces one the caller set: the suite observes its own). */
+  #runtimeOptions(): RuntimeOptions {
+    return { ...(this.options.runtimeOptions?.() ?? {}), supervisor: this.#supervision.supervisor };
   }
 
   async registerTools(tools: readonly ScenarioTool[], behaviours: ToolBehaviours): Promise<void> {
@@ -87,7 +93,7 @@ class EngineRuntime implements ConformanceRuntime {
     if (this.#submitted) throw new CarError("invalid_params", "the engine adapter sets a tier only before the first submit");
     const owner = this.runtime;
     this.#gate = new ApprovalGate({ ledger: owner.approvals, sessionId: this.sessionId, grantedTier: tier });
-    this.runtime = new Runtime({ ...(this.options.runtimeOptions?.() ?? {}), store: borrowedStore(owner.store), approvalGate: this.#gate });
+    this.runtime = new Runtime({ ...this.#runtimeOptions(), store: borrowedStore(owner.store), approvalGate: this.#gate });
     this.#owner = owner;
     for (const t of this.#tools) this.runtime.registerTool({ ...(t.schema ?? {}), name: t.name });
     for (const p of this.#policies) this.runtime.registerPolicy({ ...p });
@@ -150,6 +156,54 @@ class EngineRuntime implements ConformanceRuntime {
       waits.nudge(row.fingerprint);
     }
     return { outcome: await submitted, pending: row === undefined ? null : wireForm<JsonValue>(row), calls_before_answer: callsBefore };
+  }
+
+  /**
+   * The `supervision` capability in process: a watcher on this session's
+   * `InProcessSupervision`, with the step's filter narrowed to this session,
+   * answers what it is shown — or leaves without deciding, and a second
+   * watcher finds the intent still pending and denies it. The session is
+   * gated at the reference's default `sandbox_edit` unless a tier was set,
+   * as a server's is, so an `allow` meets the approval gate after it.
+   */
+  async supervisedSubmit(step: SupervisedSubmit): Promise<SupervisedSubmitView> {
+    if (this.#gate === undefined) await this.setTier("sandbox_edit");
+    const supervision = this.#supervision;
+    let shown: (intent: JsonObject) => void = () => {};
+    const intentSeen = new Promise<JsonObject>((resolve) => {
+      shown = resolve;
+    });
+    const leave = supervision.watch({ ...(step.filter ?? {}), sessions: [this.sessionId] }, (intent) => shown(intent));
+    try {
+      const submitted = this.#submit(step.proposal, {});
+      // Either the proposal is parked (an intent is shown) or it is answered unparked.
+      const first = await Promise.race([intentSeen.then((intent) => ({ intent })), submitted.then(() => ({ intent: null }))]);
+      const intent = first.intent === null ? null : wireForm<JsonObject>(first.intent);
+      const intentId = typeof intent?.["id"] === "string" ? intent["id"] : "";
+      let stillParked: boolean | undefined;
+      if (intent !== null) {
+        if (step.decision !== undefined) {
+          supervision.decide(intentId, decisionOf(step.decision));
+        } else {
+          leave();
+          stillParked = supervision.pending().some((i) => i["id"] === intentId);
+          supervision.decide(intentId, { kind: "deny", reviewer: "runtimebench", reason: "the first supervisor left" });
+        }
+      }
+      const outcome = await submitted;
+      let redecide: string | null = null;
+      if (intent !== null) {
+        try {
+          supervision.decide(intentId, { kind: "allow", reviewer: "runtimebench" });
+        } catch (err) {
+          if (!isCarError(err)) throw err;
+          redecide = err.code;
+        }
+      }
+      return { outcome, intent, redecide_error: redecide, ...(stillParked !== undefined ? { still_parked: stillParked } : {}) };
+    } finally {
+      leave();
+    }
   }
 
   async setState(state: JsonObject): Promise<void> {
@@ -226,9 +280,20 @@ class EngineRuntime implements ConformanceRuntime {
   }
 
   async close(): Promise<void> {
+    this.#supervision.close();
     await this.runtime.close();
     await this.#owner?.close();
   }
+}
+
+/** A scenario's `{ kind, reason? }` as the engine's decision; what `supervision.decide` would refuse is `invalid_params`. */
+function decisionOf(d: { kind: string; reason?: string }): SupervisionDecision {
+  const reviewer = "runtimebench";
+  if (d.kind === "allow") return { kind: "allow", reviewer, ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+  if (d.kind !== "deny" && d.kind !== "escalate")
+    throw new CarError("invalid_params", `decision.kind must be one of allow, deny, escalate, got '${String(d.kind).slice(0, 40)}'`);
+  if (typeof d.reason !== "string" || d.reason.trim() === "") throw new CarError("invalid_params", `decision.reason is required for ${d.kind}`);
+  return { kind: d.kind, reviewer, reason: d.reason };
 }
 
 /** The value as JSON text would carry it, so the in-process runtime is observed exactly as a remote one would be. */

@@ -42,7 +42,7 @@ describe("car-conformance", () => {
     expect(report).toMatchObject({ verdict: "partial", conformant: false, failed: 0, errors: 0, filters: { capabilities: ["rollback"], scenarios: [] } });
     expect(report.suite_version).toMatch(/^\d+\.\d+\.\d+/);
     expect(report.spec_revision).toContain("agent-ir-spec.md");
-    expect(report.features).toEqual(["approvals", "detached-tools", "rate-limits", "raw_output", "reference", "waiting-approvals"]);
+    expect(report.features).toEqual(["approvals", "detached-tools", "rate-limits", "raw_output", "reference", "supervision", "waiting-approvals"]);
     expect(report.capabilities.map((c: { capability: string }) => c.capability)).toEqual(["rollback"]);
     const xml = await readFile(junit, "utf8");
     expect(xml).toMatch(/<testsuites [^>]*errors="0"[^>]*timestamp="\d{4}-\d\d-\d\dT/);

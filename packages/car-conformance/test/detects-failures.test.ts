@@ -23,6 +23,7 @@ const METHODS = [
   "setTier",
   "approve",
   "waitingSubmit",
+  "supervisedSubmit",
 ] as const;
 
 /** A factory whose runtimes are the engine's, with some methods replaced and the `omit`ted (optional) ones left out. */
@@ -67,6 +68,18 @@ describe("the runner detects a non-conforming runtime", () => {
     const approvals = unclaimed.capabilities.find((c) => c.capability === "approvals")!;
     expect(approvals.scenarios.map((s) => s.status)).toEqual(approvals.scenarios.map(() => "skipped"));
     expect(unclaimed.failed).toBe(0);
+  });
+
+  it("a runtime whose supervisor is never asked (nothing parked) fails the supervision scenarios that watch a verdict", async () => {
+    const factory = broken((rt) => ({
+      supervisedSubmit: async (step) => ({ outcome: await rt.submit(step.proposal), intent: null, redecide_error: null }),
+    }));
+    const status = statusOf(await runConformance({ ...factory, capabilities: ["supervision"] }));
+    expect(status.get("supervision.allow-runs-after-the-verdict")).toBe("failed");
+    expect(status.get("supervision.deny-rejects-whole-proposal")).toBe("failed");
+    expect(status.get("supervision.escalate-hands-to-the-ledger")).toBe("failed");
+    expect(status.get("supervision.disconnect-does-not-release")).toBe("failed");
+    expect(status.get("supervision.filter-narrows")).toBe("passed");
   });
 
   it("a runtime that ignores the declared tool behaviours fails the retry and terminal scenarios", async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ENGINE_FEATURES, engineAdapter, loadCapabilities, runConformance } from "../src/index.ts";
 
 describe("RuntimeBench against @car/engine in process", () => {
-  // Every capability the engine declares: all but the server's supervision (ENGINE_FEATURES).
+  // Every capability the engine declares (ENGINE_FEATURES): required and optional, supervision included.
   for (const cap of loadCapabilities().filter((c) => c.required || ENGINE_FEATURES.includes(c.capability))) {
     describe(`${cap.capability} (${cap.required ? "required" : "optional"})`, () => {
       for (const scenario of cap.scenarios) {

@@ -22,6 +22,23 @@ export type { ApprovalWait } from "./admission/approvals.ts";
 export { ApprovalWaits, DEFAULT_APPROVAL_POLL_MS, type ApprovalWaitListener, type WaitingApproval, type WaitOutcome } from "./supervision/approval-waits.ts";
 export type { ParkedProposal, SupervisionDecision, SupervisionKind, SupervisionRequest, Supervisor } from "./supervision/supervisor.ts";
 export {
+  filterSubject,
+  intentActions,
+  intentJson,
+  intentRecord,
+  supervisionIntent,
+  type IntentAction,
+  type IntentSource,
+  type SupervisionIntent,
+} from "./supervision/intent.ts";
+export {
+  filterJson,
+  filterMatches,
+  parseIntentFilter,
+  type FilterSubject,
+  type IntentFilter,
+} from "./supervision/intent-filter.ts";
+export {
   sharesOversight,
   type OversightWakeups,
   type SharedIntentRow,

@@ -7,14 +7,13 @@
  * `decide` answers one. The gate itself is supervision/supervision-hub.ts;
  * with `--db postgres://…` these see and decide every server's intents.
  */
-import type { JsonValue } from "@car/ir";
-import type { SupervisionDecision } from "@car/engine";
+import { getOwn, type JsonValue } from "@car/ir";
+import { filterJson, parseIntentFilter, type SupervisionDecision } from "@car/engine";
 import { type MethodContext, type MethodTable, operatorMethod } from "../method.ts";
 import { invalidParams, optionalString, paramsObject, requireObject, requireString } from "../params.ts";
-import { filterJson, parseIntentFilter } from "../supervision/intent-filter.ts";
 
 async function subscribe(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
-  const filter = parseIntentFilter(paramsObject(params));
+  const filter = parseIntentFilter(getOwn(paramsObject(params), "filter"));
   const hub = ctx.session.options.oversight.supervision;
   const peer = ctx.session.peer;
   await hub.subscribe(ctx.session, filter, (intent) => peer.notify("supervision.intent", intent));

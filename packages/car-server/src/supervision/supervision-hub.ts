@@ -18,12 +18,29 @@
  * reads the decision back from the table. A wake-up from another server
  * only makes this one read again.
  */
-import { CarError, type JsonObject, rfc3339 } from "@car/ir";
-import type { ParkedProposal, SharedIntentRow, SharedOversight, SharedSubscriber, SupervisionDecision, SupervisionRequest, Supervisor } from "@car/engine";
+import { CarError, type JsonObject } from "@car/ir";
+import {
+  type FilterSubject,
+  filterJson,
+  filterMatches,
+  filterSubject,
+  type IntentFilter,
+  intentActions,
+  intentJson,
+  intentRecord,
+  type ParkedProposal,
+  parseIntentFilter,
+  type SharedIntentRow,
+  type SharedOversight,
+  type SharedSubscriber,
+  type SupervisionDecision,
+  type SupervisionIntent,
+  type SupervisionRequest,
+  type Supervisor,
+  supervisionIntent,
+} from "@car/engine";
 import type { HeldAccount } from "../held-bytes.ts";
 import type { HostEvents } from "./host-events.ts";
-import { type FilterSubject, filterJson, filterMatches, type IntentFilter, parseIntentFilter } from "./intent-filter.ts";
-import { intentAction, type IntentAction, intentJson, type SupervisionIntent, worstOf } from "./intent.ts";
 
 /** The reference's default: an intent nobody answers in 30 s is denied. */
 export const DEFAULT_DECISION_TIMEOUT_MS = 30_000;
@@ -121,20 +138,13 @@ export class SupervisionHub {
   }
 
   #park(request: SupervisionRequest, sessionId: string, who: SubmitterInfo): ParkedProposal | undefined {
-    const actions = request.proposal.actions.map((a) => intentAction(a, a.tool === undefined ? undefined : request.schemaOf(a.tool)));
-    const subject = subjectOf(actions, sessionId, who.agent_id ?? null);
+    const actions = intentActions(request);
+    const subject = filterSubject(actions, sessionId, who.agent_id);
     const watchers = [...this.#subscribers.values()].filter((s) => filterMatches(s.filter, subject));
     if (watchers.length === 0 && !this.#remote.some((f) => filterMatches(f, subject))) return undefined;
     const seq = ++this.#seq;
-    const intent: SupervisionIntent = {
-      id: this.shared === undefined ? `intent-${seq}-${request.run_id.slice(-8)}` : `intent-${seq}-${this.shared.serverId}-${request.run_id.slice(-8)}`,
-      proposal_id: request.proposal.id,
-      source: who.source,
-      session_id: sessionId,
-      reversibility: subject.reversibility,
-      created_at: rfc3339(Date.now()),
-      actions,
-    };
+    const id = this.shared === undefined ? `intent-${seq}-${request.run_id.slice(-8)}` : `intent-${seq}-${this.shared.serverId}-${request.run_id.slice(-8)}`;
+    const intent = supervisionIntent(id, request.proposal.id, actions, { source: who.source, session_id: sessionId });
     const json = intentJson(intent);
     const bytes = Buffer.byteLength(JSON.stringify(json));
     try {
@@ -176,7 +186,7 @@ export class SupervisionHub {
     else request.signal?.addEventListener("abort", onAbort, { once: true });
     this.host.emit("supervision_parked", () => ({ intent_id: intent.id, proposal_id: intent.proposal_id, session_id: sessionId }));
     for (const w of watchers) w.notify(json);
-    return { intent_id: intent.id, record: recordOf(intent), decision };
+    return { intent_id: intent.id, record: intentRecord(intent), decision };
   }
 
   /**
@@ -224,7 +234,7 @@ export class SupervisionHub {
     const filters: IntentFilter[] = [];
     for (const s of subscribers) {
       try {
-        filters.push(parseIntentFilter({ filter: s.filter }));
+        filters.push(parseIntentFilter(s.filter));
       } catch {
         // A filter this server cannot read watches everything: over-parking is safe, missing a supervisor is not.
         filters.push({});
@@ -239,25 +249,10 @@ export class SupervisionHub {
   }
 }
 
-function subjectOf(actions: readonly IntentAction[], session_id: string | null, agent_id: string | null): FilterSubject {
-  return {
-    tools: actions.flatMap((a) => (a.tool === undefined ? [] : [a.tool])),
-    session_id,
-    agent_id: agent_id ?? undefined,
-    reversibility: worstOf(actions),
-  };
-}
-
 /** What a filter looks at in an intent another server parked. */
 function rowSubject(row: SharedIntentRow): FilterSubject {
   const intent = row.intent as unknown as Partial<SupervisionIntent>;
   const actions = Array.isArray(intent.actions) ? intent.actions : [];
-  const subject = subjectOf(actions, typeof intent.session_id === "string" ? intent.session_id : null, row.agent_id);
+  const subject = filterSubject(actions, typeof intent.session_id === "string" ? intent.session_id : null, row.agent_id);
   return typeof intent.reversibility === "string" ? { ...subject, reversibility: intent.reversibility } : subject;
-}
-
-/** The audit record of a parked intent: the intent without its own id (the event carries it). */
-function recordOf(intent: SupervisionIntent): JsonObject {
-  const { id: _id, ...rest } = intent;
-  return rest as unknown as JsonObject;
 }

@@ -7,8 +7,7 @@
  * label this server does not know sorts as most severe, so a future
  * variant is over-reported rather than filtered out of view.
  */
-import type { JsonObject, JsonValue } from "@car/ir";
-import { invalidParams, optionalArray, optionalObject, optionalString, stringArray } from "../params.ts";
+import { CarError, getOwn, isJsonObject, type JsonObject, type JsonValue } from "@car/ir";
 
 export interface IntentFilter {
   tools?: ReadonlySet<string>;
@@ -29,22 +28,47 @@ export function worseReversibility(a: string, b: string): string {
   return reversibilityRank(b) > reversibilityRank(a) ? b : a;
 }
 
-export function parseIntentFilter(params: JsonObject): IntentFilter {
-  const raw = optionalObject(params, "filter");
-  if (raw === undefined) return {};
+/**
+ * A filter as a supervisor sends it (`supervision.subscribe`'s `filter`):
+ * absent or `null` is the empty filter; anything malformed — an unknown
+ * field included, so a misspelt one is never silently ignored — is
+ * `invalid_params` naming the field.
+ */
+export function parseIntentFilter(raw: JsonValue | undefined): IntentFilter {
+  if (raw === undefined || raw === null) return {};
+  if (!isJsonObject(raw)) throw invalidFilter("filter must be an object");
   for (const key of Object.keys(raw)) {
     if (key !== "tools" && key !== "sessions" && key !== "min_reversibility") {
-      throw invalidParams(`filter.${key} is not a filter field (tools, sessions, min_reversibility)`);
+      throw invalidFilter(`filter.${key} is not a filter field (tools, sessions, min_reversibility)`);
     }
   }
   const filter: IntentFilter = {};
-  const tools = optionalArray(raw, "tools");
-  if (tools !== undefined) filter.tools = new Set(stringArray(tools, "filter.tools"));
-  const sessions = optionalArray(raw, "sessions");
-  if (sessions !== undefined) filter.sessions = new Set(stringArray(sessions, "filter.sessions"));
-  const min = optionalString(raw, "min_reversibility");
-  if (min !== undefined) filter.min_reversibility = min;
+  const tools = names(raw, "tools");
+  if (tools !== undefined) filter.tools = tools;
+  const sessions = names(raw, "sessions");
+  if (sessions !== undefined) filter.sessions = sessions;
+  const min = getOwn(raw, "min_reversibility");
+  if (typeof min === "string") filter.min_reversibility = min;
+  else if (min !== undefined && min !== null) throw invalidFilter("filter.min_reversibility must be a string");
   return filter;
+}
+
+/** A list of non-empty names, or undefined when the field is absent or `null`. */
+function names(raw: JsonObject, key: string): ReadonlySet<string> | undefined {
+  const value = getOwn(raw, key);
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw invalidFilter(`filter.${key} must be an array`);
+  return new Set(
+    value.map((v, i) => {
+      if (typeof v !== "string" || v === "") throw invalidFilter(`filter.${key}[${i}] must be a non-empty string`);
+      return v;
+    }),
+  );
+}
+
+/** The same wording as every other malformed method param, so a supervisor reads one kind of error. */
+function invalidFilter(message: string): CarError {
+  return new CarError("invalid_params", `invalid params: ${message}`);
 }
 
 /** What a filter looks at in an intent. */

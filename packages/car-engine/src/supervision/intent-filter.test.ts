@@ -28,7 +28,7 @@ const filterJson = fc.record(
 
 describe("supervision filter", () => {
   it("an empty filter matches everything", () => {
-    fc.assert(fc.property(subject, (s) => filterMatches(parseIntentFilter({}), s) && filterMatches(parseIntentFilter({ filter: {} }), s)));
+    fc.assert(fc.property(subject, (s) => filterMatches(parseIntentFilter(undefined), s) && filterMatches(parseIntentFilter({}), s)));
   });
 
   it("every field only narrows: a filter matches only what the same filter without that field matches", () => {
@@ -36,7 +36,7 @@ describe("supervision filter", () => {
       fc.property(filterJson, subject, fc.constantFrom("tools", "sessions", "min_reversibility"), (f, s, drop) => {
         const wider: JsonObject = { ...f };
         delete wider[drop];
-        if (filterMatches(parseIntentFilter({ filter: f }), s)) expect(filterMatches(parseIntentFilter({ filter: wider }), s)).toBe(true);
+        if (filterMatches(parseIntentFilter(f), s)) expect(filterMatches(parseIntentFilter(wider), s)).toBe(true);
       }),
     );
   });
@@ -46,22 +46,22 @@ describe("supervision filter", () => {
       fc.property(label, label, label, (subjectLabel, low, high) => {
         fc.pre(reversibilityRank(low) <= reversibilityRank(high));
         const s: FilterSubject = { tools: [], session_id: null, agent_id: undefined, reversibility: subjectLabel };
-        if (filterMatches(parseIntentFilter({ filter: { min_reversibility: high } }), s)) {
-          expect(filterMatches(parseIntentFilter({ filter: { min_reversibility: low } }), s)).toBe(true);
+        if (filterMatches(parseIntentFilter({ min_reversibility: high }), s)) {
+          expect(filterMatches(parseIntentFilter({ min_reversibility: low }), s)).toBe(true);
         }
       }),
     );
     const unknown: FilterSubject = { tools: [], session_id: null, agent_id: undefined, reversibility: "catastrophic" };
-    expect(filterMatches(parseIntentFilter({ filter: { min_reversibility: "irreversible" } }), unknown)).toBe(true);
+    expect(filterMatches(parseIntentFilter({ min_reversibility: "irreversible" }), unknown)).toBe(true);
     const reversible = { ...unknown, reversibility: "reversible" };
-    expect(filterMatches(parseIntentFilter({ filter: { min_reversibility: "catastrophic" } }), reversible)).toBe(false);
+    expect(filterMatches(parseIntentFilter({ min_reversibility: "catastrophic" }), reversible)).toBe(false);
   });
 
   it("a malformed filter is invalid_params, never another error", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (raw) => {
         try {
-          parseIntentFilter({ filter: raw as never });
+          parseIntentFilter(raw as never);
         } catch (err) {
           expect(isCarError(err, "invalid_params"), String(err)).toBe(true);
         }
