@@ -13,7 +13,7 @@ import { appendFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { CarError, rfc3339 } from "@car/ir";
 import type { RetentionPolicy, RetentionResult } from "@car/engine";
-import { type AuditKey, type CheckpointKey, checkpointKey, parseHexKey, type SignedCheckpoint, signCheckpoint } from "@car/engine/durable";
+import { type AuditKey, type CheckpointKey, checkpointKey, costUsdOf, parseHexKey, type SignedCheckpoint, signCheckpoint } from "@car/engine/durable";
 import type { PoolClient } from "pg";
 import { eventFromRow } from "./event-sql.ts";
 
@@ -88,6 +88,7 @@ export async function cutLog(client: PoolClient, policy: RetentionPolicy, auditK
       mode: policy.mode,
       archive_path: archivePath,
       act: policy.act ?? "retention",
+      cost_usd: costUsdOf(events),
       created_at: rfc3339(now),
       previous: previous ?? null,
       key_id: key.id,

@@ -9,7 +9,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { CarError, rfc3339 } from "@car/ir";
-import { type CheckpointKey, signCheckpoint, type SignedCheckpoint } from "@car/engine/durable";
+import { type CheckpointKey, costUsdOf, signCheckpoint, type SignedCheckpoint } from "@car/engine/durable";
 export { validateRetention } from "@car/engine/durable";
 import type { RetentionPolicy, RetentionResult } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
@@ -66,6 +66,7 @@ export function removeThrough(db: SqliteDatabase, cut: number, policy: Retention
       mode: policy.mode,
       archive_path: archivePath,
       act: policy.act ?? "retention",
+      cost_usd: costUsdOf(events),
       created_at: rfc3339(now),
       previous: previous ?? null,
       key_id: key.id,

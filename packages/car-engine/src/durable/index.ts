@@ -18,12 +18,14 @@ export {
   type SignedCheckpoint,
   checkpointKey,
   checkpointProblem,
+  cutCostUsd,
   loadOrCreateKeyFile,
   newCheckpointKey,
   parseHexKey,
   readKeyFile,
   signCheckpoint,
 } from "./checkpoint.ts";
+export { costUsdOf } from "../events/metrics.ts";
 export { type RefusalCode, commitRefusal } from "./commit-refusal.ts";
 export { validateRetention } from "./retention-policy.ts";
 export { directWriteEvent } from "./direct-write-event.ts";
