@@ -8,7 +8,8 @@
  */
 import { CarError, type JsonValue } from "@car/ir";
 import { metricsAlerts } from "../events/alerts.ts";
-import { costByAgent, metricsSummary } from "../events/metrics.ts";
+import { costByAgent, type MetricsSummary, metricsSummary } from "../events/metrics.ts";
+import { storeCutCostUsd } from "../durable/checkpoint.ts";
 import { alertThresholdsArg } from "./alert-thresholds.ts";
 import { parseReplanConfig, type ReplanConfig } from "../planner/replan.ts";
 import { Runtime, type RuntimeOptions } from "../runtime.ts";
@@ -294,13 +295,18 @@ export class CarRuntime {
   }
 
   async metricsSummary(): Promise<string> {
-    return jsonResult(metricsSummary(this.runtime.events.query()));
+    return jsonResult(await this.#summary());
+  }
+
+  /** The log's roll-up, its cumulative spend carried across a durable store's cuts. */
+  async #summary(): Promise<MetricsSummary> {
+    return metricsSummary(this.runtime.events.query(), await storeCutCostUsd(this.runtime.store));
   }
 
   /** `thresholdsJson`: `{ max_cost_usd?, max_error_rate?, max_avg_latency_ms?, min_actions? }` (omit for none); answers `{ summary, alerts }`. */
   async metricsAlerts(thresholdsJson?: string): Promise<string> {
     const thresholds = thresholdsJson === undefined ? {} : alertThresholdsArg(thresholdsJson);
-    const summary = metricsSummary(this.runtime.events.query());
+    const summary = await this.#summary();
     return jsonResult({ summary, alerts: metricsAlerts(summary, thresholds) });
   }
 

@@ -67,6 +67,12 @@ export function cutCostUsd(checkpoints: readonly SignedCheckpoint[]): number {
   );
 }
 
+/** The spend carried by `store`'s cuts; 0 for a store that cannot cut its log (it keeps no checkpoints). */
+export async function storeCutCostUsd(store: object | undefined): Promise<number> {
+  const checkpoints = (store as { checkpoints?: () => SignedCheckpoint[] | Promise<SignedCheckpoint[]> } | undefined)?.checkpoints;
+  return typeof checkpoints === "function" ? cutCostUsd(await checkpoints.call(store)) : 0;
+}
+
 export function checkpointKey(key: Buffer): CheckpointKey {
   return { key, id: sha256Hex(key.toString("hex")).slice(0, 16) };
 }

@@ -19,6 +19,7 @@ export {
   checkpointKey,
   checkpointProblem,
   cutCostUsd,
+  storeCutCostUsd,
   loadOrCreateKeyFile,
   newCheckpointKey,
   parseHexKey,

@@ -5,8 +5,8 @@
  * session sees).
  */
 import type { JsonValue } from "@car/ir";
-import { type AlertThresholds, costByAgent, type DurableRuntimeStore, type MetricsSummary, metricsAlerts, metricsSummary } from "@car/engine";
-import { cutCostUsd } from "@car/engine/durable";
+import { type AlertThresholds, costByAgent, type MetricsSummary, metricsAlerts, metricsSummary } from "@car/engine";
+import { storeCutCostUsd } from "@car/engine/durable";
 import { invalidParams, optionalNumber, paramsObject } from "../params.ts";
 import { type MethodContext, type MethodHandler, type MethodTable, agentMethod } from "../method.ts";
 
@@ -23,9 +23,7 @@ export function capabilitiesList(table: () => MethodTable): MethodHandler {
 
 /** The summary, its cumulative spend carried across the log's cuts by their checkpoints (a store that cannot cut has none). */
 async function currentSummary(ctx: MethodContext): Promise<MetricsSummary> {
-  const store = ctx.session.options.store as Partial<DurableRuntimeStore> | undefined;
-  const carried = typeof store?.checkpoints === "function" ? cutCostUsd(await store.checkpoints()) : 0;
-  return metricsSummary(ctx.session.runtime.events.query(), carried);
+  return metricsSummary(ctx.session.runtime.events.query(), await storeCutCostUsd(ctx.session.options.store));
 }
 
 async function summary(_params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
