@@ -13,6 +13,7 @@ import { isCarError } from "@car/ir";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { runSwarm as runSwarmOn } from "../src/multi/index.ts";
+import { MAX_REPLAN_DELAY_MS, MAX_REPLANS } from "../src/planner/replan.ts";
 import {
   CarRuntime,
   equivalent,
@@ -33,6 +34,7 @@ import {
   runTournament,
   runVote,
   simulate,
+  simulateMonteCarlo,
   unregisterToolCancelHandler,
   unregisterToolHandler,
   verify,
@@ -243,13 +245,40 @@ describe("metricsAlerts, eventCostByAgent, setReplanConfig, clientVersion, rankP
     ]);
   });
 
-  it("setReplanConfig accepts replanning off (what this runtime does) and refuses any other setting", async () => {
+  it("setReplanConfig accepts replanning off, refuses replanning naming why and where it runs, and reads arguments as replan.set_config does", async () => {
     const rt = new CarRuntime();
+    registerToolHandler(async () => {
+      throw new Error("flaky");
+    });
+    await rt.registerTool("flaky");
     await rt.setReplanConfig(0);
     await rt.setReplanConfig(0, 100, false);
-    expect(() => rt.setReplanConfig(2)).toThrow(/does not replan/);
-    expect(() => rt.setReplanConfig(0, null, true)).toThrow(/replanOnRejected/);
-    expect(() => rt.setReplanConfig(0, -1)).toThrow(/delayMs/);
+    await rt.setReplanConfig(0, MAX_REPLAN_DELAY_MS, null);
+    // Valid settings for replan.set_config, refused here with the reason: no proposer in the Node API.
+    for (const args of [[1], [MAX_REPLANS, 5, true], [0, null, true]] as [number, (number | null)?, boolean?][]) {
+      const error = (() => {
+        try {
+          void rt.setReplanConfig(...args);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(isCarError(error, "invalid_params")).toBe(true);
+      expect((error as Error).message).toMatch(/refused: replanning asks a proposer .* registerDaemonHandler\('planner\.propose'/);
+    }
+    // Out of the loop's ranges: the same rule as the server, in this call's argument names.
+    expect(() => rt.setReplanConfig(MAX_REPLANS + 1)).toThrow(`setReplanConfig: maxReplans must be an integer from 0 to ${MAX_REPLANS}`);
+    expect(() => rt.setReplanConfig(0, -1)).toThrow(/delayMs must be an integer/);
+    expect(() => rt.setReplanConfig(0, MAX_REPLAN_DELAY_MS + 1)).toThrow(/delayMs must be an integer/);
+    expect(() => rt.setReplanConfig(0, 1.5)).toThrow(/delayMs must be an integer/);
+    expect(() => rt.setReplanConfig(0, null, "yes" as never)).toThrow(/replanOnRejected must be a boolean/);
+    expect(() => rt.setReplanConfig(null as never)).toThrow(/maxReplans is required/);
+    // Nothing was set: a failing run is not replanned, it fails.
+    const result = JSON.parse(
+      await rt.submitProposal(JSON.stringify({ id: "once", actions: [{ id: "f", type: "tool_call", tool: "flaky", parameters: {} }] })),
+    );
+    expect(result.proposal_id).toBe("once");
+    expect(result.results[0].status).toBe("failed");
   });
 
   it("metricsAlerts answers { summary, alerts } and refuses a threshold it cannot enforce", async () => {
@@ -390,6 +419,7 @@ const FUNCTIONS: Record<string, (...args: never[]) => unknown> = {
   executeProposal,
   verify,
   simulate,
+  simulateMonteCarlo,
   optimize,
   equivalent,
   rankProposals,

@@ -59,6 +59,27 @@ describe("the compat daemon surface", () => {
     expect(calls).toEqual([{ text: "hi" }]);
   });
 
+  it("replans on the daemon, as setReplanConfig's refusal says: replan.set_config with planner.propose answered by registerDaemonHandler", async () => {
+    const rt = runtime();
+    const asks: { failed_proposal_id: string; failures: { tool: string }[] }[] = [];
+    rt.registerDaemonHandler("tools.execute", async (paramsJson) => {
+      const call = JSON.parse(paramsJson);
+      return JSON.stringify(call.tool === "flaky" ? { error: "flaky is down" } : { ok: call.tool });
+    });
+    rt.registerDaemonHandler("planner.propose", async (paramsJson) => {
+      asks.push(JSON.parse(paramsJson));
+      return JSON.stringify({ id: "plan-b", actions: [{ id: "s", type: "tool_call", tool: "steady", parameters: {} }] });
+    });
+    expect(() => rt.setReplanConfig(1)).toThrow(/registerDaemonHandler\('planner\.propose'/);
+    await rt.daemonCall("tools.register", JSON.stringify([{ name: "flaky" }, { name: "steady" }]));
+    await rt.daemonCall("replan.set_config", JSON.stringify({ max_replans: 1 }));
+    const plan = { id: "plan-a", actions: [{ id: "f", type: "tool_call", tool: "flaky", parameters: {} }] };
+    const result = JSON.parse(await rt.daemonCall("proposal.submit", JSON.stringify({ proposal: plan })));
+    expect(result.proposal_id).toBe("plan-b");
+    expect(result.results).toMatchObject([{ action_id: "s", status: "succeeded" }]);
+    expect(asks).toMatchObject([{ failed_proposal_id: "plan-a", failures: [{ tool: "flaky" }] }]);
+  });
+
   it("offers the operator methods on HostClient, under the original's generated names", async () => {
     const host = new HostClient(runtime());
     const approved = JSON.parse(await host.permissionApprove(JSON.stringify({ fingerprint: "f".repeat(64), required_tier: "full_access" })));

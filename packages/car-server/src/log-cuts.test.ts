@@ -44,6 +44,41 @@ async function open(agent?: string): Promise<TestClient> {
 
 const write = (id: string) => ({ proposal: { id, actions: [{ id: "w", type: "state_write", parameters: { key: id, value: 1 } }] } });
 
+/**
+ * Two agents report $0.25 each; cutting their events out of the log (a
+ * truncate, then a clear) leaves `cost_usd` (what the log holds) at 0 but
+ * `cumulative_cost_usd` at $0.5, and the budget alert still fired; new spend
+ * adds to it.
+ */
+async function spendOutlivesCuts(c: TestClient): Promise<void> {
+  const agent = (name: string) => ({ name, system_prompt: name, tools: [], max_turns: 1, metadata: {} });
+  c.handle("multi.run_agent", (p) => ({
+    result: {
+      name: p.spec.name,
+      answer: "ok",
+      turns: 1,
+      tool_calls: 0,
+      duration_ms: 1,
+      error: null,
+      tokens: { input_tokens: 7, output_tokens: 3, cost_usd: 0.25 },
+    },
+  }));
+  const spend = () => c.result("multi.pipeline", { stages: [agent("s1"), agent("s2")], task: "t" });
+  await spend();
+  await c.result("proposal.submit", write("later"));
+  expect(await c.result("metrics.summary", null)).toMatchObject({ cost_usd: 0.5, cumulative_cost_usd: 0.5 });
+  await c.result("events.truncate", { maxEvents: 2 });
+  expect(await c.result("metrics.summary", null)).toMatchObject({ cost_usd: 0, cumulative_cost_usd: 0.5 });
+  await c.result("events.clear");
+  expect(await c.result("metrics.summary", null)).toMatchObject({ total_events: 0, cost_usd: 0, cumulative_cost_usd: 0.5 });
+  const { alerts } = await c.result("metrics.alerts", { max_cost_usd: 0.4 });
+  expect(alerts.map((a: { kind: string }) => a.kind)).toEqual(["cost_overage"]);
+  await spend();
+  // A proposal after it: on PostgreSQL the agents' events are written with the next commit.
+  await c.result("proposal.submit", write("again"));
+  expect(await c.result("metrics.summary", null)).toMatchObject({ cost_usd: 0.5, cumulative_cost_usd: 1 });
+}
+
 describe("events.stats / events.truncate / events.clear", () => {
   it("cut the log behind chained checkpoints that name the act, and the rest still verifies", async () => {
     const operator = await open();
@@ -69,6 +104,11 @@ describe("events.stats / events.truncate / events.clear", () => {
       ]);
     const [first, second] = store.checkpoints();
     expect(second!.checkpoint.previous).toBe(first!.signature);
+  });
+
+  it("keep cumulative_cost_usd: the spend on removed events is carried in their checkpoints", async () => {
+    await spendOutlivesCuts(await open());
+    expect(store.checkpoints().map(({ checkpoint }) => checkpoint.cost_usd)).toEqual([0.5, 0]);
   });
 
   it("are the operator's: an agent's connection is refused and the log is untouched", async () => {
@@ -124,6 +164,10 @@ describe.skipIf(!installed)("events.truncate / events.clear on PostgreSQL", () =
         ]);
       const [first, second] = await pgStore.checkpoints();
       expect(second!.checkpoint.previous).toBe(first!.signature);
+      // The spend on cut events is carried by their checkpoints here too.
+      await operator.result("events.clear");
+      await spendOutlivesCuts(operator);
+      expect((await pgStore.checkpoints()).slice(3).map(({ checkpoint }) => checkpoint.cost_usd)).toEqual([0.5, 0]);
     } finally {
       operator.socket.terminate();
       await pgServer.close({ graceMs: 0 });

@@ -8,8 +8,10 @@
  */
 import { CarError, type JsonValue } from "@car/ir";
 import { metricsAlerts } from "../events/alerts.ts";
-import { costByAgent, metricsSummary } from "../events/metrics.ts";
+import { costByAgent, type MetricsSummary, metricsSummary } from "../events/metrics.ts";
+import { storeCutCostUsd } from "../durable/checkpoint.ts";
 import { alertThresholdsArg } from "./alert-thresholds.ts";
+import { parseReplanConfig, type ReplanConfig } from "../planner/replan.ts";
 import { Runtime, type RuntimeOptions } from "../runtime.ts";
 import { distillSkills } from "../skills/distill.ts";
 import { findSkill } from "../skills/find.ts";
@@ -44,6 +46,13 @@ export interface CarRuntimeOptions extends RuntimeOptions, DaemonOptions {
    */
   repairer?: SkillRepairer;
 }
+
+/** Why the in-process runtime cannot replan, and where it can be done instead. */
+const NO_PROPOSER =
+  "replanning asks a proposer for each replacement plan, and the in-process runtime has none (node-api.md offers no plan callback); " +
+  "replan on car serve instead: daemonCall('replan.set_config', …) with registerDaemonHandler('planner.propose', …) answering the replacement";
+
+const CAMEL_ARGUMENTS: Record<string, string> = { max_replans: "maxReplans", delay_ms: "delayMs", replan_on_rejected: "replanOnRejected" };
 
 function noTenant(tenant: string | undefined): void {
   if (tenant !== undefined) throw new CarError("invalid_params", "tenant-scoped state is not offered by this runtime");
@@ -167,17 +176,33 @@ export class CarRuntime {
   }
 
   /**
-   * The original replanned a failed proposal with its model; this runtime
-   * does not (the planner, `@car/engine/planner`, asks before execution).
-   * `0` — the original's default, replanning off — is what happens here and
-   * is accepted; any other setting is refused rather than ignored.
+   * The replan loop (`@car/engine/planner`'s `executeWithReplan`) asks a
+   * proposer for each replacement plan, and node-api.md gives the in-process
+   * runtime none: no callback of the binding answers a plan (the tool handler
+   * answers tool calls, the agent runner `AgentOutput`s). So the arguments
+   * are read as `replan.set_config` reads them (`parseReplanConfig`: same
+   * ranges, same errors) and any setting that would replan is refused,
+   * naming where replanning does run: `car serve`, whose `planner.propose`
+   * request a `registerDaemonHandler` callback answers. `0`, the original's
+   * default, is what happens here and is accepted.
    */
   setReplanConfig(maxReplans: number, delayMs?: number | null, replanOnRejected?: boolean | null): Promise<void> {
-    if (maxReplans !== 0)
-      throw new CarError("invalid_params", `setReplanConfig: this runtime does not replan after a failure; maxReplans must be 0, got ${String(maxReplans)}`);
-    if (replanOnRejected !== undefined && replanOnRejected !== null && replanOnRejected !== false)
-      throw new CarError("invalid_params", "setReplanConfig: replanOnRejected needs replanning, which this runtime does not do");
-    optionalNumberArg(delayMs, "delayMs", (n) => Number.isFinite(n) && n >= 0, "a non-negative number");
+    let config: ReplanConfig;
+    try {
+      config = parseReplanConfig({
+        max_replans: maxReplans,
+        ...(delayMs === undefined || delayMs === null ? {} : { delay_ms: delayMs }),
+        ...(replanOnRejected === undefined || replanOnRejected === null ? {} : { replan_on_rejected: replanOnRejected }),
+      });
+    } catch (error) {
+      // The same rule, told in this call's argument names.
+      const message = (error as Error).message.replace(/max_replans|delay_ms|replan_on_rejected/g, (name) => CAMEL_ARGUMENTS[name]!);
+      throw new CarError("invalid_params", `setReplanConfig: ${message}`);
+    }
+    if (config.max_replans !== 0 || config.replan_on_rejected) {
+      const setting = config.max_replans !== 0 ? `maxReplans ${config.max_replans}` : "replanOnRejected true";
+      throw new CarError("invalid_params", `setReplanConfig: ${setting} is refused: ${NO_PROPOSER}`);
+    }
     return Promise.resolve();
   }
 
@@ -270,13 +295,18 @@ export class CarRuntime {
   }
 
   async metricsSummary(): Promise<string> {
-    return jsonResult(metricsSummary(this.runtime.events.query()));
+    return jsonResult(await this.#summary());
+  }
+
+  /** The log's roll-up, its cumulative spend carried across a durable store's cuts. */
+  async #summary(): Promise<MetricsSummary> {
+    return metricsSummary(this.runtime.events.query(), await storeCutCostUsd(this.runtime.store));
   }
 
   /** `thresholdsJson`: `{ max_cost_usd?, max_error_rate?, max_avg_latency_ms?, min_actions? }` (omit for none); answers `{ summary, alerts }`. */
   async metricsAlerts(thresholdsJson?: string): Promise<string> {
     const thresholds = thresholdsJson === undefined ? {} : alertThresholdsArg(thresholdsJson);
-    const summary = metricsSummary(this.runtime.events.query());
+    const summary = await this.#summary();
     return jsonResult({ summary, alerts: metricsAlerts(summary, thresholds) });
   }
 

@@ -3,9 +3,17 @@
  * `executeProposal`, the static checks, and the multi-agent patterns driven
  * by the runner set with `registerAgentRunner`.
  */
-import { CarError, hasKey, isJsonObject, parseProposal, type AgentSpec, type JsonObject, type ToolSchema } from "@car/ir";
+import { CarError, hasKey, isJsonObject, parseProposal, type AgentSpec, type JsonObject, type JsonValue, type ToolSchema } from "@car/ir";
 import { classifyProposal } from "@car/policy";
-import { equivalent as equivalentOf, optimize as optimizeOf, simulate as simulateOf, verify as verifyOf, type VerifyOptions } from "@car/verify";
+import {
+  equivalent as equivalentOf,
+  monteCarlo,
+  type MonteCarloConfig,
+  optimize as optimizeOf,
+  simulate as simulateOf,
+  verify as verifyOf,
+  type VerifyOptions,
+} from "@car/verify";
 import { runMapReduce as mapReduce } from "../multi/map-reduce.ts";
 import { runPipeline as pipeline } from "../multi/pipeline.ts";
 import { runSupervisor as supervisor } from "../multi/supervisor.ts";
@@ -17,7 +25,7 @@ import { rankProposals as rank } from "../planner/rank.ts";
 import { runTournament as tournament } from "../multi/tournament.ts";
 import { runSubtask as subtask } from "../multi/subtask.ts";
 import { CarRuntime } from "./car-runtime.ts";
-import { jsonArg, jsonResult, optionalNumberArg, optionalStringArg, proposalArg, stringArg, stringListArg } from "./json-args.ts";
+import { jsonArg, jsonResult, optionalNumberArg, optionalObjectArg, optionalStringArg, proposalArg, stringArg, stringListArg } from "./json-args.ts";
 import { currentAgentRunner, type JsonCallback, reportingCancellation } from "./tool-handler.ts";
 
 /** Runs `proposalJson` on `rt`, dispatching every tool without a handler of its own to `toolFn`. */
@@ -61,6 +69,32 @@ export function verify(
 export function simulate(proposalJson: string, initialStateJson?: string | null): string {
   const state = initialStateJson === undefined || initialStateJson === null ? undefined : (jsonArg(initialStateJson, "initialStateJson") as JsonObject);
   return jsonResult(simulateOf(proposalArg(proposalJson, "proposalJson"), state));
+}
+
+/**
+ * `@car/verify`'s `monteCarlo` (the function behind `verify.monte_carlo`) in
+ * the original's call form. A standalone function has no event log, so a
+ * tool's rate is the caller's or `config.default_success_rate`; the answer
+ * says so in `rate_provenance`. `configJson` keys are snake_case, as there.
+ */
+export function simulateMonteCarlo(
+  proposalJson: string,
+  initialStateJson?: string | null,
+  toolSuccessRatesJson?: string | null,
+  goalJson?: string | null,
+  configJson?: string | null,
+): string {
+  const state = optionalObjectArg(initialStateJson, "initialStateJson");
+  const rates = optionalObjectArg(toolSuccessRatesJson, "toolSuccessRatesJson");
+  const goal = goalJson === undefined || goalJson === null ? null : jsonArg(goalJson, "goalJson");
+  const config = optionalObjectArg(configJson, "configJson");
+  const result = monteCarlo(proposalArg(proposalJson, "proposalJson"), {
+    ...(state === undefined ? {} : { state }),
+    ...(rates === undefined ? {} : { toolSuccessRates: rates as Record<string, number> }),
+    ...(goal === null ? {} : { goal: goal as JsonValue }),
+    ...(config === undefined ? {} : { config: config as MonteCarloConfig }),
+  });
+  return jsonResult(result);
 }
 
 export function optimize(proposalJson: string): string {

@@ -8,6 +8,7 @@ export {
   executeProposal,
   verify,
   simulate,
+  simulateMonteCarlo,
   optimize,
   equivalent,
   rankProposals,

@@ -4,7 +4,7 @@
  * layer parses or prints them, so a malformed argument is always an
  * `invalid_params` naming the argument, never a bare `SyntaxError`.
  */
-import { CarError, type ProposalInput } from "@car/ir";
+import { CarError, isJsonObject, type JsonObject, type ProposalInput } from "@car/ir";
 
 /** `text` parsed as JSON; `what` names the argument in the error. */
 export function jsonArg(text: unknown, what: string): unknown {
@@ -23,6 +23,14 @@ export function jsonArg(text: unknown, what: string): unknown {
  */
 export function proposalArg(text: unknown, what: string): ProposalInput {
   return jsonArg(text, what) as ProposalInput;
+}
+
+/** An optional JSON-object argument (`undefined` or `null` leave it out): parsed, and anything but an object is `invalid_params` naming it. */
+export function optionalObjectArg(text: unknown, what: string): JsonObject | undefined {
+  if (text === undefined || text === null) return undefined;
+  const value = jsonArg(text, what);
+  if (!isJsonObject(value)) throw new CarError("invalid_params", `${what} must be a JSON object`);
+  return value;
 }
 
 /** A result as the original returns it: JSON text. */

@@ -38,6 +38,8 @@ export interface Checkpoint {
   archive_path: string | null;
   /** Which operator act cut the log (DECISIONS §24); absent on checkpoints written before acts were named: `retention`. */
   act?: LogCutAct;
+  /** The spend (`cost_usd` reported by agents) on the removed events, so `cumulative_cost_usd` outlives the cut; absent on older checkpoints: 0. */
+  cost_usd?: number;
   /** RFC 3339. */
   created_at: string;
   /** The previous checkpoint's signature; null for the first. */
@@ -55,6 +57,20 @@ export interface SignedCheckpoint {
 export interface CheckpointKey {
   key: Buffer;
   id: string;
+}
+
+/** The spend on every event the log's cuts removed: what `metricsSummary` adds to `cumulative_cost_usd`. */
+export function cutCostUsd(checkpoints: readonly SignedCheckpoint[]): number {
+  return checkpoints.reduce(
+    (total, { checkpoint }) => total + (typeof checkpoint.cost_usd === "number" && Number.isFinite(checkpoint.cost_usd) ? checkpoint.cost_usd : 0),
+    0,
+  );
+}
+
+/** The spend carried by `store`'s cuts; 0 for a store that cannot cut its log (it keeps no checkpoints). */
+export async function storeCutCostUsd(store: object | undefined): Promise<number> {
+  const checkpoints = (store as { checkpoints?: () => SignedCheckpoint[] | Promise<SignedCheckpoint[]> } | undefined)?.checkpoints;
+  return typeof checkpoints === "function" ? cutCostUsd(await checkpoints.call(store)) : 0;
 }
 
 export function checkpointKey(key: Buffer): CheckpointKey {

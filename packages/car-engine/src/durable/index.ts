@@ -18,6 +18,8 @@ export {
   type SignedCheckpoint,
   checkpointKey,
   checkpointProblem,
+  cutCostUsd,
+  storeCutCostUsd,
   loadOrCreateKeyFile,
   newCheckpointKey,
   parseHexKey,
@@ -25,6 +27,7 @@ export {
   signCheckpoint,
 } from "./checkpoint.ts";
 export { archiveAndSignCut } from "./log-cut.ts";
+export { costUsdOf } from "../events/metrics.ts";
 export { type RefusalCode, commitRefusal } from "./commit-refusal.ts";
 export { validateRetention } from "./retention-policy.ts";
 export { directWriteEvent } from "./direct-write-event.ts";

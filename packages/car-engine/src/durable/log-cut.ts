@@ -8,6 +8,7 @@
 import { appendFileSync } from "node:fs";
 import { CarError, rfc3339 } from "@car/ir";
 import type { CarEvent } from "../events/event.ts";
+import { costUsdOf } from "../events/metrics.ts";
 import { type CheckpointKey, type SignedCheckpoint, signCheckpoint } from "./checkpoint.ts";
 import type { RetentionPolicy } from "./durable-store.ts";
 
@@ -37,6 +38,8 @@ export function archiveAndSignCut(
       mode: policy.mode,
       archive_path: archivePath,
       act: policy.act ?? "retention",
+      // What the removed events' agents spent, so cumulative cost survives the cut (events/metrics.ts).
+      cost_usd: costUsdOf(events),
       created_at: rfc3339(now),
       previous: previous ?? null,
       key_id: key.id,

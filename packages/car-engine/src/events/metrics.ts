@@ -65,8 +65,18 @@ function actionKey(event: CarEvent): string {
   return `${event.proposal_id ?? ""}\u0000${event.action_id ?? ""}`;
 }
 
-/** The operational roll-up of an event log (`metrics.summary`). */
-export function metricsSummary(events: readonly CarEvent[]): MetricsSummary {
+/** The spend `events` record: agents' reported `cost_usd`, summed. */
+export function costUsdOf(events: readonly CarEvent[]): number {
+  return costByAgent(events).reduce((total, row) => total + row.cost_usd, 0);
+}
+
+/**
+ * The operational roll-up of an event log (`metrics.summary`). `cutCostUsd`
+ * is the spend on events the log no longer holds (its cuts' checkpoints,
+ * `cutCostUsd` in `@car/engine/durable`): `cost_usd` is what the log holds,
+ * `cumulative_cost_usd` adds it, so a retention trim never lowers the total.
+ */
+export function metricsSummary(events: readonly CarEvent[], cutCostUsd = 0): MetricsSummary {
   let succeeded = 0;
   let failed = 0;
   let rejected = 0;
@@ -124,7 +134,7 @@ export function metricsSummary(events: readonly CarEvent[]): MetricsSummary {
     success_rate: finished === 0 ? null : succeeded / finished,
     error_rate: finished === 0 ? null : (failed + rejected) / finished,
     cost_usd: sum("cost_usd"),
-    cumulative_cost_usd: sum("cost_usd"),
+    cumulative_cost_usd: sum("cost_usd") + cutCostUsd,
     tokens_in: sum("tokens_in"),
     tokens_out: sum("tokens_out"),
     avg_latency_ms: latencyCount === 0 ? null : latencyTotal / latencyCount,

@@ -5,7 +5,8 @@
  * session sees).
  */
 import type { JsonValue } from "@car/ir";
-import { type AlertThresholds, costByAgent, metricsAlerts, metricsSummary } from "@car/engine";
+import { type AlertThresholds, costByAgent, type MetricsSummary, metricsAlerts, metricsSummary } from "@car/engine";
+import { storeCutCostUsd } from "@car/engine/durable";
 import { invalidParams, optionalNumber, paramsObject } from "../params.ts";
 import { type MethodContext, type MethodHandler, type MethodTable, agentMethod } from "../method.ts";
 
@@ -20,8 +21,13 @@ export function capabilitiesList(table: () => MethodTable): MethodHandler {
   };
 }
 
-function summary(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
-  return metricsSummary(ctx.session.runtime.events.query()) as unknown as JsonValue;
+/** The summary, its cumulative spend carried across the log's cuts by their checkpoints (a store that cannot cut has none). */
+async function currentSummary(ctx: MethodContext): Promise<MetricsSummary> {
+  return metricsSummary(ctx.session.runtime.events.query(), await storeCutCostUsd(ctx.session.options.store));
+}
+
+async function summary(_params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
+  return (await currentSummary(ctx)) as unknown as JsonValue;
 }
 
 function costs(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
@@ -29,7 +35,7 @@ function costs(_params: JsonValue | undefined, ctx: MethodContext): JsonValue {
 }
 
 /** `metrics.alerts`: the summary and the thresholds it trips. Goal thresholds are refused: this runtime has no goals to count (DECISIONS §25). */
-function alerts(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
+async function alerts(params: JsonValue | undefined, ctx: MethodContext): Promise<JsonValue> {
   const p = paramsObject(params);
   if (p["max_goals_ungrounded"] !== undefined)
     throw invalidParams("max_goals_ungrounded: this runtime evaluates no goals, so it cannot enforce a goal threshold");
@@ -46,7 +52,7 @@ function alerts(params: JsonValue | undefined, ctx: MethodContext): JsonValue {
     }
     thresholds[field] = value;
   }
-  const current = metricsSummary(ctx.session.runtime.events.query());
+  const current = await currentSummary(ctx);
   return { summary: current, alerts: metricsAlerts(current, thresholds) } as unknown as JsonValue;
 }
 
