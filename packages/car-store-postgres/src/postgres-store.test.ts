@@ -175,6 +175,33 @@ describe.skipIf(!installed)("migrations", () => {
     await expect(store(url).ready()).rejects.toMatchObject({ code: "storage_error", message: expect.stringContaining("version 999") });
   });
 
+  it("give a database written before the transition record (v8) the record its log says, so it still verifies", async () => {
+    const url = cluster.createDatabase(`db_${++databases}`);
+    const before = store(url);
+    const rt = new Runtime({ store: before });
+    await rt.executeProposal({ id: "p1", actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 } }] });
+    before.state.set("k", 2);
+    before.state.delete("k");
+    await before.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("DROP TABLE car_transitions; DELETE FROM car_migrations WHERE version = 8");
+      const upgraded = store(url);
+      await upgraded.ready();
+      expect(upgraded.migrationsApplied).toEqual([8]);
+      const record = await client.query("SELECT key, mutation, version::int, proposal_id, action_id FROM car_transitions ORDER BY id");
+      expect(record.rows).toEqual([
+        { key: "k", mutation: JSON.stringify({ op: "set", value: 1 }), version: 1, proposal_id: "p1", action_id: "w" },
+        { key: "k", mutation: JSON.stringify({ op: "set", value: 2 }), version: 2, proposal_id: null, action_id: null },
+        { key: "k", mutation: JSON.stringify({ op: "delete" }), version: 3, proposal_id: null, action_id: null },
+      ]);
+      expect(await upgraded.verifyChain()).toMatchObject({ ok: true });
+    } finally {
+      await client.end();
+    }
+  });
+
   it("reports an unreachable database as storage_error", async () => {
     const closed = cluster.url.replace(/:\d+\//, ":1/");
     await expect(store(closed).ready()).rejects.toMatchObject({ code: "storage_error" });
