@@ -560,7 +560,14 @@ export class PostgresStore implements RuntimeStore {
         if (rows.length === 0) continue;
         const stored = keyFrom(rows[0]!);
         this.state.absorb(stored);
-        const transition = { key: w.key, mutation: w.mutation, previous_version: stored.version - 1, version: stored.version, proposal_id: null, action_id: null };
+        const transition = {
+          key: w.key,
+          mutation: w.mutation,
+          previous_version: stored.version - 1,
+          version: stored.version,
+          proposal_id: null,
+          action_id: null,
+        };
         const timestamp = rfc3339(this.#clock.now());
         events.push({ seq: 0, ...directWriteEvent({ ...transition, timestamp }) });
         recorded.push({ ...transition, mutation: w.mutation as unknown as JsonValue, timestamp });

@@ -75,9 +75,9 @@ export function transitionInsert(rows: readonly TimedTransition[]): string {
 
 /** Every stored transition in insertion order, `mutation` parsed (kept as text when it is not JSON, so a mangled row still compares unequal). */
 export async function transitionRows(read: ReadQuery): Promise<TransitionRow[]> {
-  const { rows } = await read<Omit<TransitionRow, "mutation" | "previous_version" | "version"> & { mutation: string; previous_version: string; version: string }>(
-    "SELECT key, mutation, previous_version::text, version::text, proposal_id, action_id FROM car_transitions ORDER BY id",
-  );
+  const { rows } = await read<
+    Omit<TransitionRow, "mutation" | "previous_version" | "version"> & { mutation: string; previous_version: string; version: string }
+  >("SELECT key, mutation, previous_version::text, version::text, proposal_id, action_id FROM car_transitions ORDER BY id");
   return rows.map((r) => ({ ...r, mutation: parseOrText(r.mutation), previous_version: Number(r.previous_version), version: Number(r.version) }));
 }
 

@@ -334,4 +334,3 @@ export const TABLE_CHECKS: readonly StoreCheck[] = [
     },
   },
 ];
-
