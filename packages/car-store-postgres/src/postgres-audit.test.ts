@@ -93,9 +93,11 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
     await sql("DELETE FROM car_events WHERE seq >= $1", [cut]);
     await sql("UPDATE car_log_head SET seq = $1, hash = (SELECT hash FROM car_events WHERE seq = $1) WHERE id = 1", [cut - 1]);
     await sql("DELETE FROM car_state WHERE key = 'k-p2'");
-    // The proposals table is checked against the log too: a thorough writer removes p2's row as well.
+    // The proposals table and the transition record are checked against the log too: a thorough writer removes p2's rows as well.
     expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { table: "proposals" } });
     await sql("DELETE FROM car_proposals WHERE proposal_id = 'p2'");
+    expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { table: "transitions" } });
+    await sql("DELETE FROM car_transitions WHERE proposal_id = 'p2'");
     expect(await store.verifyChain()).toMatchObject({ ok: true });
     expect(await store.verifyChain({ anchors: [anchor] })).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("rolled back") } });
     // Giving the database a new id does not slip past the anchor: it names the database's location too.
