@@ -53,7 +53,7 @@ export interface StoredTables {
    * `executing` stands for a run begun whose events are not written yet.
    */
   proposals: { per: "run" | "proposal"; rows: readonly ProposalRow[] };
-  /** Absent for a backend that keeps no transition record of its own. */
+  /** Absent for a backend that keeps no transition record of its own (every durable store here keeps one). */
   transitions?: readonly TransitionRow[];
 }
 
