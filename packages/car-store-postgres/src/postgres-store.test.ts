@@ -148,6 +148,7 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
       ],
     });
     expect(made.map((t) => [t.mutation.op, t.version])).toEqual([["set", 3]]);
+    expect([a.state.get("k"), a.state.version("k")]).toEqual([5, 3]);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {

@@ -312,6 +312,7 @@ export class PostgresStore implements RuntimeStore {
     const client = await this.#connect();
     /** Set once the keys are locked: each mutation's change, null for a delete of an absent key. */
     let planned: (PlannedWrite | null)[] | undefined;
+    let locked: Map<string, LockedKey> | undefined;
     try {
       const checking = this.mode !== "off" && (commit.reads.length > 0 || commit.assumptions.length > 0);
       let writes = "";
@@ -319,6 +320,7 @@ export class PostgresStore implements RuntimeStore {
       if (commit.outcome === "committed" && (writeBase.size > 0 || checking)) {
         const found = await this.#lock(client, commit, writeBase);
         this.#check(commit, writeBase, found, events);
+        locked = found;
         planned = planWrites(commit.mutations, (key) => found.get(key) ?? { value: undefined, version: 0 });
         writes = stateUpdate(planned, commit.proposal_id, timestamp);
       }
@@ -343,8 +345,15 @@ export class PostgresStore implements RuntimeStore {
     client.release();
     this.events.closeProposal(commit.proposal_id);
     const transitions: StateTransition[] = [];
-    for (const w of planned ?? [])
+    for (const [i, w] of (planned ?? []).entries()) {
       if (w !== null) transitions.push(this.state.applyCommitted(w.key, w.mutation, w.version, { proposal_id: commit.proposal_id, action_id: w.action_id }));
+      else {
+        // A delete that found the key absent: the cache, which still held it, learns what the lock found.
+        const key = commit.mutations[i]!.key;
+        const found = locked?.get(key);
+        if (found !== undefined) this.state.absorb({ key, ...found });
+      }
+    }
     this.events.learn(events);
     // Other runtimes committed in between: fetch their events now, so feeds and queries are not held back
     // until the next proposal. Nothing waits for it (the next `beginProposal` refreshes anyway).
