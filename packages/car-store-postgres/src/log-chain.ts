@@ -44,6 +44,7 @@ import { emptyMap, setOwn } from "@car/ir";
 import { approvalRows } from "./approval-ledger.ts";
 import type { ReadQuery } from "./audited-transaction.ts";
 import { eventFromRow, sqlLiteral } from "./event-sql.ts";
+import { transitionRows } from "./transition-record.ts";
 import { checkpointKeyOf, storedCheckpoints } from "./log-cuts.ts";
 import { postureRows } from "./posture-store.ts";
 import type { EventRow } from "./event-sql.ts";
@@ -186,7 +187,12 @@ async function readVerifiedLog(
 async function storedTables(client: PoolClient): Promise<StoredTables> {
   const read: ReadQuery = (sql, params) => client.query(sql, params === undefined ? [] : [...params]);
   const proposals = (await client.query<{ proposal_id: string; status: string }>("SELECT proposal_id, status FROM car_proposals ORDER BY proposal_id")).rows;
-  return { approvals: await approvalRows(read), postures: await postureRows(read), proposals: { per: "proposal", rows: proposals } };
+  return {
+    approvals: await approvalRows(read),
+    postures: await postureRows(read),
+    proposals: { per: "proposal", rows: proposals },
+    transitions: await transitionRows(read),
+  };
 }
 
 /**

@@ -30,11 +30,14 @@
  * - `car_checkpoints` (v6): the signed checkpoint each cut of the log leaves.
  * - `car_oversight_subscribers`, `car_supervision_intents` (v7): oversight
  *   shared between servers (oversight-schema.ts).
+ * - `car_transitions` (v8): the transition record (transition-record.ts),
+ *   filled from the log for a database written before it.
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
 import { OVERSIGHT_MIGRATION } from "./oversight-schema.ts";
 import { ROW_CURRENCY_INDEXES } from "./row-currency-sql.ts";
+import { TRANSITIONS_MIGRATION } from "./transition-record.ts";
 
 /** Advisory-lock class ids (the first key of the two-key form), chosen to be unlikely in other applications. */
 export const MIGRATION_LOCK_CLASS = 0x43415201;
@@ -46,6 +49,8 @@ interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Runs after `sql` in the same transaction: rows a new table must start with. */
+  backfill?(client: PoolClient): Promise<void>;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -212,6 +217,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   { version: 7, ...OVERSIGHT_MIGRATION },
+  { version: 8, ...TRANSITIONS_MIGRATION },
 ];
 
 /** The schema version this code writes. */
@@ -236,6 +242,7 @@ export async function migrate(client: PoolClient): Promise<number[]> {
       await client.query("BEGIN");
       try {
         await client.query(m.sql);
+        await m.backfill?.(client);
         await client.query("INSERT INTO car_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
         await client.query("COMMIT");
       } catch (error) {

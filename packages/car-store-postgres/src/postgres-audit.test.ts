@@ -5,7 +5,7 @@
  * `car_state`, a rewritten event and a truncated tail are each reported;
  * anchors name the database's location; rows from before seals are sealed
  * only when the log vouches for them; an agent's rate-limit slots survive
- * a restart.
+ * a restart; the transition record is checked key by key.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -93,9 +93,11 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
     await sql("DELETE FROM car_events WHERE seq >= $1", [cut]);
     await sql("UPDATE car_log_head SET seq = $1, hash = (SELECT hash FROM car_events WHERE seq = $1) WHERE id = 1", [cut - 1]);
     await sql("DELETE FROM car_state WHERE key = 'k-p2'");
-    // The proposals table is checked against the log too: a thorough writer removes p2's row as well.
+    // The proposals table and the transition record are checked against the log too: a thorough writer removes p2's rows as well.
     expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { table: "proposals" } });
     await sql("DELETE FROM car_proposals WHERE proposal_id = 'p2'");
+    expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { table: "transitions" } });
+    await sql("DELETE FROM car_transitions WHERE proposal_id = 'p2'");
     expect(await store.verifyChain()).toMatchObject({ ok: true });
     expect(await store.verifyChain({ anchors: [anchor] })).toMatchObject({ ok: false, broken: { reason: expect.stringContaining("rolled back") } });
     // Giving the database a new id does not slip past the anchor: it names the database's location too.
@@ -154,5 +156,42 @@ describe.skipIf(!installed)("PostgreSQL audit trail", () => {
     const again = new AgentSessions(systemClock, restarted.events);
     expect(again.get("bot").limiter.acquire("notify", limit, Date.now())).toBeGreaterThan(0);
     expect(again.get("other").limiter.acquire("notify", limit, Date.now())).toBe(0);
+  });
+
+  it("transitions whose row ids and log places cross between keys still verify: the record is compared key by key", async () => {
+    const { store, url, sql } = await fresh();
+    const rt = new Runtime({ store });
+    // Holds the slow proposal's `car_proposals` row once its tool ran, so its commit numbers its transition, then waits before its log place.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      rt.registerTool("hold", async () => {
+        await holder.query("BEGIN");
+        await holder.query("SELECT 1 FROM car_proposals WHERE proposal_id = 'slow' FOR UPDATE");
+        return "held";
+      });
+      const slow = rt.executeProposal({
+        id: "slow",
+        actions: [
+          { id: "h", type: "tool_call", tool: "hold" },
+          { id: "w", type: "state_write", parameters: { key: "a", value: 1 }, depends_on: ["h"] },
+        ],
+      });
+      const waiting = async (): Promise<number> =>
+        (await sql("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n;
+      while ((await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      await runProposals(store, ["fast"]);
+      await holder.query("COMMIT");
+      expect((await slow).results.map((r) => r.status)).toEqual(["succeeded", "succeeded"]);
+    } finally {
+      await holder.end();
+    }
+    const record = (await sql("SELECT key FROM car_transitions ORDER BY id")).rows.map((r) => r.key);
+    const logged = (await store.events.queryShared({ kinds: ["state_changed"] })).map((e) => e.data["key"]);
+    expect(record).toEqual(["a", "k-fast"]);
+    expect(logged).toEqual(["k-fast", "a"]);
+    expect(await store.verifyChain()).toMatchObject({ ok: true });
+    await sql("UPDATE car_transitions SET key = 'k-fast' WHERE key = 'a'");
+    expect(await store.verifyChain()).toMatchObject({ ok: false, broken: { table: "transitions" } });
   });
 });

@@ -5,13 +5,13 @@
  * waits in a tool while runtime B commits a write to `k`); migrations; the
  * shared, commit-ordered log.
  */
-import type { ProposalResult } from "@car/ir";
+import type { JsonValue, ProposalResult } from "@car/ir";
 import type { TransactionMode } from "@car/verify";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBinDir, startPostgresCluster } from "@car/test-kit/postgres-cluster";
 import type { PostgresCluster } from "@car/test-kit/postgres-cluster";
-import { Runtime } from "@car/engine";
+import { type CarEvent, Runtime } from "@car/engine";
 import { MIGRATIONS, postgres } from "./index.ts";
 import type { PostgresStore } from "./index.ts";
 
@@ -113,6 +113,58 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     expect(a.state.version("k")).toBe(3);
   });
 
+  it("off: a delete of a key another runtime deleted first changes nothing (no version, no transition), as on SQLite", async () => {
+    const [a, b, url] = await twoStores("off");
+    b.state.set("k", 1);
+    await b.flush();
+    const timestamp = new Date().toISOString();
+    await a.beginProposal({ proposal_id: "p", timestamp });
+    expect(a.state.exists("k")).toBe(true);
+    b.state.delete("k");
+    await b.flush();
+    const event = (kind: string, data: Record<string, JsonValue>, action_id?: string): CarEvent => ({
+      seq: 0,
+      kind,
+      proposal_id: "p",
+      timestamp,
+      data,
+      ...(action_id === undefined ? {} : { action_id }),
+    });
+    // What a run that deleted k (its cache still holds it) and then set it writes.
+    const made = await a.commitProposal({
+      proposal_id: "p",
+      outcome: "committed",
+      mutations: [
+        { key: "k", mutation: { op: "delete" }, action_id: "d" },
+        { key: "k", mutation: { op: "set", value: 5 }, action_id: "s" },
+      ],
+      reads: [],
+      assumptions: [],
+      events: [
+        event("proposal_received", {}),
+        event("state_changed", { key: "k", op: "delete", version: 2 }, "d"),
+        event("state_changed", { key: "k", op: "set", value: 5, version: 3 }, "s"),
+        event("proposal_completed", { outcome: "committed" }),
+      ],
+    });
+    expect(made.map((t) => [t.mutation.op, t.version])).toEqual([["set", 3]]);
+    expect([a.state.get("k"), a.state.version("k")]).toEqual([5, 3]);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT version::int FROM car_state WHERE key = 'k'")).rows).toEqual([{ version: 3 }]);
+      const record = await client.query("SELECT mutation, previous_version::int, version::int FROM car_transitions ORDER BY id");
+      expect(record.rows.map((r) => [JSON.parse(r.mutation).op, r.previous_version, r.version])).toEqual([
+        ["set", 0, 1],
+        ["delete", 1, 2],
+        ["set", 2, 3],
+      ]);
+    } finally {
+      await client.end();
+    }
+    expect(await a.verifyChain()).toMatchObject({ ok: true });
+  });
+
   it("refuses stale assumptions (read_version, expected_value) with stale_read and a blind write on a moved key with write_conflict, naming the keys", async () => {
     const [a, b] = await twoStores("strict");
     b.state.set("k", 1);
@@ -173,6 +225,33 @@ describe.skipIf(!installed)("migrations", () => {
       await client.end();
     }
     await expect(store(url).ready()).rejects.toMatchObject({ code: "storage_error", message: expect.stringContaining("version 999") });
+  });
+
+  it("give a database written before the transition record (v8) the record its log says, so it still verifies", async () => {
+    const url = cluster.createDatabase(`db_${++databases}`);
+    const before = store(url);
+    const rt = new Runtime({ store: before });
+    await rt.executeProposal({ id: "p1", actions: [{ id: "w", type: "state_write", parameters: { key: "k", value: 1 } }] });
+    before.state.set("k", 2);
+    before.state.delete("k");
+    await before.close();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("DROP TABLE car_transitions; DELETE FROM car_migrations WHERE version = 8");
+      const upgraded = store(url);
+      await upgraded.ready();
+      expect(upgraded.migrationsApplied).toEqual([8]);
+      const record = await client.query("SELECT key, mutation, version::int, proposal_id, action_id FROM car_transitions ORDER BY id");
+      expect(record.rows).toEqual([
+        { key: "k", mutation: JSON.stringify({ op: "set", value: 1 }), version: 1, proposal_id: "p1", action_id: "w" },
+        { key: "k", mutation: JSON.stringify({ op: "set", value: 2 }), version: 2, proposal_id: null, action_id: null },
+        { key: "k", mutation: JSON.stringify({ op: "delete" }), version: 3, proposal_id: null, action_id: null },
+      ]);
+      expect(await upgraded.verifyChain()).toMatchObject({ ok: true });
+    } finally {
+      await client.end();
+    }
   });
 
   it("reports an unreachable database as storage_error", async () => {

@@ -60,6 +60,7 @@ import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
 import { PostgresEventLog } from "./event-log.ts";
 import { sqlLiteral } from "./event-sql.ts";
+import { committedTransitions, type PlannedWrite, planWrites, type TimedTransition, transitionInsert } from "./transition-record.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { RUNTIME_LOCK_CLASS, migrate } from "./migrations.ts";
 import { PostgresOversight } from "./postgres-oversight.ts";
@@ -309,23 +310,28 @@ export class PostgresStore implements RuntimeStore {
     await this.flush();
     const events = await unpersisted;
     const client = await this.#connect();
-    let before: Map<string, number> | undefined;
+    /** Set once the keys are locked: each mutation's change, null for a delete of an absent key. */
+    let planned: (PlannedWrite | null)[] | undefined;
+    let locked: Map<string, LockedKey> | undefined;
     try {
       const checking = this.mode !== "off" && (commit.reads.length > 0 || commit.assumptions.length > 0);
       let writes = "";
+      const timestamp = commit.events[0]?.timestamp ?? rfc3339(this.#clock.now());
       if (commit.outcome === "committed" && (writeBase.size > 0 || checking)) {
         const found = await this.#lock(client, commit, writeBase);
-        before = this.#check(commit, writeBase, found, events);
-        writes = stateUpdate(commit, before);
+        this.#check(commit, writeBase, found, events);
+        locked = found;
+        planned = planWrites(commit.mutations, (key) => found.get(key) ?? { value: undefined, version: 0 });
+        writes = stateUpdate(planned, commit.proposal_id, timestamp);
       }
-      renumberStateChanges(events, before ?? new Map());
-      const finish = `SELECT car_finish_proposal(${[commit.proposal_id, commit.outcome].map(pg.escapeLiteral).join(", ")}, ${this.#runtimeKey}, ${pg.escapeLiteral(commit.events[0]?.timestamp ?? rfc3339(this.#clock.now()))})`;
+      renumberStateChanges(events, commit, planned ?? []);
+      const finish = `SELECT car_finish_proposal(${[commit.proposal_id, commit.outcome].map(pg.escapeLiteral).join(", ")}, ${this.#runtimeKey}, ${pg.escapeLiteral(timestamp)})`;
       const statements = [writes, finish, events.length > 0 ? appendStatement(events) : ""].filter((x) => x !== "");
       // The MACs need the hashes the append returns: one more round trip, in the same transaction.
       const macs = this.#auditKey !== undefined && events.length > 0;
-      if (macs && before === undefined) statements.unshift("BEGIN");
+      if (macs && planned === undefined) statements.unshift("BEGIN");
       // Inside the BEGIN of the lock step, or else one implicit transaction for the whole string.
-      const results = toArray(await client.query(`${statements.join(";\n")}${before === undefined || macs ? "" : ";\nCOMMIT"}`));
+      const results = toArray(await client.query(`${statements.join(";\n")}${planned === undefined || macs ? "" : ";\nCOMMIT"}`));
       if (events.length > 0) linkAppended(events, results[statements.length - 1]!.rows[0] as Appended);
       if (macs) await client.query(`${macStatement(events, this.#auditKey!)};\nCOMMIT`);
     } catch (error) {
@@ -339,12 +345,13 @@ export class PostgresStore implements RuntimeStore {
     client.release();
     this.events.closeProposal(commit.proposal_id);
     const transitions: StateTransition[] = [];
-    if (before !== undefined) {
-      const next = new Map<string, number>();
-      for (const m of commit.mutations) {
-        const version = (next.get(m.key) ?? before.get(m.key)!) + 1;
-        next.set(m.key, version);
-        transitions.push(this.state.applyCommitted(m.key, m.mutation, version, { proposal_id: commit.proposal_id, action_id: m.action_id }));
+    for (const [i, w] of (planned ?? []).entries()) {
+      if (w !== null) transitions.push(this.state.applyCommitted(w.key, w.mutation, w.version, { proposal_id: commit.proposal_id, action_id: w.action_id }));
+      else {
+        // A delete that found the key absent: the cache, which still held it, learns what the lock found.
+        const key = commit.mutations[i]!.key;
+        const found = locked?.get(key);
+        if (found !== undefined) this.state.absorb({ key, ...found });
       }
     }
     this.events.learn(events);
@@ -388,15 +395,14 @@ export class PostgresStore implements RuntimeStore {
   /**
    * Applies the mode to the conflicts found against the locked versions:
    * refuses (strict), or adds a `transaction_warning` event before the
-   * proposal's completion (warn). Returns each written key's version before
-   * this proposal's writes.
+   * proposal's completion (warn).
    */
   #check(
     commit: ProposalCommit,
     writeBase: ReadonlyMap<string, { version: number; action_id: string }>,
     found: ReadonlyMap<string, LockedKey>,
     events: CarEvent[],
-  ): Map<string, number> {
+  ): void {
     const current = (key: string): LockedKey => found.get(key) ?? { value: undefined, version: 0 };
     if (this.mode !== "off") {
       const conflicts = findConflicts(commit, writeBase, current);
@@ -414,9 +420,6 @@ export class PostgresStore implements RuntimeStore {
         events.splice(completed < 0 ? events.length : completed, 0, warning);
       }
     }
-    const before = new Map<string, number>();
-    for (const key of writeBase.keys()) before.set(key, current(key).version);
-    return before;
   }
 
   /** Proposals left executing by runtimes that are gone, now marked interrupted (each with a `proposal_interrupted` event). */
@@ -551,30 +554,34 @@ export class PostgresStore implements RuntimeStore {
     this.#directWrites = [];
     const events: CarEvent[] = [];
     await this.#inTransaction("cannot write state", async (client) => {
+      const recorded: TimedTransition[] = [];
       for (const w of writes) {
-        const value = w.mutation.op === "set" ? JSON.stringify(w.mutation.value) : null;
+        // A delete finds the key absent when another runtime deleted it first: no change, no version, no record.
         const { rows } = await client.query<StateRow>(
-          `INSERT INTO car_state (key, value, present, version) VALUES ($1, $2, $2::text IS NOT NULL, 1)
-           ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, present = EXCLUDED.present, version = car_state.version + 1, txid = pg_current_xact_id()
-           RETURNING key, value, present, version::text`,
-          [w.key, value],
+          w.mutation.op === "set"
+            ? `INSERT INTO car_state (key, value, present, version) VALUES ($1, $2, true, 1)
+               ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, present = true, version = car_state.version + 1, txid = pg_current_xact_id()
+               RETURNING key, value, present, version::text`
+            : `UPDATE car_state SET value = NULL, present = false, version = version + 1, txid = pg_current_xact_id()
+               WHERE key = $1 AND present RETURNING key, value, present, version::text`,
+          w.mutation.op === "set" ? [w.key, JSON.stringify(w.mutation.value)] : [w.key],
         );
+        if (rows.length === 0) continue;
         const stored = keyFrom(rows[0]!);
         this.state.absorb(stored);
+        const transition = {
+          key: w.key,
+          mutation: w.mutation,
+          previous_version: stored.version - 1,
+          version: stored.version,
+          proposal_id: null,
+          action_id: null,
+        };
         const timestamp = rfc3339(this.#clock.now());
-        events.push({
-          seq: 0,
-          ...directWriteEvent({
-            key: w.key,
-            mutation: w.mutation,
-            previous_version: stored.version - 1,
-            version: stored.version,
-            proposal_id: null,
-            action_id: null,
-            timestamp,
-          }),
-        });
+        events.push({ seq: 0, ...directWriteEvent({ ...transition, timestamp }) });
+        recorded.push({ ...transition, mutation: w.mutation as unknown as JsonValue, timestamp });
       }
+      if (recorded.length > 0) await client.query(transitionInsert(recorded));
       await appendToLog(client, events, this.#auditKey);
     });
     this.events.learn(events);
@@ -699,15 +706,19 @@ function toArray(result: pg.QueryResult | pg.QueryResult[]): pg.QueryResult[] {
 }
 
 /** The UPDATE giving each written key its final value and version (one more per write, from `before`); empty for no writes. */
-function stateUpdate(commit: ProposalCommit, before: ReadonlyMap<string, number>): string {
+/**
+ * One statement: the changed keys' final rows, and the commit's transitions
+ * inserted in order (a CTE), under the row locks — so each key's record is
+ * in the order its commits took the lock.
+ */
+function stateUpdate(planned: readonly (PlannedWrite | null)[], proposal_id: string, timestamp: string): string {
+  const writes = planned.filter((w) => w !== null);
   const rows = new Map<string, { value: string | null; version: number }>();
-  for (const m of commit.mutations) {
-    const version = (rows.get(m.key)?.version ?? before.get(m.key)!) + 1;
-    rows.set(m.key, { value: m.mutation.op === "set" ? JSON.stringify(m.mutation.value) : null, version });
-  }
+  for (const w of writes) rows.set(w.key, { value: w.mutation.op === "set" ? JSON.stringify(w.mutation.value) : null, version: w.version });
   if (rows.size === 0) return "";
   const values = [...rows].map(([key, r]) => `(${sqlLiteral(key)}, ${r.value === null ? "NULL" : sqlLiteral(r.value)}::text, ${r.version}::bigint)`).join(", ");
-  return `UPDATE car_state AS s SET value = u.value, present = u.value IS NOT NULL, version = u.version, txid = pg_current_xact_id()
+  return `WITH recorded AS (${transitionInsert(committedTransitions(writes, proposal_id, timestamp))})
+    UPDATE car_state AS s SET value = u.value, present = u.value IS NOT NULL, version = u.version, txid = pg_current_xact_id()
     FROM (VALUES ${values}) AS u(key, value, version) WHERE s.key = u.key`;
 }
 
@@ -715,16 +726,23 @@ function keyFrom(row: StateRow): { key: string; value: JsonValue | undefined; ve
   return { key: row.key, value: row.present && row.value !== null ? (JSON.parse(row.value) as JsonValue) : undefined, version: Number(row.version) };
 }
 
-/** Sets each `state_changed` event's `version` to the one the write really gets (it differs from the cache's guess only when a conflict was let through). */
-function renumberStateChanges(events: readonly CarEvent[], before: ReadonlyMap<string, number>): void {
-  const next = new Map<string, number>();
+/**
+ * Sets each `state_changed` event's `version` to the one the write really
+ * gets (it differs from the cache's guess only when a conflict was let
+ * through). A delete that found the key absent changes nothing and keeps
+ * the version it was given; the audit skips it, like the store did.
+ */
+function renumberStateChanges(events: readonly CarEvent[], commit: ProposalCommit, planned: readonly (PlannedWrite | null)[]): void {
+  // Each key's events follow its mutations, in order.
+  const byKey = new Map<string, (PlannedWrite | null)[]>();
+  planned.forEach((w, i) => {
+    const key = commit.mutations[i]!.key;
+    byKey.set(key, [...(byKey.get(key) ?? []), w]);
+  });
   for (const e of events) {
     if (e.kind !== EVENT_KINDS.stateChanged) continue;
-    const key = e.data["key"];
-    if (typeof key !== "string" || !before.has(key)) continue;
-    const version = (next.get(key) ?? before.get(key)!) + 1;
-    next.set(key, version);
-    if (e.data["version"] !== version) e.data["version"] = version;
+    const write = byKey.get(String(e.data["key"]))?.shift();
+    if (write != null && e.data["version"] !== write.version) e.data["version"] = write.version;
   }
 }
 

@@ -51,6 +51,15 @@ function tamper(path: string): StoreTamper {
     editProposalStatus: (id, status) => edit("UPDATE proposals SET status = ? WHERE proposal_id = ?", status, id),
     editTransition: (key, value) =>
       edit("UPDATE transitions SET mutation = ? WHERE id = (SELECT max(id) FROM transitions WHERE key = ?)", JSON.stringify({ op: "set", value }), key),
+    deleteTransition: (key) => edit("DELETE FROM transitions WHERE id = (SELECT max(id) FROM transitions WHERE key = ?)", key),
+    forgeTransition: (key, value) =>
+      edit(
+        `INSERT INTO transitions (key, mutation, previous_version, version, proposal_id, action_id, timestamp)
+         SELECT ?, ?, coalesce(max(version), 0), coalesce(max(version), 0) + 1, NULL, NULL, '2026-01-01T00:00:00.000Z' FROM transitions WHERE key = ?`,
+        key,
+        JSON.stringify({ op: "set", value }),
+        key,
+      ),
   };
 }
 

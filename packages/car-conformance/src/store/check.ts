@@ -42,8 +42,12 @@ export interface StoreTamper {
   restoreRows(): MaybePromise<void>;
   /** Deletes the newest approval row of `fingerprint` (with its revocation, if any). */
   deleteNewestApproval(fingerprint: string): MaybePromise<void>;
-  /** Sets the value of the newest stored transition of `key`; absent for a backend that stores no transitions of its own. */
-  editTransition?(key: string, value: JsonValue): MaybePromise<void>;
+  /** Sets the value of the newest stored transition of `key`. */
+  editTransition(key: string, value: JsonValue): MaybePromise<void>;
+  /** Deletes the newest stored transition of `key`. */
+  deleteTransition(key: string): MaybePromise<void>;
+  /** Inserts a transition setting `key` to `value`, one version past its newest, as a direct write. */
+  forgeTransition(key: string, value: JsonValue): MaybePromise<void>;
 }
 
 /** What a check is given: the harness's stores, a manual clock, and a runtime over a new store. */
@@ -61,9 +65,9 @@ export interface StoreCheckContext {
 /**
  * What a durable check needs beyond `durable: true`; absent parts make it
  * skip with the reason. Store parts, and of the harness: `tamper` (its
- * tamper hooks) and `transitions` (a stored transition record it can edit).
+ * tamper hooks).
  */
-export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "transitions" | "runs" | "enforceRetention" | "checkpoints";
+export type DurablePart = "verifyChain" | "beginProposal" | "recover" | "postures" | "tamper" | "runs" | "enforceRetention" | "checkpoints";
 
 export interface StoreCheck {
   name: string;

@@ -46,7 +46,6 @@ function skipReason(check: StoreCheck, harness: StoreHarness, store: RuntimeStor
   if (!harness.durable) return "the store is not durable (harness.durable is false): reopen, chain, interruption, ledger and posture persistence do not apply";
   const harnessParts: Partial<Record<DurablePart, boolean>> = {
     tamper: harness.tamper !== undefined,
-    transitions: harness.tamper?.editTransition !== undefined,
   };
   const missing = check.durable.filter(
     (part) => harnessParts[part] === false || (!(part in harnessParts) && (store as unknown as Record<string, unknown>)[part] === undefined),

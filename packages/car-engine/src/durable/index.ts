@@ -45,7 +45,7 @@ export {
   stalePosture,
 } from "./row-currency.ts";
 export { approvalSealRow, intentSealRow, postureSealRow, rowSeal, type SealedTable, sealMatches, unsealedRow } from "./row-seal.ts";
-export { type ProposalRow, replayBreak, type StoredTables, type TableBreak, tableBreak, type TransitionRow } from "./table-replay.ts";
+export { expectedTransitions, type ProposalRow, replayBreak, type StoredTables, type TableBreak, tableBreak, type TransitionRow } from "./table-replay.ts";
 // The engine's building blocks a backend extends: a cached state store, versioned values, a transition log, a live event feed.
 export { CachedStateStore } from "../store/cached-state-store.ts";
 export { type StateDiff, VersionedValues } from "../store/versioned-values.ts";

@@ -33,7 +33,7 @@ export interface ProposalRow {
   status: string;
 }
 
-/** One stored transition (the SQLite store keeps them; `mutation` parsed). */
+/** One stored transition (`mutation` parsed). */
 export interface TransitionRow {
   key: string;
   mutation: JsonValue;
@@ -53,7 +53,7 @@ export interface StoredTables {
    * `executing` stands for a run begun whose events are not written yet.
    */
   proposals: { per: "run" | "proposal"; rows: readonly ProposalRow[] };
-  /** Absent for a backend that keeps no transition record of its own. */
+  /** Absent for a backend that keeps no transition record of its own (every durable store here keeps one). */
   transitions?: readonly TransitionRow[];
 }
 
@@ -228,14 +228,19 @@ function proposalsBreak(events: readonly CarEvent[], proposals: StoredTables["pr
   return missing === undefined ? undefined : fail(missing, [], runs.get(missing));
 }
 
-function transitionsBreak(events: readonly CarEvent[], rows: readonly TransitionRow[]): TableBreak | undefined {
+/**
+ * The transitions the log says a store recorded, in log order: one per
+ * applied `state_changed`, except a delete of an absent key, which changes
+ * nothing, bumps no version and leaves no transition (as `StateStore.delete`
+ * returns null for it) — on every store alike.
+ */
+export function expectedTransitions(events: readonly CarEvent[]): TransitionRow[] {
   const want: TransitionRow[] = [];
   const versions = new Map<string, number>();
   const present = new Set<string>();
   for (const change of appliedStateChanges(events)) {
     const key = change.data["key"] as string;
     const op = change.data["op"];
-    // Deleting an absent key changes nothing and leaves no transition.
     if (op === "delete" && !present.delete(key)) continue;
     if (op !== "delete") present.add(key);
     const previous = versions.get(key) ?? 0;
@@ -249,19 +254,45 @@ function transitionsBreak(events: readonly CarEvent[], rows: readonly Transition
       action_id: change.proposal_id === null ? null : (change.action_id ?? null),
     });
   }
-  const n = Math.max(want.length, rows.length);
-  for (let i = 0; i < n; i++) {
-    const have = rows[i];
-    const expected = want[i];
-    if (have !== undefined && expected !== undefined && jsonEquals(have, expected)) continue;
-    const which = have ?? expected!;
-    return {
-      table: "transitions",
-      reason:
-        have === undefined
-          ? `transition ${i + 1} (key '${which.key}') is in the log but its row is gone`
-          : `transition ${i + 1} (key '${which.key}') is not the change the log records: the row was ${expected === undefined ? "inserted" : "edited"} outside CAR`,
-    };
+  return want;
+}
+
+/** Rows grouped by key, each key's rows in the order given. */
+function perKey(rows: readonly TransitionRow[]): Map<string, TransitionRow[]> {
+  const out = new Map<string, TransitionRow[]>();
+  for (const row of rows) {
+    const list = out.get(row.key);
+    if (list === undefined) out.set(row.key, [row]);
+    else list.push(row);
+  }
+  return out;
+}
+
+/**
+ * Compared key by key: each key's rows in the store's order against that
+ * key's changes in log order. Only the order per key is defined: a store's
+ * writes to one key are serialised by its row lock, and so are their places
+ * in the log, but commits to different keys may take their row ids in one
+ * order and their log places in the other (PostgreSQL numbers a row at
+ * insert, the log at commit).
+ */
+function transitionsBreak(events: readonly CarEvent[], rows: readonly TransitionRow[]): TableBreak | undefined {
+  const want = perKey(expectedTransitions(events));
+  const have = perKey(rows);
+  for (const key of new Set([...have.keys(), ...want.keys()])) {
+    const stored = have.get(key) ?? [];
+    const expected = want.get(key) ?? [];
+    for (let i = 0; i < Math.max(stored.length, expected.length); i++) {
+      const row = stored[i];
+      if (row !== undefined && expected[i] !== undefined && jsonEquals(row, expected[i])) continue;
+      return {
+        table: "transitions",
+        reason:
+          row === undefined
+            ? `transition ${i + 1} of key '${key}' is in the log but its row is gone`
+            : `transition ${i + 1} of key '${key}' is not the change the log records: the row was ${expected[i] === undefined ? "inserted" : "edited"} outside CAR`,
+      };
+    }
   }
   return undefined;
 }
