@@ -149,7 +149,11 @@ export interface EventData {
   compensation_completed: { compensated: string[]; not_undone: { action_id: string; reason: string }[]; external_effects_undone: boolean; run_id?: string };
   multi_run_started: { pattern: string; task: string; agents: string[]; limits: JsonObject } & JsonObject;
   multi_run_completed: { pattern: string; agent_calls: number; failed_calls: number; cut_off: number; has_answer: boolean; duration_ms: number };
-  agent_started: { agent: string; step: string; task: string };
+  /**
+   * A task over `TASK_HEAD_CHARS` (4,096) characters is recorded as its first 4,096 in `task`, with
+   * `task_bytes` (its UTF-8 length) and `task_sha256` (hex digest of its UTF-8): a reducer's task can be tens of MiB.
+   */
+  agent_started: { agent: string; step: string; task: string; task_bytes?: number; task_sha256?: string };
   agent_finished: { agent: string; step: string; answer: JsonValue; turns: number; tool_calls: number; duration_ms: number } & JsonObject;
   agent_failed: { agent: string; step: string; reason: string; error: JsonValue };
   agent_skipped: { agent: string; step: string; reason: string; detail: string };

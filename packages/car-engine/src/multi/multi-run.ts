@@ -13,6 +13,7 @@ import { systemTimers } from "@car/ir";
 import type { TimerId, Timers } from "@car/ir";
 import { SpendMeter, parseBudget } from "./budget.ts";
 import { Slots } from "./slots.ts";
+import { isLongTask, taskRecord } from "./task-record.ts";
 import type { AgentCallContext, AgentFn, AgentInput, CutOff, CutOffReason, MultiOptions, RunSummary } from "./types.ts";
 
 /** Why a call in flight was aborted; kept beside the signal so the entry can say it. */
@@ -126,13 +127,15 @@ export class MultiRun {
   async call(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[] = [], tools: readonly ToolSchemaInput[] = []): Promise<AgentOutput> {
     await this.#slots.acquire();
     try {
+      // A long task's record is digested a slice per turn before the checks, so a stop meanwhile is still seen.
+      const recorded = isLongTask(task) ? await taskRecord(task) : { task };
       if (this.#stop !== undefined) return this.skip(spec, step, this.#stop.reason, this.#stop.detail);
       if (this.#maxAgents !== undefined && this.#calls >= this.#maxAgents) {
         return this.skip(spec, step, "max_agents", `the run's budget of ${this.#maxAgents} agent calls is spent`);
       }
       const refusal = this.#spend.refusal();
       if (refusal !== undefined) return this.skip(spec, step, "budget_exceeded", refusal);
-      return await this.#invoke(spec, task, step, inputs, tools);
+      return await this.#invoke(spec, task, recorded, step, inputs, tools);
     } finally {
       this.#slots.release();
     }
@@ -176,10 +179,17 @@ export class MultiRun {
     };
   }
 
-  async #invoke(spec: AgentSpec, task: string, step: string, inputs: readonly AgentInput[], tools: readonly ToolSchemaInput[]): Promise<AgentOutput> {
+  async #invoke(
+    spec: AgentSpec,
+    task: string,
+    recorded: JsonObject,
+    step: string,
+    inputs: readonly AgentInput[],
+    tools: readonly ToolSchemaInput[],
+  ): Promise<AgentOutput> {
     const call_id = `call-${++this.#calls}`;
     const started = this.#clock.now();
-    this.#emit(MULTI_EVENT_KINDS.agentStarted, call_id, { agent: spec.name, step, task });
+    this.#emit(MULTI_EVENT_KINDS.agentStarted, call_id, { agent: spec.name, step, ...recorded });
 
     type Settled = { value: unknown } | { thrown: unknown } | { aborted: true };
     let settle!: (settled: Settled) => void;
@@ -223,14 +233,20 @@ export class MultiRun {
       timeout_ms: this.#timeoutMs ?? null,
       tools: tools.map((t) => cloneJson(t as unknown as JsonObject) as unknown as ToolSchemaInput),
     };
-    try {
-      Promise.resolve(this.#agent(cloneJson(spec as unknown as JsonObject) as unknown as AgentSpec, task, ctx)).then(
-        (value) => settle({ value }),
-        (thrown: unknown) => settle({ thrown }),
-      );
-    } catch (thrown) {
-      settle({ thrown });
-    }
+    const callAgent = (): void => {
+      try {
+        Promise.resolve(this.#agent(cloneJson(spec as unknown as JsonObject) as unknown as AgentSpec, task, ctx)).then(
+          (value) => settle({ value }),
+          (thrown: unknown) => settle({ thrown }),
+        );
+      } catch (thrown) {
+        settle({ thrown });
+      }
+    };
+    // A long task is handed over a turn after its event is written: writing the event and sending the
+    // task (tens of MiB for a reducer) are then two turns of the loop, with I/O polled between them.
+    if (isLongTask(task)) setImmediate(() => stop === undefined && callAgent());
+    else callAgent();
     const settled = await outcome;
     if (timer !== undefined) this.#timers.clearTimeout(timer);
     this.#inFlight.delete(abort);
