@@ -6,4 +6,4 @@ import { sharedConfig } from "../../vitest.shared.ts";
  * machine the other packages' suites share: a timeout here guards against a
  * hang, not a slow start, so it is generous.
  */
-export default mergeConfig(sharedConfig, { test: { testTimeout: 120_000 } });
+export default mergeConfig(sharedConfig, { test: { testTimeout: 240_000 } });
