@@ -39,10 +39,10 @@ export function runCar(args: readonly string[], options: CarRunOptions = {}): Pr
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    // Generous: from source (tsx) under a CI machine running every suite at once, a `car` start alone took over 20 s.
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`car ${args.join(" ")} did not finish in time\nstdout: ${stdout}\nstderr: ${stderr}`));
-      // Generous: from source (tsx) under a CI machine running every suite at once, a `car` start alone took over 20 s.
     }, options.timeoutMs ?? 60_000);
     child.on("error", (err) => {
       clearTimeout(timer);
