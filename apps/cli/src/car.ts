@@ -21,18 +21,25 @@ interface CommandEntry {
 }
 
 /**
- * The hook is a separate build entry (`dist/hook.cjs`, one CommonJS bundle
- * so it loads one file without the ES module loader). It is required by a
- * computed path, so the bundler leaves it out of the CLI's chunks; `import()`
- * of it would first scan the whole bundle for its exports, which costs more
- * than the hook. From source (tsx) it is `hook.ts`.
+ * The hook is a separate build entry (`dist/hook.cjs`, one CommonJS bundle),
+ * loaded the way the bin loads it (src/hook-loader.ts: without the ES module
+ * loader, with V8's code cache), so the bundler leaves it out of the CLI's
+ * chunks. From source (tsx) it is `hook.ts`.
  */
 async function loadHook(): Promise<CommandModule> {
   const fromSource = import.meta.url.endsWith(".ts");
   const path = new URL(fromSource ? "./hook.ts" : "./hook.cjs", import.meta.url);
   if (fromSource) return (await import(path.href)) as CommandModule;
-  const { createRequire } = await import("node:module");
-  return createRequire(import.meta.url)(decodeURIComponent(path.pathname)) as CommandModule;
+  const { loadHook: loadBundle } = await import("./hook-loader.ts");
+  const { hook, afterRun } = loadBundle(decodeURIComponent(path.pathname));
+  return {
+    usage: hook.usage,
+    async main() {
+      const code = await hook.main();
+      afterRun();
+      return code;
+    },
+  };
 }
 
 const COMMANDS: Record<string, CommandEntry> = {

@@ -1,6 +1,6 @@
 /**
- * Loads the hook bundle (`dist/hook.cjs`) with V8's code cache, for the
- * bin (src/car-bin.ts). Most of a cold hook is compiling its JavaScript;
+ * Loads the hook bundle (`dist/hook.cjs`) with V8's code cache, for both
+ * entries (the bin, src/car-bin.ts, and `car.mjs`, src/car.ts). Most of a cold hook is compiling its JavaScript;
  * the cache — the bytecode of every function the last run compiled — skips
  * that, about 0.09× `node -e 0` (bench/RESULTS.md).
  *

@@ -309,12 +309,9 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
    * the engine reports the proposal only then.
    */
   commitProposal(commit: ProposalCommit): StateTransition[] | Promise<StateTransition[]> {
-    const transitions = this.#relaxedUnlessNested(() => this.#commit(commit));
+    // `#relaxed` leaves a commit nested in the caller's transaction as it is (schema.ts relaxedRunner).
+    const transitions = this.#relaxed(() => this.#commit(commit));
     return this.#groupSync === undefined ? transitions : this.#groupSync.request().then(() => transitions);
-  }
-
-  #relaxedUnlessNested<T>(fn: () => T): T {
-    return this.#db.inTransaction ? fn() : this.#relaxed(fn);
   }
 
   #commit(commit: ProposalCommit): StateTransition[] {
