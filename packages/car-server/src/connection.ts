@@ -9,6 +9,7 @@ import { CarError, getOwn, type JsonValue } from "@car/ir";
 import type { RawData, WebSocket } from "ws";
 import {
   classifyMessage,
+  couldNestDeeperThan,
   errorFrame,
   type Incoming,
   MAX_FRAME_DEPTH,
@@ -176,7 +177,7 @@ export class Connection {
       this.send(errorFrame(null, { code: RPC_PARSE_ERROR, message: "parse error: the frame is not valid JSON" }));
       return;
     }
-    if (nestsDeeperThan(decoded, MAX_FRAME_DEPTH)) {
+    if (couldNestDeeperThan(text, MAX_FRAME_DEPTH) && nestsDeeperThan(decoded, MAX_FRAME_DEPTH)) {
       this.refuseDeepFrame(decoded, bytes);
       return;
     }

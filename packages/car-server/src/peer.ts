@@ -69,6 +69,20 @@ export class RpcPeer {
   }
 
   /**
+   * Gives up on the outbound request `id`: its `call` rejects with `reason`
+   * and a late answer is dropped. False when nothing waits under that id
+   * (answered, abandoned, or the connection closed). Cheaper than a signal
+   * for a caller that already knows when to stop.
+   */
+  abandon(id: string, reason: unknown): boolean {
+    const entry = this.pending.get(id);
+    if (entry === undefined) return false;
+    this.pending.delete(id);
+    entry.reject(reason);
+    return true;
+  }
+
+  /**
    * Routes a client response; false when no request of ours carries that id
    * (it is dropped). `frameBytes` is the size of the frame it arrived in.
    */
