@@ -390,7 +390,11 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         if (!verifier.check(row)) break;
         events.push(row.event);
       }
-      const report = verifier.finish(this.events.recordedHead());
+      const recorded = this.events.recordedHead();
+      const newest = checkpoints.at(-1)?.checkpoint;
+      // A cut through the head (every event removed) leaves the checkpoint naming it: the chain ends there.
+      const cutThroughHead = newest !== undefined && recorded !== null && newest.seq === recorded.seq && newest.hash === recorded.hash;
+      const report = verifier.finish(cutThroughHead ? null : recorded);
       if (!report.ok) return report;
       const { proposal_id } = options;
       if (proposal_id !== undefined) report.proposal_events = events.filter((e) => e.proposal_id === proposal_id);
@@ -403,7 +407,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         if (broken !== undefined) return { ok: false, verified: report.verified, broken };
         report.anchors = anchorSummary(options.anchors, self);
       }
-      const table = tableBreak(checkpoints.length > 0 ? undefined : events, this.#storedTables(), this.#auditKey);
+      const table = tableBreak(events, checkpoints, this.#storedTables(), this.#auditKey);
       if (table !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, ...table } };
       if (checkpoints.length > 0) {
         report.state = {
@@ -495,7 +499,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     return this.atomically(() => {
       const cut = retentionCut(this.#db, policy, now, strict);
       if (cut === undefined) return { removed: 0, checkpoint: null };
-      return removeThrough(this.#db, cut, policy, this.#key(true)!, now);
+      return removeThrough(this.#db, cut, policy, this.#key(true)!, now, this.#storedTables());
     });
   }
 
