@@ -32,7 +32,9 @@ import {
   type ChainReport,
   ChainVerifier,
   type DatabaseIdentity,
+  CUT_ROWS_KEY,
   eventMac,
+  parseCutRows,
   type SignedCheckpoint,
   replayBreak,
   type StoredTables,
@@ -193,6 +195,7 @@ export async function storedTables(client: PoolClient): Promise<StoredTables> {
     postures: await postureRows(read),
     proposals: { per: "proposal", rows: proposals },
     transitions: await transitionRows(read),
+    cut_rows: parseCutRows((await client.query<{ value: string }>("SELECT value FROM car_meta WHERE key = $1", [CUT_ROWS_KEY])).rows[0]?.value),
   };
 }
 

@@ -16,6 +16,7 @@ import {
   type AuditKey,
   type CheckpointKey,
   checkpointKey,
+  CUT_ROWS_KEY,
   cutRows,
   parseHexKey,
   type SignedCheckpoint,
@@ -93,5 +94,10 @@ export async function cutLog(
   const signed = archiveAndSignCut(events, policy, previous, key, now, rows);
   await client.query("DELETE FROM car_events WHERE seq <= $1", [cut]);
   await client.query("INSERT INTO car_checkpoints (body, signature) VALUES ($1, $2)", [JSON.stringify(signed.checkpoint), signed.signature]);
+  // The record the checkpoint signs the digest of: the newest cut's only.
+  await client.query("INSERT INTO car_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [
+    CUT_ROWS_KEY,
+    JSON.stringify(rows),
+  ]);
   return { removed: events.length, checkpoint: signed };
 }

@@ -1,9 +1,10 @@
 /**
  * After a cut of the PostgreSQL log, the rows whose events it removed stay
- * proven: the cut's signed checkpoint records a digest of each, so an older
+ * proven: the cut records a digest of each (its checkpoint signs the record), so an older
  * copy of an approval or posture restored with its old, valid seal, an
  * edited proposal status or transition, a deleted row and an inserted one
- * are each reported by `verifyChain` — where the seals alone let them pass.
+ * are each reported by `verifyChain` — where the seals alone let them pass —
+ * and so is a record rewritten to match, or removed.
  * The database is edited through a second connection, as an attacker with
  * write access would.
  */
@@ -106,6 +107,15 @@ describe("PostgreSQL: rows whose events a cut removed", () => {
     ],
     ["a transition", "transitions", (sql) => sql(`UPDATE car_transitions SET mutation = '{"op":"set","value":"evil"}' WHERE key = 'k-p1'`)],
     ["a transition deleted", "transitions", (sql) => sql("DELETE FROM car_transitions WHERE key = 'k-p2'")],
+    [
+      "the cut's record of the rows rewritten to match an edit",
+      "checkpoints",
+      async (sql) => {
+        await sql("UPDATE car_transitions SET key = 'k-p8' WHERE key = 'k-p1'");
+        await sql("UPDATE car_meta SET value = replace(value, 'k-p1', 'k-p8') WHERE key = 'cut_rows'");
+      },
+    ],
+    ["the cut's record of the rows deleted", "checkpoints", (sql) => sql("DELETE FROM car_meta WHERE key = 'cut_rows'")],
   ];
   for (const [what, table, edit] of edits)
     it(`reports ${what}`, async () => {

@@ -1,9 +1,10 @@
 /**
  * After a cut of the log, the rows whose events it removed stay proven:
- * the cut's signed checkpoint records a digest of each, so an older copy
+ * the cut records a digest of each (its checkpoint signs the record), so an older copy
  * of an approval or posture restored with its old, valid seal, an edited
  * proposal status or transition, a deleted row and an inserted one are
- * each reported by `verifyChain` — where the seals alone let them pass.
+ * each reported by `verifyChain` — where the seals alone let them pass —
+ * and so is a record rewritten to match, or removed.
  */
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -89,6 +90,15 @@ describe("rows whose events a cut removed", () => {
     ],
     ["a transition", "transitions", () => raw.prepare(`UPDATE transitions SET mutation = '{"op":"set","value":"evil"}' WHERE key = 'k-p1'`).run()],
     ["a transition deleted", "transitions", () => raw.prepare("DELETE FROM transitions WHERE key = 'k-p2'").run()],
+    [
+      "the cut's record of the rows rewritten to match an edit",
+      "checkpoints",
+      () => {
+        raw.prepare("UPDATE transitions SET key = 'k-p8' WHERE key = 'k-p1'").run();
+        raw.prepare("UPDATE meta SET value = replace(value, 'k-p1', 'k-p8') WHERE key = 'cut_rows'").run();
+      },
+    ],
+    ["the cut's record of the rows deleted", "checkpoints", () => raw.prepare("DELETE FROM meta WHERE key = 'cut_rows'").run()],
   ];
   for (const [what, table, edit] of edits)
     it(`reports ${what}`, () => {

@@ -7,7 +7,7 @@
  * commits, so a failure between the two can repeat lines in the archive but
  * never lose an event.
  */
-import { archiveAndSignCut, type CheckpointKey, cutRows, type SignedCheckpoint, type StoredTables } from "@car/engine/durable";
+import { archiveAndSignCut, type CheckpointKey, CUT_ROWS_KEY, cutRows, type SignedCheckpoint, type StoredTables } from "@car/engine/durable";
 export { validateRetention } from "@car/engine/durable";
 import type { CarEvent, RetentionPolicy, RetentionResult } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
@@ -56,9 +56,12 @@ export function removeThrough(
   const events = read("seq <= ?");
   if (events.length === 0) return { removed: 0, checkpoint: null };
   const previous = db.prepare("SELECT signature FROM checkpoints ORDER BY id DESC LIMIT 1").pluck().get() as string | undefined;
-  const signed = archiveAndSignCut(events, policy, previous, key, now, cutRows(tables, read("seq > ?")));
+  const rows = cutRows(tables, read("seq > ?"));
+  const signed = archiveAndSignCut(events, policy, previous, key, now, rows);
   db.prepare("DELETE FROM events WHERE seq <= ?").run(cut);
   db.prepare("INSERT INTO checkpoints (body, signature) VALUES (?, ?)").run(JSON.stringify(signed.checkpoint), signed.signature);
+  // The record the checkpoint signs the digest of: the newest cut's only.
+  db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(CUT_ROWS_KEY, JSON.stringify(rows));
   return { removed: events.length, checkpoint: signed };
 }
 

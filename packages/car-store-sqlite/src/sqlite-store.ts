@@ -68,6 +68,8 @@ import {
   replayStateChanges,
   type SignedCheckpoint,
   replayBreak,
+  CUT_ROWS_KEY,
+  parseCutRows,
   type StoredTables,
   tableBreak,
 } from "@car/engine/durable";
@@ -465,6 +467,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         rows: this.#db.prepare("SELECT proposal_id, status FROM proposals ORDER BY run").all() as { proposal_id: string; status: string }[],
       },
       transitions: transitions.map((t) => ({ ...t, mutation: parseOrText(t.mutation) })),
+      cut_rows: parseCutRows(this.#db.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(CUT_ROWS_KEY) as string | undefined),
     };
   }
 

@@ -21,7 +21,6 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { CarError, canonicalJson } from "@car/ir";
 import type { JsonObject } from "@car/ir";
-import type { CutRows } from "./cut-rows.ts";
 import { sha256Hex } from "./event-hash.ts";
 
 /** The operator acts that cut the log: a retention bound, `events.truncate` (keep the newest N), `events.clear` (everything). */
@@ -43,11 +42,12 @@ export interface Checkpoint {
   /** The spend (`cost_usd` reported by agents) on the removed events, so `cumulative_cost_usd` outlives the cut; absent on older checkpoints: 0. */
   cost_usd?: number;
   /**
-   * A digest of each trusted row group no retained event touched at the cut
-   * (cut-rows.ts), so rows whose events it removed stay proven; absent on
-   * checkpoints written before cuts recorded them.
+   * The digest of the cut's record of the trusted rows no retained event
+   * touched (cut-rows.ts, kept beside the log), so rows whose events it
+   * removed stay proven; absent on checkpoints written before cuts recorded
+   * them.
    */
-  rows?: CutRows;
+  rows_digest?: string;
   /** RFC 3339. */
   created_at: string;
   /** The previous checkpoint's signature; null for the first. */

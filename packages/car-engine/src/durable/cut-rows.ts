@@ -7,17 +7,19 @@
  * `transitions` rows carry none, while an older approval or posture row
  * carries an old, valid one.
  *
- * So the cut's signed checkpoint commits to a digest of every row group no
- * retained event touches (per approval id, posture cell, proposal id and
- * state key): the last version the log proved before it was cut. At
- * verification such a group, still untouched by the retained log, must
- * match the newest cut's digest of it; one missing is a deleted row, one
- * the newest cut does not name an inserted one. A group a
+ * So a cut records a digest of every row group no retained event touches
+ * (per approval id, posture cell, proposal id and state key): the last
+ * version the log proved before it was cut. The record is kept beside the
+ * log (the store's meta table, the newest cut's only) and its own digest is
+ * in the cut's signed checkpoint (`rows_digest`), so the checkpoint stays
+ * small and a changed record is a break. At verification each group still
+ * untouched by the retained log must match the record; one missing is a
+ * deleted row, one the record does not name an inserted one. A group a
  * retained event touches changed on the record after the cut and is
  * checked, as before, by its seal only.
  *
- * The commitment grows with the tables (one digest per group), paid once
- * per cut and per verification.
+ * The record grows with the tables (one digest per group), written once
+ * per cut and read once per verification.
  */
 import { canonicalJson } from "@car/ir";
 import type { JsonValue } from "@car/ir";
@@ -30,7 +32,7 @@ import { ALL_TIERS } from "./posture-rows.ts";
 import { approvalSealRow, postureSealRow } from "./row-seal.ts";
 import type { StoredTables, TableBreak } from "./table-replay.ts";
 
-type TrustedTable = TableBreak["table"];
+type TrustedTable = "approvals" | "postures" | "proposals" | "transitions";
 
 const TABLES: readonly TrustedTable[] = ["approvals", "postures", "proposals", "transitions"];
 
@@ -88,6 +90,26 @@ function touchedBy(events: readonly CarEvent[]): Touches {
 
 const digestOf = (rows: JsonValue[]): string => sha256Hex(canonicalJson(rows));
 
+/** Where a store keeps the newest cut's record, in its meta table. */
+export const CUT_ROWS_KEY = "cut_rows";
+
+/** The stored record read back; null when there is none. Text that is no record reads as an empty one, which no checkpoint signed. */
+export function parseCutRows(text: string | null | undefined): CutRows | null {
+  if (text === null || text === undefined) return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as CutRows;
+  } catch {
+    // Falls through to the empty record.
+  }
+  return {} as CutRows;
+}
+
+/** What a cut's checkpoint signs of its record of the rows. */
+export function cutRowsDigest(rows: CutRows): string {
+  return sha256Hex(canonicalJson(rows as unknown as JsonValue));
+}
+
 /**
  * What a cut commits to: the digest of each row group that none of
  * `retained` (the events the cut keeps, oldest first) touches — the groups
@@ -104,20 +126,28 @@ export function cutRows(tables: StoredTables, retained: readonly CarEvent[]): Cu
 
 /**
  * The first row group untouched by `retained` (the verified log after the
- * newest cut) that is not what the newest cut recorded; undefined when all
- * are. Only the newest cut counts: it recorded every group its retained
- * events did not touch, and the retained log now holds those events and
- * newer ones, so a group untouched now was recorded by it — or did not
- * exist then. A newest cut written before cuts named their rows proves
+ * newest cut) that is not what the newest cut recorded (`tables.cut_rows`,
+ * which must be the record its checkpoint signed); undefined when all are.
+ * Only the newest cut counts: it recorded every group its retained events
+ * did not touch, and the retained log now holds those events and newer
+ * ones, so a group untouched now was recorded by it — or did not exist
+ * then. A newest cut written before cuts recorded their rows proves
  * nothing here.
  */
 export function cutRowsBreak(checkpoints: readonly SignedCheckpoint[], tables: StoredTables, retained: readonly CarEvent[]): TableBreak | undefined {
   const newest = checkpoints.at(-1)?.checkpoint;
-  if (newest?.rows === undefined) return undefined;
+  if (newest?.rows_digest === undefined) return undefined;
+  const record = tables.cut_rows;
+  if (record === undefined || record === null) return { table: "checkpoints", reason: `the record of the rows the cut of ${newest.created_at} left is gone` };
+  if (cutRowsDigest(record) !== newest.rows_digest)
+    return {
+      table: "checkpoints",
+      reason: `the record of the rows the cut of ${newest.created_at} left is not the one its checkpoint signed: edited outside CAR`,
+    };
   const touches = touchedBy(retained);
   const groups = rowGroups(tables);
   for (const table of TABLES) {
-    const recorded = new Map(Object.entries(newest.rows[table] ?? {}));
+    const recorded = new Map(Object.entries(record[table] ?? {}));
     for (const [key, list] of groups[table]) {
       if (touches(table, key)) continue;
       const want = recorded.get(key);

@@ -10,14 +10,15 @@ import { CarError, rfc3339 } from "@car/ir";
 import type { CarEvent } from "../events/event.ts";
 import { costUsdOf } from "../events/metrics.ts";
 import { type CheckpointKey, type SignedCheckpoint, signCheckpoint } from "./checkpoint.ts";
-import type { CutRows } from "./cut-rows.ts";
+import { type CutRows, cutRowsDigest } from "./cut-rows.ts";
 import type { RetentionPolicy } from "./durable-store.ts";
 
 /**
  * `events`: the removed ones, oldest first (at least one). `previous`: the
  * newest checkpoint's signature, if any. `rows`: what the cut records of the
  * trusted tables (`cutRows` of the tables and the retained events, read in
- * the cut's transaction).
+ * the cut's transaction), which the store keeps beside the log and the
+ * checkpoint signs the digest of.
  */
 export function archiveAndSignCut(
   events: readonly CarEvent[],
@@ -47,7 +48,7 @@ export function archiveAndSignCut(
       act: policy.act ?? "retention",
       // What the removed events' agents spent, so cumulative cost survives the cut (events/metrics.ts).
       cost_usd: costUsdOf(events),
-      rows,
+      rows_digest: cutRowsDigest(rows),
       created_at: rfc3339(now),
       previous: previous ?? null,
       key_id: key.id,

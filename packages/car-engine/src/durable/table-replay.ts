@@ -13,8 +13,8 @@
  *
  * After a cut removed events the log no longer says what every row must
  * be; then the row seals (row-seal.ts) are checked, and each row group no
- * retained event touches against the digest the cut's signed checkpoint
- * recorded of it (cut-rows.ts).
+ * retained event touches against the digest the cut recorded of it (its
+ * record signed by the cut's checkpoint; cut-rows.ts).
  */
 import { jsonEquals } from "@car/ir";
 import type { JsonObject, JsonValue } from "@car/ir";
@@ -24,7 +24,7 @@ import { compensationRunId } from "../compensation/compensation-phase.ts";
 import { COMPENSATION_EVENTS } from "../events/event-kinds.ts";
 import { type ApprovalRow, SPENT_BY } from "./approval-rows.ts";
 import type { SignedCheckpoint } from "./checkpoint.ts";
-import { cutRowsBreak } from "./cut-rows.ts";
+import { type CutRows, cutRowsBreak } from "./cut-rows.ts";
 import type { AuditKey } from "./event-mac.ts";
 import { ALL_TIERS, type PostureRow } from "./posture-rows.ts";
 import { approvalSealRow, postureSealRow, sealMatches } from "./row-seal.ts";
@@ -58,11 +58,14 @@ export interface StoredTables {
   proposals: { per: "run" | "proposal"; rows: readonly ProposalRow[] };
   /** Absent for a backend that keeps no transition record of its own (every durable store here keeps one). */
   transitions?: readonly TransitionRow[];
+  /** The newest cut's record of the rows (cut-rows.ts), as stored beside the log; null when there is none. */
+  cut_rows?: CutRows | null;
 }
 
 /** The first table row that the log (or its seal) does not vouch for. */
 export interface TableBreak {
-  table: "approvals" | "postures" | "proposals" | "transitions";
+  /** `checkpoints`: the cut's record of the rows is not the one its checkpoint signed. */
+  table: "approvals" | "postures" | "proposals" | "transitions" | "checkpoints";
   reason: string;
 }
 
