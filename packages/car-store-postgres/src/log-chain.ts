@@ -32,7 +32,10 @@ import {
   type ChainReport,
   ChainVerifier,
   type DatabaseIdentity,
+  CUT_ROWS_KEY,
   eventMac,
+  parseCutRows,
+  type SignedCheckpoint,
   replayBreak,
   type StoredTables,
   tableBreak,
@@ -155,7 +158,7 @@ export async function verifyLog(
 async function readVerifiedLog(
   client: PoolClient,
   key: AuditKey | undefined,
-): Promise<{ report: ChainReport; events: CarEvent[]; head: { seq: string; hash: string }; cutThrough: number }> {
+): Promise<{ report: ChainReport; events: CarEvent[]; head: { seq: string; hash: string }; cutThrough: number; checkpoints: SignedCheckpoint[] }> {
   const head = (await client.query<{ seq: string; hash: string }>("SELECT seq::text, hash FROM car_log_head WHERE id = 1")).rows[0]!;
   const checkpoints = await storedCheckpoints(client);
   const cutThrough = checkpoints.at(-1)?.checkpoint.seq ?? 0;
@@ -170,21 +173,21 @@ async function readVerifiedLog(
         event = eventFromRow(row);
       } catch {
         verifier.check({ event: { seq: after + 1, kind: "", proposal_id: null, timestamp: "", data: {} }, problem: "the stored event is not JSON" });
-        return { report: verifier.finish(), events, head, cutThrough };
+        return { report: verifier.finish(), events, head, cutThrough, checkpoints };
       }
       after = event.seq;
-      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return { report: verifier.finish(), events, head, cutThrough };
+      if (!verifier.check({ event, stored: row.body, mac: row.mac ?? null })) return { report: verifier.finish(), events, head, cutThrough, checkpoints };
       events.push(event);
     }
     if (rows.length < PAGE) break;
   }
   // A log cut through its head (events.clear) has no events left; the checkpoint names the head.
   const expected = Number(head.seq) === cutThrough ? null : { seq: Number(head.seq), hash: head.hash };
-  return { report: verifier.finish(expected), events, head, cutThrough };
+  return { report: verifier.finish(expected), events, head, cutThrough, checkpoints };
 }
 
 /** The tables verification checks against the log, read in `client`'s transaction. */
-async function storedTables(client: PoolClient): Promise<StoredTables> {
+export async function storedTables(client: PoolClient): Promise<StoredTables> {
   const read: ReadQuery = (sql, params) => client.query(sql, params === undefined ? [] : [...params]);
   const proposals = (await client.query<{ proposal_id: string; status: string }>("SELECT proposal_id, status FROM car_proposals ORDER BY proposal_id")).rows;
   return {
@@ -192,6 +195,7 @@ async function storedTables(client: PoolClient): Promise<StoredTables> {
     postures: await postureRows(read),
     proposals: { per: "proposal", rows: proposals },
     transitions: await transitionRows(read),
+    cut_rows: parseCutRows((await client.query<{ value: string }>("SELECT value FROM car_meta WHERE key = $1", [CUT_ROWS_KEY])).rows[0]?.value),
   };
 }
 
@@ -212,7 +216,7 @@ async function verifyIn(
   anchors: readonly Anchor[] | undefined,
   options: ChainOptions,
 ): Promise<ChainReport> {
-  const { report, events, head, cutThrough } = await readVerifiedLog(client, key);
+  const { report, events, head, cutThrough, checkpoints } = await readVerifiedLog(client, key);
   if (!report.ok) return report;
   const { proposal_id } = options;
   if (proposal_id !== undefined) report.proposal_events = events.filter((e) => e.proposal_id === proposal_id);
@@ -222,8 +226,8 @@ async function verifyIn(
     if (broken !== undefined) return { ok: false, verified: report.verified, broken };
     report.anchors = anchorSummary(anchors, self);
   }
-  // Read in this transaction's snapshot, like the log. After a cut the log no longer says what every row must be: seals only.
-  const table = tableBreak(cutThrough > 0 ? undefined : events, await storedTables(client), key);
+  // Read in this transaction's snapshot, like the log. After a cut: seals and what the cut recorded of the rows.
+  const table = tableBreak(events, checkpoints, await storedTables(client), key);
   if (table !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, ...table } };
   if (cutThrough > 0) {
     report.state = { compared: false, reason: `events up to seq ${cutThrough} were removed by a cut of the log, so it no longer replays to the whole state` };

@@ -11,7 +11,17 @@
  */
 import { randomBytes } from "node:crypto";
 import type { RetentionPolicy, RetentionResult } from "@car/engine";
-import { archiveAndSignCut, type AuditKey, type CheckpointKey, checkpointKey, parseHexKey, type SignedCheckpoint } from "@car/engine/durable";
+import {
+  archiveAndSignCut,
+  type AuditKey,
+  type CheckpointKey,
+  checkpointKey,
+  CUT_ROWS_KEY,
+  cutRows,
+  parseHexKey,
+  type SignedCheckpoint,
+  type StoredTables,
+} from "@car/engine/durable";
 import type { PoolClient } from "pg";
 import { eventFromRow } from "./event-sql.ts";
 
@@ -57,19 +67,37 @@ async function cutThrough(client: PoolClient, policy: RetentionPolicy, now: numb
   return cut;
 }
 
-/** Applies `policy` (validated by the caller) in `client`'s transaction; returns what was removed and the checkpoint left. */
-export async function cutLog(client: PoolClient, policy: RetentionPolicy, auditKey: AuditKey | undefined, now: number): Promise<RetentionResult> {
+/**
+ * Applies `policy` (validated by the caller) in `client`'s transaction;
+ * returns what was removed and the checkpoint left, which records the
+ * trusted tables (`readTables`, read under the head's lock) as the cut
+ * leaves them (cut-rows.ts).
+ */
+export async function cutLog(
+  client: PoolClient,
+  policy: RetentionPolicy,
+  auditKey: AuditKey | undefined,
+  now: number,
+  readTables: (client: PoolClient) => Promise<StoredTables>,
+): Promise<RetentionResult> {
   // The head's lock: no runtime appends while the cut is taken, so the retained chain starts right after it.
   await client.query("SELECT seq FROM car_log_head WHERE id = 1 FOR UPDATE");
   const cut = await cutThrough(client, policy, now);
   if (cut === undefined) return { removed: 0, checkpoint: null };
-  const { rows } = await client.query<{ body: string; hash: string }>("SELECT body, hash FROM car_events WHERE seq <= $1 ORDER BY seq", [cut]);
-  const events = rows.map(eventFromRow);
+  const read = async (where: string) =>
+    (await client.query<{ body: string; hash: string }>(`SELECT body, hash FROM car_events WHERE ${where} ORDER BY seq`, [cut])).rows.map(eventFromRow);
+  const events = await read("seq <= $1");
   if (events.length === 0) return { removed: 0, checkpoint: null };
   const key = (await checkpointKeyOf(client, auditKey, true))!;
   const previous = (await client.query<{ signature: string }>("SELECT signature FROM car_checkpoints ORDER BY id DESC LIMIT 1")).rows[0]?.signature;
-  const signed = archiveAndSignCut(events, policy, previous, key, now);
+  const rows = cutRows(await readTables(client), await read("seq > $1"));
+  const signed = archiveAndSignCut(events, policy, previous, key, now, rows);
   await client.query("DELETE FROM car_events WHERE seq <= $1", [cut]);
   await client.query("INSERT INTO car_checkpoints (body, signature) VALUES ($1, $2)", [JSON.stringify(signed.checkpoint), signed.signature]);
+  // The record the checkpoint signs the digest of: the newest cut's only.
+  await client.query("INSERT INTO car_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [
+    CUT_ROWS_KEY,
+    JSON.stringify(rows),
+  ]);
   return { removed: events.length, checkpoint: signed };
 }

@@ -54,7 +54,7 @@ import {
 import { cutLog, storedCheckpoints } from "./log-cuts.ts";
 import { PostgresApprovalLedger, sealUnsealedApprovals } from "./approval-ledger.ts";
 import type { Audit, ReadQuery } from "./audited-transaction.ts";
-import { appendStatement, appendToLog, linkAppended, logVouchesForTables, macStatement, verifyLog } from "./log-chain.ts";
+import { appendStatement, appendToLog, linkAppended, logVouchesForTables, macStatement, storedTables, verifyLog } from "./log-chain.ts";
 import type { Appended } from "./log-chain.ts";
 import { conflictError, findConflicts } from "./commit-conflicts.ts";
 import type { LockedKey } from "./commit-conflicts.ts";
@@ -495,7 +495,7 @@ export class PostgresStore implements RuntimeStore {
     if (policy === undefined) return { removed: 0, checkpoint: null };
     const chosen = validateRetention(policy);
     await this.#ready;
-    const result = await this.#inTransaction("cannot cut the event log", (client) => cutLog(client, chosen, this.#auditKey, now));
+    const result = await this.#inTransaction("cannot cut the event log", (client) => cutLog(client, chosen, this.#auditKey, now, storedTables));
     if (result.checkpoint !== null) this.events.forgetThrough(result.checkpoint.checkpoint.seq);
     return result;
   }

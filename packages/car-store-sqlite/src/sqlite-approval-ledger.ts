@@ -28,6 +28,7 @@ import type { DurableApprovalLedger, LedgerEntry } from "@car/engine";
 import { approvalHeads, logWasCut } from "./row-currency-sql.ts";
 import type { SqliteDatabase } from "./schema.ts";
 import type { StoreWriter } from "./store-writer.ts";
+import { VerifiedRowsCache } from "./verified-rows-cache.ts";
 
 const SELECT = "SELECT a.id, a.record, r.revoked_at, r.revoked_by, a.seal FROM approvals a LEFT JOIN revocations r ON r.approval_id = a.id";
 
@@ -42,7 +43,7 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
   readonly #byFingerprint;
   readonly #grants;
   readonly #revoke;
-  readonly #current: (fingerprint: string) => SealedRow[];
+  readonly #current: (fingerprint: string) => readonly SealedRow[];
 
   /** `key`: the audit key the rows are sealed under (none: an unkeyed seal). */
   constructor(db: SqliteDatabase, writer: StoreWriter, key: AuditKey | undefined) {
@@ -58,11 +59,14 @@ export class SqliteApprovalLedger implements DurableApprovalLedger {
     this.#revoke = db.prepare("INSERT INTO revocations (approval_id, revoked_at, revoked_by) VALUES (?, ?, ?)");
     this.#all = db.prepare(`${SELECT} ORDER BY a.id`);
     // The rows and the log's newest event about each, in one read snapshot (another process may commit between two statements).
-    this.#current = db.transaction((fingerprint: string) => {
+    const current = db.transaction((fingerprint: string) => {
       const rows = this.#sealed(this.#byFingerprint.all(fingerprint) as SealedRow[]);
       requireCurrentApprovals(approvalHeads(db, fingerprint), rows, logWasCut(db));
       return rows;
     });
+    // Verified once until the database changes (verified-rows-cache.ts).
+    const cache = new VerifiedRowsCache<SealedRow>(db);
+    this.#current = (fingerprint) => cache.read(fingerprint, () => current(fingerprint));
     this.list = async () => (this.#all.all() as ApprovalRow[]).map(ledgerEntryOf);
   }
 

@@ -7,9 +7,9 @@
  * commits, so a failure between the two can repeat lines in the archive but
  * never lose an event.
  */
-import { archiveAndSignCut, type CheckpointKey, type SignedCheckpoint } from "@car/engine/durable";
+import { archiveAndSignCut, type CheckpointKey, CUT_ROWS_KEY, cutRows, type SignedCheckpoint, type StoredTables } from "@car/engine/durable";
 export { validateRetention } from "@car/engine/durable";
-import type { RetentionPolicy, RetentionResult } from "@car/engine";
+import type { CarEvent, RetentionPolicy, RetentionResult } from "@car/engine";
 import type { SqliteDatabase } from "./schema.ts";
 import { SELECT_COLUMNS, chainAnchor, eventFromRow } from "./event-row.ts";
 import type { EventRow } from "./event-row.ts";
@@ -37,17 +37,31 @@ export function retentionCut(db: SqliteDatabase, policy: RetentionPolicy, now: n
   return cut;
 }
 
-/** Removes every event up to `cut` (inside the caller's transaction) and returns the signed checkpoint. */
-export function removeThrough(db: SqliteDatabase, cut: number, policy: RetentionPolicy, key: CheckpointKey, now: number): RetentionResult {
+/**
+ * Removes every event up to `cut` (inside the caller's transaction) and
+ * returns the signed checkpoint, which records the trusted `tables` as the
+ * cut leaves them (cut-rows.ts).
+ */
+export function removeThrough(
+  db: SqliteDatabase,
+  cut: number,
+  policy: RetentionPolicy,
+  key: CheckpointKey,
+  now: number,
+  tables: StoredTables,
+): RetentionResult {
   const anchor = chainAnchor(db);
-  const events = (db.prepare(`SELECT ${SELECT_COLUMNS} FROM events WHERE seq <= ? ORDER BY seq`).all(cut) as EventRow[]).map(
-    (row) => eventFromRow(row, anchor).event,
-  );
+  const read = (where: string): CarEvent[] =>
+    (db.prepare(`SELECT ${SELECT_COLUMNS} FROM events WHERE ${where} ORDER BY seq`).all(cut) as EventRow[]).map((row) => eventFromRow(row, anchor).event);
+  const events = read("seq <= ?");
   if (events.length === 0) return { removed: 0, checkpoint: null };
   const previous = db.prepare("SELECT signature FROM checkpoints ORDER BY id DESC LIMIT 1").pluck().get() as string | undefined;
-  const signed = archiveAndSignCut(events, policy, previous, key, now);
+  const rows = cutRows(tables, read("seq > ?"));
+  const signed = archiveAndSignCut(events, policy, previous, key, now, rows);
   db.prepare("DELETE FROM events WHERE seq <= ?").run(cut);
   db.prepare("INSERT INTO checkpoints (body, signature) VALUES (?, ?)").run(JSON.stringify(signed.checkpoint), signed.signature);
+  // The record the checkpoint signs the digest of: the newest cut's only.
+  db.prepare("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(CUT_ROWS_KEY, JSON.stringify(rows));
   return { removed: events.length, checkpoint: signed };
 }
 

@@ -68,6 +68,8 @@ import {
   replayStateChanges,
   type SignedCheckpoint,
   replayBreak,
+  CUT_ROWS_KEY,
+  parseCutRows,
   type StoredTables,
   tableBreak,
 } from "@car/engine/durable";
@@ -390,7 +392,11 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         if (!verifier.check(row)) break;
         events.push(row.event);
       }
-      const report = verifier.finish(this.events.recordedHead());
+      const recorded = this.events.recordedHead();
+      const newest = checkpoints.at(-1)?.checkpoint;
+      // A cut through the head (every event removed) leaves the checkpoint naming it: the chain ends there.
+      const cutThroughHead = newest !== undefined && recorded !== null && newest.seq === recorded.seq && newest.hash === recorded.hash;
+      const report = verifier.finish(cutThroughHead ? null : recorded);
       if (!report.ok) return report;
       const { proposal_id } = options;
       if (proposal_id !== undefined) report.proposal_events = events.filter((e) => e.proposal_id === proposal_id);
@@ -403,7 +409,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         if (broken !== undefined) return { ok: false, verified: report.verified, broken };
         report.anchors = anchorSummary(options.anchors, self);
       }
-      const table = tableBreak(checkpoints.length > 0 ? undefined : events, this.#storedTables(), this.#auditKey);
+      const table = tableBreak(events, checkpoints, this.#storedTables(), this.#auditKey);
       if (table !== undefined) return { ok: false, verified: report.verified, broken: { seq: headSeq, ...table } };
       if (checkpoints.length > 0) {
         report.state = {
@@ -461,6 +467,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         rows: this.#db.prepare("SELECT proposal_id, status FROM proposals ORDER BY run").all() as { proposal_id: string; status: string }[],
       },
       transitions: transitions.map((t) => ({ ...t, mutation: parseOrText(t.mutation) })),
+      cut_rows: parseCutRows(this.#db.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(CUT_ROWS_KEY) as string | undefined),
     };
   }
 
@@ -495,7 +502,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     return this.atomically(() => {
       const cut = retentionCut(this.#db, policy, now, strict);
       if (cut === undefined) return { removed: 0, checkpoint: null };
-      return removeThrough(this.#db, cut, policy, this.#key(true)!, now);
+      return removeThrough(this.#db, cut, policy, this.#key(true)!, now, this.#storedTables());
     });
   }
 

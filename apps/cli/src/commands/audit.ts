@@ -6,7 +6,7 @@
  * `car audit query` prints stored events filtered by proposal, action, kind
  * and time, as a table or as JSON lines. `car audit trim` applies a one-off
  * retention bound (archive or drop old events behind a signed checkpoint).
- * `verify`, `anchor` and `query` work on SQLite and on PostgreSQL.
+ * Every subcommand works on SQLite and on PostgreSQL.
  */
 import { join, resolve } from "node:path";
 import { writeFileSync } from "node:fs";
@@ -23,8 +23,8 @@ export const usage = `Usage: car audit verify [--db PATH|URL] [--anchors FILE] [
        car audit anchor [--db PATH|URL] [--file FILE | --print]
        car audit query [--proposal ID] [--action ID] [--kind KIND]... [--since TIME]
                        [--until TIME] [--limit N] [--desc] [--json] [--db PATH|URL]
-       car audit trim (--max-events N | --max-age SECONDS) [--archive FILE] [--db PATH]
-       car audit report <PROPOSAL_ID> [-o FILE] [--db PATH]
+       car audit trim (--max-events N | --max-age SECONDS) [--archive FILE] [--db PATH|URL]
+       car audit report <PROPOSAL_ID> [-o FILE] [--db PATH|URL]
 
 verify  Checks the event log's hash chain (and the signed retention
         checkpoint it starts from, if any), every event's MAC under the audit
@@ -75,14 +75,18 @@ export async function main(args: string[]): Promise<number> {
 async function report(args: string[]): Promise<number> {
   const { positionals, options } = parseArgs(args, { db: { type: "string" }, output: { type: "string", short: "o" } });
   const [proposalId] = expectPositionals(positionals, ["PROPOSAL_ID"]);
-  const store = await openCarDatabase(databasePath(options.db), { readonly: true });
+  const store = await openAuditStore(options.db);
   let events: CarEvent[];
   try {
-    events = store.events.query({ proposal_id: proposalId! });
+    events = await store.query({ proposal_id: proposalId! });
   } finally {
     await store.close();
   }
-  if (events.length === 0) throw new CarError("not_found", `no events for proposal '${proposalId}' in ${databasePath(options.db)}`);
+  if (events.length === 0)
+    throw new CarError(
+      "not_found",
+      `no events for proposal '${proposalId}' in ${isPostgresUrl(options.db) ? "the PostgreSQL database" : databasePath(options.db)}`,
+    );
   const { runReportHtml, runTimeline } = await import("@car/server/run-report");
   const html = runReportHtml(runTimeline(proposalId!, events));
   if (options.output !== undefined) writeFileSync(options.output, html);
@@ -294,9 +298,10 @@ async function trim(args: string[]): Promise<number> {
   const maxEvents = options["max-events"] === undefined ? undefined : positiveInteger(options["max-events"], "--max-events");
   const maxAge = options["max-age"] === undefined ? undefined : positiveInteger(options["max-age"], "--max-age");
   if (maxEvents === undefined && maxAge === undefined) throw usageError("give --max-events or --max-age");
-  const store = await openCarDatabase(databasePath(options.db));
+  // Cutting the log writes its checkpoint: the store opens writable (the checkpoint key may be created).
+  const store = isPostgresUrl(options.db) ? await openPostgres(options.db) : await openCarDatabase(databasePath(options.db));
   try {
-    const result = store.enforceRetention(Date.now(), {
+    const result = await store.enforceRetention(Date.now(), {
       mode: options.archive !== undefined ? "archive" : "truncate",
       ...(options.archive !== undefined ? { archive_path: resolve(options.archive) } : {}),
       ...(maxEvents !== undefined ? { max_events: maxEvents } : {}),

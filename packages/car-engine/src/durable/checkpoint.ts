@@ -20,6 +20,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { CarError, canonicalJson } from "@car/ir";
+import type { JsonObject } from "@car/ir";
 import { sha256Hex } from "./event-hash.ts";
 
 /** The operator acts that cut the log: a retention bound, `events.truncate` (keep the newest N), `events.clear` (everything). */
@@ -40,6 +41,13 @@ export interface Checkpoint {
   act?: LogCutAct;
   /** The spend (`cost_usd` reported by agents) on the removed events, so `cumulative_cost_usd` outlives the cut; absent on older checkpoints: 0. */
   cost_usd?: number;
+  /**
+   * The digest of the cut's record of the trusted rows no retained event
+   * touched (cut-rows.ts, kept beside the log), so rows whose events it
+   * removed stay proven; absent on checkpoints written before cuts recorded
+   * them.
+   */
+  rows_digest?: string;
   /** RFC 3339. */
   created_at: string;
   /** The previous checkpoint's signature; null for the first. */
@@ -132,6 +140,6 @@ export function checkpointProblem(signed: SignedCheckpoint, key: CheckpointKey |
 
 function hmac(checkpoint: Checkpoint, key: CheckpointKey): string {
   return createHmac("sha256", key.key)
-    .update(canonicalJson(checkpoint as unknown as Record<string, string | number | null>), "utf8")
+    .update(canonicalJson(checkpoint as unknown as JsonObject), "utf8")
     .digest("hex");
 }

@@ -27,6 +27,7 @@ export {
   signCheckpoint,
 } from "./checkpoint.ts";
 export { archiveAndSignCut } from "./log-cut.ts";
+export { CUT_ROWS_KEY, type CutRows, cutRows, parseCutRows } from "./cut-rows.ts";
 export { costUsdOf } from "../events/metrics.ts";
 export { type RefusalCode, commitRefusal } from "./commit-refusal.ts";
 export { validateRetention } from "./retention-policy.ts";

@@ -10,15 +10,23 @@ import { CarError, rfc3339 } from "@car/ir";
 import type { CarEvent } from "../events/event.ts";
 import { costUsdOf } from "../events/metrics.ts";
 import { type CheckpointKey, type SignedCheckpoint, signCheckpoint } from "./checkpoint.ts";
+import { type CutRows, cutRowsDigest } from "./cut-rows.ts";
 import type { RetentionPolicy } from "./durable-store.ts";
 
-/** `events`: the removed ones, oldest first (at least one). `previous`: the newest checkpoint's signature, if any. */
+/**
+ * `events`: the removed ones, oldest first (at least one). `previous`: the
+ * newest checkpoint's signature, if any. `rows`: what the cut records of the
+ * trusted tables (`cutRows` of the tables and the retained events, read in
+ * the cut's transaction), which the store keeps beside the log and the
+ * checkpoint signs the digest of.
+ */
 export function archiveAndSignCut(
   events: readonly CarEvent[],
   policy: RetentionPolicy,
   previous: string | undefined,
   key: CheckpointKey,
   now: number,
+  rows: CutRows,
 ): SignedCheckpoint {
   const archivePath = policy.mode === "archive" ? policy.archive_path! : null;
   if (archivePath !== null) {
@@ -40,6 +48,7 @@ export function archiveAndSignCut(
       act: policy.act ?? "retention",
       // What the removed events' agents spent, so cumulative cost survives the cut (events/metrics.ts).
       cost_usd: costUsdOf(events),
+      rows_digest: cutRowsDigest(rows),
       created_at: rfc3339(now),
       previous: previous ?? null,
       key_id: key.id,

@@ -15,7 +15,9 @@
  * What this does not see: the newest events removed or rewritten as well.
  * That breaks the chain, which `car audit verify` (and anchors, for a cut
  * tail) report; this check reads only the events of one key, not the chain.
- * After a log cut, a row whose events were all removed is taken on its seal.
+ * After a log cut, a row whose events were all removed is taken here on its
+ * seal; `car audit verify` checks it against the digest the cut's signed
+ * checkpoint recorded of it (cut-rows.ts).
  */
 import { CarError } from "@car/ir";
 import { type ApprovalRow, SPENT_BY } from "./approval-rows.ts";

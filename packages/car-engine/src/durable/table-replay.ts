@@ -11,9 +11,10 @@
  * second chain would only say it twice. Replaying the verified log and
  * comparing finds a forged, edited or deleted row alike.
  *
- * After retention removed events the log no longer says what every row
- * must be; then only the row seals (row-seal.ts) are checked, which still
- * find a forged or edited approval or posture.
+ * After a cut removed events the log no longer says what every row must
+ * be; then the row seals (row-seal.ts) are checked, and each row group no
+ * retained event touches against the digest the cut recorded of it (its
+ * record signed by the cut's checkpoint; cut-rows.ts).
  */
 import { jsonEquals } from "@car/ir";
 import type { JsonObject, JsonValue } from "@car/ir";
@@ -22,6 +23,8 @@ import { EVENT_KINDS } from "../events/event.ts";
 import { compensationRunId } from "../compensation/compensation-phase.ts";
 import { COMPENSATION_EVENTS } from "../events/event-kinds.ts";
 import { type ApprovalRow, SPENT_BY } from "./approval-rows.ts";
+import type { SignedCheckpoint } from "./checkpoint.ts";
+import { type CutRows, cutRowsBreak } from "./cut-rows.ts";
 import type { AuditKey } from "./event-mac.ts";
 import { ALL_TIERS, type PostureRow } from "./posture-rows.ts";
 import { approvalSealRow, postureSealRow, sealMatches } from "./row-seal.ts";
@@ -55,21 +58,31 @@ export interface StoredTables {
   proposals: { per: "run" | "proposal"; rows: readonly ProposalRow[] };
   /** Absent for a backend that keeps no transition record of its own (every durable store here keeps one). */
   transitions?: readonly TransitionRow[];
+  /** The newest cut's record of the rows (cut-rows.ts), as stored beside the log; null when there is none. */
+  cut_rows?: CutRows | null;
 }
 
 /** The first table row that the log (or its seal) does not vouch for. */
 export interface TableBreak {
-  table: "approvals" | "postures" | "proposals" | "transitions";
+  /** `checkpoints`: the cut's record of the rows is not the one its checkpoint signed. */
+  table: "approvals" | "postures" | "proposals" | "transitions" | "checkpoints";
   reason: string;
 }
 
 /**
  * The first row that does not agree with the log; undefined when every one
- * does. `events`: the whole verified log, or undefined when retention cut
- * it (then only seals are checked). `key`: the audit key the seals are under.
+ * does. `events`: the verified log (after the newest cut, if any);
+ * `checkpoints`: every cut's checkpoint, oldest first (when there is one,
+ * the log no longer replays to every row: seals and the cut's record of
+ * the rows are checked). `key`: the audit key the seals are under.
  */
-export function tableBreak(events: readonly CarEvent[] | undefined, tables: StoredTables, key: AuditKey | undefined): TableBreak | undefined {
-  return sealBreak(tables, key) ?? (events === undefined ? undefined : replayBreak(events, tables));
+export function tableBreak(
+  events: readonly CarEvent[],
+  checkpoints: readonly SignedCheckpoint[],
+  tables: StoredTables,
+  key: AuditKey | undefined,
+): TableBreak | undefined {
+  return sealBreak(tables, key) ?? (checkpoints.length > 0 ? cutRowsBreak(checkpoints, tables, events) : replayBreak(events, tables));
 }
 
 /**
