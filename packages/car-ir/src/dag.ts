@@ -307,27 +307,38 @@ export function edgesOf(actions: readonly Action[], indexOf: Map<string, number>
     order[i] = orderFlat[i]!;
     level[i] = levelFlat[i]!;
   }
-  // Per-action arrays are built on first use: verify reads the flat arrays only.
-  let preds: (readonly number[])[] | undefined;
-  let succs: (readonly number[])[] | undefined;
+  return new EdgeGraph(ids, indexOf, order, level, { predStart, preds: flatPreds, order: orderFlat, level: levelFlat });
+}
 
-  return {
-    ids,
-    indexOf,
-    get preds() {
-      return (preds ??= rowsFromFlat(predStart, flatPreds));
-    },
-    get succs() {
-      if (succs === undefined) {
-        const rows = successorRows(predStart, flatPreds);
-        succs = rowsFromFlat(rows.succStart, rows.succs);
-      }
-      return succs;
-    },
-    order,
-    level,
-    flat: { predStart, preds: flatPreds, order: orderFlat, level: levelFlat },
-  };
+/**
+ * A graph whose per-action rows are built on first use: verify reads the
+ * flat arrays only. A class, not an object literal with getters: such a
+ * literal defines its accessors anew for every graph, which cost a
+ * one-action proposal more than the rest of its graph.
+ */
+class EdgeGraph implements DependencyGraph {
+  #preds: (readonly number[])[] | undefined;
+  #succs: (readonly number[])[] | undefined;
+
+  constructor(
+    readonly ids: readonly string[],
+    readonly indexOf: ReadonlyMap<string, number>,
+    readonly order: readonly number[],
+    readonly level: readonly number[],
+    readonly flat: FlatEdges,
+  ) {}
+
+  get preds(): readonly (readonly number[])[] {
+    return (this.#preds ??= rowsFromFlat(this.flat.predStart, this.flat.preds));
+  }
+
+  get succs(): readonly (readonly number[])[] {
+    if (this.#succs === undefined) {
+      const rows = successorRows(this.flat.predStart, this.flat.preds);
+      this.#succs = rowsFromFlat(rows.succStart, rows.succs);
+    }
+    return this.#succs;
+  }
 }
 
 /**

@@ -31,7 +31,7 @@ import type { TransactionMode } from "@car/verify";
 import { EVENT_KINDS } from "../events/event-kinds.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import { supervise } from "./supervision.ts";
+import { type SupervisionOutcome, supervise } from "./supervision.ts";
 import type { Supervisor } from "../supervision/supervisor.ts";
 import type { Admission, AdmissionFinding } from "./admission.ts";
 import type { AdmissionGuard, AdmittedRun } from "./admission-guard.ts";
@@ -70,7 +70,7 @@ type RecordedCheck = (
   learned: OnTheRecord,
 ) => AdmissionFinding[] | Promise<AdmissionFinding[]>;
 
-const supervision: RecordedCheck = async (proposal, rules, _admission, record, learned) => {
+const supervision: RecordedCheck = (proposal, rules, _admission, record, learned) => {
   const request = {
     proposal,
     run_id: record.id,
@@ -78,12 +78,17 @@ const supervision: RecordedCheck = async (proposal, rules, _admission, record, l
     signal: rules.submitted.signal,
     schemaOf: (tool: string) => rules.tools.get(tool)?.schema,
   };
-  const outcome = await supervise(rules.supervisor!, request, rules.clock, (kind, data) => record.emit(kind, undefined, data));
+  const outcome = supervise(rules.supervisor!, request, rules.clock, (kind, data) => record.emit(kind, undefined, data));
+  return outcome instanceof Promise ? outcome.then((o) => supervised(o, rules, learned)) : supervised(outcome, rules, learned);
+};
+
+/** What admission learns from the supervisor's outcome, and what it finds in it. */
+function supervised(outcome: SupervisionOutcome, rules: AdmissionRules, learned: OnTheRecord): AdmissionFinding[] {
   learned.escalated = outcome.escalated;
   if (outcome.escalated && rules.approvalGate === undefined)
     return [{ index: -1, message: "escalated by a supervisor: this runtime has no approval gate to decide it", code: "approval_denied" }];
   return outcome.findings;
-};
+}
 
 const transactionMode: RecordedCheck = (proposal, rules, _admission, record, _learned) =>
   transactionFindings(proposal, rules.store.state, rules.transactionCheck, (kind, id, data) => record.emit(kind, id, data));
