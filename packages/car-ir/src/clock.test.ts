@@ -16,6 +16,13 @@ describe("rfc3339", () => {
     );
   });
 
+  it("writes a Date handed in from JavaScript afresh each time, even after it changed", () => {
+    const when = new Date(1_000);
+    expect(rfc3339(when as unknown as number)).toBe("1970-01-01T00:00:01.000Z");
+    when.setTime(2_000);
+    expect(rfc3339(when as unknown as number)).toBe("1970-01-01T00:00:02.000Z");
+  });
+
   it("refuses a time Date cannot hold, and the next stamp is still right", () => {
     rfc3339(5);
     expect(() => rfc3339(8.64e15 + 1)).toThrow(RangeError);
@@ -40,6 +47,8 @@ describe("shortId", () => {
   it("reads any other generator's id without its dashes, cut to 12", () => {
     const fixed = { next: () => "0123abcd-4567-89ef-0123-456789abcdef" };
     expect(shortId(fixed)).toBe("0123abcd4567");
+    // A generator that wraps the random one is still asked.
+    expect(shortId({ next: () => `x-${randomIds.next()}` })).toMatch(/^x[0-9a-f]{11}$/);
     const ids = sequentialIds("p-");
     expect(shortId(ids)).toBe("p1");
     expect(shortId(ids)).toBe("p2");
