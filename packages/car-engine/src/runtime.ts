@@ -386,7 +386,7 @@ export class Runtime {
    */
   async executeProposalWithReport(proposal: ProposalInput | ParsedProposal, dispatch?: ToolCallback, options: ExecuteOptions = {}): Promise<ProposalOutcome> {
     if (this.#closed) throw new CarError("invalid_params", "the runtime is closed");
-    keepRunShapes(() => new Runtime());
+    keepRunShapes(newRuntime);
     if (dispatch !== undefined && typeof dispatch !== "function") throw new CarError("invalid_params", "dispatch must be a function");
     const rollback = options.rollback ?? this.#options.rollback ?? "state";
     if (rollback !== "state" && rollback !== "compensate")
@@ -613,4 +613,9 @@ function policyRuleOf(args: readonly unknown[]): PolicyRule {
     if (typeof (first as PolicyDefinition).rule === "string") return policyRuleFrom(first as PolicyDefinition);
   }
   throw new CarError("invalid_params", `${POLICY_SHAPES}; got (${describeArgs(args)})`);
+}
+
+/** A runtime with every default: the shape keeper's (one function, not a closure per proposal). */
+function newRuntime(): Runtime {
+  return new Runtime();
 }

@@ -203,3 +203,37 @@ describe("dependencyEdges properties", () => {
     );
   });
 });
+
+describe("a proposal without edges", () => {
+  const edgeFree = fc.array(fc.constantFrom("assertion", "tool_call", "state_read") as fc.Arbitrary<"assertion" | "tool_call" | "state_read">, {
+    minLength: 0,
+    maxLength: 40,
+  });
+
+  it("gets the graph the edge collection gives it (one lone state write forces that path)", () => {
+    fc.assert(
+      fc.property(edgeFree, (types) => {
+        const actions = types.map((type, i) => newAction(type, { id: `e${i}`, ...(type === "tool_call" ? { tool: "t" } : {}) }));
+        const fast = dependencyEdges(actions);
+        const collected = dependencyEdges([...actions, stateWrite("k", 1, { id: "w" })]);
+        const n = actions.length;
+        expect(fast.ids).toEqual(actions.map((a) => a.id));
+        expect(fast.order).toEqual(collected.order.slice(0, n));
+        expect(fast.level).toEqual(collected.level.slice(0, n));
+        expect(fast.preds).toEqual(collected.preds.slice(0, n));
+        expect(fast.succs).toEqual(collected.succs.slice(0, n));
+        expect([...fast.flat.predStart]).toEqual([...collected.flat.predStart.subarray(0, n + 1)]);
+        expect([...fast.flat.preds]).toEqual([]);
+        expect([...fast.flat.order]).toEqual([...collected.flat.order.subarray(0, n)]);
+        expect([...fast.flat.level]).toEqual([...collected.flat.level.subarray(0, n)]);
+        expect(buildDag(actions)).toEqual(n === 0 ? [] : [actions.map((a) => a.id)]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("still refuses duplicate ids", () => {
+    const error = carErrorOf(() => dependencyEdges([toolCall("t", {}, { id: "a" }), toolCall("t", {}, { id: "a" })]));
+    expect(error.code).toBe("invalid_proposal");
+  });
+});

@@ -136,6 +136,20 @@ function collectPreds(actions: readonly Action[], indexOf: ReadonlyMap<string, n
   return { start, flat };
 }
 
+/**
+ * Whether no action can have a predecessor: none lists dependencies or
+ * state dependencies, and none writes state (consecutive state writes of one
+ * key are ordered). A one-action proposal, or a plain fan-out, skips the
+ * edge collection and its working arrays.
+ */
+function hasNoEdges(actions: readonly Action[]): boolean {
+  for (let i = 0; i < actions.length; i++) {
+    const action = actions[i]!;
+    if (action.dependencies.length > 0 || action.state_dependencies.length > 0 || action.type === "state_write") return false;
+  }
+  return true;
+}
+
 /** `graph.preds` or `graph.succs` from their CSR: one exact-length array per action, the shared `NONE` when it has none. */
 function rowsFromFlat(start: Int32Array, flat: Int32Array): (readonly number[])[] {
   const n = start.length - 1;
@@ -266,12 +280,15 @@ export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
  */
 export function edgesOf(actions: readonly Action[], indexOf: Map<string, number>): DependencyGraph {
   const n = actions.length;
-  const { start: predStart, flat } = collectPreds(actions, indexOf);
-  const flatPreds = flat.view();
+  const edgeless = hasNoEdges(actions);
+  const { start: predStart, flat } = edgeless ? { start: new Int32Array(n + 1), flat: undefined } : collectPreds(actions, indexOf);
+  const flatPreds = flat === undefined ? new Int32Array(0) : flat.view();
   const orderFlat = new Int32Array(n);
   const levelFlat = new Int32Array(n);
-  const native = nativeKernels(n, NATIVE_LEVELS_MIN_ACTIONS);
-  const count = (native?.levels ?? levelsFromPreds)(predStart, flatPreds, orderFlat, levelFlat);
+  let count = n;
+  // Without edges every action is on level 0 and declaration order is the order: what Kahn's algorithm would find.
+  if (edgeless) for (let i = 0; i < n; i++) orderFlat[i] = i;
+  else count = (nativeKernels(n, NATIVE_LEVELS_MIN_ACTIONS)?.levels ?? levelsFromPreds)(predStart, flatPreds, orderFlat, levelFlat);
   const ids: string[] = new Array(n);
   for (let i = 0; i < n; i++) ids[i] = actions[i]!.id;
   if (count < n) {
@@ -290,27 +307,38 @@ export function edgesOf(actions: readonly Action[], indexOf: Map<string, number>
     order[i] = orderFlat[i]!;
     level[i] = levelFlat[i]!;
   }
-  // Per-action arrays are built on first use: verify reads the flat arrays only.
-  let preds: (readonly number[])[] | undefined;
-  let succs: (readonly number[])[] | undefined;
+  return new EdgeGraph(ids, indexOf, order, level, { predStart, preds: flatPreds, order: orderFlat, level: levelFlat });
+}
 
-  return {
-    ids,
-    indexOf,
-    get preds() {
-      return (preds ??= rowsFromFlat(predStart, flatPreds));
-    },
-    get succs() {
-      if (succs === undefined) {
-        const rows = successorRows(predStart, flatPreds);
-        succs = rowsFromFlat(rows.succStart, rows.succs);
-      }
-      return succs;
-    },
-    order,
-    level,
-    flat: { predStart, preds: flatPreds, order: orderFlat, level: levelFlat },
-  };
+/**
+ * A graph whose per-action rows are built on first use: verify reads the
+ * flat arrays only. A class, not an object literal with getters: such a
+ * literal defines its accessors anew for every graph, which cost a
+ * one-action proposal more than the rest of its graph.
+ */
+class EdgeGraph implements DependencyGraph {
+  #preds: (readonly number[])[] | undefined;
+  #succs: (readonly number[])[] | undefined;
+
+  constructor(
+    readonly ids: readonly string[],
+    readonly indexOf: ReadonlyMap<string, number>,
+    readonly order: readonly number[],
+    readonly level: readonly number[],
+    readonly flat: FlatEdges,
+  ) {}
+
+  get preds(): readonly (readonly number[])[] {
+    return (this.#preds ??= rowsFromFlat(this.flat.predStart, this.flat.preds));
+  }
+
+  get succs(): readonly (readonly number[])[] {
+    if (this.#succs === undefined) {
+      const rows = successorRows(this.flat.predStart, this.flat.preds);
+      this.#succs = rowsFromFlat(rows.succStart, rows.succs);
+    }
+    return this.#succs;
+  }
 }
 
 /**

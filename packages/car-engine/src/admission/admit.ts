@@ -31,7 +31,7 @@ import type { TransactionMode } from "@car/verify";
 import { EVENT_KINDS } from "../events/event-kinds.ts";
 import type { RuntimeStore } from "../store/runtime-store.ts";
 import type { ToolRegistry } from "../tools/tool-registry.ts";
-import { supervise } from "./supervision.ts";
+import { type SupervisionOutcome, supervise } from "./supervision.ts";
 import type { Supervisor } from "../supervision/supervisor.ts";
 import type { Admission, AdmissionFinding } from "./admission.ts";
 import type { AdmissionGuard, AdmittedRun } from "./admission-guard.ts";
@@ -53,7 +53,7 @@ export interface AdmissionRules {
   readonly traceGate: TraceGate;
   readonly supervisor: Supervisor | undefined;
   /** Who submitted this proposal, and whether it may wait for its approvals. */
-  readonly submitted: Omit<ApprovalAdmissionContext, "escalated">;
+  readonly submitted: ApprovalAdmissionContext;
 }
 
 /** What the checks on the record learn from each other: a supervisor's `escalate`. */
@@ -70,8 +70,7 @@ type RecordedCheck = (
   learned: OnTheRecord,
 ) => AdmissionFinding[] | Promise<AdmissionFinding[]>;
 
-const supervision: RecordedCheck = async (proposal, rules, _admission, record, learned) => {
-  if (rules.supervisor === undefined) return [];
+const supervision: RecordedCheck = (proposal, rules, _admission, record, learned) => {
   const request = {
     proposal,
     run_id: record.id,
@@ -79,25 +78,35 @@ const supervision: RecordedCheck = async (proposal, rules, _admission, record, l
     signal: rules.submitted.signal,
     schemaOf: (tool: string) => rules.tools.get(tool)?.schema,
   };
-  const outcome = await supervise(rules.supervisor, request, rules.clock, (kind, data) => record.emit(kind, undefined, data));
+  const outcome = supervise(rules.supervisor!, request, rules.clock, (kind, data) => record.emit(kind, undefined, data));
+  return outcome instanceof Promise ? outcome.then((o) => supervised(o, rules, learned)) : supervised(outcome, rules, learned);
+};
+
+/** What admission learns from the supervisor's outcome, and what it finds in it. */
+function supervised(outcome: SupervisionOutcome, rules: AdmissionRules, learned: OnTheRecord): AdmissionFinding[] {
   learned.escalated = outcome.escalated;
   if (outcome.escalated && rules.approvalGate === undefined)
     return [{ index: -1, message: "escalated by a supervisor: this runtime has no approval gate to decide it", code: "approval_denied" }];
   return outcome.findings;
-};
+}
 
 const transactionMode: RecordedCheck = (proposal, rules, _admission, record, _learned) =>
-  rules.transactionCheck === "off"
-    ? []
-    : transactionFindings(proposal, rules.store.state, rules.transactionCheck, (kind, id, data) => record.emit(kind, id, data));
+  transactionFindings(proposal, rules.store.state, rules.transactionCheck, (kind, id, data) => record.emit(kind, id, data));
 
 const tiersAndApprovals: RecordedCheck = (proposal, rules, admission, record, learned) =>
-  rules.approvalGate === undefined
-    ? []
-    : approvalFindings(proposal, rules.approvalGate, rules.tools, rules.traceGate, admission, record, { ...rules.submitted, escalated: learned.escalated });
+  approvalFindings(proposal, rules.approvalGate!, rules.tools, rules.traceGate, admission, record, rules.submitted, learned.escalated);
 
-/** The checks made on the record, in order (see the list at the top). */
-const ON_THE_RECORD: readonly RecordedCheck[] = [supervision, transactionMode, tiersAndApprovals];
+/**
+ * The checks made on the record, in order (see the list at the top), each
+ * with whether the runtime has anything for it to do: one it has nothing
+ * for (no supervisor, no transaction check, no approval gate) finds nothing
+ * and is not called.
+ */
+const ON_THE_RECORD: readonly { check: RecordedCheck; applies: (rules: AdmissionRules) => boolean }[] = [
+  { check: supervision, applies: (rules) => rules.supervisor !== undefined },
+  { check: transactionMode, applies: (rules) => rules.transactionCheck !== "off" },
+  { check: tiersAndApprovals, applies: (rules) => rules.approvalGate !== undefined },
+];
 
 export interface AdmissionVerdict<R> {
   /** The run `open` made. */
@@ -130,12 +139,14 @@ export async function admit<R extends AdmissionRecord>(
     held?.release();
     throw error;
   }
-  await rules.store.beginProposal?.({ proposal_id: proposal.id, timestamp: rfc3339(rules.clock.now()) });
+  if (rules.store.beginProposal !== undefined) await rules.store.beginProposal({ proposal_id: proposal.id, timestamp: rfc3339(rules.clock.now()) });
   run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: proposal as unknown as JsonObject, run_id: run.id });
   const learned: OnTheRecord = { escalated: false };
-  for (const check of ON_THE_RECORD) {
-    if (admission.findings.length > 0) break;
-    admission.findings.push(...(await check(proposal, rules, admission, run, learned)));
+  for (let i = 0; i < ON_THE_RECORD.length && admission.findings.length === 0; i++) {
+    const { check, applies } = ON_THE_RECORD[i]!;
+    if (!applies(rules)) continue;
+    const found = check(proposal, rules, admission, run, learned);
+    for (const finding of found instanceof Promise ? await found : found) admission.findings.push(finding);
   }
   return { run, findings: admission.findings };
 }

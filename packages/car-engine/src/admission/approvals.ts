@@ -19,10 +19,10 @@
  * at the deadline (one deadline for the whole proposal). Nothing runs
  * before every action is decided.
  */
-import type { ActionProposal } from "@car/ir";
+import type { ActionProposal, JsonObject } from "@car/ir";
 import type { ApprovalDecision, ApprovalGate, TraceGate } from "@car/policy";
 import { EVENT_KINDS } from "../events/event-kinds.ts";
-import { decideOnRecord } from "../gates/approval-on-record.ts";
+import { type ApprovalEmit, type ApprovalOnRecord, decideOnRecord } from "../gates/approval-on-record.ts";
 import { gatedAction } from "../gates/gated-action.ts";
 import { heldAtAdmission } from "../gates/refusals.ts";
 import { type ApprovalWait, decidedData, type WaitPlace, waitForDecision } from "../gates/approval-wait.ts";
@@ -33,15 +33,17 @@ import type { AdmissionRecord } from "./admission-record.ts";
 
 export type { ApprovalWait } from "../gates/approval-wait.ts";
 
-/** Who submitted the proposal and how: what a wait is listed under, and what a supervisor decided. */
+/** Who submitted the proposal and how: what a wait is listed under. */
 export interface ApprovalAdmissionContext {
   session_id: string | null;
-  /** A supervisor escalated the proposal. */
-  escalated: boolean;
   wait: ApprovalWait | undefined;
   signal: AbortSignal | undefined;
 }
 
+/** What every admission decision's events carry. */
+const AT_ADMISSION: JsonObject = Object.freeze({ stage: "admission" }) as JsonObject;
+
+/** `escalated`: a supervisor escalated the proposal. */
 export async function approvalFindings(
   proposal: ActionProposal,
   gate: ApprovalGate,
@@ -50,20 +52,21 @@ export async function approvalFindings(
   admission: Admission,
   record: AdmissionRecord,
   ctx: ApprovalAdmissionContext,
+  escalated: boolean,
 ): Promise<AdmissionFinding[]> {
   const findings: AdmissionFinding[] = [];
   const run_id = record.id;
-  const emit = record.emit.bind(record);
-  const place: WaitPlace = { run_id, proposal_id: proposal.id, session_id: ctx.session_id, signal: ctx.signal };
+  const emit: ApprovalEmit = (kind, action_id, data) => record.emit(kind, action_id, data);
   const deadline = ctx.wait === undefined ? 0 : Date.now() + ctx.wait.timeoutMs;
-  const how = { ask: gate.canAsk, everyDecision: false, context: { stage: "admission" }, run_id, escalated: ctx.escalated };
+  const how: ApprovalOnRecord = { ask: gate.canAsk, everyDecision: false, context: AT_ADMISSION, run_id, escalated };
   for (let i = 0; i < proposal.actions.length; i++) {
     const action = proposal.actions[i]!;
     const schema = action.tool === undefined ? undefined : tools.get(action.tool)?.schema;
     let d: ApprovalDecision;
     if (ctx.wait !== undefined && !gate.canAsk) {
-      const first = await gate.evaluate(action, schema, { run_id, spend: true, escalated: ctx.escalated });
-      const again = () => gate.evaluate(action, schema, { run_id, spend: true, escalated: ctx.escalated });
+      const place: WaitPlace = { run_id, proposal_id: proposal.id, session_id: ctx.session_id, signal: ctx.signal };
+      const first = await gate.evaluate(action, schema, { run_id, spend: true, escalated });
+      const again = () => gate.evaluate(action, schema, { run_id, spend: true, escalated });
       d = first.decision === "needs_approval" ? await waitForDecision(action, first, again, emit, place, ctx.wait, deadline, { stage: "admission" }) : first;
       if (d === first && d.decision === "deny") emit(EVENT_KINDS.approvalDecided, action.id, decidedData(d, { stage: "admission" }));
     } else {

@@ -9,7 +9,7 @@ import type { JsonObject } from "@car/ir";
 import { EVENT_KINDS, type EventKind } from "../events/event-kinds.ts";
 import type { AdmissionFinding } from "./admission.ts";
 import type { Clock } from "@car/ir";
-import type { SupervisionRequest, Supervisor } from "../supervision/supervisor.ts";
+import type { ParkedProposal, SupervisionRequest, Supervisor } from "../supervision/supervisor.ts";
 
 export interface SupervisionOutcome {
   findings: AdmissionFinding[];
@@ -19,14 +19,18 @@ export interface SupervisionOutcome {
 
 const UNWATCHED: SupervisionOutcome = Object.freeze({ findings: [], escalated: false }) as SupervisionOutcome;
 
-export async function supervise(
+/** The outcome at once when nobody watches the proposal (no promise: most proposals), else once the supervisor decides. */
+export function supervise(
   supervisor: Supervisor,
   request: SupervisionRequest,
   clock: Clock,
   emit: (kind: EventKind, data: JsonObject) => void,
-): Promise<SupervisionOutcome> {
+): SupervisionOutcome | Promise<SupervisionOutcome> {
   const parked = supervisor(request);
-  if (parked === undefined) return UNWATCHED;
+  return parked === undefined ? UNWATCHED : decided(parked, clock, emit);
+}
+
+async function decided(parked: ParkedProposal, clock: Clock, emit: (kind: EventKind, data: JsonObject) => void): Promise<SupervisionOutcome> {
   const parkedAt = clock.now();
   emit(EVENT_KINDS.supervisionParked, { intent_id: parked.intent_id, ...parked.record });
   const d = await parked.decision;

@@ -35,16 +35,9 @@ export async function decideOnRecord(
   emit: ApprovalEmit,
   how: ApprovalOnRecord,
 ): Promise<ApprovalDecision> {
-  const asking = (request: ApprovalRequest): void => {
-    const data: JsonObject = { fingerprint: request.fingerprint, required: request.required_tier, granted: request.granted_tier, ...how.context };
-    if (action.tool !== undefined) data["tool"] = action.tool;
-    emit(EVENT_KINDS.approvalRequested, action.id, data);
-  };
   // The verdict admits an execution: a use-limited approval it rests on spends a use.
   const scope = { run_id: how.run_id, spend: true, escalated: how.escalated === true };
-  const d = how.ask
-    ? await gate.authorize(action, schema, how.admitted === undefined ? { asking, ...scope } : { asking, admitted: how.admitted, ...scope })
-    : await gate.evaluate(action, schema, scope);
+  const d = how.ask ? await authorizeOnRecord(gate, action, schema, emit, how, scope) : await gate.evaluate(action, schema, scope);
   if (d.decision === "allow" && d.waited_ms === undefined && !how.everyDecision) return d;
   const data: JsonObject = { decision: d.decision, required: d.required, granted: d.granted, fingerprint: d.fingerprint, ...how.context };
   if (d.reason !== undefined) data["reason"] = d.reason;
@@ -54,4 +47,21 @@ export async function decideOnRecord(
   } else if (d.record !== undefined) data["reviewer"] = d.record.reviewer;
   emit(EVENT_KINDS.approvalDecided, action.id, data);
   return d;
+}
+
+/** `authorize`, with the question put on the record (`approval_requested`) just before the approver is asked. */
+function authorizeOnRecord(
+  gate: ApprovalGate,
+  action: Action,
+  schema: ToolSchema | undefined,
+  emit: ApprovalEmit,
+  how: ApprovalOnRecord,
+  scope: { run_id: string; spend: boolean; escalated: boolean },
+): Promise<ApprovalDecision> {
+  const asking = (request: ApprovalRequest): void => {
+    const data: JsonObject = { fingerprint: request.fingerprint, required: request.required_tier, granted: request.granted_tier, ...how.context };
+    if (action.tool !== undefined) data["tool"] = action.tool;
+    emit(EVENT_KINDS.approvalRequested, action.id, data);
+  };
+  return gate.authorize(action, schema, how.admitted === undefined ? { asking, ...scope } : { asking, admitted: how.admitted, ...scope });
 }

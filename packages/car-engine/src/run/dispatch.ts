@@ -35,6 +35,13 @@ import type { Scheduler } from "./schedule.ts";
 /** Backoff before retry n (0-based): 100 ms × 2ⁿ. */
 export const RETRY_BASE_MS = 100;
 
+/**
+ * Per registered tool: the plan of a plain call (one attempt, attached, not
+ * cached), shared by every such call of every run, as nothing in it changes
+ * (a tool registered again is a new entry).
+ */
+const PLAIN_PLANS = new WeakMap<RegisteredTool, CallPlan>();
+
 /** What dispatch borrows from the runtime. */
 export interface DispatchEnvironment {
   readonly cache: ResultCache;
@@ -68,8 +75,6 @@ export class Dispatcher {
   readonly #inflight = new InFlightList();
   /** Where asynchronous first attempts on the common path end (`#firstEnded`). */
   readonly #firstCalls: CallSite;
-  /** Per tool: the plan of a plain call (one attempt, attached, not cached), shared by every such call, as nothing in it changes. */
-  readonly #plainPlans = new Map<RegisteredTool, CallPlan>();
   /** Finishes an asynchronous first attempt: output check, the attempt's record, retries if any remain, then its listener. */
   readonly #firstEnded: CallEnd = (call, failure, output) => {
     let called: Called | Promise<Called>;
@@ -159,10 +164,10 @@ export class Dispatcher {
   }
 
   #plainPlan(tool: RegisteredTool): CallPlan {
-    let plan = this.#plainPlans.get(tool);
+    let plan = PLAIN_PLANS.get(tool);
     if (plan === undefined) {
-      plan = { tool, detached: false, cacheKey: undefined, ttl: undefined, attempts: 1 };
-      this.#plainPlans.set(tool, plan);
+      plan = Object.freeze({ tool, detached: false, cacheKey: undefined, ttl: undefined, attempts: 1 });
+      PLAIN_PLANS.set(tool, plan);
     }
     return plan;
   }

@@ -64,7 +64,7 @@ export class Outcomes {
   readonly #clock: Clock;
   readonly #scheduler: Scheduler;
   /** Per tool: the last `action_succeeded` data for an action declaring no effects, shared while the digest repeats (it never changes). */
-  readonly #succeededData = new Map<string | undefined, ActionDigest>();
+  #succeededData: Map<string | undefined, ActionDigest> | undefined;
 
   constructor(
     proposalId: string,
@@ -176,11 +176,11 @@ export class Outcomes {
   #sharedDigestData(action: Action): ActionDigest {
     for (const _ in action.expected_effects) return this.#digestData(action);
     const digest = paramsDigest(action.parameters);
-    const last = this.#succeededData.get(action.tool);
+    const last = this.#succeededData?.get(action.tool);
     if (last !== undefined && last.params_digest === digest && last.tool_source === this.#toolSource(action)) return last;
     const data = this.#digestData(action, digest);
     data.expected_effects = NO_EFFECTS;
-    this.#succeededData.set(action.tool, Object.freeze(data));
+    (this.#succeededData ??= new Map()).set(action.tool, Object.freeze(data));
     return data;
   }
 

@@ -92,7 +92,7 @@ export class ActionPipeline implements ScheduledWork, CallListener {
   #sinceYield = 0;
   readonly #turns = new Turns();
   /** By action type, then tool: the shared `action_started` data. */
-  readonly #startedCache = new Map<string, Map<string | undefined, EventData["action_started"]>>();
+  #startedCache: Map<string, Map<string | undefined, EventData["action_started"]>> | undefined;
   /** Per action: when it started (its duration is measured from here when its call ends later). */
   readonly #startMs: Float64Array;
   /** The gate's events go to this run's log. */
@@ -312,8 +312,9 @@ export class ActionPipeline implements ScheduledWork, CallListener {
    */
   #startedData(action: Action): EventData["action_started"] {
     // Two lookups instead of a key string built per action.
-    let byTool = this.#startedCache.get(action.type);
-    if (byTool === undefined) this.#startedCache.set(action.type, (byTool = new Map()));
+    const cache = (this.#startedCache ??= new Map());
+    let byTool = cache.get(action.type);
+    if (byTool === undefined) cache.set(action.type, (byTool = new Map()));
     let data = byTool.get(action.tool);
     // A tool may be registered again mid-run with another source: the shared data follows it.
     const source = action.tool === undefined ? undefined : this.#env.tools.get(action.tool)?.schema.source;

@@ -22,6 +22,8 @@ export interface ScheduledWork {
   crashed(i: number, error: unknown): void;
 }
 
+const NOTHING = new Int32Array(0);
+
 export class Scheduler {
   /** Why the proposal aborted (state rolled back); undefined while it has not. */
   abortReason: string | undefined;
@@ -33,15 +35,16 @@ export class Scheduler {
   /** The state of the run in progress (see `run`). */
   #work: ScheduledWork | undefined;
   #signal: AbortSignal | undefined;
-  #pending = new Int32Array(0);
+  /** The rows below are made by `run`; until then they are the one shared empty array (nothing can be written into it). */
+  #pending: Int32Array = NOTHING;
   /** Successors in CSR form (see `successorRows`): typed arrays, not an array per action. */
-  #succStart: Int32Array = new Int32Array(1);
-  #succs: Int32Array = new Int32Array(0);
+  #succStart: Int32Array = NOTHING;
+  #succs: Int32Array = NOTHING;
   /**
    * Actions ready to start, in the order they became ready, from `#head` to `#tail`. Each enters
    * once, so n slots never grow: a pushed array's regrowth costs 8 ms at 100k actions.
    */
-  #ready: Int32Array = new Int32Array(0);
+  #ready: Int32Array = NOTHING;
   #head = 0;
   #tail = 0;
   #running = 0;
@@ -90,9 +93,15 @@ export class Scheduler {
     this.#pending = pending;
     this.#ready = ready;
     this.#tail = tail;
-    const successors = successorRows(predStart, preds);
-    this.#succStart = successors.succStart;
-    this.#succs = successors.succs;
+    if (preds.length === 0) {
+      // No edges: every row of successors is empty, as every row of predecessors is (read only here, never written).
+      this.#succStart = predStart;
+      this.#succs = preds;
+    } else {
+      const successors = successorRows(predStart, preds);
+      this.#succStart = successors.succStart;
+      this.#succs = successors.succs;
+    }
     return new Promise<void>((resolve) => {
       this.#resolve = resolve;
       this.#pump();
