@@ -118,7 +118,7 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     b.state.set("k", 1);
     await b.flush();
     const timestamp = new Date().toISOString();
-    await a.beginProposal({ proposal_id: "p", timestamp });
+    await a.beginProposal({ proposal_id: "p", run_id: "run-p", timestamp });
     expect(a.state.exists("k")).toBe(true);
     b.state.delete("k");
     await b.flush();
@@ -133,6 +133,7 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     // What a run that deleted k (its cache still holds it) and then set it writes.
     const made = await a.commitProposal({
       proposal_id: "p",
+      run_id: "run-p",
       outcome: "committed",
       mutations: [
         { key: "k", mutation: { op: "delete" }, action_id: "d" },
@@ -169,9 +170,9 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     const [a, b] = await twoStores("strict");
     b.state.set("k", 1);
     await b.flush();
-    await a.beginProposal({ proposal_id: "seen", timestamp: new Date().toISOString() });
+    await a.beginProposal({ proposal_id: "seen", run_id: "run-seen", timestamp: new Date().toISOString() });
     expect(a.state.version("k")).toBe(1);
-    const base = { outcome: "committed" as const, reads: [], events: [] };
+    const base = { run_id: "run-x", outcome: "committed" as const, reads: [], events: [] };
     const write = { key: "out", mutation: { op: "set" as const, value: 1 }, action_id: "x" };
     await expect(
       a.commitProposal({ ...base, proposal_id: "p1", mutations: [write], assumptions: [{ action_id: "x", key: "k", read_version: 0 }] }),

@@ -130,8 +130,8 @@ export async function admit<R extends AdmissionRecord>(
     held?.release();
     throw error;
   }
-  await rules.store.beginProposal?.({ proposal_id: proposal.id, timestamp: rfc3339(rules.clock.now()) });
-  run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: proposal as unknown as JsonObject, run_id: run.id });
+  await rules.store.beginProposal?.({ proposal_id: proposal.id, run_id: run.id, timestamp: rfc3339(rules.clock.now()) });
+  run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: proposal as unknown as JsonObject });
   const learned: OnTheRecord = { escalated: false };
   for (const check of ON_THE_RECORD) {
     if (admission.findings.length > 0) break;

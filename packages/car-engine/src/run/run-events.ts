@@ -1,7 +1,9 @@
 /**
  * The audit events one run appends, in order. Each is stamped with the
- * injected clock (RFC 3339, formatted once per distinct millisecond) and kept
- * so the commit persists exactly what the run emitted.
+ * injected clock (RFC 3339, formatted once per distinct millisecond), names
+ * its run in `data.run_id` (DECISIONS §20: the proposal id is only the
+ * proposer's label, so two runs of one id are told apart by this), and is
+ * kept so the commit persists exactly what the run emitted.
  */
 import { rfc3339 } from "@car/ir";
 import type { Clock, JsonObject } from "@car/ir";
@@ -13,6 +15,7 @@ export class RunEvents {
   /** Events appended for this proposal so far, in order (for the commit). */
   readonly appended: CarEvent[] = [];
   readonly #proposalId: string;
+  readonly #runId: string;
   readonly #log: EventLog;
   readonly #clock: Clock;
   readonly #observer: ((event: CarEvent) => void) | undefined;
@@ -20,8 +23,9 @@ export class RunEvents {
   #lastStamp = "";
 
   /** `observer` sees every event after it is appended (the run's tracer, when tracing is on). */
-  constructor(proposalId: string, log: EventLog, clock: Clock, observer?: (event: CarEvent) => void) {
+  constructor(proposalId: string, runId: string, log: EventLog, clock: Clock, observer?: (event: CarEvent) => void) {
     this.#proposalId = proposalId;
+    this.#runId = runId;
     this.#log = log;
     this.#clock = clock;
     this.#observer = observer;
@@ -58,12 +62,14 @@ export class RunEvents {
     return this.#log.persist!();
   }
 
+  /** Appends one event of this run; `data` gets the run's `run_id` (a copy: writers share constant data objects), over any the writer gave. */
   emit<K extends EventKind>(kind: K, action_id: string | undefined, data: EventDataOf<K>): void {
+    const stamped: JsonObject = { ...(data as JsonObject), run_id: this.#runId };
     // `seq` is the log's to set; it is in the literal (last, where the log would add it) so setting it does not grow the object.
     const event: NewEvent & { seq: number } =
       action_id === undefined
-        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data: data as JsonObject, seq: 0 }
-        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data: data as JsonObject, seq: 0 };
+        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data: stamped, seq: 0 }
+        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data: stamped, seq: 0 };
     const appended = this.#log.append(event);
     this.appended.push(appended);
     if (this.#observer !== undefined) this.#observer(appended);
