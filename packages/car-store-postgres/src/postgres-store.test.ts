@@ -83,7 +83,7 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     // The same refusal, in the same words, as on SQLite; no state_changed for a change that never landed.
     const refused = await a.events.queryShared({ proposal_id: "a", kinds: ["commit_refused", "state_changed"] });
     expect(refused.map((e) => [e.kind, e.data])).toEqual([
-      ["commit_refused", { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k" }],
+      ["commit_refused", { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k", run_id: completed.data["run_id"] }],
     ]);
     expect((await a.events.queryShared({ proposal_id: "a", kinds: ["proposal_completed"] })).map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
     const check = store(url);
@@ -98,6 +98,9 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     const events = await a.events.queryShared({ proposal_id: "a" });
     const warning = events.find((e) => e.kind === "transaction_warning")!;
     expect(warning.data).toMatchObject({ mode: "warn", keys: ["k"], conflicts: [{ kind: "stale_read", key: "k", actions: ["r"] }] });
+    // The store writes the warning itself, and names the run it is about like every other event of the run.
+    expect(warning.data["run_id"]).toMatch(/^run-/);
+    expect(events.map((e) => e.data["run_id"])).toEqual(events.map(() => warning.data["run_id"]));
     expect(events.at(-1)!.kind).toBe("proposal_completed");
     expect(events.find((e) => e.kind === "state_changed")!.data).toMatchObject({ key: "k", value: 2, version: 3 });
     expect(a.state.get("k")).toBe(2);

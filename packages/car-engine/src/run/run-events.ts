@@ -16,6 +16,8 @@ export class RunEvents {
   readonly appended: CarEvent[] = [];
   readonly #proposalId: string;
   readonly #runId: string;
+  /** The stamped copy of each shared (frozen) `data` this run emitted. */
+  readonly #shared = new WeakMap<JsonObject, JsonObject>();
   readonly #log: EventLog;
   readonly #clock: Clock;
   readonly #observer: ((event: CarEvent) => void) | undefined;
@@ -29,6 +31,19 @@ export class RunEvents {
     this.#log = log;
     this.#clock = clock;
     this.#observer = observer;
+  }
+
+  /**
+   * `data` with the run id, as a copy: the writer's object is not changed.
+   * A frozen `data` is one writers share between equal events (`outcomes.ts`,
+   * `pipeline.ts`), so its stamped copy is kept, frozen, and shared the same
+   * way within the run.
+   */
+  #stamped(data: JsonObject): JsonObject {
+    if (!Object.isFrozen(data)) return { ...data, run_id: this.#runId };
+    let stamped = this.#shared.get(data);
+    if (stamped === undefined) this.#shared.set(data, (stamped = Object.freeze({ ...data, run_id: this.#runId })));
+    return stamped;
   }
 
   /** RFC 3339 of the clock, formatted once per distinct millisecond. */
@@ -62,9 +77,9 @@ export class RunEvents {
     return this.#log.persist!();
   }
 
-  /** Appends one event of this run; `data` gets the run's `run_id` (a copy: writers share constant data objects), over any the writer gave. */
+  /** Appends one event of this run; its `data` is `data` with the run's `run_id` (over any the writer gave). */
   emit<K extends EventKind>(kind: K, action_id: string | undefined, data: EventDataOf<K>): void {
-    const stamped: JsonObject = { ...(data as JsonObject), run_id: this.#runId };
+    const stamped = this.#stamped(data as JsonObject);
     // `seq` is the log's to set; it is in the literal (last, where the log would add it) so setting it does not grow the object.
     const event: NewEvent & { seq: number } =
       action_id === undefined
