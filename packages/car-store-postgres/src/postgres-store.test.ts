@@ -83,7 +83,10 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     // The same refusal, in the same words, as on SQLite; no state_changed for a change that never landed.
     const refused = await a.events.queryShared({ proposal_id: "a", kinds: ["commit_refused", "state_changed"] });
     expect(refused.map((e) => [e.kind, e.data])).toEqual([
-      ["commit_refused", { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k", run_id: completed.data["run_id"] }],
+      [
+        "commit_refused",
+        { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k", run_id: completed.data["run_id"] },
+      ],
     ]);
     expect((await a.events.queryShared({ proposal_id: "a", kinds: ["proposal_completed"] })).map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
     const check = store(url);

@@ -293,7 +293,10 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   /** Writes the rows of proposals begun since the last write (inside the caller's transaction). */
   #writeBegins(): void {
     for (const begin of this.#unwrittenBegins.values()) {
-      this.#runs.set(begin.proposal_id, Number(this.#insertRun.run(begin.proposal_id, begin.run_id, begin.timestamp, process.pid, this.#instance).lastInsertRowid));
+      this.#runs.set(
+        begin.proposal_id,
+        Number(this.#insertRun.run(begin.proposal_id, begin.run_id, begin.timestamp, process.pid, this.#instance).lastInsertRowid),
+      );
       this.#writtenBegins.push(begin);
     }
     this.#unwrittenBegins.clear();
@@ -377,9 +380,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
         .all(row.proposal_id, EVENT_KINDS.dispatchIntent, Date.parse(row.began_at)) as string[];
     }
     return this.#db
-      .prepare(
-        "SELECT action_id FROM events WHERE proposal_id = ? AND kind = ? AND json_extract(data, '$.run_id') = ? GROUP BY action_id ORDER BY min(seq)",
-      )
+      .prepare("SELECT action_id FROM events WHERE proposal_id = ? AND kind = ? AND json_extract(data, '$.run_id') = ? GROUP BY action_id ORDER BY min(seq)")
       .pluck()
       .all(row.proposal_id, EVENT_KINDS.dispatchIntent, row.run_id) as string[];
   }

@@ -56,7 +56,10 @@ export const INTENT_CHECKS: readonly StoreCheck[] = [
           ["c", { attempt: 1, tool: "hang", run_id }],
         ],
       );
-      assertHolds(again.events.query({ proposal_id: "p", kinds: ["proposal_interrupted"] }), { length: 1, 0: { data: { dispatched: ["a", "b", "c"], run_id } } });
+      assertHolds(again.events.query({ proposal_id: "p", kinds: ["proposal_interrupted"] }), {
+        length: 1,
+        0: { data: { dispatched: ["a", "b", "c"], run_id } },
+      });
     },
   },
   {

@@ -54,7 +54,15 @@ export async function runPhase(
   await store.beginProposal?.({ proposal_id: id, run_id: run.id, timestamp: rfc3339(clock.now()) });
   const from = run.appended.length;
   const outcome = await run.compensate(plan, timeoutMs, resume?.done, resume !== undefined);
-  await store.commitProposal({ proposal_id: id, run_id: run.id, outcome: "committed", mutations: [], reads: [], assumptions: [], events: run.appended.slice(from) });
+  await store.commitProposal({
+    proposal_id: id,
+    run_id: run.id,
+    outcome: "committed",
+    mutations: [],
+    reads: [],
+    assumptions: [],
+    events: run.appended.slice(from),
+  });
   return outcome;
 }
 
