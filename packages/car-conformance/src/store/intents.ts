@@ -91,6 +91,16 @@ export const INTENT_CHECKS: readonly StoreCheck[] = [
       const expected = ["same-ms", "skewed"].map((proposal_id) => {
         const [first, second] = runsOf(proposal_id);
         assert.ok(typeof first === "string" && typeof second === "string" && first !== second, `${proposal_id}: two runs, two run ids`);
+        // One run's events, read by its run id: the second run's intent and proposal_interrupted, nothing of the first.
+        const ofRun = again.events.query({ data_matches: { run_id: second } });
+        assert.deepStrictEqual(
+          ofRun.filter((e) => e.kind === "dispatch_intent" || e.kind === "proposal_interrupted").map((e) => [e.proposal_id, e.kind, e.action_id]),
+          [
+            [proposal_id, "dispatch_intent", "later"],
+            [proposal_id, "proposal_interrupted", undefined],
+          ],
+        );
+        assert.ok(!ofRun.some((e) => e.action_id === "earlier"), `${proposal_id}: the first run's events are not the second's`);
         return { proposal_id, run_id: second, timestamp: new Date(t.clock.now()).toISOString(), dispatched: ["later"] };
       });
       assert.deepStrictEqual(
