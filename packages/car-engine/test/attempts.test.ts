@@ -18,9 +18,10 @@ describe("failed attempts", () => {
     expect(r.results[0]!.status).toBe("succeeded");
     expect(r.cost.retries).toBe(2);
     const attempts = rt.events.query({ kinds: ["attempt_failed"] });
+    const run_id = rt.events.query({ kinds: ["proposal_received"] })[0]!.data["run_id"];
     expect(attempts.map((e) => [e.action_id, e.data])).toEqual([
-      ["a", { attempt: 1, error_class: "tool_error", duration_ms: 7 }],
-      ["a", { attempt: 2, error_class: "tool_error", duration_ms: 7 }],
+      ["a", { attempt: 1, error_class: "tool_error", duration_ms: 7, run_id }],
+      ["a", { attempt: 2, error_class: "tool_error", duration_ms: 7, run_id }],
     ]);
     expect(JSON.stringify(attempts)).not.toContain("s3cr3t");
   });

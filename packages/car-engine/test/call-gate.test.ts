@@ -42,9 +42,11 @@ describe("the one call gate", () => {
     expect(forward).toMatch(/^denied by policy: no_refunds: /);
     expect(undo).toBe(forward);
     const violations = rt.events.query({ kinds: ["policy_violation"] });
+    // Both in the one run: the forward refusal and its compensation's.
+    const run_id = rt.events.query({ kinds: ["proposal_received"] })[0]!.data["run_id"];
     expect(violations.map((e) => [e.action_id, e.data])).toEqual([
-      ["refund", { policy_name: "no_refunds", reason: expect.any(String) }],
-      ["charge", { policy_name: "no_refunds", reason: violations[0]!.data["reason"], compensation: true }],
+      ["refund", { policy_name: "no_refunds", reason: expect.any(String), run_id }],
+      ["charge", { policy_name: "no_refunds", reason: violations[0]!.data["reason"], compensation: true, run_id }],
     ]);
   });
 

@@ -449,6 +449,7 @@ describe("events", () => {
       tc("h", "t", { parameters: { x: 2 } }),
     ];
     await rt.executeProposal({ id: "p", actions });
+    const run_id = rt.events.query({ kinds: ["proposal_received"] })[0]!.data["run_id"];
     // In declaration order (a synchronous tool finishes before the asynchronous ones started earlier).
     const succeeded = actions.map((a) => rt.events.query({ kinds: ["action_succeeded"], action_id: a.id! })[0]!);
     for (const [i, e] of succeeded.entries()) {
@@ -458,6 +459,7 @@ describe("events", () => {
         expected_effects: action.expected_effects ?? {},
         tool: action.tool,
         tool_source: "user_defined",
+        run_id,
       };
       expect(JSON.parse(JSON.stringify(e.data))).toEqual(plain);
     }

@@ -98,9 +98,10 @@ describe("approval gate", () => {
     const requested = log.filter((e) => e.kind === "approval_requested");
     const decided = log.filter((e) => e.kind === "approval_decided");
     const fp = (id: string) => decided.find((e) => e.action_id === id)!.data["fingerprint"];
+    const run_id = log[0]!.data["run_id"];
     expect(requested.map((e) => e.data)).toEqual([
-      { fingerprint: fp("w"), required: "sandbox_edit", granted: "read_only", stage: "admission", tool: "write_file" },
-      { fingerprint: fp("s"), required: "full_access", granted: "read_only", stage: "admission", tool: "send_email" },
+      { fingerprint: fp("w"), required: "sandbox_edit", granted: "read_only", stage: "admission", tool: "write_file", run_id },
+      { fingerprint: fp("s"), required: "full_access", granted: "read_only", stage: "admission", tool: "send_email", run_id },
     ]);
     // Never a parameter value in the wait's events.
     expect(JSON.stringify([...requested, ...decided])).not.toMatch(/secret-path|someone@example/);

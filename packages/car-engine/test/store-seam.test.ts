@@ -58,7 +58,8 @@ it("a tool is called only after its dispatch intent is durable: it waits for the
   const running = rt.executeProposal({ actions: [tc("a", "t")] });
   await new Promise((resolve) => setTimeout(resolve, 20));
   expect(persists()).toBe(1);
-  expect(rt.events.query({ kinds: ["dispatch_intent"] }).map((e) => [e.action_id, e.data])).toEqual([["a", { attempt: 1, tool: "t" }]]);
+  const run_id = rt.events.query({ kinds: ["proposal_received"] })[0]!.data["run_id"];
+  expect(rt.events.query({ kinds: ["dispatch_intent"] }).map((e) => [e.action_id, e.data])).toEqual([["a", { attempt: 1, tool: "t", run_id }]]);
   expect(calls).toEqual([]);
   release();
   expect((await running).results[0]!.status).toBe("succeeded");

@@ -32,6 +32,9 @@
  *   shared between servers (oversight-schema.ts).
  * - `car_transitions` (v8): the transition record (transition-record.ts),
  *   filled from the log for a database written before it.
+ * - `car_proposals.run_id` (v9): the run a row is of (DECISIONS §20), which
+ *   recovery finds the run's dispatch intents by; NULL on rows written
+ *   before it (recovery reads those by time, as it did).
  */
 import { CarError } from "@car/ir";
 import type { PoolClient } from "pg";
@@ -218,6 +221,11 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 7, ...OVERSIGHT_MIGRATION },
   { version: 8, ...TRANSITIONS_MIGRATION },
+  {
+    version: 9,
+    name: "run identity: the run a proposals row is of",
+    sql: "ALTER TABLE car_proposals ADD COLUMN run_id text;",
+  },
 ];
 
 /** The schema version this code writes. */

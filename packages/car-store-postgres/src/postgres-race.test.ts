@@ -203,10 +203,13 @@ describe.skipIf(!installed)("postgres races", () => {
       expect(before.map((e) => e.kind)).not.toContain("state_changed");
       expect(check.state.snapshot()).toEqual({ "shared/0": 41 });
       expect(check.state.version("shared/0")).toBe(1);
-      expect(await check.recover()).toEqual([{ proposal_id: id, timestamp: expect.any(String), dispatched: ["i0", "h"] }]);
+      // Found by the killed run's id, which every event of it names.
+      const run_id = before[0]!.data["run_id"];
+      expect(before.every((e) => e.data["run_id"] === run_id)).toBe(true);
+      expect(await check.recover()).toEqual([{ proposal_id: id, run_id, timestamp: expect.any(String), dispatched: ["i0", "h"] }]);
       const after = await check.events.queryShared({ proposal_id: id });
       expect(after.slice(0, -1)).toEqual(before);
-      expect(after.at(-1)).toMatchObject({ kind: "proposal_interrupted", data: { dispatched: ["i0", "h"] } });
+      expect(after.at(-1)).toMatchObject({ kind: "proposal_interrupted", data: { dispatched: ["i0", "h"], run_id } });
       expect(await check.recover()).toEqual([]);
       expect(await check.verifyChain()).toMatchObject({ ok: true });
     } finally {

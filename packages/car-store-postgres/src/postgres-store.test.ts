@@ -83,7 +83,10 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     // The same refusal, in the same words, as on SQLite; no state_changed for a change that never landed.
     const refused = await a.events.queryShared({ proposal_id: "a", kinds: ["commit_refused", "state_changed"] });
     expect(refused.map((e) => [e.kind, e.data])).toEqual([
-      ["commit_refused", { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k" }],
+      [
+        "commit_refused",
+        { code: "stale_read", keys: ["k"], reason: "commit refused: state the proposal read changed before it committed: k", run_id: completed.data["run_id"] },
+      ],
     ]);
     expect((await a.events.queryShared({ proposal_id: "a", kinds: ["proposal_completed"] })).map((e) => e.data["outcome"])).toEqual(["rolled_back"]);
     const check = store(url);
@@ -98,6 +101,9 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     const events = await a.events.queryShared({ proposal_id: "a" });
     const warning = events.find((e) => e.kind === "transaction_warning")!;
     expect(warning.data).toMatchObject({ mode: "warn", keys: ["k"], conflicts: [{ kind: "stale_read", key: "k", actions: ["r"] }] });
+    // The store writes the warning itself, and names the run it is about like every other event of the run.
+    expect(warning.data["run_id"]).toMatch(/^run-/);
+    expect(events.map((e) => e.data["run_id"])).toEqual(events.map(() => warning.data["run_id"]));
     expect(events.at(-1)!.kind).toBe("proposal_completed");
     expect(events.find((e) => e.kind === "state_changed")!.data).toMatchObject({ key: "k", value: 2, version: 3 });
     expect(a.state.get("k")).toBe(2);
@@ -118,7 +124,7 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     b.state.set("k", 1);
     await b.flush();
     const timestamp = new Date().toISOString();
-    await a.beginProposal({ proposal_id: "p", timestamp });
+    await a.beginProposal({ proposal_id: "p", run_id: "run-p", timestamp });
     expect(a.state.exists("k")).toBe(true);
     b.state.delete("k");
     await b.flush();
@@ -133,6 +139,7 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     // What a run that deleted k (its cache still holds it) and then set it writes.
     const made = await a.commitProposal({
       proposal_id: "p",
+      run_id: "run-p",
       outcome: "committed",
       mutations: [
         { key: "k", mutation: { op: "delete" }, action_id: "d" },
@@ -169,9 +176,9 @@ describe.skipIf(!installed)("transaction modes across runtimes", () => {
     const [a, b] = await twoStores("strict");
     b.state.set("k", 1);
     await b.flush();
-    await a.beginProposal({ proposal_id: "seen", timestamp: new Date().toISOString() });
+    await a.beginProposal({ proposal_id: "seen", run_id: "run-seen", timestamp: new Date().toISOString() });
     expect(a.state.version("k")).toBe(1);
-    const base = { outcome: "committed" as const, reads: [], events: [] };
+    const base = { run_id: "run-x", outcome: "committed" as const, reads: [], events: [] };
     const write = { key: "out", mutation: { op: "set" as const, value: 1 }, action_id: "x" };
     await expect(
       a.commitProposal({ ...base, proposal_id: "p1", mutations: [write], assumptions: [{ action_id: "x", key: "k", read_version: 0 }] }),

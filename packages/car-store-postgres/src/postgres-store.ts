@@ -22,7 +22,7 @@
  *   may have happened).
  */
 import { CarError, isCarError, rfc3339, systemClock } from "@car/ir";
-import type { Clock, JsonValue } from "@car/ir";
+import type { Clock, JsonObject, JsonValue } from "@car/ir";
 import { judgeTransaction } from "@car/verify";
 import type { TransactionMode } from "@car/verify";
 import pg from "pg";
@@ -280,12 +280,12 @@ export class PostgresStore implements RuntimeStore {
     await this.flush();
     const begun = await this.#refresh(
       `WITH begun AS (
-         INSERT INTO car_proposals AS p (proposal_id, status, runtime_key, began_at) VALUES ($1, 'executing', $2, $3)
-         ON CONFLICT (proposal_id) DO UPDATE SET status = 'executing', runtime_key = EXCLUDED.runtime_key, began_at = EXCLUDED.began_at
+         INSERT INTO car_proposals AS p (proposal_id, status, runtime_key, began_at, run_id) VALUES ($1, 'executing', $2, $3, $4)
+         ON CONFLICT (proposal_id) DO UPDATE SET status = 'executing', runtime_key = EXCLUDED.runtime_key, began_at = EXCLUDED.began_at, run_id = EXCLUDED.run_id
          WHERE p.status <> 'executing' OR (p.runtime_key <> $2 AND pg_try_advisory_xact_lock(${RUNTIME_LOCK_CLASS}, p.runtime_key))
          RETURNING 1
        ) `,
-      [begin.proposal_id, this.#runtimeKey, begin.timestamp],
+      [begin.proposal_id, this.#runtimeKey, begin.timestamp, begin.run_id],
     );
     if (!begun) {
       throw new CarError("duplicate_proposal", `a run of proposal '${begin.proposal_id}' is still executing; wait for it to end or use another id`, {
@@ -414,7 +414,12 @@ export class PostgresStore implements RuntimeStore {
           kind: TRANSACTION_WARNING,
           proposal_id: commit.proposal_id,
           timestamp: rfc3339(this.#clock.now()),
-          data: { mode: this.mode, keys: [...new Set(verdict.warnings.map((c) => c.key))].sort(), conflicts: verdict.warnings as unknown as JsonValue[] },
+          data: {
+            mode: this.mode,
+            keys: [...new Set(verdict.warnings.map((c) => c.key))].sort(),
+            conflicts: verdict.warnings as unknown as JsonValue[],
+            run_id: commit.run_id,
+          },
         };
         const completed = events.findIndex((e) => e.kind === EVENT_KINDS.proposalCompleted);
         events.splice(completed < 0 ? events.length : completed, 0, warning);
@@ -434,14 +439,17 @@ export class PostgresStore implements RuntimeStore {
       const written = await this.#inTransaction("cannot recover interrupted proposals", async (client) => {
         const alive = !(await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1, $2) AS ok", [RUNTIME_LOCK_CLASS, runtime_key])).rows[0]!.ok;
         if (alive) return [];
-        // Each with the actions whose dispatch intent is on record since it began: their effects may have happened.
-        const marked = await client.query<{ proposal_id: string; began_at: string; dispatched: string[] }>(
+        // Each with the actions whose dispatch intent is on record: their effects may have happened. The intents are
+        // the run's, found by its run id (DECISIONS §20) whatever the clocks said; a row from before schema version 9
+        // names no run, and neither do its intents: those are read as they were, by time (since the run began).
+        const marked = await client.query<{ proposal_id: string; run_id: string | null; began_at: string; dispatched: string[] }>(
           `WITH marked AS (
-             UPDATE car_proposals SET status = 'interrupted' WHERE runtime_key = $1 AND status = 'executing' RETURNING proposal_id, began_at
+             UPDATE car_proposals SET status = 'interrupted' WHERE runtime_key = $1 AND status = 'executing' RETURNING proposal_id, run_id, began_at
            )
-           SELECT m.proposal_id, m.began_at, ARRAY(
+           SELECT m.proposal_id, m.run_id, m.began_at, ARRAY(
              SELECT e.action_id FROM car_events e
-             WHERE e.proposal_id = m.proposal_id AND e.kind = $2 AND e.ts >= m.began_at::timestamptz
+             WHERE e.proposal_id = m.proposal_id AND e.kind = $2
+               AND CASE WHEN m.run_id IS NULL THEN e.ts >= m.began_at::timestamptz ELSE (e.body::jsonb -> 'data' ->> 'run_id') = m.run_id END
              GROUP BY e.action_id ORDER BY min(e.seq)
            ) AS dispatched
            FROM marked m ORDER BY m.began_at, m.proposal_id`,
@@ -449,18 +457,15 @@ export class PostgresStore implements RuntimeStore {
         );
         const events: CarEvent[] = [];
         for (const p of marked.rows) {
-          events.push({
-            seq: 0,
-            kind: EVENT_KINDS.proposalInterrupted,
-            proposal_id: p.proposal_id,
-            timestamp: rfc3339(this.#clock.now()),
-            data: { began_at: p.began_at, reason: INTERRUPTED_REASON, dispatched: p.dispatched },
-          });
-          out.push(
-            p.dispatched.length > 0
-              ? { proposal_id: p.proposal_id, timestamp: p.began_at, dispatched: p.dispatched }
-              : { proposal_id: p.proposal_id, timestamp: p.began_at },
-          );
+          const data: JsonObject = { began_at: p.began_at, reason: INTERRUPTED_REASON, dispatched: p.dispatched };
+          const interrupted: InterruptedProposal = { proposal_id: p.proposal_id, timestamp: p.began_at };
+          if (p.run_id !== null) {
+            data["run_id"] = p.run_id;
+            interrupted.run_id = p.run_id;
+          }
+          if (p.dispatched.length > 0) interrupted.dispatched = p.dispatched;
+          events.push({ seq: 0, kind: EVENT_KINDS.proposalInterrupted, proposal_id: p.proposal_id, timestamp: rfc3339(this.#clock.now()), data });
+          out.push(interrupted);
         }
         await appendToLog(client, events, this.#auditKey);
         return events;

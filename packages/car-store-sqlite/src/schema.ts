@@ -96,6 +96,9 @@ export const MIGRATIONS: readonly (string | ((db: SqliteDatabase) => void))[] = 
   // Row currency (row-currency.ts): each run-time read of approvals or postures finds the newest chained event about them.
   `${APPROVAL_EVENTS_INDEX};
    ${POSTURE_EVENTS_INDEX};`,
+  // Run identity (DECISIONS §20): each proposals row names its run, which recovery finds the run's dispatch intents by.
+  // Rows written before it keep a NULL run_id (recovery reads those by time, as it did).
+  `ALTER TABLE proposals ADD COLUMN run_id TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

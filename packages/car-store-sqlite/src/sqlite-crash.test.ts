@@ -87,8 +87,11 @@ it("a proposal killed mid-flight leaves the state at its pre-proposal snapshot a
     expect(interrupted.map((p) => p.proposal_id)).toEqual(["doomed"]);
     // The hanging tool was called: its durable dispatch intent survived the SIGKILL, and recovery lists it.
     expect(interrupted[0]!.dispatched).toEqual(["h"]);
+    // Found by the killed run's id, which its proposal_received and its intent both name.
+    const run_id = store.events.query({ proposal_id: "doomed", kinds: ["proposal_received"] })[0]!.data["run_id"];
+    expect(interrupted[0]!.run_id).toBe(run_id);
     expect(store.events.query({ proposal_id: "doomed", kinds: ["dispatch_intent"] }).map((e) => [e.action_id, e.data])).toEqual([
-      ["h", { attempt: 1, tool: "hang" }],
+      ["h", { attempt: 1, tool: "hang", run_id }],
     ]);
     expect(store.events.query({ proposal_id: "doomed", kinds: ["proposal_interrupted"] })[0]!.data["dispatched"]).toEqual(["h"]);
     expect(snapshot["counter"]).toBe(3);

@@ -83,6 +83,7 @@ it("refuses a commit whose read key another process changed mid-proposal", async
     code: "stale_read",
     keys: ["balance"],
     reason: "commit refused: state the proposal read changed before it committed: balance",
+    run_id: stored[0]!.data["run_id"],
   });
   expect(a.store.verifyChain()).toMatchObject({ ok: true, state: { compared: true } });
 });

@@ -110,6 +110,8 @@ const LIVE_INSTANCES = new Set<string>();
 interface ExecutingRow {
   run: number;
   proposal_id: string;
+  /** NULL on a row written before schema version 7. */
+  run_id: string | null;
   began_at: string;
   owner_pid: number;
   owner: string;
@@ -229,7 +231,7 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
     this.approvals = new SqliteApprovalLedger(this.#db, this, this.#auditKey);
     this.postures = new SqlitePostureStore(this.#db, this, this.#auditKey);
     this.runs = new SqliteRunStore(this.#db, this);
-    this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, status, began_at, owner_pid, owner) VALUES (?, 'executing', ?, ?, ?)");
+    this.#insertRun = this.#db.prepare("INSERT INTO proposals (proposal_id, run_id, status, began_at, owner_pid, owner) VALUES (?, ?, 'executing', ?, ?, ?)");
     this.#endRun = this.#db.prepare("UPDATE proposals SET status = ?, ended_at = ? WHERE run = ?");
     this.#executingRuns = this.#db.prepare("SELECT owner_pid, owner FROM proposals WHERE proposal_id = ? AND status = 'executing'");
     LIVE_INSTANCES.add(this.#instance);
@@ -293,7 +295,10 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   /** Writes the rows of proposals begun since the last write (inside the caller's transaction). */
   #writeBegins(): void {
     for (const begin of this.#unwrittenBegins.values()) {
-      this.#runs.set(begin.proposal_id, Number(this.#insertRun.run(begin.proposal_id, begin.timestamp, process.pid, this.#instance).lastInsertRowid));
+      this.#runs.set(
+        begin.proposal_id,
+        Number(this.#insertRun.run(begin.proposal_id, begin.run_id, begin.timestamp, process.pid, this.#instance).lastInsertRowid),
+      );
       this.#writtenBegins.push(begin);
     }
     this.#unwrittenBegins.clear();
@@ -340,37 +345,46 @@ export class SqliteStore implements DurableRuntimeStore, StoreWriter {
   recover(): InterruptedProposal[] {
     return this.atomically(() => {
       const rows = this.#db
-        .prepare("SELECT run, proposal_id, began_at, owner_pid, owner FROM proposals WHERE status = 'executing' ORDER BY run")
+        .prepare("SELECT run, proposal_id, run_id, began_at, owner_pid, owner FROM proposals WHERE status = 'executing' ORDER BY run")
         .all() as ExecutingRow[];
       const now = rfc3339(this.#clock.now());
       const out: InterruptedProposal[] = [];
       for (const row of rows) {
         if (ownerAlive(row)) continue;
         this.#endRun.run("interrupted", now, row.run);
-        const dispatched = this.#dispatchedSince(row.proposal_id, row.began_at);
-        this.events.append({
-          kind: EVENT_KINDS.proposalInterrupted,
-          proposal_id: row.proposal_id,
-          timestamp: now,
-          data: { began_at: row.began_at, reason: "the process running it stopped before it completed", dispatched },
-        });
-        out.push(
-          dispatched.length > 0
-            ? { proposal_id: row.proposal_id, timestamp: row.began_at, dispatched }
-            : { proposal_id: row.proposal_id, timestamp: row.began_at },
-        );
+        const dispatched = this.#dispatchedBy(row);
+        const data: JsonObject = { began_at: row.began_at, reason: "the process running it stopped before it completed", dispatched };
+        const interrupted: InterruptedProposal = { proposal_id: row.proposal_id, timestamp: row.began_at };
+        if (row.run_id !== null) {
+          data["run_id"] = row.run_id;
+          interrupted.run_id = row.run_id;
+        }
+        if (dispatched.length > 0) interrupted.dispatched = dispatched;
+        this.events.append({ kind: EVENT_KINDS.proposalInterrupted, proposal_id: row.proposal_id, timestamp: now, data });
+        out.push(interrupted);
       }
       return out;
     });
   }
 
-  /** Actions of `proposal_id` with a `dispatch_intent` recorded since it began (its latest run), in first-dispatch order. */
-  #dispatchedSince(proposal_id: string, began_at: string): string[] {
-    const rows = this.#db
-      .prepare("SELECT action_id FROM events WHERE proposal_id = ? AND kind = ? AND ts >= ? GROUP BY action_id ORDER BY min(seq)")
+  /**
+   * Actions of the interrupted run with a `dispatch_intent` on record, in
+   * first-dispatch order: the intents that name its run id (DECISIONS §20),
+   * whatever the clocks said. A row from before schema version 7 names no
+   * run, and neither do its intents: those are read as they were, by time
+   * (the proposal id's intents since the run began).
+   */
+  #dispatchedBy(row: ExecutingRow): string[] {
+    if (row.run_id === null) {
+      return this.#db
+        .prepare("SELECT action_id FROM events WHERE proposal_id = ? AND kind = ? AND ts >= ? GROUP BY action_id ORDER BY min(seq)")
+        .pluck()
+        .all(row.proposal_id, EVENT_KINDS.dispatchIntent, Date.parse(row.began_at)) as string[];
+    }
+    return this.#db
+      .prepare("SELECT action_id FROM events WHERE proposal_id = ? AND kind = ? AND json_extract(data, '$.run_id') = ? GROUP BY action_id ORDER BY min(seq)")
       .pluck()
-      .all(proposal_id, EVENT_KINDS.dispatchIntent, Date.parse(began_at)) as string[];
-    return rows;
+      .all(row.proposal_id, EVENT_KINDS.dispatchIntent, row.run_id) as string[];
   }
 
   // --- audit ------------------------------------------------------------------

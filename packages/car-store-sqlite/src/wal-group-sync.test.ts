@@ -118,7 +118,15 @@ it("a file store commits concurrent proposals by group commit, each reported aft
   );
   expect(runs.every((r) => r.results.every((a) => a.status === "succeeded"))).toBe(true);
   // The commit's promise is the group's: a file store never answers a commit before a sync.
-  const commit = store.commitProposal({ proposal_id: "none", outcome: "rolled_back", mutations: [], reads: [], assumptions: [], events: [] });
+  const commit = store.commitProposal({
+    proposal_id: "none",
+    run_id: "run-none",
+    outcome: "rolled_back",
+    mutations: [],
+    reads: [],
+    assumptions: [],
+    events: [],
+  });
   expect(commit).toBeInstanceOf(Promise);
   await commit;
   await store.close();
@@ -130,7 +138,15 @@ it("a file store commits concurrent proposals by group commit, each reported aft
 
 it("keeps committing synchronously where there is nothing to group: in memory, and at synchronous = normal", async () => {
   for (const store of [sqlite(":memory:"), sqlite(temp.db, { synchronous: "normal" })]) {
-    const commit = store.commitProposal({ proposal_id: "none", outcome: "rolled_back", mutations: [], reads: [], assumptions: [], events: [] });
+    const commit = store.commitProposal({
+      proposal_id: "none",
+      run_id: "run-none",
+      outcome: "rolled_back",
+      mutations: [],
+      reads: [],
+      assumptions: [],
+      events: [],
+    });
     expect(Array.isArray(commit)).toBe(true);
     await store.close();
   }

@@ -44,17 +44,72 @@ export const INTENT_CHECKS: readonly StoreCheck[] = [
       await t.closeAll();
       const again = await t.open();
       const interrupted = await new Runtime({ store: again, clock: t.clock }).recover();
-      assertHolds(interrupted, { length: 1, 0: { proposal_id: "p", dispatched: ["a", "b", "c"] } });
+      const run_id = again.events.query({ proposal_id: "p", kinds: ["proposal_received"] })[0]?.data["run_id"];
+      assert.ok(typeof run_id === "string", "the run's proposal_received names its run");
+      assertHolds(interrupted, { length: 1, 0: { proposal_id: "p", run_id, dispatched: ["a", "b", "c"] } });
       const intents = again.events.query({ proposal_id: "p", kinds: ["dispatch_intent"] });
       assert.deepStrictEqual(
         intents.map((e) => [e.action_id, e.data]),
         [
-          ["a", { attempt: 1, tool: "look" }],
-          ["b", { attempt: 1, tool: "look" }],
-          ["c", { attempt: 1, tool: "hang" }],
+          ["a", { attempt: 1, tool: "look", run_id }],
+          ["b", { attempt: 1, tool: "look", run_id }],
+          ["c", { attempt: 1, tool: "hang", run_id }],
         ],
       );
-      assertHolds(again.events.query({ proposal_id: "p", kinds: ["proposal_interrupted"] }), { length: 1, 0: { data: { dispatched: ["a", "b", "c"] } } });
+      assertHolds(again.events.query({ proposal_id: "p", kinds: ["proposal_interrupted"] }), {
+        length: 1,
+        0: { data: { dispatched: ["a", "b", "c"], run_id } },
+      });
+    },
+  },
+  {
+    // DECISIONS §20: a proposal id is the proposer's label and can be run again; the clock can stand still or go back.
+    // A lookup of the proposal id's intents "since the run began" would hand the earlier run's dispatched actions to the later one.
+    name: "durable: recovery lists the dispatched actions of the interrupted run only, not of an earlier run of the same proposal id (same millisecond, clock set back)",
+    durable: ["recover"],
+    async run(t) {
+      const { rt } = await t.runtime();
+      let hanging = 0;
+      rt.registerTool("hang", () => {
+        hanging += 1;
+        return new Promise(() => {});
+      });
+      const call = (id: string, tool: string): ActionInput => ({ id, type: "tool_call", tool, parameters: {} });
+      // "same-ms": both runs start in one millisecond. "skewed": the second starts a minute before the first, by the clock.
+      await rt.executeProposal({ id: "same-ms", actions: [call("earlier", "ok")] });
+      t.clock.advance(60_000);
+      await rt.executeProposal({ id: "skewed", actions: [call("earlier", "ok")] });
+      t.clock.advance(-60_000);
+      void rt.executeProposal({ id: "same-ms", actions: [call("later", "hang")] });
+      void rt.executeProposal({ id: "skewed", actions: [call("later", "hang")] });
+      for (let i = 0; i < 1000 && hanging < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.equal(hanging, 2, "both second runs reached their tool");
+      await t.closeAll();
+      const again = await t.open();
+      const interrupted = await new Runtime({ store: again, clock: t.clock }).recover();
+      const runsOf = (proposal_id: string) => again.events.query({ proposal_id, kinds: ["proposal_received"] }).map((e) => e.data["run_id"]);
+      const expected = ["same-ms", "skewed"].map((proposal_id) => {
+        const [first, second] = runsOf(proposal_id);
+        assert.ok(typeof first === "string" && typeof second === "string" && first !== second, `${proposal_id}: two runs, two run ids`);
+        // One run's events, read by its run id: the second run's intent and proposal_interrupted, nothing of the first.
+        const ofRun = again.events.query({ data_matches: { run_id: second } });
+        assert.deepStrictEqual(
+          ofRun.filter((e) => e.kind === "dispatch_intent" || e.kind === "proposal_interrupted").map((e) => [e.proposal_id, e.kind, e.action_id]),
+          [
+            [proposal_id, "dispatch_intent", "later"],
+            [proposal_id, "proposal_interrupted", undefined],
+          ],
+        );
+        assert.ok(!ofRun.some((e) => e.action_id === "earlier"), `${proposal_id}: the first run's events are not the second's`);
+        return { proposal_id, run_id: second, timestamp: new Date(t.clock.now()).toISOString(), dispatched: ["later"] };
+      });
+      assert.deepStrictEqual(
+        [...interrupted].sort((a, b) => a.proposal_id.localeCompare(b.proposal_id)),
+        expected,
+      );
+      for (const { proposal_id, run_id } of expected) {
+        assertHolds(again.events.query({ proposal_id, kinds: ["proposal_interrupted"] }), { length: 1, 0: { data: { dispatched: ["later"], run_id } } });
+      }
     },
   },
 ];

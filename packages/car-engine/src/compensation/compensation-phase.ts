@@ -29,6 +29,8 @@ export interface CompensationOutcome {
 
 /** The run a phase belongs to (`ProposalRun`): its events so far, and its way of running a plan through the gates and the dispatcher. */
 export interface CompensatingRun {
+  /** The run's id (DECISIONS §20): the phase is that run's compensation. */
+  readonly id: string;
   readonly appended: readonly CarEvent[];
   compensate(plan: CompensationPlan, timeoutMs: number, done?: ReadonlySet<string>, planned?: boolean): Promise<CompensationOutcome>;
 }
@@ -49,10 +51,18 @@ export async function runPhase(
   resume?: { done: ReadonlySet<string> },
 ): Promise<CompensationOutcome> {
   const id = compensationRunId(proposal_id);
-  await store.beginProposal?.({ proposal_id: id, timestamp: rfc3339(clock.now()) });
+  await store.beginProposal?.({ proposal_id: id, run_id: run.id, timestamp: rfc3339(clock.now()) });
   const from = run.appended.length;
   const outcome = await run.compensate(plan, timeoutMs, resume?.done, resume !== undefined);
-  await store.commitProposal({ proposal_id: id, outcome: "committed", mutations: [], reads: [], assumptions: [], events: run.appended.slice(from) });
+  await store.commitProposal({
+    proposal_id: id,
+    run_id: run.id,
+    outcome: "committed",
+    mutations: [],
+    reads: [],
+    assumptions: [],
+    events: run.appended.slice(from),
+  });
   return outcome;
 }
 
@@ -77,7 +87,8 @@ export interface PendingCompensation {
  * A compensation event names its run (`data.run_id`), since a phase resumed
  * later is appended after other runs of the same id; any other event
  * belongs to the run whose `proposal_received` precedes it (a durable store
- * runs one proposal id at a time). Events before the first
+ * runs one proposal id at a time, and a log written before every event
+ * named its run holds events that name none). Events before the first
  * `proposal_received` (retention cut it) make a run of their own.
  */
 function runsOf(events: readonly CarEvent[]): CarEvent[][] {

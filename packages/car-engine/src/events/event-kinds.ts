@@ -105,9 +105,14 @@ export interface ActionDigest {
 /**
  * The `data` each kind carries. Optional fields are omitted when they do not
  * apply; `compensation: true` marks a gate's event about a compensation step.
+ * Every event a proposal's run writes — the `EVENT_KINDS` and
+ * `COMPENSATION_EVENTS` kinds, and `proposal_interrupted` written for it on
+ * recovery — also carries the run's `run_id` (DECISIONS §20), added by the
+ * run's writer (`run/run-events.ts`) rather than listed per kind. A log
+ * written by an older build may hold events without it.
  */
 export interface EventData {
-  proposal_received: { proposal: JsonObject; run_id: string };
+  proposal_received: { proposal: JsonObject };
   action_validated: Record<string, never>;
   /** `stage`: admission, dependency, state_dependency, precondition, reference, policy, approval, schema. */
   action_rejected: { reason: string; stage: string };
@@ -140,13 +145,12 @@ export interface EventData {
   transaction_warning: { mode: string; keys: string[]; conflicts: JsonValue[] };
   commit_refused: { code: "stale_read" | "write_conflict" | "budget_exceeded"; keys: string[]; reason: string };
   proposal_interrupted: JsonObject;
-  // Each compensation event names the run it compensates (`run_id`, DECISIONS §20); events written before that carry none.
   /** `references`: each distinct `$id.output` reference the steps' parameters hold, with its value (recorded once). */
-  compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[]; references?: JsonObject; run_id?: string };
-  compensation_started: { tool: string | null; compensation_action?: string; run_id?: string };
-  compensation_succeeded: { run_id?: string };
-  compensation_failed: { error: string; terminal?: true; run_id?: string };
-  compensation_completed: { compensated: string[]; not_undone: { action_id: string; reason: string }[]; external_effects_undone: boolean; run_id?: string };
+  compensation_planned: { steps: JsonObject[]; not_undoable: { action_id: string; reason: string }[]; references?: JsonObject };
+  compensation_started: { tool: string | null; compensation_action?: string };
+  compensation_succeeded: Record<string, never>;
+  compensation_failed: { error: string; terminal?: true };
+  compensation_completed: { compensated: string[]; not_undone: { action_id: string; reason: string }[]; external_effects_undone: boolean };
   multi_run_started: { pattern: string; task: string; agents: string[]; limits: JsonObject } & JsonObject;
   multi_run_completed: { pattern: string; agent_calls: number; failed_calls: number; cut_off: number; has_answer: boolean; duration_ms: number };
   /**

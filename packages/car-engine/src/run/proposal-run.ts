@@ -98,7 +98,7 @@ export class ProposalRun implements AdmissionRecord {
     this.#working = new WorkingState(env.store.state);
     const tracer = env.tracer === undefined ? undefined : new RunTracer(env.tracer, proposal);
     this.#tracer = tracer;
-    this.#events = new RunEvents(proposal.id, env.store.events, env.clock, tracer === undefined ? undefined : (event) => tracer.observe(event));
+    this.#events = new RunEvents(proposal.id, options.run_id, env.store.events, env.clock, tracer === undefined ? undefined : (event) => tracer.observe(event));
     this.#meter = new CostMeter(options.budget, env.clock);
     const scheduler = new Scheduler(graph, options.maxConcurrency, (reason) => dispatcher.cancelAll(reason));
     const dispatcher = new Dispatcher(env, options.caller, options.session_id, this.#meter, scheduler, this.#events, tracer);
@@ -278,9 +278,9 @@ export class ProposalRun implements AdmissionRecord {
         return outcome instanceof ActionFailure ? { error: outcome.message, terminal: outcome.terminal } : { output: outcome.output };
       },
     };
-    // Each compensation event names its run (DECISIONS §20), so a phase resumed after later runs of the same proposal id still belongs to its own.
+    // Each compensation event names its run (`RunEvents`), so a phase resumed after later runs of the same proposal id still belongs to its own.
     const hooks = {
-      emit: (kind: string, action_id: string | undefined, data: JsonObject) => this.#events.emit(kind, action_id, { ...data, run_id: path.run_id }),
+      emit: (kind: string, action_id: string | undefined, data: JsonObject) => this.#events.emit(kind, action_id, data),
       dispatch: (step: CompensationStep) => dispatchStep(path, step),
     };
     const report = await runCompensation(plan, hooks, done, planned);
@@ -291,6 +291,7 @@ export class ProposalRun implements AdmissionRecord {
   commitInput(outcome: RunOutcome) {
     return {
       proposal_id: this.#proposal.id,
+      run_id: this.#options.run_id,
       outcome,
       mutations: outcome === "committed" ? this.#working.mutations : [],
       reads: this.#working.reads,

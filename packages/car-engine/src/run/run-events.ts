@@ -1,7 +1,9 @@
 /**
  * The audit events one run appends, in order. Each is stamped with the
- * injected clock (RFC 3339, formatted once per distinct millisecond) and kept
- * so the commit persists exactly what the run emitted.
+ * injected clock (RFC 3339, formatted once per distinct millisecond), names
+ * its run in `data.run_id` (DECISIONS §20: the proposal id is only the
+ * proposer's label, so two runs of one id are told apart by this), and is
+ * kept so the commit persists exactly what the run emitted.
  */
 import { rfc3339 } from "@car/ir";
 import type { Clock, JsonObject } from "@car/ir";
@@ -13,6 +15,9 @@ export class RunEvents {
   /** Events appended for this proposal so far, in order (for the commit). */
   readonly appended: CarEvent[] = [];
   readonly #proposalId: string;
+  readonly #runId: string;
+  /** The stamped copy of each shared (frozen) `data` this run emitted. */
+  readonly #shared = new WeakMap<JsonObject, JsonObject>();
   readonly #log: EventLog;
   readonly #clock: Clock;
   readonly #observer: ((event: CarEvent) => void) | undefined;
@@ -20,11 +25,25 @@ export class RunEvents {
   #lastStamp = "";
 
   /** `observer` sees every event after it is appended (the run's tracer, when tracing is on). */
-  constructor(proposalId: string, log: EventLog, clock: Clock, observer?: (event: CarEvent) => void) {
+  constructor(proposalId: string, runId: string, log: EventLog, clock: Clock, observer?: (event: CarEvent) => void) {
     this.#proposalId = proposalId;
+    this.#runId = runId;
     this.#log = log;
     this.#clock = clock;
     this.#observer = observer;
+  }
+
+  /**
+   * `data` with the run id, as a copy: the writer's object is not changed.
+   * A frozen `data` is one writers share between equal events (`outcomes.ts`,
+   * `pipeline.ts`), so its stamped copy is kept, frozen, and shared the same
+   * way within the run.
+   */
+  #stamped(data: JsonObject): JsonObject {
+    if (!Object.isFrozen(data)) return { ...data, run_id: this.#runId };
+    let stamped = this.#shared.get(data);
+    if (stamped === undefined) this.#shared.set(data, (stamped = Object.freeze({ ...data, run_id: this.#runId })));
+    return stamped;
   }
 
   /** RFC 3339 of the clock, formatted once per distinct millisecond. */
@@ -58,12 +77,14 @@ export class RunEvents {
     return this.#log.persist!();
   }
 
+  /** Appends one event of this run; its `data` is `data` with the run's `run_id` (over any the writer gave). */
   emit<K extends EventKind>(kind: K, action_id: string | undefined, data: EventDataOf<K>): void {
+    const stamped = this.#stamped(data as JsonObject);
     // `seq` is the log's to set; it is in the literal (last, where the log would add it) so setting it does not grow the object.
     const event: NewEvent & { seq: number } =
       action_id === undefined
-        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data: data as JsonObject, seq: 0 }
-        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data: data as JsonObject, seq: 0 };
+        ? { kind, proposal_id: this.#proposalId, timestamp: this.stamp(), data: stamped, seq: 0 }
+        : { kind, proposal_id: this.#proposalId, action_id, timestamp: this.stamp(), data: stamped, seq: 0 };
     const appended = this.#log.append(event);
     this.appended.push(appended);
     if (this.#observer !== undefined) this.#observer(appended);

@@ -69,7 +69,15 @@ describe("WorkingState", () => {
     expect(w.exists("x")).toBe(false);
     expect(store.state.get("x")).toBe(1);
     expect(w.reads).toEqual([{ key: "x", version: 1, action_id: "a1" }]);
-    const transitions = store.commitProposal({ proposal_id: "p", outcome: "committed", mutations: w.mutations, reads: w.reads, assumptions: [], events: [] });
+    const transitions = store.commitProposal({
+      proposal_id: "p",
+      run_id: "run-p",
+      outcome: "committed",
+      mutations: w.mutations,
+      reads: w.reads,
+      assumptions: [],
+      events: [],
+    });
     expect(transitions).toHaveLength(2);
     expect(store.state.exists("x")).toBe(false);
     expect(store.state.version("x")).toBe(3);
@@ -79,7 +87,9 @@ describe("WorkingState", () => {
     const store = inMemoryStore();
     const w = new WorkingState(store.state);
     w.set("y", 1, "a1");
-    expect(store.commitProposal({ proposal_id: "p", outcome: "rolled_back", mutations: [], reads: [], assumptions: [], events: [] })).toEqual([]);
+    expect(store.commitProposal({ proposal_id: "p", run_id: "run-p", outcome: "rolled_back", mutations: [], reads: [], assumptions: [], events: [] })).toEqual(
+      [],
+    );
     expect(store.state.exists("y")).toBe(false);
   });
 });

@@ -44,12 +44,20 @@ export interface AssumptionRecord {
 
 export interface ProposalBegin {
   proposal_id: string;
+  /**
+   * The run's own id (DECISIONS §20), which every event of the run carries
+   * in `data.run_id`: what a durable backend finds the run's dispatch
+   * intents by on recovery (a proposal id can be run again, and clocks skew).
+   */
+  run_id: string;
   /** RFC 3339. */
   timestamp: string;
 }
 
 export interface ProposalCommit {
   proposal_id: string;
+  /** The run's id (`ProposalBegin.run_id`): an event the backend adds for the run (a transaction warning) carries it too. */
+  run_id: string;
   /**
    * `committed`: apply `mutations`. `rolled_back` (the proposal aborted, or
    * an earlier commit of it was refused) and `rejected` (refused at
@@ -67,6 +75,8 @@ export interface ProposalCommit {
 /** A proposal a backend found executing at start-up and marked interrupted. */
 export interface InterruptedProposal {
   proposal_id: string;
+  /** The interrupted run's id; absent for a run begun by a build that did not record it. */
+  run_id?: string;
   /** RFC 3339: when it began. */
   timestamp: string;
   /** Actions whose tool was called (a `dispatch_intent` is on record): their external effects may have happened. */
