@@ -1,0 +1,91 @@
+/**
+ * Writes a connection's outbound frames. A small frame is serialised and
+ * sent at once, as it always was. A large one (over `PIECE_CHARS` of JSON:
+ * a reducer's `multi.run_agent` request, a `multi.*` result carrying every
+ * answer) is sent as one WebSocket message in fragments (RFC 6455 §5.4),
+ * one piece of its JSON per turn of the event loop: other connections are
+ * served between the pieces instead of waiting for tens of MiB to be
+ * serialised and written in one step. The client receives the same message.
+ *
+ * Fragments of one message may not interleave with another message's, so
+ * while one is being written, later frames on the same connection wait
+ * their turn, in order. Control frames (ping, close) may interleave and are
+ * not queued here.
+ */
+import type { WebSocket } from "ws";
+import { exceeds, jsonPieces, PIECE_CHARS } from "./json-pieces.ts";
+
+type Frame = object;
+
+/** Resolves in a later turn of the loop, after pending I/O has been polled. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export class FrameWriter {
+  /** Frames waiting behind a fragmented message, in order. */
+  readonly #queue: { frame: Frame; sent: () => void }[] = [];
+  #streaming = false;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly pieceChars = PIECE_CHARS,
+  ) {}
+
+  /**
+   * Sends `frame` (dropped when the socket is no longer open). Resolves once
+   * it has been handed to the socket whole: at once for a small frame with
+   * nothing queued before it.
+   */
+  write(frame: Frame): Promise<void> {
+    if (!this.#streaming && !exceeds(frame, this.pieceChars)) {
+      if (this.#open()) this.socket.send(JSON.stringify(frame));
+      return Promise.resolve();
+    }
+    return new Promise((sent) => {
+      this.#queue.push({ frame, sent });
+      if (!this.#streaming) void this.#drain();
+    });
+  }
+
+  #open(): boolean {
+    return this.socket.readyState === this.socket.OPEN;
+  }
+
+  async #drain(): Promise<void> {
+    this.#streaming = true;
+    try {
+      for (let next = this.#queue.shift(); next !== undefined; next = this.#queue.shift()) {
+        try {
+          if (exceeds(next.frame, this.pieceChars)) await this.#fragmented(next.frame);
+          else if (this.#open()) this.socket.send(JSON.stringify(next.frame));
+        } finally {
+          next.sent();
+        }
+      }
+    } finally {
+      this.#streaming = false;
+    }
+  }
+
+  /** One message, a fragment of about `pieceChars` per turn; abandoned if the socket closes meanwhile. */
+  async #fragmented(frame: Frame): Promise<void> {
+    let buffered: string[] = [];
+    let length = 0;
+    let first = true;
+    for (const piece of jsonPieces(frame, this.pieceChars)) {
+      buffered.push(piece);
+      length += piece.length;
+      if (length < this.pieceChars) continue;
+      if (!first) await nextTurn();
+      if (!this.#open()) return;
+      this.socket.send(buffered.join(""), { fin: false });
+      first = false;
+      buffered = [];
+      length = 0;
+    }
+    if (!first) await nextTurn();
+    if (!this.#open()) return;
+    this.socket.send(buffered.join(""), { fin: true });
+  }
+}
