@@ -30,7 +30,7 @@ async function pair(pieceChars: number): Promise<{ writer: FrameWriter; server: 
       if (received.length >= n) resolve();
       else waiters.push({ n, resolve });
     });
-  return { writer: new FrameWriter(server, pieceChars), server, received, arrived };
+  return { writer: new FrameWriter(server, pieceChars, 2 * pieceChars), server, received, arrived };
 }
 
 describe("a connection's frame writer", () => {

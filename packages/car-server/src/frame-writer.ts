@@ -1,8 +1,9 @@
 /**
- * Writes a connection's outbound frames. A small frame is serialised and
- * sent at once, as it always was. A large one (over `PIECE_CHARS` of JSON:
- * a reducer's `multi.run_agent` request, a `multi.*` result carrying every
- * answer) is sent as one WebSocket message in fragments (RFC 6455 §5.4),
+ * Writes a connection's outbound frames. A frame of up to `FRAGMENT_OVER`
+ * characters of JSON is serialised and sent at once, as it always was (one
+ * `JSON.stringify` of a few MiB is a few ms). A larger one (a reducer's
+ * `multi.run_agent` request, a `multi.*` result carrying every answer, a
+ * proposal's result with several large outputs) is sent as one WebSocket message in fragments (RFC 6455 §5.4),
  * one piece of its JSON per turn of the event loop: other connections are
  * served between the pieces instead of waiting for tens of MiB to be
  * serialised and written in one step. The client receives the same message.
@@ -17,6 +18,9 @@ import { exceeds, jsonPieces, PIECE_CHARS } from "./json-pieces.ts";
 
 type Frame = object;
 
+/** A frame whose JSON may be longer than this is sent in fragments. */
+export const FRAGMENT_OVER = 4 * PIECE_CHARS;
+
 /** Resolves in a later turn of the loop, after pending I/O has been polled. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -30,6 +34,7 @@ export class FrameWriter {
   constructor(
     private readonly socket: WebSocket,
     private readonly pieceChars = PIECE_CHARS,
+    private readonly fragmentOver = FRAGMENT_OVER,
   ) {}
 
   /**
@@ -38,7 +43,7 @@ export class FrameWriter {
    * nothing queued before it.
    */
   write(frame: Frame): Promise<void> {
-    if (!this.#streaming && !exceeds(frame, this.pieceChars)) {
+    if (!this.#streaming && !exceeds(frame, this.fragmentOver)) {
       if (this.#open()) this.socket.send(JSON.stringify(frame));
       return Promise.resolve();
     }
@@ -57,7 +62,7 @@ export class FrameWriter {
     try {
       for (let next = this.#queue.shift(); next !== undefined; next = this.#queue.shift()) {
         try {
-          if (exceeds(next.frame, this.pieceChars)) await this.#fragmented(next.frame);
+          if (exceeds(next.frame, this.fragmentOver)) await this.#fragmented(next.frame);
           else if (this.#open()) this.socket.send(JSON.stringify(next.frame));
         } finally {
           next.sent();

@@ -43,40 +43,47 @@ export function exceeds(value: unknown, limit: number): boolean {
 /**
  * The pieces of `value`'s JSON text, in order; joined they are
  * `JSON.stringify(value)`. Each is at most about `pieceChars` characters,
- * bar the syntax between them.
+ * bar the syntax between them; a subtree of up to `pieceChars` is one piece,
+ * serialised by `JSON.stringify` (no per-node walk for the many small rows
+ * of a large array).
  */
 export function* jsonPieces(value: unknown, pieceChars = PIECE_CHARS): Generator<string> {
   const v = toJsonValue(value);
-  if (typeof v === "string") {
-    yield* stringPieces(v, pieceChars);
-    return;
-  }
-  if (v === null || typeof v !== "object" || !exceeds(v, pieceChars)) {
-    yield JSON.stringify(v) ?? "null";
-    return;
-  }
-  if (Array.isArray(v)) {
+  if (typeof v === "string") yield* stringPieces(v, pieceChars);
+  else if (v === null || typeof v !== "object" || !exceeds(v, pieceChars)) yield JSON.stringify(v) ?? "null";
+  else if (Array.isArray(v)) {
     yield "[";
     for (let i = 0; i < v.length; i++) {
       if (i > 0) yield ",";
-      const item = toJsonValue(v[i]);
       // As JSON.stringify writes them: what has no JSON form is null in an array.
-      yield* jsonPieces(item === undefined || typeof item === "function" || typeof item === "symbol" ? null : item, pieceChars);
+      yield* childPieces(toJsonValue(v[i]) ?? null, pieceChars);
     }
     yield "]";
-    return;
+  } else {
+    yield "{";
+    let first = true;
+    for (const key of Object.keys(v)) {
+      const item = toJsonValue((v as Record<string, unknown>)[key]);
+      // ...and is left out of an object.
+      if (!hasJsonForm(item)) continue;
+      yield `${first ? "" : ","}${JSON.stringify(key)}:`;
+      first = false;
+      yield* childPieces(item, pieceChars);
+    }
+    yield "}";
   }
-  yield "{";
-  let first = true;
-  for (const key of Object.keys(v)) {
-    const item = toJsonValue((v as Record<string, unknown>)[key]);
-    // ...and is left out of an object.
-    if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
-    yield `${first ? "" : ","}${JSON.stringify(key)}:`;
-    first = false;
+}
+
+/** A container's element: a small one stringified here (no generator of its own), a large one in pieces. */
+function* childPieces(item: unknown, pieceChars: number): Generator<string> {
+  if (!hasJsonForm(item)) yield "null";
+  else if (typeof item === "string" ? item.length > pieceChars : item !== null && typeof item === "object" && exceeds(item, pieceChars)) {
     yield* jsonPieces(item, pieceChars);
-  }
-  yield "}";
+  } else yield JSON.stringify(item);
+}
+
+function hasJsonForm(value: unknown): boolean {
+  return value !== undefined && typeof value !== "function" && typeof value !== "symbol";
 }
 
 /** `value.toJSON()` where it has one (as JSON.stringify calls it), else `value`. */
