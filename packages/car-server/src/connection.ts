@@ -42,6 +42,8 @@ const HOLDS_NOTHING = new HeldBytes(0).account(0);
 
 /** Close code sent after refusing an unauthenticated call (RFC 6455 "policy violation"). */
 const CLOSE_POLICY_VIOLATION = 1008;
+/** Close code for a frame the server could not write (RFC 6455 "internal error"). */
+const CLOSE_INTERNAL_ERROR = 1011;
 /** Close code for a server shutdown (RFC 6455 "going away"). */
 const CLOSE_GOING_AWAY = 1001;
 /** Requests of a batch admitted per turn of the event loop. */
@@ -148,9 +150,13 @@ export class Connection {
     if (this.socket.readyState === this.socket.OPEN) this.socket.ping();
   }
 
-  /** Resolves once the frame is handed to the socket whole (a large frame is written a piece per turn: frame-writer.ts). */
+  /**
+   * Resolves once the frame is handed to the socket whole (a large frame is
+   * written a piece per turn: frame-writer.ts). A queued frame that cannot
+   * be written closes the connection (1011), so no call waits on it forever.
+   */
   private send(frame: Frame): Promise<void> {
-    return this.writer.write(frame);
+    return this.writer.write(frame).catch(() => this.closeSocket("internal error: a frame could not be written", CLOSE_INTERNAL_ERROR));
   }
 
   private onClose(): void {

@@ -73,4 +73,13 @@ describe("a connection's frame writer", () => {
     // A closed socket takes nothing more, and the writer does not throw.
     await writer.write({ late: true });
   });
+
+  it("fails a queued frame that cannot be serialised, and everything after it, so its owner can close the socket", async () => {
+    const { writer } = await pair(64 * 1024);
+    const bad = writer.write({ answer: "x".repeat(1 << 20), n: 1n });
+    const behind = writer.write({ after: true });
+    await expect(bad).rejects.toThrow(/BigInt/);
+    await expect(behind).rejects.toThrow(/BigInt/);
+    await expect(writer.write({ later: true })).rejects.toThrow(/BigInt/);
+  });
 });

@@ -28,8 +28,10 @@ function nextTurn(): Promise<void> {
 
 export class FrameWriter {
   /** Frames waiting behind a fragmented message, in order. */
-  readonly #queue: { frame: Frame; sent: () => void }[] = [];
+  readonly #queue: { frame: Frame; sent: () => void; failed: (error: unknown) => void }[] = [];
   #streaming = false;
+  /** Why a queued frame failed; the socket takes nothing after that (its owner closes it). */
+  #broken: unknown;
 
   constructor(
     private readonly socket: WebSocket,
@@ -40,15 +42,17 @@ export class FrameWriter {
   /**
    * Sends `frame` (dropped when the socket is no longer open). Resolves once
    * it has been handed to the socket whole: at once for a small frame with
-   * nothing queued before it.
+   * nothing queued before it. A frame that cannot be serialised throws (a
+   * small one at once, as `JSON.stringify` does) or rejects (a queued one).
    */
   write(frame: Frame): Promise<void> {
+    if (this.#broken !== undefined) return Promise.reject(this.#broken);
     if (!this.#streaming && !exceeds(frame, this.fragmentOver)) {
       if (this.#open()) this.socket.send(JSON.stringify(frame));
       return Promise.resolve();
     }
-    return new Promise((sent) => {
-      this.#queue.push({ frame, sent });
+    return new Promise((sent, failed) => {
+      this.#queue.push({ frame, sent, failed });
       if (!this.#streaming) void this.#drain();
     });
   }
@@ -64,8 +68,11 @@ export class FrameWriter {
         try {
           if (exceeds(next.frame, this.fragmentOver)) await this.#fragmented(next.frame);
           else if (this.#open()) this.socket.send(JSON.stringify(next.frame));
-        } finally {
           next.sent();
+        } catch (error) {
+          // A message may be cut off mid-fragment: nothing more can follow it on this socket.
+          this.#broken = error;
+          for (const waiting of [next, ...this.#queue.splice(0)]) waiting.failed(error);
         }
       }
     } finally {
