@@ -129,7 +129,11 @@ export function serverAdmission(session: Session): AdmissionGuard {
     return {
       // The run's calls go to this client whatever caller the source passed, metered per run.
       wrapCaller: () => meter.caller,
-      committing: (writes) => checkStateWrites(session, writes),
+      committing: (writes) => {
+        checkStateWrites(session, writes);
+        // The agent's session facts ride the commit about to happen: its transaction, its sync.
+        session.persistAgent(true);
+      },
       committed: (writes) => session.options.heldState.record(session.stateHolder, writtenSizes(writes)),
       release() {
         meter.release();

@@ -27,23 +27,31 @@ export async function callClientTool(session: Session, call: ToolCall, engineSig
   params["session_id"] = call.session_id ?? session.id;
   if (call.traceparent !== undefined) params["traceparent"] = call.traceparent;
 
-  // One signal for "stop waiting": the engine gave up, or our own wait ran out. (The connection
-  // closing needs no signal here: the peer then fails every outstanding call itself.)
-  const stop = new AbortController();
-  const onEngineAbort = (): void => stop.abort(engineSignal.reason);
-  if (engineSignal.aborted) onEngineAbort();
-  else engineSignal.addEventListener("abort", onEngineAbort, { once: true });
-  const timer = setTimeout(() => {
-    stop.abort(new CarError("timeout", `tool '${tool}' callback timed out (${Math.round(waitMs / 1000)}s)`));
-  }, waitMs);
-  const signal = stop.signal;
+  // "Stop waiting": the engine gave up, or our own wait ran out, whichever comes first. The first
+  // reason wins and the peer drops the call with it (no AbortController per call: the engine's signal
+  // and one timer are all it takes). The connection closing needs nothing here: the peer then fails
+  // every outstanding call itself.
+  let stopped: { reason: unknown } | undefined;
+  const stop = (reason: unknown): void => {
+    if (stopped !== undefined) return;
+    stopped = { reason };
+    session.peer.abandon(requestId, reason);
+  };
+  const onEngineAbort = (): void => stop(engineSignal.reason);
   let answer: JsonValue | undefined;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    answer = await session.peer.call("tools.execute", params, requestId, signal, received);
+    if (engineSignal.aborted) {
+      stopped = { reason: engineSignal.reason };
+      throw engineSignal.reason;
+    }
+    engineSignal.addEventListener("abort", onEngineAbort, { once: true });
+    timer = setTimeout(() => stop(new CarError("timeout", `tool '${tool}' callback timed out (${Math.round(waitMs / 1000)}s)`)), waitMs);
+    answer = await session.peer.call("tools.execute", params, requestId, undefined, received);
   } catch (err) {
-    if (signal.aborted && err === signal.reason) {
-      session.peer.notify("tools.cancel", { request_id: requestId, action_id: actionId, reason: describe(signal.reason) });
-      throw signal.reason;
+    if (stopped !== undefined && err === stopped.reason) {
+      session.peer.notify("tools.cancel", { request_id: requestId, action_id: actionId, reason: describe(stopped.reason) });
+      throw stopped.reason;
     }
     if (err instanceof ClientCallError) {
       const data = err.error.data;

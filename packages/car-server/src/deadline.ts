@@ -38,9 +38,8 @@ export function handlerDeadlineMs(method: string, params: JsonValue | undefined,
 
 /** `work`, or a -32004 refusal once `ms` pass first (the work itself runs on; only its answer is replaced). */
 export function withDeadline<T>(method: string, ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
       reject(
         new RpcFault(
           RPC_HANDLER_DEADLINE,
@@ -49,7 +48,15 @@ export function withDeadline<T>(method: string, ms: number, work: Promise<T>): P
       );
     }, ms);
     timer.unref();
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
   });
-  work.catch(() => {});
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }

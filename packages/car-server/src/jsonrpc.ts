@@ -124,13 +124,35 @@ export const MAX_FRAME_DEPTH = 256;
 
 /** Whether `value` nests arrays and objects more than `max` levels deep; iterative, so any depth is safe to ask about. */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+  // Two parallel stacks rather than a pair per node: this runs on every frame.
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
     if (v === null || typeof v !== "object") continue;
     if (depth >= max) return true;
-    const children = Array.isArray(v) ? v : Object.values(v);
-    for (const child of children) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+    if (Array.isArray(v)) {
+      for (const child of v) {
+        if (child !== null && typeof child === "object") {
+          values.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const key in v) {
+        const child = (v as Record<string, unknown>)[key];
+        if (child !== null && typeof child === "object") {
+          values.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    }
   }
   return false;
+}
+
+/** Whether JSON text this long could nest more than `max` levels: each level takes an opening and a closing bracket. */
+export function couldNestDeeperThan(text: string, max: number): boolean {
+  return text.length > 2 * max;
 }

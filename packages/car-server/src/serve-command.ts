@@ -12,7 +12,7 @@ import { LIMIT_OPTION_SPECS, LIMITS_USAGE, limitsFromFlags } from "./limits.ts";
 import { openServeStore } from "./serve-store.ts";
 import { journalDirDatabase, NO_APPROVALS_REFUSAL, noApprovalsRequested, readAuthTokenFile } from "./reference-flags.ts";
 import { DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TOOL_TIMEOUT_MS, startServer, type ServerOptions } from "./server.ts";
-import { createServerLogger, LOG_FORMATS, LOG_LEVELS, pinoServerLog, type LogFormat, type LogLevel } from "./server-log.ts";
+import { createServerLog, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./server-log.ts";
 
 const USAGE = `Usage: car serve [--host 127.0.0.1] [--port 9100] [--db PATH|postgres://…] [--tier sandbox_edit] [--console] [--no-auth] [--token T] [--log-level info] [--log-format human] [--otel [--otel-endpoint URL]]
 
@@ -225,7 +225,7 @@ export async function runServe(args: string[], io: ServeIo = processIo): Promise
   }
   for (const w of parsed.warnings) io.stderr(`car serve: warning: ${w}`);
 
-  const serverLog = pinoServerLog(createServerLogger(parsed.logLevel, parsed.logFormat, io.stderr));
+  const serverLog = createServerLog(parsed.logLevel, parsed.logFormat, io.stderr);
   let store: Awaited<ReturnType<typeof openServeStore>>;
   let server: Awaited<ReturnType<typeof startServer>>;
   let otel: OtelExport | undefined;

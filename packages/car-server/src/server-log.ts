@@ -52,44 +52,75 @@ function proposalSummary(result: JsonValue): { proposal_id: string; statuses: Re
   return { proposal_id: id, statuses };
 }
 
-/** A `ServerLog` over a pino logger. */
-export function pinoServerLog(logger: Logger): ServerLog {
+type RecordLevel = "debug" | "info" | "warn" | "error";
+type LogRecord = Record<string, unknown>;
+/** Writes one record at `level`, with `msg` as pino's message. */
+type Emit = (level: RecordLevel, record: LogRecord, msg: string) => void;
+
+/** The records of a `ServerLog`, each built only when its level is on. */
+function serverLogOver(emit: Emit, enabled: (level: RecordLevel) => boolean): ServerLog {
   return {
-    started: (info) => logger.info({ event: "server_started", ...info }, "listening"),
-    connectionOpened: (conn, info) => logger.info({ event: "connection_opened", conn, ...info }, "connection opened"),
-    connectionClosed: (conn, info) => logger.info({ event: "connection_closed", conn, ...info }, "connection closed"),
-    authFailed: (conn, reason) => logger.warn({ event: "auth_failed", conn, reason }, "auth failed"),
+    started: (info) => emit("info", { event: "server_started", ...info }, "listening"),
+    connectionOpened: (conn, info) => emit("info", { event: "connection_opened", conn, ...info }, "connection opened"),
+    connectionClosed: (conn, info) => emit("info", { event: "connection_closed", conn, ...info }, "connection closed"),
+    authFailed: (conn, reason) => emit("warn", { event: "auth_failed", conn, reason }, "auth failed"),
     methodFinished(conn, method, durationMs, outcome) {
+      // Every method record is at info or below it (debug): none is built when info is off.
+      if (!enabled("info")) return;
       const duration_ms = Math.round(durationMs * 1000) / 1000;
       if (outcome.ok) {
-        logger.debug({ event: "method", conn, method, duration_ms, outcome: "ok" }, method);
+        if (enabled("debug")) emit("debug", { event: "method", conn, method, duration_ms, outcome: "ok" }, method);
         const proposal = method === "proposal.submit" ? proposalSummary(outcome.result) : undefined;
-        if (proposal !== undefined) logger.info({ event: "proposal", conn, ...proposal, duration_ms }, "proposal finished");
+        if (proposal !== undefined) emit("info", { event: "proposal", conn, ...proposal, duration_ms }, "proposal finished");
       } else {
-        const record = { event: "method", conn, method, duration_ms, outcome: "error", rpc_code: outcome.rpcCode, car_code: outcome.carCode ?? null };
-        logger.info(record, method);
+        emit("info", { event: "method", conn, method, duration_ms, outcome: "error", rpc_code: outcome.rpcCode, car_code: outcome.carCode ?? null }, method);
       }
     },
-    sessionRefused: (info) => logger.error({ event: "session_refused", ...info }, "session refused"),
-    shutdown: (stage, info) => logger.info({ event: "shutdown", stage, ...info }, `shutdown ${stage}`),
+    sessionRefused: (info) => emit("error", { event: "session_refused", ...info }, "session refused"),
+    shutdown: (stage, info) => emit("info", { event: "shutdown", stage, ...info }, `shutdown ${stage}`),
   };
 }
 
+/** A `ServerLog` over a pino logger. */
+export function pinoServerLog(logger: Logger): ServerLog {
+  return serverLogOver(
+    (level, record, msg) => logger[level](record, msg),
+    (level) => logger.isLevelEnabled(level),
+  );
+}
+
+const LEVEL_VALUES: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Number.POSITIVE_INFINITY };
 const LEVEL_NAMES: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
 const OMITTED = new Set(["level", "time", "msg", "pid", "hostname", "event"]);
 
-/** One pino NDJSON record as `time LEVEL event key=value …`. */
-export function humanLine(json: string): string {
-  const record = JSON.parse(json) as Record<string, unknown>;
-  const fields = Object.entries(record)
-    .filter(([k]) => !OMITTED.has(k))
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-  const time = new Date(record["time"] as number).toISOString();
-  return `${time} ${(LEVEL_NAMES[record["level"] as number] ?? "LOG").padEnd(5)} ${String(record["event"] ?? record["msg"])} ${fields.join(" ")}`.trimEnd();
+/**
+ * One record as `time LEVEL event key=value …`: the record's fields in
+ * order, a string as it is, anything else as JSON, an undefined field left
+ * out (as pino's JSON leaves it out).
+ */
+export function humanLine(level: number, time: number, record: LogRecord): string {
+  let line = `${new Date(time).toISOString()} ${(LEVEL_NAMES[level] ?? "LOG").padEnd(5)} ${String(record["event"] ?? record["msg"])}`;
+  for (const key in record) {
+    const value = record[key];
+    if (value === undefined || OMITTED.has(key)) continue;
+    line += ` ${key}=${typeof value === "string" ? value : JSON.stringify(value)}`;
+  }
+  return line;
 }
 
-/** A pino logger writing `format` records at `level` and above to `write` (stderr for `car serve`). */
-export function createServerLogger(level: LogLevel, format: LogFormat, write: (line: string) => void): Logger {
-  const destination = { write: (chunk: string) => write(format === "json" ? chunk.replace(/\n$/, "") : humanLine(chunk)) };
-  return pino({ level, base: null, timestamp: pino.stdTimeFunctions.epochTime }, destination);
+/**
+ * A `ServerLog` writing `format` records at `level` and above to `write`
+ * (stderr for `car serve`). `json` is pino's NDJSON; `human` formats each
+ * record straight from its fields (no JSON written only to be parsed again).
+ */
+export function createServerLog(level: LogLevel, format: LogFormat, write: (line: string) => void): ServerLog {
+  if (format === "json") {
+    const destination = { write: (chunk: string) => write(chunk.replace(/\n$/, "")) };
+    return pinoServerLog(pino({ level, base: null, timestamp: pino.stdTimeFunctions.epochTime }, destination));
+  }
+  const threshold = LEVEL_VALUES[level];
+  const enabled = (at: RecordLevel): boolean => LEVEL_VALUES[at] >= threshold;
+  return serverLogOver((at, record) => {
+    if (enabled(at)) write(humanLine(LEVEL_VALUES[at], Date.now(), record));
+  }, enabled);
 }

@@ -234,9 +234,9 @@ export class Session implements RunSubscriber, RunProducer {
     return true;
   }
 
-  /** Writes what this agent's session observed to the server's log, so it outlives a restart. */
-  persistAgent(): void {
-    this.options.agents.persist(this.options.agentKey);
+  /** Writes what this agent's session observed to the server's log, so it outlives a restart; `withCommit`: with the commit about to happen. */
+  persistAgent(withCommit = false): void {
+    this.options.agents.persist(this.options.agentKey, withCommit);
   }
 
   /** Whose state `state.set` values are counted under: the server's database, or this session's own memory. */

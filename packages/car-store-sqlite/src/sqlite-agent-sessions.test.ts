@@ -6,6 +6,7 @@
  */
 import { manualClock } from "@car/ir";
 import { AgentSessions, Runtime } from "@car/engine";
+import Database from "better-sqlite3";
 import { tempDatabase } from "@car/test-kit/temp-database";
 import type { TempDir } from "@car/test-kit/temp-database";
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -48,6 +49,79 @@ it("an agent's rate-limit window survives a restart; another agent's is its own"
     clock.advance(50_000);
     expect(restarted.get("bot").limiter.acquire("notify", LIMIT, clock.now())).toBe(0);
     expect(second.verifyChain()).toMatchObject({ ok: true });
+  } finally {
+    await second.close();
+  }
+});
+
+it("session facts deferred to a commit are written by that commit, not on their own, and survive a restart", async () => {
+  const clock = manualClock(Date.parse("2026-06-01T00:00:00Z"));
+  const store = sqlite(temp.db, { clock });
+  const agents = new AgentSessions(clock, store.events);
+  // Another process's view of the file: what is written is what a crash would leave.
+  const reader = new Database(temp.db, { readonly: true });
+  const stored = () => (reader.prepare("SELECT count(*) AS n FROM events WHERE kind = 'session_trace'").get() as { n: number }).n;
+  const seen: number[] = [];
+  const rt = new Runtime({
+    store,
+    clock,
+    agent: agents.get("bot"),
+    admission: () => ({
+      committing() {
+        agents.persist("bot", true);
+        seen.push(stored());
+      },
+      release() {},
+    }),
+  });
+  rt.registerTool({ name: "notify", rate_limit: LIMIT }, () => "sent");
+  try {
+    const result = await rt.executeProposal({ actions: [{ id: "a", type: "tool_call", tool: "notify", parameters: { n: 1 } }] });
+    expect(result.results[0]?.status).toBe("succeeded");
+    // Deferred: nothing of it on disk when the commit is about to start (a write of its own would be there already)…
+    expect(seen).toEqual([0]);
+    // …and the commit wrote it, in the chain after the proposal's events.
+    expect(stored()).toBe(1);
+    const kinds = (reader.prepare("SELECT kind FROM events ORDER BY seq").all() as { kind: string }[]).map((r) => r.kind);
+    expect(kinds.indexOf("session_trace")).toBeGreaterThan(kinds.indexOf("action_succeeded"));
+    expect(store.verifyChain()).toMatchObject({ ok: true });
+  } finally {
+    reader.close();
+    await rt.close();
+    await store.close();
+  }
+  const second = sqlite(temp.db, { clock });
+  try {
+    const wait = new AgentSessions(clock, second.events).get("bot").limiter.acquire("notify", { max_calls: 1, interval_secs: 60 }, clock.now());
+    expect(wait).toBe(60_000);
+  } finally {
+    await second.close();
+  }
+});
+
+it("session facts persisted with no commit coming are written by the log's group write, and outlive the process", async () => {
+  const clock = manualClock(Date.parse("2026-06-01T00:00:00Z"));
+  const store = sqlite(temp.db, { clock });
+  const agents = new AgentSessions(clock, store.events);
+  const reader = new Database(temp.db, { readonly: true });
+  const stored = () => (reader.prepare("SELECT count(*) AS n FROM events WHERE kind = 'session_trace'").get() as { n: number }).n;
+  try {
+    agents.get("bot").limiter.acquire("notify", LIMIT, clock.now());
+    agents.persist("bot");
+    // No proposal will commit: the group write puts it on disk by itself, without waiting for one.
+    await store.events.persist?.();
+    expect(stored()).toBe(1);
+    // Nothing left to write: a second call writes nothing.
+    agents.persist("bot");
+    await store.events.persist?.();
+    expect(stored()).toBe(1);
+  } finally {
+    reader.close();
+    await store.close();
+  }
+  const second = sqlite(temp.db, { clock });
+  try {
+    expect(new AgentSessions(clock, second.events).get("bot").limiter.acquire("notify", { max_calls: 1, interval_secs: 60 }, clock.now())).toBe(60_000);
   } finally {
     await second.close();
   }

@@ -5,7 +5,8 @@
  * `flush`, which the store calls inside a proposal's begin and commit
  * transactions — so a proposal's events land in the same transaction as the
  * state changes they describe. An event that belongs to no open proposal
- * (an approval record, a multi-agent run) is flushed at once.
+ * (an approval record, a multi-agent run) is flushed at once, unless it is
+ * deferred (`defer`) to ride the next write, such as a commit about to happen.
  *
  * Several processes may write one database (a server, `car run`, `car
  * approvals`): a flush re-reads the recorded chain head inside its write
@@ -97,13 +98,24 @@ export class SqliteEventLog implements EventLog {
   }
 
   append(event: NewEvent): CarEvent {
+    const stored = this.#buffered(event);
+    const pid = stored.proposal_id;
+    if (pid === null || !this.#open.has(pid)) this.flush();
+    return stored;
+  }
+
+  /** Buffered for the next write — a proposal's commit, `persist`, any flush — not written at once (`EventLog.defer`). */
+  defer(event: NewEvent): CarEvent {
+    return this.#buffered(event);
+  }
+
+  #buffered(event: NewEvent): CarEvent {
     const stored = event as CarEvent;
     stored.seq = this.#nextSeq++;
     this.#buffer.push(stored);
     const pid = stored.proposal_id;
     if (pid !== null && stored.kind === EVENT_KINDS.proposalReceived) this.#open.add(pid);
     this.#feed.publish(stored);
-    if (pid === null || !this.#open.has(pid)) this.flush();
     return stored;
   }
 

@@ -38,6 +38,15 @@ export interface EventLog {
    * not called.
    */
   persist?(): void | Promise<void>;
+  /**
+   * Appends an event that belongs to no open proposal without a write of its
+   * own: it is written by the log's next write — a proposal's commit, a
+   * `persist`, any flush. For a host that records something in the same
+   * transaction (and the same sync) as a commit it is about to make, instead
+   * of a transaction and a sync to disk of its own. A log that writes every
+   * append at once has no need of it.
+   */
+  defer?(event: NewEvent): CarEvent;
 }
 
 /** A predicate for one query's filters (not its order or limit); shared by every backend that filters in memory. */

@@ -116,14 +116,29 @@ export class AgentSessions {
   /**
    * Appends the agent's steps observed since the last call as one
    * `session_trace` event. A failed write keeps them for the next call.
+   *
+   * A log that can `defer` (SQLite) is never asked for a transaction and a
+   * sync to disk of their own — on the event loop, once per proposal.
+   * `withCommit`: the host is about to commit a proposal, and the event
+   * rides that commit's transaction and sync. Otherwise the log's group
+   * write (`persist`) writes it now and syncs it with whatever else is being
+   * synced; a reply that follows any later commit or dispatch intent waits
+   * for a sync that covers it.
    */
-  persist(agent: string): void {
+  persist(agent: string, withCommit = false): void {
     const entry = this.#agents.get(agent);
-    if (this.#events === undefined || entry === undefined || entry.pending.length === 0) return;
+    const log = this.#events;
+    if (log === undefined || entry === undefined || entry.pending.length === 0) return;
     // The list is shared with the facts and the limiter: taken by copy, emptied in place.
     const steps = entry.pending.splice(0);
+    const event = { kind: SESSION_TRACE_EVENT, proposal_id: null, timestamp: rfc3339(this.#clock.now()), data: { agent, steps } };
+    if (log.defer !== undefined) {
+      log.defer(event);
+      if (!withCommit) groupWrite(log);
+      return;
+    }
     try {
-      this.#events.append({ kind: SESSION_TRACE_EVENT, proposal_id: null, timestamp: rfc3339(this.#clock.now()), data: { agent, steps } });
+      log.append(event);
     } catch (error) {
       entry.pending.unshift(...steps);
       throw error;
@@ -148,5 +163,15 @@ export class AgentSessions {
     entry = { session: { trace: facts, limiter }, pending };
     this.#agents.set(agent, entry);
     return entry;
+  }
+}
+
+/** Starts the log's group write of what it buffered; a write that fails leaves the events buffered for the log's next write. */
+function groupWrite(log: EventLog): void {
+  try {
+    const written = log.persist?.();
+    if (written instanceof Promise) written.catch(() => undefined);
+  } catch {
+    // Still buffered: written with the log's next write.
   }
 }
