@@ -36,8 +36,9 @@ const BIG = "x".repeat(6 * MIB);
  * tool output): tens of ms of CPU each on a quiet machine, but one turn of the loop.
  * Route 3 keeps 8 s: each 6 MiB `state.set` is one synchronous turn in which the SQLite state store
  * writes the value to its row and again to its transition, and the chained `state_changed` event
- * canonicalises, hashes and stores it once more; on 2 shared cores at load 9–18 those turns took
- * 1.6–4.8 s (RESULTS.md). Splitting them is the state store's and the event log's part, not done yet.
+ * canonicalises, hashes and stores it once more; on 2 shared cores route 3's slowest answer was
+ * 1.0–1.3 s at load 6–9, 1.6–1.9 s at load 15–17 and 2.8–4.8 s with one or two busy processes added
+ * (RESULTS.md). Splitting those turns is the state store's and the event log's part, not done yet.
  */
 const BYSTANDER_BOUND_MS = [2_000, 2_000, 8_000, 2_000, 2_000, 2_000];
 
