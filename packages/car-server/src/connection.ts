@@ -32,6 +32,7 @@ import { HeldBytes } from "./held-bytes.ts";
 import { optionalString, paramsObject, requireString } from "./params.ts";
 import { checkParams } from "./params-schema.ts";
 import { RpcPeer } from "./peer.ts";
+import { FrameWriter } from "./frame-writer.ts";
 import { Session, type SessionOptions } from "./session.ts";
 import { tokensMatch } from "./auth.ts";
 import { DEFAULT_HANDLER_TIMEOUT_MS, handlerDeadlineMs, withDeadline } from "./deadline.ts";
@@ -42,6 +43,8 @@ const HOLDS_NOTHING = new HeldBytes(0).account(0);
 
 /** Close code sent after refusing an unauthenticated call (RFC 6455 "policy violation"). */
 const CLOSE_POLICY_VIOLATION = 1008;
+/** Close code for a frame the server could not write (RFC 6455 "internal error"). */
+const CLOSE_INTERNAL_ERROR = 1011;
 /** Close code for a server shutdown (RFC 6455 "going away"). */
 const CLOSE_GOING_AWAY = 1001;
 /** Requests of a batch admitted per turn of the event loop. */
@@ -90,6 +93,7 @@ export class Connection {
   private requests = 0;
   private readonly log: ServerLog;
   private readonly id: number;
+  private readonly writer: FrameWriter;
 
   constructor(
     private readonly socket: WebSocket,
@@ -98,8 +102,9 @@ export class Connection {
     this.authenticated = options.token === undefined;
     this.log = options.log ?? silentServerLog;
     this.id = options.connectionId ?? 0;
+    this.writer = new FrameWriter(socket);
     this.log.connectionOpened(this.id, { remote: options.remoteAddress, agent: options.agentId !== undefined });
-    const peer = new RpcPeer((frame) => this.send(frame));
+    const peer = new RpcPeer((frame) => void this.send(frame));
     this.session = new Session(peer, this.aborter.signal, options);
     if (options.agentId !== undefined) {
       const agent = options.agentId;
@@ -146,8 +151,13 @@ export class Connection {
     if (this.socket.readyState === this.socket.OPEN) this.socket.ping();
   }
 
-  private send(frame: Frame): void {
-    if (this.socket.readyState === this.socket.OPEN) this.socket.send(JSON.stringify(frame));
+  /**
+   * Resolves once the frame is handed to the socket whole (a large frame is
+   * written a piece per turn: frame-writer.ts). A queued frame that cannot
+   * be written closes the connection (1011), so no call waits on it forever.
+   */
+  private send(frame: Frame): Promise<void> {
+    return this.writer.write(frame).catch(() => this.closeSocket("internal error: a frame could not be written", CLOSE_INTERNAL_ERROR));
   }
 
   private onClose(): void {
@@ -174,7 +184,7 @@ export class Connection {
     try {
       decoded = JSON.parse(text);
     } catch {
-      this.send(errorFrame(null, { code: RPC_PARSE_ERROR, message: "parse error: the frame is not valid JSON" }));
+      void this.send(errorFrame(null, { code: RPC_PARSE_ERROR, message: "parse error: the frame is not valid JSON" }));
       return;
     }
     if (couldNestDeeperThan(text, MAX_FRAME_DEPTH) && nestsDeeperThan(decoded, MAX_FRAME_DEPTH)) {
@@ -186,7 +196,7 @@ export class Connection {
       return;
     }
     const work = this.handle(classifyMessage(decoded), bytes);
-    this.track(work.then((frame) => frame !== undefined && this.send(frame)));
+    this.track(work.then((frame) => (frame === undefined ? undefined : this.send(frame))));
   }
 
   /**
@@ -202,7 +212,7 @@ export class Connection {
       return;
     }
     if (message?.kind === "notification") return;
-    this.send(errorFrame(message?.kind === "request" || message?.kind === "invalid" ? message.id : null, error));
+    void this.send(errorFrame(message?.kind === "request" || message?.kind === "invalid" ? message.id : null, error));
   }
 
   /**
@@ -215,12 +225,12 @@ export class Connection {
    */
   private onBatch(items: unknown[], bytes: number): void {
     if (items.length === 0) {
-      this.send(errorFrame(null, { code: RPC_INVALID_REQUEST, message: "invalid request: an empty batch" }));
+      void this.send(errorFrame(null, { code: RPC_INVALID_REQUEST, message: "invalid request: an empty batch" }));
       return;
     }
     const max = this.options.limits.maxBatchSize;
     if (items.length > max) {
-      this.send(
+      void this.send(
         errorFrame(null, { code: RPC_INVALID_REQUEST, message: `invalid request: a batch of ${items.length} requests; the limit is ${max} (--max-batch)` }),
       );
       return;
@@ -232,7 +242,7 @@ export class Connection {
         pending.push(this.handle(classifyMessage(items[i]), bytes));
       }
       const replies = (await Promise.all(pending)).filter((f): f is Frame => f !== undefined);
-      if (replies.length > 0) this.send(replies);
+      if (replies.length > 0) await this.send(replies);
     })();
     this.track(work);
   }
@@ -282,7 +292,7 @@ export class Connection {
       // Refuse and hang up: an unauthenticated peer gets no second chance on this socket.
       this.log.authFailed(this.id, "not_authenticated");
       if (id !== undefined) {
-        this.send(errorFrame(id, { code: RPC_AUTH_REQUIRED, message: "auth required: send session.auth with the server's token as the first call" }));
+        void this.send(errorFrame(id, { code: RPC_AUTH_REQUIRED, message: "auth required: send session.auth with the server's token as the first call" }));
       }
       this.cancelInFlight("auth required");
       this.closeSocket("auth required", CLOSE_POLICY_VIOLATION);

@@ -158,7 +158,17 @@ export interface EventData {
    * `task_bytes` (its UTF-8 length) and `task_sha256` (hex digest of its UTF-8): a reducer's task can be tens of MiB.
    */
   agent_started: { agent: string; step: string; task: string; task_bytes?: number; task_sha256?: string };
-  agent_finished: { agent: string; step: string; answer: JsonValue; turns: number; tool_calls: number; duration_ms: number } & JsonObject;
+  /** An answer over `TASK_HEAD_CHARS` characters is recorded likewise: its head in `answer`, with `answer_bytes` and `answer_sha256`. */
+  agent_finished: {
+    agent: string;
+    step: string;
+    answer: JsonValue;
+    answer_bytes?: number;
+    answer_sha256?: string;
+    turns: number;
+    tool_calls: number;
+    duration_ms: number;
+  } & JsonObject;
   agent_failed: { agent: string; step: string; reason: string; error: JsonValue };
   agent_skipped: { agent: string; step: string; reason: string; detail: string };
   planner_started: { max_attempts: number; target: JsonObject };

@@ -46,13 +46,15 @@ export async function runMapReduce(
     else failed.push(i + 1);
   });
 
+  // Built once: the reducer's task and, should the reducer fail, the final answer (each up to tens of MiB).
+  const mapped = inputs.length === 0 ? null : labelled(inputs);
   let reduce: AgentOutput;
-  if (inputs.length === 0) {
+  if (mapped === null) {
     reduce = run.skip(reduceSpec, "reduce", "upstream_failed", n === 0 ? "there are no items to reduce" : "no item was mapped");
   } else {
     const missing = failed.length === 0 ? "" : `\n\nItems that could not be mapped: ${failed.join(", ")}`;
-    reduce = await run.call(reduceSpec, `${task}\n\nMapped items:\n${labelled(inputs)}${missing}`, "reduce", inputs);
+    reduce = await run.call(reduceSpec, `${task}\n\nMapped items:\n${mapped}${missing}`, "reduce", inputs);
   }
-  const final_answer = succeeded(reduce) ? reduce.answer : inputs.length === 0 ? null : labelled(inputs);
+  const final_answer = succeeded(reduce) ? reduce.answer : mapped;
   return { ...run.finish(final_answer), map, reduce };
 }

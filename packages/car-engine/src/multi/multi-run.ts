@@ -13,7 +13,7 @@ import { systemTimers } from "@car/ir";
 import type { TimerId, Timers } from "@car/ir";
 import { SpendMeter, parseBudget } from "./budget.ts";
 import { Slots } from "./slots.ts";
-import { isLongTask, taskRecord } from "./task-record.ts";
+import { answerRecord, isLongTask, taskRecord } from "./task-record.ts";
 import type { AgentCallContext, AgentFn, AgentInput, CutOff, CutOffReason, MultiOptions, RunSummary } from "./types.ts";
 
 /** Why a call in flight was aborted; kept beside the signal so the entry can say it. */
@@ -273,10 +273,12 @@ export class MultiRun {
     }
     this.#spend.record(spec.name, output.tokens);
     if (output.error !== null) return this.#failedEntry(spec.name, step, call_id, "reported", output);
+    // A long answer (up to a frame's size, MiB) is recorded by its head, length and digest, digested a slice per turn.
+    const answer = isLongTask(output.answer) ? await answerRecord(output.answer) : { answer: output.answer };
     this.#emit(MULTI_EVENT_KINDS.agentFinished, call_id, {
       agent: spec.name,
       step,
-      answer: output.answer,
+      ...answer,
       turns: output.turns,
       tool_calls: output.tool_calls,
       duration_ms: output.duration_ms,
