@@ -30,6 +30,7 @@ import { UNKNOWN_HOST, urlHosts } from "../inspectors/egress/hosts.ts";
 import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { argvToCommand } from "../rules/deny-command.ts";
 import { lexicalPath } from "../lexical-path.ts";
+import { markSplitRule } from "../rule-shapes.ts";
 import { asciiCharSet, type CharSet, foldedCharSet, type NormalisedReads, type NormalisationIndex } from "./normalisation-index.ts";
 
 const URL_SHAPE = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*[^\s]+$/;
@@ -213,13 +214,13 @@ function canonicalKeyword(keyword: string): string | undefined {
 /** The memo key of a check's normalised call. */
 const NORMALISED_CALL: object = {};
 
-interface NormalisedCall {
+export interface NormalisedCall {
   action: Action;
-  context: CheckContext;
+  context: LazyCheckContext;
 }
 
 /** The action with its commands and URLs normalised where a rule could match them; `undefined` when that changes nothing. */
-function buildNormalisedCall(action: Action, context: CheckContext): NormalisedCall | undefined {
+export function buildNormalisedCall(action: Action, context: CheckContext): NormalisedCall | undefined {
   const params = normalisedParams(action.parameters, context.normalisation);
   if (params === undefined) return undefined;
   const normal: Action = { ...action, parameters: params };
@@ -233,22 +234,25 @@ function buildNormalisedCall(action: Action, context: CheckContext): NormalisedC
  * `reads` says what `onNormal` reads there, for the rule set's index.
  */
 export function alsoOnNormalisedCall(rule: PolicyRule, reads: NormalisedReads, onNormal: readonly PolicyRule[] = [rule]): PolicyRule {
-  return {
-    name: rule.name,
-    ...(rule.tool !== undefined ? { tool: rule.tool } : {}),
-    normalised: reads,
-    evaluate(action, state, context) {
-      const reason = rule.evaluate(action, state, context);
-      if (reason !== undefined) return reason;
-      const normal = context.once(NORMALISED_CALL, buildNormalisedCall);
-      if (normal === undefined) return undefined;
-      for (const r of onNormal) {
-        const found = r.evaluate(normal.action, state, normal.context);
-        if (found !== undefined) return found;
-      }
-      return undefined;
+  return markSplitRule(
+    {
+      name: rule.name,
+      ...(rule.tool !== undefined ? { tool: rule.tool } : {}),
+      normalised: reads,
+      evaluate(action, state, context) {
+        const reason = rule.evaluate(action, state, context);
+        if (reason !== undefined) return reason;
+        const normal = context.once(NORMALISED_CALL, buildNormalisedCall);
+        if (normal === undefined) return undefined;
+        for (const r of onNormal) {
+          const found = r.evaluate(normal.action, state, normal.context);
+          if (found !== undefined) return found;
+        }
+        return undefined;
+      },
     },
-  };
+    { asSent: rule, onNormal },
+  );
 }
 
 /** A `deny_keyword` rule that also matches the normalised call, the keyword also in canonical flag order. */
