@@ -140,7 +140,7 @@ export class Findings {
   }
 
   has(at: number): boolean {
-    return this.#at !== undefined && this.#at.includes(at);
+    return this.#at?.includes(at) === true;
   }
 
   /** The violations in rule order (each position is found at most once). */
