@@ -9,7 +9,7 @@
  */
 import { type Action, getOwn, type JsonValue } from "@car/ir";
 import { stringCoerce } from "@car/ir/internal";
-import type { NormalisationIndex } from "./gate/normalisation-index.ts";
+import type { CharSet, NormalisationIndex } from "./gate/normalisation-index.ts";
 
 export interface CheckContext {
   /** Every parameter as `[key, string form]`, in key order. */
@@ -46,6 +46,12 @@ export class LazyCheckContext implements CheckContext {
   #lastLower: string | undefined;
   /** String forms of parameters that are not strings, by key. */
   #encoded: Map<string, string> | undefined;
+  /** One text whose exact ASCII characters a search already read (`rememberChars`), as four words. */
+  #charsOf: string | undefined;
+  #chars0 = 0;
+  #chars1 = 0;
+  #chars2 = 0;
+  #chars3 = 0;
   /** The one value rules share today (the normalised call); a second key would add a field. */
   #onceKey: object | undefined;
   #onceValue: unknown;
@@ -107,6 +113,25 @@ export class LazyCheckContext implements CheckContext {
     const text = this.paramString(key);
     if (text === undefined) return undefined;
     return (this.#lastLower ??= text.toLowerCase());
+  }
+
+  /** Remembers that `text` holds exactly the ASCII characters of these four words (a `CharSet`), and nothing beyond ASCII. */
+  rememberChars(text: string, w0: number, w1: number, w2: number, w3: number): void {
+    this.#charsOf = text;
+    this.#chars0 = w0;
+    this.#chars1 = w1;
+    this.#chars2 = w2;
+    this.#chars3 = w3;
+  }
+
+  /** The remembered characters of `text`, written into `set`; `undefined` when `text` is not the one remembered. */
+  charsOf(text: string, set: CharSet): CharSet | undefined {
+    if (this.#charsOf === undefined || this.#charsOf !== text) return undefined;
+    set[0] = this.#chars0;
+    set[1] = this.#chars1;
+    set[2] = this.#chars2;
+    set[3] = this.#chars3;
+    return set;
   }
 
   once<T>(key: object, compute: (action: Action, context: CheckContext) => T): T {

@@ -69,8 +69,13 @@ export function asciiCharSet(text: string, set: CharSet = new Int32Array(4)): Ch
  */
 export function foldedCharSet(text: string): CharSet | undefined {
   const set = asciiCharSet(text, SCRATCH);
+  return set === undefined ? undefined : foldCase(set);
+}
+
+/** `set` with the lower case of its upper-case letters added, in place. */
+export function foldCase(set: CharSet): CharSet {
   // Upper-case letters (65–90) add their lower case (97–122): word 2 bits 1–26 → word 3 bits 1–26.
-  if (set !== undefined) set[3] = (set[3] as number) | ((set[2] as number) & 0x07fffffe);
+  set[3] = (set[3] as number) | ((set[2] as number) & 0x07fffffe);
   return set;
 }
 
@@ -150,16 +155,23 @@ export class NormalisationIndex {
   }
 
   /**
-   * Whether a rule could match parameter `key` once normalised, given
-   * `alphabet`, a bound on the characters of its normal form (`undefined`:
-   * no bound known), and `sent`, the parameter's text as sent when the
-   * rules judged exactly that text (a string value).
+   * Whether a rule could match parameter `key` once normalised: `never`,
+   * `always` (a rule reading it names no needle), or `bounded` — it depends
+   * on the characters of the normal form (`anyWithin`).
    */
-  mayMatch(key: string, alphabet: () => CharSet | undefined, sent?: string): boolean {
+  reads(key: string): "never" | "always" | "bounded" {
     const table = this.#byParam.get(key) ?? this.#every;
-    if (table.any) return true;
-    if (table.words.length === 0 && !table.beyondAscii) return false;
-    const bound = alphabet();
-    return bound === undefined || table.anyWithin(bound, sent);
+    if (table.any) return "always";
+    return table.words.length === 0 && !table.beyondAscii ? "never" : "bounded";
+  }
+
+  /**
+   * Whether a rule could match parameter `key` once normalised, given
+   * `bound`, a bound on the characters of its normal form (`undefined`: no
+   * bound known), and `sent`, the parameter's text as sent when the rules
+   * judged exactly that text (a string value).
+   */
+  anyWithin(key: string, bound: CharSet | undefined, sent: string | undefined): boolean {
+    return bound === undefined || (this.#byParam.get(key) ?? this.#every).anyWithin(bound, sent);
   }
 }

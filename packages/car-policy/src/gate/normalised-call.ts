@@ -31,7 +31,7 @@ import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { argvToCommand } from "../rules/deny-command.ts";
 import { lexicalPath } from "../lexical-path.ts";
 import { markSplitRule } from "../rule-shapes.ts";
-import { asciiCharSet, type CharSet, foldedCharSet, type NormalisedReads, type NormalisationIndex } from "./normalisation-index.ts";
+import { asciiCharSet, type CharSet, foldCase, foldedCharSet, type NormalisedReads, type NormalisationIndex } from "./normalisation-index.ts";
 
 const URL_SHAPE = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*[^\s]+$/;
 /** What a text needs to be URL-shaped once trimmed, tested before anything else (most parameters fail at their first character). */
@@ -57,24 +57,26 @@ const PLAIN_WORDS = /^[A-Za-z0-9_./=,@%+:~#*?!^ \t-]*$/;
  * With an `index`, a parameter no rule could match once normalised is left
  * out as well.
  */
-export function normalisedParams(params: JsonObject, index?: NormalisationIndex): JsonObject | undefined {
+export function normalisedParams(params: JsonObject, index?: NormalisationIndex, context?: LazyCheckContext): JsonObject | undefined {
   let out: JsonObject | undefined;
   for (const key of Object.keys(params)) {
     // Keys from Object.keys are own properties, so a plain read is an own read here.
     const value = params[key] as JsonValue;
-    const normal = normalisedValue(key, value, index);
+    const normal = normalisedValue(key, value, index, context);
     if (normal === undefined || normal === value) continue;
     setOwn((out ??= emptyMap()), key, normal);
   }
   return out;
 }
 
-function normalisedValue(key: string, value: JsonValue, index: NormalisationIndex | undefined): string | undefined {
+function normalisedValue(key: string, value: JsonValue, index: NormalisationIndex | undefined, context: LazyCheckContext | undefined): string | undefined {
+  const reads = index === undefined ? "always" : index.reads(key);
+  if (reads === "never") return undefined;
   if (key === "command") {
     const command = typeof value === "string" ? value : isArgv(value) ? argvToCommand(value) : undefined;
     if (command === undefined || command.length > MAX_COMMAND_LENGTH) return undefined;
     const sent = typeof value === "string" ? value : undefined;
-    if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(command, "command"), sent)) return undefined;
+    if (reads === "bounded" && !index?.anyWithin(key, normalFormAlphabet(command, "command", context?.charsOf(command, SCRATCH)), sent)) return undefined;
     return normalisedCommand(command);
   }
   // Most parameters are not URLs (a scheme is the first thing they lack), and most URLs are already plain.
@@ -82,14 +84,17 @@ function normalisedValue(key: string, value: JsonValue, index: NormalisationInde
   const simple = READINGS_DIFFER.test(value) ? null : SIMPLE_URL.exec(value);
   if (simple) {
     const normal = `${simple[1] as string}${value.slice(simple[0].length)}`;
-    if (normal === value || (index !== undefined && !index.mayMatch(key, () => foldedCharSet(normal), value))) return undefined;
+    if (normal === value || (reads === "bounded" && !index?.anyWithin(key, foldedCharSet(normal), value))) return undefined;
     return normal;
   }
   const url = value.trim();
   if (!URL_SHAPE.test(url)) return undefined;
-  if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(url, "url"), value)) return undefined;
+  if (reads === "bounded" && !index?.anyWithin(key, normalFormAlphabet(url, "url"), value)) return undefined;
   return canonicalUrls(url).join("\n");
 }
+
+/** Where a command's remembered characters are copied; read at once, like `foldedCharSet`'s. */
+const SCRATCH: CharSet = new Int32Array(4);
 
 /**
  * Whether `PLAIN_URL` matches `text`, read by hand for the common case —
@@ -146,8 +151,8 @@ function mayHaveScheme(text: string): boolean {
  * lowercased, the unknown-host marker) — bounded by `URL_ADDS` unless a `%`
  * could decode into anything.
  */
-export function normalFormAlphabet(text: string, kind: "command" | "url"): CharSet | undefined {
-  const set = foldedCharSet(text);
+export function normalFormAlphabet(text: string, kind: "command" | "url", known?: CharSet): CharSet | undefined {
+  const set = known === undefined ? foldedCharSet(text) : foldCase(known);
   if (set === undefined) return undefined;
   if (((set[0] as number) & ~TAB_NEWLINE_RETURN) !== 0 || ((set[3] as number) & DEL) !== 0) return undefined;
   if (kind === "command" && hasChar(set, DOLLAR)) return undefined;
@@ -264,7 +269,7 @@ export interface NormalisedCall {
 
 /** The action with its commands and URLs normalised where a rule could match them; `undefined` when that changes nothing. */
 export function buildNormalisedCall(action: Action, context: CheckContext): NormalisedCall | undefined {
-  const params = normalisedParams(action.parameters, context.normalisation);
+  const params = normalisedParams(action.parameters, context.normalisation, context instanceof LazyCheckContext ? context : undefined);
   if (params === undefined) return undefined;
   const normal: Action = { ...action, parameters: params };
   return { action: normal, context: new LazyCheckContext(normal) };
