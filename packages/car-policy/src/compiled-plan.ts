@@ -3,9 +3,10 @@
  * change. It returns exactly what calling each rule's `evaluate` in order
  * returns (the engine's reference path), in three steps:
  *
- * 1. every rule judges the call as sent: the `deny_keyword` rules together
- *    (`KeywordScan`), the others through `evaluate` in registration order
- *    (so stateful rules such as rate limits see the same calls as before);
+ * 1. every rule judges the call as sent: the substring rules together
+ *    (`ParameterScan`: keywords, `contains`, regexes with required
+ *    literals), the others through `evaluate` in registration order (so
+ *    stateful rules such as rate limits see the same calls as before);
  * 2. the rules that also judge the normalised call and passed as sent judge
  *    it, built at most once and only where the plan's `NormalisationIndex`
  *    says a rule could match it — for most calls nothing is built;
@@ -13,16 +14,17 @@
  *
  * A rule that also judges the normalised call is run as its two halves
  * (`splitOf`), so no wrapper sits between the engine and the rule. The
- * rules of steps 1 (keywords) and 2 are pure substring and regex tests;
- * running them after the others changes nothing a rule can observe.
+ * scanned rules of step 1 and the rules of step 2 are pure substring and
+ * regex tests; running them after the others changes nothing a rule can
+ * observe.
  */
 import type { Action, PolicyViolation } from "@car/ir";
 import { LazyCheckContext } from "./check-context.ts";
 import type { PolicyRule } from "./engine.ts";
 import { buildNormalisedCall } from "./gate/normalised-call.ts";
 import { NormalisationIndex } from "./gate/normalisation-index.ts";
-import { KeywordScan } from "./keyword-scan.ts";
-import { keywordOf, splitOf } from "./rule-shapes.ts";
+import { ParameterScan } from "./parameter-scan.ts";
+import { scanShapeOf, splitOf } from "./rule-shapes.ts";
 import type { StateLookup } from "./state.ts";
 
 export class CompiledPlan {
@@ -30,10 +32,7 @@ export class CompiledPlan {
   /** Rules run through `evaluate` (their as-sent half, when split), with their positions. */
   readonly #generic: PolicyRule[] = [];
   readonly #genericAt: number[] = [];
-  readonly #keywords = new KeywordScan();
-  /** The keyword rules themselves, with their positions: run one by one if the scan throws, so they deny as they would. */
-  readonly #keywordRules: PolicyRule[] = [];
-  readonly #keywordAt: number[] = [];
+  readonly #scan = new ParameterScan();
   /** The normalised halves, by the position of the rule they belong to. */
   readonly #onNormal: (readonly PolicyRule[])[] = [];
   readonly #onNormalAt: number[] = [];
@@ -45,12 +44,9 @@ export class CompiledPlan {
     rules.forEach((rule, at) => {
       const split = splitOf(rule);
       const asSent = split?.asSent ?? rule;
-      const keyword = keywordOf(asSent);
-      if (keyword !== undefined) {
-        this.#keywords.add(at, keyword);
-        this.#keywordRules.push(asSent);
-        this.#keywordAt.push(at);
-      } else {
+      const shape = scanShapeOf(asSent);
+      if (shape !== undefined) this.#scan.add(at, asSent, shape);
+      else {
         this.#generic.push(asSent);
         this.#genericAt.push(at);
       }
@@ -70,16 +66,16 @@ export class CompiledPlan {
       const reason = evaluateSafely(rule, action, state, context);
       if (reason !== undefined) findings.add(this.#genericAt[i] as number, reason);
     }
-    if (this.#keywords.size > 0) {
+    if (this.#scan.size > 0) {
       const before = findings.size;
       try {
-        this.#keywords.scan(action, context, findings);
+        this.#scan.scan(action, state, context, findings);
       } catch {
+        // Only reading a parameter can throw here: run each rule alone, so each denies as it would.
         findings.truncate(before);
-        const rules = this.#keywordRules;
-        for (let i = 0; i < rules.length; i++) {
-          const reason = evaluateSafely(rules[i] as PolicyRule, action, state, context);
-          if (reason !== undefined) findings.add(this.#keywordAt[i] as number, reason);
+        for (const { rule, position } of this.#scan.entries()) {
+          const reason = evaluateSafely(rule, action, state, context);
+          if (reason !== undefined) findings.add(position, reason);
         }
       }
     }

@@ -1,8 +1,8 @@
 /**
  * What the engine may know about a rule this package built, so a check can
- * run it in bulk instead of through `evaluate`: that it is a `deny_keyword`
- * on one keyword, or that it judges the call as sent and then (`onNormal`)
- * its normalised form. Kept beside the rule, by identity, not on it: a rule
+ * run it in bulk instead of through `evaluate`: that it is a substring test
+ * (`ScanShape`, run by `ParameterScan`), or that it judges the call as sent
+ * and then (`onNormal`) its normalised form. Kept beside the rule, by identity, not on it: a rule
  * is a plain object a user may copy or write, and a copy is simply run by
  * its `evaluate`, which always does the whole job.
  */
@@ -14,18 +14,31 @@ export interface SplitRule {
   readonly onNormal: readonly PolicyRule[];
 }
 
-const KEYWORDS = new WeakMap<PolicyRule, string>();
+/** What a rule's `evaluate` does, exactly, when it is one of these. */
+export type ScanShape =
+  /** Denies with `keywordReason(key)` for the first parameter whose string form contains `needle`. */
+  | { readonly kind: "keyword"; readonly param?: undefined; readonly needle: string }
+  /** Denies with `reason` when parameter `param`'s string form contains `needle`. */
+  | { readonly kind: "contains"; readonly param: string; readonly needle: string; readonly reason: string }
+  /**
+   * Reads only parameter `param`, and can deny only when its string form
+   * contains each of `needs` (lowercased first when `foldCase`; a text
+   * beyond ASCII is always evaluated).
+   */
+  | { readonly kind: "screened"; readonly param: string; readonly needs: readonly string[]; readonly foldCase: boolean };
+
+const SHAPES = new WeakMap<PolicyRule, ScanShape>();
 const SPLITS = new WeakMap<PolicyRule, SplitRule>();
 
-/** Records that `rule` denies exactly the calls with `keyword` in some parameter's string form (`denyKeywordRule`). */
-export function markKeywordRule<R extends PolicyRule>(keyword: string, rule: R): R {
-  KEYWORDS.set(rule, keyword);
+/** Records what `rule` does, for `ParameterScan`. */
+export function markScanRule<R extends PolicyRule>(shape: ScanShape, rule: R): R {
+  SHAPES.set(rule, shape);
   return rule;
 }
 
-/** The keyword of a rule built by `denyKeywordRule`; `undefined` for any other rule. */
-export function keywordOf(rule: PolicyRule): string | undefined {
-  return KEYWORDS.get(rule);
+/** The shape of a rule `markScanRule` recorded; `undefined` for any other rule. */
+export function scanShapeOf(rule: PolicyRule): ScanShape | undefined {
+  return SHAPES.get(rule);
 }
 
 /** Records that `rule.evaluate` is `split.asSent`, then `split.onNormal` on the normalised call when that passed. */

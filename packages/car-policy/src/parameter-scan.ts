@@ -1,0 +1,118 @@
+/**
+ * The substring rules of a plan judged in one pass over the parameters,
+ * instead of one rule call (and one search of a parameter) each. Each
+ * parameter's string form is read once, into the set of its ASCII
+ * characters (128 bits); a rule is looked at only if every character its
+ * match needs is in that set — a text lacking one cannot match, and most
+ * parameters lack some character of most rules' needles. Three kinds:
+ *
+ * - a `deny_keyword`: denies with the first parameter (in key order) whose
+ *   string form contains the keyword;
+ * - a `contains` test on one parameter: denies when its string form
+ *   contains the value;
+ * - a screened rule on one parameter (a regex with required literals,
+ *   `literalPrefilter`): its own `evaluate` runs only when the parameter
+ *   has every character of those literals (case-folded for `(?i)`).
+ *
+ * Text beyond ASCII has no set and meets every rule. The outcome is exactly
+ * the rules' own. The set of a `command` is left on the context, so
+ * bounding its normal form (the one parameter normalisation bounds by its
+ * characters) does not walk it again.
+ */
+import type { Action } from "@car/ir";
+import type { LazyCheckContext } from "./check-context.ts";
+import type { Findings } from "./compiled-plan.ts";
+import { evaluateSafely } from "./compiled-plan.ts";
+import type { PolicyRule } from "./engine.ts";
+import { keywordReason } from "./rules/deny-keyword.ts";
+import type { ScanShape } from "./rule-shapes.ts";
+import type { StateLookup } from "./state.ts";
+
+export class ParameterScan {
+  readonly #positions: number[] = [];
+  readonly #shapes: ScanShape[] = [];
+  readonly #rules: PolicyRule[] = [];
+  /** Each rule's needed characters as four 32-bit words; a character beyond ASCII sets every bit (in no ASCII text). */
+  #sets = new Int32Array(0);
+
+  get size(): number {
+    return this.#shapes.length;
+  }
+
+  /** The rules, with their positions: run one by one through `evaluate` if the scan throws. */
+  entries(): { rule: PolicyRule; position: number }[] {
+    return this.#rules.map((rule, i) => ({ rule, position: this.#positions[i] as number }));
+  }
+
+  add(position: number, rule: PolicyRule, shape: ScanShape): void {
+    this.#positions.push(position);
+    this.#rules.push(rule);
+    this.#shapes.push(shape);
+    const sets = new Int32Array(this.#sets.length + 4);
+    sets.set(this.#sets);
+    const at = this.#sets.length;
+    const needed = shape.kind === "screened" ? shape.needs.join("") : shape.needle;
+    for (let i = 0; i < needed.length; i++) {
+      const c = needed.charCodeAt(i);
+      if (c > 0x7f) {
+        sets.fill(-1, at, at + 4);
+        break;
+      }
+      sets[at + (c >> 5)] = (sets[at + (c >> 5)] as number) | (1 << (c & 31));
+    }
+    this.#sets = sets;
+  }
+
+  /** Adds to `findings` what each rule finds, with its position. */
+  scan(action: Action, state: StateLookup, context: LazyCheckContext, findings: Findings): void {
+    const params = action.parameters;
+    const keys = Object.keys(params);
+    const shapes = this.#shapes;
+    const sets = this.#sets;
+    let done: Uint8Array | undefined;
+    for (let p = 0; p < keys.length; p++) {
+      const key = keys[p] as string;
+      // Keys from Object.keys are own properties, so a plain read is an own read here.
+      const value = params[key];
+      const text = typeof value === "string" ? value : (context.paramString(key) as string);
+      let w0 = 0;
+      let w1 = 0;
+      let w2 = 0;
+      let w3 = 0;
+      let ascii = true;
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        const bit = 1 << (c & 31);
+        if (c < 64) {
+          if (c < 32) w0 |= bit;
+          else w1 |= bit;
+        } else if (c < 96) w2 |= bit;
+        else if (c < 128) w3 |= bit;
+        else {
+          ascii = false;
+          break;
+        }
+      }
+      if (ascii && key === "command") context.rememberChars(text, w0, w1, w2, w3);
+      // The lower case of the upper-case letters, for case-folded needles: word 2 bits 1–26 → word 3 bits 1–26.
+      const folded3 = w3 | (w2 & 0x07fffffe);
+      for (let r = 0; r < shapes.length; r++) {
+        if (done !== undefined && done[r] === 1) continue;
+        const shape = shapes[r] as ScanShape;
+        if (shape.param !== undefined && shape.param !== key) continue;
+        const s = r * 4;
+        const last = shape.kind === "screened" && shape.foldCase ? folded3 : w3;
+        if (
+          ascii &&
+          (((sets[s] as number) & ~w0) | ((sets[s + 1] as number) & ~w1) | ((sets[s + 2] as number) & ~w2) | ((sets[s + 3] as number) & ~last)) !== 0
+        )
+          continue;
+        let reason: string | undefined;
+        if (shape.kind === "screened") reason = evaluateSafely(this.#rules[r] as PolicyRule, action, state, context);
+        else if (text.includes(shape.needle)) reason = shape.kind === "keyword" ? keywordReason(key) : shape.reason;
+        if (shape.kind !== "keyword" || reason !== undefined) (done ??= new Uint8Array(shapes.length))[r] = 1;
+        if (reason !== undefined) findings.add(this.#positions[r] as number, reason);
+      }
+    }
+  }
+}
