@@ -28,15 +28,26 @@ import { keywordReason } from "./rules/deny-keyword.ts";
 import type { ScanShape } from "./rule-shapes.ts";
 import type { StateLookup } from "./state.ts";
 
+const KEYWORD = 0;
+const CONTAINS = 1;
+const SCREENED = 2;
+const SCREENED_FOLDED = 3;
+
 export class ParameterScan {
+  // One entry per rule, as parallel arrays: a check reads numbers and strings, never a shape object.
   readonly #positions: number[] = [];
-  readonly #shapes: ScanShape[] = [];
   readonly #rules: PolicyRule[] = [];
-  /** Each rule's needed characters as four 32-bit words; a character beyond ASCII sets every bit (in no ASCII text). */
+  readonly #kinds: number[] = [];
+  readonly #needles: string[] = [];
+  readonly #reasons: string[] = [];
+  /** Each entry's needed characters as four 32-bit words; a character beyond ASCII sets every bit (in no ASCII text). */
   #sets = new Int32Array(0);
+  /** The entries that read every parameter (keywords), and those that read one, by parameter. */
+  #everyParam: number[] = [];
+  readonly #byParam = new Map<string, number[]>();
 
   get size(): number {
-    return this.#shapes.length;
+    return this.#rules.length;
   }
 
   /** The rules, with their positions: run one by one through `evaluate` if the scan throws. */
@@ -45,9 +56,18 @@ export class ParameterScan {
   }
 
   add(position: number, rule: PolicyRule, shape: ScanShape): void {
+    const entry = this.#rules.length;
     this.#positions.push(position);
     this.#rules.push(rule);
-    this.#shapes.push(shape);
+    this.#kinds.push(shape.kind === "keyword" ? KEYWORD : shape.kind === "contains" ? CONTAINS : shape.foldCase ? SCREENED_FOLDED : SCREENED);
+    this.#needles.push(shape.kind === "screened" ? "" : shape.needle);
+    this.#reasons.push(shape.kind === "contains" ? shape.reason : "");
+    if (shape.param === undefined) this.#everyParam.push(entry);
+    else {
+      const list = this.#byParam.get(shape.param);
+      if (list) list.push(entry);
+      else this.#byParam.set(shape.param, [entry]);
+    }
     const sets = new Int32Array(this.#sets.length + 4);
     sets.set(this.#sets);
     const at = this.#sets.length;
@@ -67,11 +87,12 @@ export class ParameterScan {
   scan(action: Action, state: StateLookup, context: LazyCheckContext, findings: Findings): void {
     const params = action.parameters;
     const keys = Object.keys(params);
-    const shapes = this.#shapes;
-    const sets = this.#sets;
-    let done: Uint8Array | undefined;
+    const every = this.#everyParam;
+    let found: Uint8Array | undefined;
     for (let p = 0; p < keys.length; p++) {
       const key = keys[p] as string;
+      const own = this.#byParam.get(key);
+      if (every.length === 0 && own === undefined) continue;
       // Keys from Object.keys are own properties, so a plain read is an own read here.
       const value = params[key];
       const text = typeof value === "string" ? value : (context.paramString(key) as string);
@@ -94,25 +115,31 @@ export class ParameterScan {
         }
       }
       if (ascii && key === "command") context.rememberChars(text, w0, w1, w2, w3);
+      for (let i = 0; i < every.length; i++) {
+        const e = every[i] as number;
+        if (found?.[e] === 1 || (ascii && this.#lacks(e, w0, w1, w2, w3)) || !text.includes(this.#needles[e] as string)) continue;
+        (found ??= new Uint8Array(this.#rules.length))[e] = 1;
+        findings.add(this.#positions[e] as number, keywordReason(key));
+      }
+      if (own === undefined) continue;
       // The lower case of the upper-case letters, for case-folded needles: word 2 bits 1–26 → word 3 bits 1–26.
       const folded3 = w3 | (w2 & 0x07fffffe);
-      for (let r = 0; r < shapes.length; r++) {
-        if (done !== undefined && done[r] === 1) continue;
-        const shape = shapes[r] as ScanShape;
-        if (shape.param !== undefined && shape.param !== key) continue;
-        const s = r * 4;
-        const last = shape.kind === "screened" && shape.foldCase ? folded3 : w3;
-        if (
-          ascii &&
-          (((sets[s] as number) & ~w0) | ((sets[s + 1] as number) & ~w1) | ((sets[s + 2] as number) & ~w2) | ((sets[s + 3] as number) & ~last)) !== 0
-        )
-          continue;
+      for (let i = 0; i < own.length; i++) {
+        const e = own[i] as number;
+        const kind = this.#kinds[e] as number;
+        if (ascii && this.#lacks(e, w0, w1, w2, kind === SCREENED_FOLDED ? folded3 : w3)) continue;
         let reason: string | undefined;
-        if (shape.kind === "screened") reason = evaluateSafely(this.#rules[r] as PolicyRule, action, state, context);
-        else if (text.includes(shape.needle)) reason = shape.kind === "keyword" ? keywordReason(key) : shape.reason;
-        if (shape.kind !== "keyword" || reason !== undefined) (done ??= new Uint8Array(shapes.length))[r] = 1;
-        if (reason !== undefined) findings.add(this.#positions[r] as number, reason);
+        if (kind === CONTAINS) reason = text.includes(this.#needles[e] as string) ? (this.#reasons[e] as string) : undefined;
+        else reason = evaluateSafely(this.#rules[e] as PolicyRule, action, state, context);
+        if (reason !== undefined) findings.add(this.#positions[e] as number, reason);
       }
     }
+  }
+
+  /** Entry `e` needs a character the text's set (four words) lacks. */
+  #lacks(e: number, w0: number, w1: number, w2: number, w3: number): boolean {
+    const sets = this.#sets;
+    const s = e * 4;
+    return (((sets[s] as number) & ~w0) | ((sets[s + 1] as number) & ~w1) | ((sets[s + 2] as number) & ~w2) | ((sets[s + 3] as number) & ~w3)) !== 0;
   }
 }
