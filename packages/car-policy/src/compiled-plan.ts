@@ -66,10 +66,13 @@ export class CompiledPlan {
       const reason = evaluateSafely(rule, action, state, context);
       if (reason !== undefined) findings.add(this.#genericAt[i] as number, reason);
     }
+    const onNormal = this.#onNormal;
+    // Whether some parameter may have a normal form; the scan, when it runs, tells while reading them.
+    let normalisable = onNormal.length > 0;
     if (this.#scan.size > 0) {
       const before = findings.size;
       try {
-        this.#scan.scan(action, state, context, findings);
+        normalisable = this.#scan.scan(action, state, context, findings, normalisable);
       } catch {
         // Only reading a parameter can throw here: run each rule alone, so each denies as it would.
         findings.truncate(before);
@@ -79,8 +82,7 @@ export class CompiledPlan {
         }
       }
     }
-    const onNormal = this.#onNormal;
-    if (onNormal.length > 0) {
+    if (normalisable) {
       let normal: ReturnType<typeof buildNormalisedCall> | null = null;
       for (let i = 0; i < onNormal.length; i++) {
         const at = this.#onNormalAt[i] as number;

@@ -19,11 +19,12 @@
  * bounding its normal form (the one parameter normalisation bounds by its
  * characters) does not walk it again.
  */
-import type { Action } from "@car/ir";
+import type { Action, JsonValue } from "@car/ir";
 import type { LazyCheckContext } from "./check-context.ts";
 import type { Findings } from "./compiled-plan.ts";
 import { evaluateSafely } from "./compiled-plan.ts";
 import type { PolicyRule } from "./engine.ts";
+import { mayNormalise } from "./gate/normalised-call.ts";
 import { keywordReason } from "./rules/deny-keyword.ts";
 import type { ScanShape } from "./rule-shapes.ts";
 import type { StateLookup } from "./state.ts";
@@ -83,18 +84,27 @@ export class ParameterScan {
     this.#sets = sets;
   }
 
-  /** Adds to `findings` what each rule finds, with its position. */
-  scan(action: Action, state: StateLookup, context: LazyCheckContext, findings: Findings): void {
+  /**
+   * Adds to `findings` what each rule finds, with its position. With
+   * `screenNormal`, also asks of each parameter whether it may have a normal
+   * form (`mayNormalise`, after its characters are known): `false` when none
+   * may, so the check builds none.
+   */
+  scan(action: Action, state: StateLookup, context: LazyCheckContext, findings: Findings, screenNormal: boolean): boolean {
     const params = action.parameters;
     const keys = Object.keys(params);
     const every = this.#everyParam;
     let found: Uint8Array | undefined;
+    let normalisable = false;
     for (let p = 0; p < keys.length; p++) {
       const key = keys[p] as string;
       const own = this.#byParam.get(key);
-      if (every.length === 0 && own === undefined) continue;
       // Keys from Object.keys are own properties, so a plain read is an own read here.
-      const value = params[key];
+      const value = params[key] as JsonValue;
+      if (every.length === 0 && own === undefined) {
+        normalisable ||= screenNormal && mayNormalise(key, value, context.normalisation, context);
+        continue;
+      }
       const text = typeof value === "string" ? value : (context.paramString(key) as string);
       let w0 = 0;
       let w1 = 0;
@@ -115,6 +125,7 @@ export class ParameterScan {
         }
       }
       if (ascii && key === "command") context.rememberChars(text, w0, w1, w2, w3);
+      normalisable ||= screenNormal && mayNormalise(key, value, context.normalisation, context);
       for (let i = 0; i < every.length; i++) {
         const e = every[i] as number;
         if (found?.[e] === 1 || (ascii && this.#lacks(e, w0, w1, w2, w3)) || !text.includes(this.#needles[e] as string)) continue;
@@ -134,6 +145,7 @@ export class ParameterScan {
         if (reason !== undefined) findings.add(this.#positions[e] as number, reason);
       }
     }
+    return normalisable;
   }
 
   /** Entry `e` needs a character the text's set (four words) lacks. */

@@ -69,18 +69,31 @@ export function normalisedParams(params: JsonObject, index?: NormalisationIndex,
   return out;
 }
 
-function normalisedValue(key: string, value: JsonValue, index: NormalisationIndex | undefined, context: LazyCheckContext | undefined): string | undefined {
+/**
+ * `false` only when `normalisedValue` is `undefined` for this parameter, by
+ * its cheap tests alone: no rule reads it once normalised, a command whose
+ * normal form no rule's needle fits, a text that is not a URL or is a plain
+ * one. A check whose parameters all answer `false` builds no normal form;
+ * the parameter scan asks while it reads each parameter.
+ */
+export function mayNormalise(key: string, value: JsonValue, index: NormalisationIndex | undefined, context: LazyCheckContext | undefined): boolean {
   const reads = index === undefined ? "always" : index.reads(key);
-  if (reads === "never") return undefined;
+  if (reads === "never") return false;
   if (key === "command") {
     const command = typeof value === "string" ? value : isArgv(value) ? argvToCommand(value) : undefined;
-    if (command === undefined || command.length > MAX_COMMAND_LENGTH) return undefined;
+    if (command === undefined || command.length > MAX_COMMAND_LENGTH) return false;
     const sent = typeof value === "string" ? value : undefined;
-    if (reads === "bounded" && !index?.anyWithin(key, normalFormAlphabet(command, "command", context?.charsOf(command, SCRATCH)), sent)) return undefined;
-    return normalisedCommand(command);
+    return reads !== "bounded" || index?.anyWithin(key, normalFormAlphabet(command, "command", context?.charsOf(command, SCRATCH)), sent) === true;
   }
   // Most parameters are not URLs (a scheme is the first thing they lack), and most URLs are already plain.
-  if (typeof value !== "string" || isPlainUrl(value) || !mayHaveScheme(value) || PLAIN_URL.test(value)) return undefined;
+  return typeof value === "string" && !isPlainUrl(value) && mayHaveScheme(value) && !PLAIN_URL.test(value);
+}
+
+function normalisedValue(key: string, value: JsonValue, index: NormalisationIndex | undefined, context: LazyCheckContext | undefined): string | undefined {
+  if (!mayNormalise(key, value, index, context)) return undefined;
+  if (key === "command") return normalisedCommand(typeof value === "string" ? value : argvToCommand(value as string[]));
+  const reads = index === undefined ? "always" : index.reads(key);
+  if (typeof value !== "string") return undefined;
   const simple = READINGS_DIFFER.test(value) ? null : SIMPLE_URL.exec(value);
   if (simple) {
     const normal = `${simple[1] as string}${value.slice(simple[0].length)}`;
