@@ -35,7 +35,7 @@ import { asciiCharSet, type CharSet, foldCase, foldedCharSet, type NormalisedRea
 
 const URL_SHAPE = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*[^\s]+$/;
 /** What a text needs to be URL-shaped once trimmed, tested before anything else (most parameters fail at their first character). */
-const SCHEME_FIRST = /^\s*[a-zA-Z][a-zA-Z0-9+.-]*:/;
+export const SCHEME_FIRST = /^\s*[a-zA-Z][a-zA-Z0-9+.-]*:/;
 /** A URL already in canonical spelling (lowercase name ending in a letters-only label, no userinfo, port or trailing dot): nothing to normalise. */
 export const PLAIN_URL = /^https?:\/\/(?:[a-z0-9-]+\.)+[a-z]{2,63}(?:[/?#]|$)/;
 const OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
@@ -145,7 +145,7 @@ export function isPlainUrl(text: string): boolean {
  * plainly fail it: one whose first character is ASCII but neither a letter
  * nor white space, or one with no `:` at all.
  */
-function mayHaveScheme(text: string): boolean {
+export function mayHaveScheme(text: string): boolean {
   const c = text.charCodeAt(0);
   const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
   if (!letter && c < 0x80 && c !== 32 && !(c >= 9 && c <= 13)) return false;
