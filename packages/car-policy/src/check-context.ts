@@ -1,8 +1,8 @@
 /**
  * Per-check values rules share instead of each recomputing them. One context
- * lives for one `check`: a parameter that is not a string is JSON-encoded at
- * most once however many rules read it (a string is its own form and needs
- * no remembering), and the parameters are joined for keyword search once.
+ * lives for one `check`: an object or array parameter is JSON-encoded at
+ * most once however many rules read it (a string is its own form, and a
+ * number, boolean or null costs less to encode again than to remember), and the parameters are joined for keyword search once.
  * The last parameter read is kept with its lowercased copy, because rules on
  * one parameter sit side by side (a file's `url` rules, then its `body`
  * rules); a check that needs none of this allocates only the context.
@@ -44,7 +44,7 @@ export class LazyCheckContext implements CheckContext {
   #lastKey: string | undefined;
   #lastText: string | undefined;
   #lastLower: string | undefined;
-  /** String forms of parameters that are not strings, by key. */
+  /** String forms of parameters that are objects or arrays, by key. */
   #encoded: Map<string, string> | undefined;
   /** One text whose exact ASCII characters a search already read (`rememberChars`), as four words. */
   #charsOf: string | undefined;
@@ -96,6 +96,8 @@ export class LazyCheckContext implements CheckContext {
     const value = getOwn(this.action.parameters, key);
     let text: string | undefined;
     if (value === undefined || typeof value === "string") text = value;
+    // A number, boolean or null encodes in a few nanoseconds: cheaper again than remembering it in a map made for the check.
+    else if (typeof value !== "object" || value === null) text = stringCoerce(value as JsonValue);
     else {
       text = this.#encoded?.get(key);
       if (text === undefined) {
