@@ -29,6 +29,8 @@ import { keywordReason } from "./rules/deny-keyword.ts";
 import type { ScanShape } from "./rule-shapes.ts";
 import type { StateLookup } from "./state.ts";
 
+/** `:` (code 58): bit 26 of word 1. */
+const COLON = 1 << 26;
 const KEYWORD = 0;
 const CONTAINS = 1;
 const SCREENED = 2;
@@ -125,7 +127,9 @@ export class ParameterScan {
         }
       }
       if (ascii && key === "command") context.rememberChars(text, w0, w1, w2, w3);
-      normalisable ||= screenNormal && mayNormalise(key, value, context.normalisation, context);
+      // Only a command, or a text with a scheme's `:` (a URL), may have a normal form.
+      if (screenNormal && !normalisable && (key === "command" || !ascii || (w1 & COLON) !== 0))
+        normalisable = mayNormalise(key, value, context.normalisation, context);
       for (let i = 0; i < every.length; i++) {
         const e = every[i] as number;
         if (found?.[e] === 1 || (ascii && this.#lacks(e, w0, w1, w2, w3)) || !text.includes(this.#needles[e] as string)) continue;

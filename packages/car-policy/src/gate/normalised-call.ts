@@ -77,6 +77,8 @@ export function normalisedParams(params: JsonObject, index?: NormalisationIndex,
  * the parameter scan asks while it reads each parameter.
  */
 export function mayNormalise(key: string, value: JsonValue, index: NormalisationIndex | undefined, context: LazyCheckContext | undefined): boolean {
+  // Only a command or a string (a URL) has a normal form.
+  if (key !== "command" && typeof value !== "string") return false;
   const reads = index === undefined ? "always" : index.reads(key);
   if (reads === "never") return false;
   if (key === "command") {
