@@ -1,15 +1,15 @@
 /**
  * Per-check values rules share instead of each recomputing them. One context
- * lives for one `check`: a parameter that is not a string is JSON-encoded at
- * most once however many rules read it (a string is its own form and needs
- * no remembering), and the parameters are joined for keyword search once.
+ * lives for one `check`: an object or array parameter is JSON-encoded at
+ * most once however many rules read it (a string is its own form, and a
+ * number, boolean or null costs less to encode again than to remember), and the parameters are joined for keyword search once.
  * The last parameter read is kept with its lowercased copy, because rules on
  * one parameter sit side by side (a file's `url` rules, then its `body`
  * rules); a check that needs none of this allocates only the context.
  */
 import { type Action, getOwn, type JsonValue } from "@car/ir";
 import { stringCoerce } from "@car/ir/internal";
-import type { NormalisationIndex } from "./gate/normalisation-index.ts";
+import type { CharSet, NormalisationIndex } from "./gate/normalisation-index.ts";
 
 export interface CheckContext {
   /** Every parameter as `[key, string form]`, in key order. */
@@ -44,8 +44,14 @@ export class LazyCheckContext implements CheckContext {
   #lastKey: string | undefined;
   #lastText: string | undefined;
   #lastLower: string | undefined;
-  /** String forms of parameters that are not strings, by key. */
+  /** String forms of parameters that are objects or arrays, by key. */
   #encoded: Map<string, string> | undefined;
+  /** One text whose exact ASCII characters a search already read (`rememberChars`), as four words. */
+  #charsOf: string | undefined;
+  #chars0 = 0;
+  #chars1 = 0;
+  #chars2 = 0;
+  #chars3 = 0;
   /** The one value rules share today (the normalised call); a second key would add a field. */
   #onceKey: object | undefined;
   #onceValue: unknown;
@@ -90,6 +96,8 @@ export class LazyCheckContext implements CheckContext {
     const value = getOwn(this.action.parameters, key);
     let text: string | undefined;
     if (value === undefined || typeof value === "string") text = value;
+    // A number, boolean or null encodes in a few nanoseconds: cheaper again than remembering it in a map made for the check.
+    else if (typeof value !== "object" || value === null) text = stringCoerce(value as JsonValue);
     else {
       text = this.#encoded?.get(key);
       if (text === undefined) {
@@ -107,6 +115,25 @@ export class LazyCheckContext implements CheckContext {
     const text = this.paramString(key);
     if (text === undefined) return undefined;
     return (this.#lastLower ??= text.toLowerCase());
+  }
+
+  /** Remembers that `text` holds exactly the ASCII characters of these four words (a `CharSet`), and nothing beyond ASCII. */
+  rememberChars(text: string, w0: number, w1: number, w2: number, w3: number): void {
+    this.#charsOf = text;
+    this.#chars0 = w0;
+    this.#chars1 = w1;
+    this.#chars2 = w2;
+    this.#chars3 = w3;
+  }
+
+  /** The remembered characters of `text`, written into `set`; `undefined` when `text` is not the one remembered. */
+  charsOf(text: string, set: CharSet): CharSet | undefined {
+    if (this.#charsOf === undefined || this.#charsOf !== text) return undefined;
+    set[0] = this.#chars0;
+    set[1] = this.#chars1;
+    set[2] = this.#chars2;
+    set[3] = this.#chars3;
+    return set;
   }
 
   once<T>(key: object, compute: (action: Action, context: CheckContext) => T): T {

@@ -6,7 +6,8 @@
  */
 import type { Action, JsonValue, PolicyViolation } from "@car/ir";
 import { type CheckContext, LazyCheckContext } from "./check-context.ts";
-import { NormalisationIndex, type NormalisedReads } from "./gate/normalisation-index.ts";
+import { CompiledPlan, evaluateSafely } from "./compiled-plan.ts";
+import type { NormalisedReads } from "./gate/normalisation-index.ts";
 import { type PolicyState, stateLookup, type StateLookup } from "./state.ts";
 
 export type { CheckContext } from "./check-context.ts";
@@ -30,12 +31,12 @@ interface Registered {
   rule: PolicyRule;
 }
 
-/** What `check` runs for one tool. */
-interface Plan {
-  rules: readonly PolicyRule[];
-  /** Which parameters those rules could match once normalised; `undefined` normalises all. */
-  normalisation: NormalisationIndex | undefined;
-}
+/**
+ * What `check` runs for one tool: its rules compiled (the default), or, as
+ * the reference, the rules themselves, each `evaluate`d in order with every
+ * command and URL normalised.
+ */
+type Plan = CompiledPlan | readonly PolicyRule[];
 
 export interface PolicyEngineOptions {
   /**
@@ -128,17 +129,11 @@ export class PolicyEngine {
   check(action: Action, state: PolicyState = EMPTY_STATE): PolicyViolation[] {
     const lookup = state === EMPTY_STATE ? EMPTY_LOOKUP : stateLookup(state);
     const plan = this.#planFor(action.tool);
-    const context = new LazyCheckContext(action, plan.normalisation);
-    const rules = plan.rules;
+    if (plan instanceof CompiledPlan) return plan.check(action, lookup);
+    const context = new LazyCheckContext(action);
     let violations: PolicyViolation[] | undefined;
-    for (let i = 0; i < rules.length; i++) {
-      const rule = rules[i] as PolicyRule;
-      let reason: string | undefined;
-      try {
-        reason = rule.evaluate(action, lookup, context);
-      } catch (err) {
-        reason = `policy rule '${rule.name}' failed while evaluating the action, so it denies: ${describeError(err)}`;
-      }
+    for (const rule of plan) {
+      const reason = evaluateSafely(rule, action, lookup, context);
       if (reason !== undefined) (violations ??= []).push({ policy_name: rule.name, action_id: action.id, reason });
     }
     return violations ?? [];
@@ -159,7 +154,7 @@ export class PolicyEngine {
   }
 
   #plan(rules: readonly PolicyRule[]): Plan {
-    return { rules, normalisation: this.#indexed ? NormalisationIndex.of(rules) : undefined };
+    return this.#indexed ? new CompiledPlan(rules) : rules;
   }
 }
 
@@ -177,8 +172,3 @@ function mergeBySeq(a: readonly Registered[], b: readonly Registered[]): PolicyR
 
 const EMPTY_STATE: Record<string, JsonValue> = Object.freeze(Object.create(null) as Record<string, JsonValue>);
 const EMPTY_LOOKUP: StateLookup = { get: () => undefined };
-
-function describeError(err: unknown): string {
-  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { PolicyEngine } from "../engine.ts";
 import { PolicyRules } from "../files/policy-rules.ts";
 import { toolAction } from "../test-helpers.ts";
-import { canonicalUrls, normalisedParams } from "./normalised-call.ts";
+import { canonicalUrls, isPlainUrl, mayHaveScheme, normalisedParams, PLAIN_URL, SCHEME_FIRST } from "./normalised-call.ts";
 
 /** Characters that matter to the reader, the URL readers or the index's alphabet, and a few outside ASCII. */
 const CHARS = [..."abcfhlmnrstuxAKRS019 -/.:'\"\\$|;&@%[]{}~#*=()\t\n", "é", "\u212a", "\u017f", "\u0130"];
@@ -147,6 +147,46 @@ describe("the normalisation index", () => {
         expect(normalisedParams({ url })?.url ?? url).toBe(expected);
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it("answers the URL pre-checks exactly as the regexes they stand in for", () => {
+    const piece = fc.constantFrom(
+      "http://",
+      "https://",
+      "HTTP://",
+      "a",
+      "z",
+      "A",
+      "0",
+      "9",
+      "-",
+      ".",
+      "..",
+      "/",
+      "?",
+      "#",
+      ":",
+      "@",
+      "\\",
+      " ",
+      "\t",
+      "\u00a0",
+      "é",
+      "_",
+      "x".repeat(63),
+      "y".repeat(64),
+    );
+    const candidate = fc.oneof(
+      text(12),
+      fc.array(piece, { maxLength: 10 }).map((ps) => ps.join("")),
+    );
+    fc.assert(
+      fc.property(candidate, (s) => {
+        expect(isPlainUrl(s)).toBe(PLAIN_URL.test(s));
+        expect(mayHaveScheme(s)).toBe(SCHEME_FIRST.test(s));
+      }),
+      { numRuns: 5000 },
     );
   });
 });

@@ -30,13 +30,14 @@ import { UNKNOWN_HOST, urlHosts } from "../inspectors/egress/hosts.ts";
 import { denyKeywordRule } from "../rules/deny-keyword.ts";
 import { argvToCommand } from "../rules/deny-command.ts";
 import { lexicalPath } from "../lexical-path.ts";
-import { asciiCharSet, type CharSet, foldedCharSet, type NormalisedReads, type NormalisationIndex } from "./normalisation-index.ts";
+import { markSplitRule } from "../rule-shapes.ts";
+import { asciiCharSet, type CharSet, foldCase, foldedCharSet, type NormalisedReads, type NormalisationIndex } from "./normalisation-index.ts";
 
 const URL_SHAPE = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*[^\s]+$/;
 /** What a text needs to be URL-shaped once trimmed, tested before anything else (most parameters fail at their first character). */
-const SCHEME_FIRST = /^\s*[a-zA-Z][a-zA-Z0-9+.-]*:/;
+export const SCHEME_FIRST = /^\s*[a-zA-Z][a-zA-Z0-9+.-]*:/;
 /** A URL already in canonical spelling (lowercase name ending in a letters-only label, no userinfo, port or trailing dot): nothing to normalise. */
-const PLAIN_URL = /^https?:\/\/(?:[a-z0-9-]+\.)+[a-z]{2,63}(?:[/?#]|$)/;
+export const PLAIN_URL = /^https?:\/\/(?:[a-z0-9-]+\.)+[a-z]{2,63}(?:[/?#]|$)/;
 const OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
 /**
  * A URL whose canonical form can be read off its text: `http(s)://`, a plain
@@ -56,38 +57,101 @@ const PLAIN_WORDS = /^[A-Za-z0-9_./=,@%+:~#*?!^ \t-]*$/;
  * With an `index`, a parameter no rule could match once normalised is left
  * out as well.
  */
-export function normalisedParams(params: JsonObject, index?: NormalisationIndex): JsonObject | undefined {
+export function normalisedParams(params: JsonObject, index?: NormalisationIndex, context?: LazyCheckContext): JsonObject | undefined {
   let out: JsonObject | undefined;
   for (const key of Object.keys(params)) {
     // Keys from Object.keys are own properties, so a plain read is an own read here.
     const value = params[key] as JsonValue;
-    const normal = normalisedValue(key, value, index);
+    const normal = normalisedValue(key, value, index, context);
     if (normal === undefined || normal === value) continue;
     setOwn((out ??= emptyMap()), key, normal);
   }
   return out;
 }
 
-function normalisedValue(key: string, value: JsonValue, index: NormalisationIndex | undefined): string | undefined {
+/**
+ * `false` only when `normalisedValue` is `undefined` for this parameter, by
+ * its cheap tests alone: no rule reads it once normalised, a command whose
+ * normal form no rule's needle fits, a text that is not a URL or is a plain
+ * one. A check whose parameters all answer `false` builds no normal form;
+ * the parameter scan asks while it reads each parameter.
+ */
+export function mayNormalise(key: string, value: JsonValue, index: NormalisationIndex | undefined, context: LazyCheckContext | undefined): boolean {
+  // Only a command or a string (a URL) has a normal form.
+  if (key !== "command" && typeof value !== "string") return false;
+  const reads = index === undefined ? "always" : index.reads(key);
+  if (reads === "never") return false;
   if (key === "command") {
     const command = typeof value === "string" ? value : isArgv(value) ? argvToCommand(value) : undefined;
-    if (command === undefined || command.length > MAX_COMMAND_LENGTH) return undefined;
+    if (command === undefined || command.length > MAX_COMMAND_LENGTH) return false;
     const sent = typeof value === "string" ? value : undefined;
-    if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(command, "command"), sent)) return undefined;
-    return normalisedCommand(command);
+    return reads !== "bounded" || index?.anyWithin(key, normalFormAlphabet(command, "command", context?.charsOf(command, SCRATCH)), sent) === true;
   }
   // Most parameters are not URLs (a scheme is the first thing they lack), and most URLs are already plain.
-  if (typeof value !== "string" || !SCHEME_FIRST.test(value) || PLAIN_URL.test(value)) return undefined;
+  return typeof value === "string" && !isPlainUrl(value) && mayHaveScheme(value) && !PLAIN_URL.test(value);
+}
+
+function normalisedValue(key: string, value: JsonValue, index: NormalisationIndex | undefined, context: LazyCheckContext | undefined): string | undefined {
+  if (!mayNormalise(key, value, index, context)) return undefined;
+  if (key === "command") return normalisedCommand(typeof value === "string" ? value : argvToCommand(value as string[]));
+  const reads = index === undefined ? "always" : index.reads(key);
+  if (typeof value !== "string") return undefined;
   const simple = READINGS_DIFFER.test(value) ? null : SIMPLE_URL.exec(value);
   if (simple) {
     const normal = `${simple[1] as string}${value.slice(simple[0].length)}`;
-    if (normal === value || (index !== undefined && !index.mayMatch(key, () => foldedCharSet(normal), value))) return undefined;
+    if (normal === value || (reads === "bounded" && !index?.anyWithin(key, foldedCharSet(normal), value))) return undefined;
     return normal;
   }
   const url = value.trim();
   if (!URL_SHAPE.test(url)) return undefined;
-  if (index !== undefined && !index.mayMatch(key, () => normalFormAlphabet(url, "url"), value)) return undefined;
+  if (reads === "bounded" && !index?.anyWithin(key, normalFormAlphabet(url, "url"), value)) return undefined;
   return canonicalUrls(url).join("\n");
+}
+
+/** Where a command's remembered characters are copied; read at once, like `foldedCharSet`'s. */
+const SCRATCH: CharSet = new Int32Array(4);
+
+/**
+ * Whether `PLAIN_URL` matches `text`, read by hand for the common case —
+ * `http(s)://`, dot-separated labels of `[a-z0-9-]`, a last label of 2–63
+ * letters, then the end or `/`, `?` or `#` — with the regex's answer
+ * exactly (a property test holds them equal). Every URL in most calls is
+ * this, and a hand loop over its host costs a fraction of the regex's
+ * backtracking over labels.
+ */
+export function isPlainUrl(text: string): boolean {
+  let i = text.startsWith("https://") ? 8 : text.startsWith("http://") ? 7 : -1;
+  if (i < 0) return false;
+  let labels = 0;
+  let labelStart = i;
+  let lettersOnly = true;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      // A dot ends a label, which must not be empty.
+      if (i === labelStart) return false;
+      labels++;
+      labelStart = i + 1;
+      lettersOnly = true;
+    } else if (c >= 97 && c <= 122) continue;
+    else if ((c >= 48 && c <= 57) || c === 45) lettersOnly = false;
+    else if (c === 47 || c === 63 || c === 35) break;
+    else return false;
+  }
+  const last = i - labelStart;
+  return labels > 0 && lettersOnly && last >= 2 && last <= 63;
+}
+
+/**
+ * `SCHEME_FIRST.test(text)`, answered without the regex for the texts that
+ * plainly fail it: one whose first character is ASCII but neither a letter
+ * nor white space, or one with no `:` at all.
+ */
+export function mayHaveScheme(text: string): boolean {
+  const c = text.charCodeAt(0);
+  const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+  if (!letter && c < 0x80 && c !== 32 && !(c >= 9 && c <= 13)) return false;
+  return text.includes(":") && SCHEME_FIRST.test(text);
 }
 
 /**
@@ -102,8 +166,8 @@ function normalisedValue(key: string, value: JsonValue, index: NormalisationInde
  * lowercased, the unknown-host marker) — bounded by `URL_ADDS` unless a `%`
  * could decode into anything.
  */
-export function normalFormAlphabet(text: string, kind: "command" | "url"): CharSet | undefined {
-  const set = foldedCharSet(text);
+export function normalFormAlphabet(text: string, kind: "command" | "url", known?: CharSet): CharSet | undefined {
+  const set = known === undefined ? foldedCharSet(text) : foldCase(known);
   if (set === undefined) return undefined;
   if (((set[0] as number) & ~TAB_NEWLINE_RETURN) !== 0 || ((set[3] as number) & DEL) !== 0) return undefined;
   if (kind === "command" && hasChar(set, DOLLAR)) return undefined;
@@ -213,14 +277,14 @@ function canonicalKeyword(keyword: string): string | undefined {
 /** The memo key of a check's normalised call. */
 const NORMALISED_CALL: object = {};
 
-interface NormalisedCall {
+export interface NormalisedCall {
   action: Action;
-  context: CheckContext;
+  context: LazyCheckContext;
 }
 
 /** The action with its commands and URLs normalised where a rule could match them; `undefined` when that changes nothing. */
-function buildNormalisedCall(action: Action, context: CheckContext): NormalisedCall | undefined {
-  const params = normalisedParams(action.parameters, context.normalisation);
+export function buildNormalisedCall(action: Action, context: CheckContext): NormalisedCall | undefined {
+  const params = normalisedParams(action.parameters, context.normalisation, context instanceof LazyCheckContext ? context : undefined);
   if (params === undefined) return undefined;
   const normal: Action = { ...action, parameters: params };
   return { action: normal, context: new LazyCheckContext(normal) };
@@ -233,22 +297,25 @@ function buildNormalisedCall(action: Action, context: CheckContext): NormalisedC
  * `reads` says what `onNormal` reads there, for the rule set's index.
  */
 export function alsoOnNormalisedCall(rule: PolicyRule, reads: NormalisedReads, onNormal: readonly PolicyRule[] = [rule]): PolicyRule {
-  return {
-    name: rule.name,
-    ...(rule.tool !== undefined ? { tool: rule.tool } : {}),
-    normalised: reads,
-    evaluate(action, state, context) {
-      const reason = rule.evaluate(action, state, context);
-      if (reason !== undefined) return reason;
-      const normal = context.once(NORMALISED_CALL, buildNormalisedCall);
-      if (normal === undefined) return undefined;
-      for (const r of onNormal) {
-        const found = r.evaluate(normal.action, state, normal.context);
-        if (found !== undefined) return found;
-      }
-      return undefined;
+  return markSplitRule(
+    {
+      name: rule.name,
+      ...(rule.tool !== undefined ? { tool: rule.tool } : {}),
+      normalised: reads,
+      evaluate(action, state, context) {
+        const reason = rule.evaluate(action, state, context);
+        if (reason !== undefined) return reason;
+        const normal = context.once(NORMALISED_CALL, buildNormalisedCall);
+        if (normal === undefined) return undefined;
+        for (const r of onNormal) {
+          const found = r.evaluate(normal.action, state, normal.context);
+          if (found !== undefined) return found;
+        }
+        return undefined;
+      },
     },
-  };
+    { asSent: rule, onNormal },
+  );
 }
 
 /** A `deny_keyword` rule that also matches the normalised call, the keyword also in canonical flag order. */

@@ -8,18 +8,27 @@
  * keyword's rarest character, and looks parameter by parameter only on a hit.
  */
 import type { PolicyRule } from "../engine.ts";
+import { markScanRule } from "../rule-shapes.ts";
 import { includesWith, rareCharacter } from "./rare-character.ts";
 
 export function denyKeywordRule(keyword: string): PolicyRule {
   const rare = rareCharacter(keyword);
-  return {
-    name: `deny_keyword:${keyword}`,
-    evaluate(_action, _state, context) {
-      if (!includesWith(context.joinedParamStrings(), keyword, rare)) return undefined;
-      for (const [key, text] of context.paramStrings()) {
-        if (text.includes(keyword)) return `parameter '${key}' contains a denied keyword`;
-      }
-      return undefined;
+  return markScanRule(
+    { kind: "keyword", needle: keyword },
+    {
+      name: `deny_keyword:${keyword}`,
+      evaluate(_action, _state, context) {
+        if (!includesWith(context.joinedParamStrings(), keyword, rare)) return undefined;
+        for (const [key, text] of context.paramStrings()) {
+          if (text.includes(keyword)) return keywordReason(key);
+        }
+        return undefined;
+      },
     },
-  };
+  );
+}
+
+/** Why a keyword rule denies: the parameter, never the keyword's surroundings. */
+export function keywordReason(key: string): string {
+  return `parameter '${key}' contains a denied keyword`;
 }

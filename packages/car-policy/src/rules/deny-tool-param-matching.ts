@@ -10,6 +10,7 @@
 import type { Action } from "@car/ir";
 import { RE2JS } from "re2js";
 import type { PolicyRule } from "../engine.ts";
+import { markScanRule } from "../rule-shapes.ts";
 import { literalPrefilter } from "./literal-prefilter.ts";
 
 /** Compiles a pattern with RE2 semantics: the regex, or why it does not compile. */
@@ -34,7 +35,7 @@ export function denyToolParamMatchingRule(tool: string, param: string, matches: 
   const denial = negate
     ? `parameter '${param}' of tool '${tool}' does not match the required pattern`
     : `parameter '${param}' of tool '${tool}' matches a denied pattern`;
-  return {
+  const rule: PolicyRule = {
     name,
     tool,
     evaluate(action, _state, context) {
@@ -46,4 +47,7 @@ export function denyToolParamMatchingRule(tool: string, param: string, matches: 
       return found !== negate ? denial : undefined;
     },
   };
+  // A required pattern denies what it does not match, so only a prohibition can be skipped for lacking its literals.
+  if (negate || prefilter === undefined) return rule;
+  return markScanRule({ kind: "screened", param, needs: prefilter.literals, foldCase: prefilter.foldCase }, rule);
 }

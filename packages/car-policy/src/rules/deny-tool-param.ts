@@ -5,6 +5,7 @@
  */
 import { type Action, getOwn, jsonEquals, type JsonValue } from "@car/ir";
 import type { PolicyRule } from "../engine.ts";
+import { markScanRule } from "../rule-shapes.ts";
 import { includesWith, rareCharacter } from "./rare-character.ts";
 
 /** What a file rule compares; with neither field set the rule denies presence alone. */
@@ -44,7 +45,7 @@ export function denyToolParamConditionRule(tool: string, param: string, conditio
           : "is present, which is denied";
   const reason = `parameter '${param}' of tool '${tool}' ${test}`;
   const rare = contains === undefined ? undefined : rareCharacter(contains);
-  return {
+  const rule: PolicyRule = {
     name: `deny_tool_param:${tool}.${param}`,
     tool,
     evaluate(action: Action, _state, context) {
@@ -60,4 +61,5 @@ export function denyToolParamConditionRule(tool: string, param: string, conditio
       return equals !== undefined || getOwn(action.parameters, param) !== undefined ? reason : undefined;
     },
   };
+  return contains !== undefined && equals === undefined ? markScanRule({ kind: "contains", param, needle: contains, reason }, rule) : rule;
 }

@@ -283,7 +283,7 @@ function isStringArray(value: JsonValue | undefined): value is string[] {
 }
 
 /** Heuristic rollback contract over the tool name and parameters; an unrecognised tool is `irreversible`. */
-function classifyReversibility(segments: string[], dangerous: boolean): Reversibility {
+function classifyReversibility(segments: readonly string[], dangerous: boolean): Reversibility {
   const has = (...words: string[]) => segments.some((s) => words.includes(s));
   if (has("send", "email", "mail", "sms", "pay", "payment", "charge", "transfer", "purchase", "buy", "publish", "tweet", "drop", "destroy") || dangerous) {
     return "irreversible";

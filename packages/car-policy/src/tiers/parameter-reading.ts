@@ -200,11 +200,22 @@ function namesCredential(key: string): boolean {
   return names;
 }
 
-/** `send_email`, `sendEmail`, `messaging.send`, `read-secret` → lowercase words. */
-export function nameSegments(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .split(/[^A-Za-z0-9]+/)
-    .filter((s) => s !== "")
-    .map((s) => s.toLowerCase());
+/** Tool names and keys repeat on every call: each is split once (bounded, so names an agent makes up cannot grow it forever). */
+const SEGMENTS = new Map<string, readonly string[]>();
+
+/** `send_email`, `sendEmail`, `messaging.send`, `read-secret` → lowercase words (one frozen list per name). */
+export function nameSegments(name: string): readonly string[] {
+  let segments = SEGMENTS.get(name);
+  if (segments === undefined) {
+    segments = Object.freeze(
+      name
+        .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+        .split(/[^A-Za-z0-9]+/)
+        .filter((s) => s !== "")
+        .map((s) => s.toLowerCase()),
+    );
+    if (SEGMENTS.size >= 4096) SEGMENTS.clear();
+    SEGMENTS.set(name, segments);
+  }
+  return segments;
 }
