@@ -139,7 +139,8 @@ export async function admit<R extends AdmissionRecord>(
     held?.release();
     throw error;
   }
-  if (rules.store.beginProposal !== undefined) await rules.store.beginProposal({ proposal_id: proposal.id, run_id: run.id, timestamp: rfc3339(rules.clock.now()) });
+  if (rules.store.beginProposal !== undefined)
+    await rules.store.beginProposal({ proposal_id: proposal.id, run_id: run.id, timestamp: rfc3339(rules.clock.now()) });
   run.emit(EVENT_KINDS.proposalReceived, undefined, { proposal: proposal as unknown as JsonObject });
   const learned: OnTheRecord = { escalated: false };
   for (let i = 0; i < ON_THE_RECORD.length && admission.findings.length === 0; i++) {
