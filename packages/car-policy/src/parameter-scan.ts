@@ -24,14 +24,10 @@ import type { LazyCheckContext } from "./check-context.ts";
 import type { Findings } from "./compiled-plan.ts";
 import { evaluateSafely } from "./compiled-plan.ts";
 import type { PolicyRule } from "./engine.ts";
-import { asciiCharSet } from "./gate/normalisation-index.ts";
 import { mayNormalise } from "./gate/normalised-call.ts";
 import { keywordReason } from "./rules/deny-keyword.ts";
 import type { ScanShape } from "./rule-shapes.ts";
 import type { StateLookup } from "./state.ts";
-
-/** One parameter's ASCII character set, reused across parameters and checks (a check never holds it past one parameter). */
-const SCAN_SET = new Int32Array(4);
 
 /** `:` (code 58): bit 26 of word 1. */
 const COLON = 1 << 26;
@@ -112,12 +108,24 @@ export class ParameterScan {
         continue;
       }
       const text = typeof value === "string" ? value : (context.paramString(key) as string);
-      // Read only when the text is ASCII (`asciiCharSet` leaves the set unspecified otherwise).
-      const ascii = asciiCharSet(text, SCAN_SET) !== undefined;
-      const w0 = SCAN_SET[0] as number;
-      const w1 = SCAN_SET[1] as number;
-      const w2 = SCAN_SET[2] as number;
-      const w3 = SCAN_SET[3] as number;
+      let w0 = 0;
+      let w1 = 0;
+      let w2 = 0;
+      let w3 = 0;
+      let ascii = true;
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        const bit = 1 << (c & 31);
+        if (c < 64) {
+          if (c < 32) w0 |= bit;
+          else w1 |= bit;
+        } else if (c < 96) w2 |= bit;
+        else if (c < 128) w3 |= bit;
+        else {
+          ascii = false;
+          break;
+        }
+      }
       if (ascii && key === "command") context.rememberChars(text, w0, w1, w2, w3);
       // Only a command, or a text with a scheme's `:` (a URL), may have a normal form.
       if (screenNormal && !normalisable && (key === "command" || !ascii || (w1 & COLON) !== 0))
