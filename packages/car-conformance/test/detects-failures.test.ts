@@ -68,7 +68,8 @@ describe("the runner detects a non-conforming runtime", () => {
     const approvals = unclaimed.capabilities.find((c) => c.capability === "approvals")!;
     expect(approvals.scenarios.map((s) => s.status)).toEqual(approvals.scenarios.map(() => "skipped"));
     expect(unclaimed.failed).toBe(0);
-  });
+    // Two whole runs, and the claimed one waits out the 20 s approval wait of the scenario that waits at dispatch.
+  }, 120_000);
 
   it("a runtime whose supervisor is never asked (nothing parked) fails the supervision scenarios that watch a verdict", async () => {
     const factory = broken((rt) => ({

@@ -14,7 +14,7 @@
  */
 import { type JsonObject, type JsonValue, parseProposalWithGraph } from "@car/ir";
 import { type ApprovalLedger, ApprovalGate } from "@car/policy";
-import { type AdmissionGuard, Runtime, type ToolCaller } from "@car/engine";
+import { type AdmissionGuard, Runtime, type ToolCaller } from "../dist/index.mjs";
 import { gc } from "@car/test-kit/measure";
 
 const C = Number(process.argv[2] ?? 50);

@@ -17,6 +17,13 @@ describe("dependencyEdges / buildDag", () => {
     expect(buildDag([act("late", { dependencies: ["early"] }), act("early")])).toEqual([["early"], ["late"]]);
   });
 
+  it("answers actions that are not a list (an edited JSON copy) with invalid_proposal, not a TypeError", () => {
+    for (const actions of [{ key: null }, {}, null, "a"]) {
+      expect(carErrorOf(() => buildDag(actions as unknown as Action[])).code).toBe("invalid_proposal");
+      expect(carErrorOf(() => dependencyEdges(actions as unknown as Action[])).code).toBe("invalid_proposal");
+    }
+  });
+
   it("rejects unknown dependency ids with a pointer", () => {
     const error = carErrorOf(() => buildDag([act("a", { dependencies: ["ghost"] })]));
     expect(error.code).toBe("invalid_proposal");

@@ -269,7 +269,11 @@ export const NATIVE_LEVELS_MIN_ACTIONS = Number.POSITIVE_INFINITY;
  */
 export function dependencyEdges(actions: readonly Action[]): DependencyGraph {
   // Actions not in parsed shape (a `null` among them) are `invalid_proposal` too, never a `TypeError`.
-  return guarded("invalid_proposal", "proposal", () => edgesOf(actions, indexIds(actions)));
+  return guarded("invalid_proposal", "proposal", () => {
+    // Not a list: the edge-free shortcut would read no action and build a graph of `undefined` length.
+    if (!Array.isArray(actions)) throw new TypeError("actions is not a list");
+    return edgesOf(actions, indexIds(actions));
+  });
 }
 
 /**
