@@ -16,6 +16,8 @@ import { postgresBinDir, startPostgresCluster } from "@car/test-kit/postgres-clu
 import type { PostgresCluster } from "@car/test-kit/postgres-cluster";
 import { AgentSessions, borrowedStore, Runtime } from "@car/engine";
 import { systemClock } from "@car/ir";
+import { oneShotSql } from "../test/one-shot-sql.ts";
+import type { Sql } from "../test/one-shot-sql.ts";
 import { postgres } from "./index.ts";
 import type { PostgresStore } from "./index.ts";
 
@@ -36,20 +38,12 @@ afterAll(async () => {
 });
 
 let databases = 0;
-async function fresh(): Promise<{ store: PostgresStore; url: string; sql: (text: string, params?: unknown[]) => Promise<pg.QueryResult> }> {
+async function fresh(): Promise<{ store: PostgresStore; url: string; sql: Sql }> {
   const url = cluster.createDatabase(`audit_${++databases}`);
   const store = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
   open.push(store);
   await store.ready();
-  const sql = async (text: string, params: unknown[] = []): Promise<pg.QueryResult> => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return await client.query(text, params);
-    } finally {
-      await client.end();
-    }
-  };
+  const sql = oneShotSql(url);
   return { store, url, sql };
 }
 

@@ -11,11 +11,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPostgresCluster } from "@car/test-kit/postgres-cluster";
 import type { PostgresCluster } from "@car/test-kit/postgres-cluster";
 import { Runtime } from "@car/engine";
+import { oneShotSql } from "../test/one-shot-sql.ts";
+import type { Sql } from "../test/one-shot-sql.ts";
 import { postgres } from "./index.ts";
 import type { PostgresStore } from "./index.ts";
 
@@ -32,8 +34,6 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-type Sql = (text: string, params?: unknown[]) => Promise<pg.QueryResult>;
-
 let databases = 0;
 /**
  * A database with two runs, an approval since revoked and a posture since
@@ -45,15 +45,7 @@ async function cutDatabase(): Promise<{ store: PostgresStore; sql: Sql; older: {
   const store = postgres(url, { poolSize: 2, auditKeyFile: join(home, "audit.key") });
   open.push(store);
   await store.ready();
-  const sql: Sql = async (text, params = []) => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      return await client.query(text, params);
-    } finally {
-      await client.end();
-    }
-  };
+  const sql = oneShotSql(url);
   const rt = new Runtime({ store });
   for (const id of ["p1", "p2"]) await rt.executeProposal({ id, actions: [{ id: "w", type: "state_write", parameters: { key: `k-${id}`, value: id } }] });
   await store.approvals.record({ fingerprint: "f1", decision: "approved", required_tier: "full_access", reviewer: "ops", decided_at: 1, expires_at: null });

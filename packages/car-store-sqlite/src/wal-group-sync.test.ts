@@ -7,11 +7,22 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { isCarError } from "@car/ir";
-import { Runtime } from "@car/engine";
+import { type ProposalCommit, Runtime } from "@car/engine";
 import { tempDatabase } from "@car/test-kit/temp-database";
 import type { TempDir } from "@car/test-kit/temp-database";
 import { sqlite } from "./sqlite-store.ts";
 import { type SyncFile, WalGroupSync } from "./wal-group-sync.ts";
+
+/** A commit with nothing in it: what the group-commit tests send to see how a commit is answered. */
+const EMPTY_COMMIT: ProposalCommit = {
+  proposal_id: "none",
+  run_id: "run-none",
+  outcome: "rolled_back",
+  mutations: [],
+  reads: [],
+  assumptions: [],
+  events: [],
+};
 
 let temp: TempDir;
 beforeEach(() => {
@@ -118,15 +129,7 @@ it("a file store commits concurrent proposals by group commit, each reported aft
   );
   expect(runs.every((r) => r.results.every((a) => a.status === "succeeded"))).toBe(true);
   // The commit's promise is the group's: a file store never answers a commit before a sync.
-  const commit = store.commitProposal({
-    proposal_id: "none",
-    run_id: "run-none",
-    outcome: "rolled_back",
-    mutations: [],
-    reads: [],
-    assumptions: [],
-    events: [],
-  });
+  const commit = store.commitProposal(EMPTY_COMMIT);
   expect(commit).toBeInstanceOf(Promise);
   await commit;
   await store.close();
@@ -138,15 +141,7 @@ it("a file store commits concurrent proposals by group commit, each reported aft
 
 it("keeps committing synchronously where there is nothing to group: in memory, and at synchronous = normal", async () => {
   for (const store of [sqlite(":memory:"), sqlite(temp.db, { synchronous: "normal" })]) {
-    const commit = store.commitProposal({
-      proposal_id: "none",
-      run_id: "run-none",
-      outcome: "rolled_back",
-      mutations: [],
-      reads: [],
-      assumptions: [],
-      events: [],
-    });
+    const commit = store.commitProposal(EMPTY_COMMIT);
     expect(Array.isArray(commit)).toBe(true);
     await store.close();
   }
